@@ -1,0 +1,30 @@
+#!/bin/sh
+# The Debian packages the test suite runs for real (no mocks of what can run here).
+# `check`: install missing ones with apt-get when root, else fail with one line naming them.
+set -eu
+
+# binary -> Debian package
+DEPS="redis-server:redis-server redis-sentinel:redis-sentinel nginx:nginx-light"
+
+missing=""
+for pair in $DEPS; do
+  bin=${pair%%:*}
+  pkg=${pair#*:}
+  if ! command -v "$bin" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$bin" ] && [ ! -x "/usr/bin/$bin" ]; then
+    missing="$missing $pkg"
+  fi
+done
+
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+  echo "installing Debian packages for the tests:$missing" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null
+  # shellcheck disable=SC2086
+  apt-get install -y -qq --no-install-recommends $missing >/dev/null
+  exit 0
+fi
+
+echo "limitswitch tests need Debian packages:$missing (run: sudo apt-get install -y$missing)" >&2
+exit 1

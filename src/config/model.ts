@@ -1,0 +1,195 @@
+/**
+ * The validated configuration model: what `parseConfigFile` produces from an nginx.conf subset (or the
+ * Kubernetes translator builds from Ingress objects), and what `compileHttp` turns into engine objects.
+ *
+ * Everything here is plain data: numbers carry their unit in the name, complex values are parsed once,
+ * inheritance (limit_req lists, limit_req_status, real_ip, allow/deny) is already resolved, so each
+ * location holds its effective settings. `source` points at the directive for `file:line` messages.
+ */
+import type { ComplexValue } from '../engine/complex-value.ts';
+
+export interface SourceRef {
+  readonly file: string;
+  readonly line: number;
+}
+
+/** `limit_req_zone key zone=name:size rate=rate [sync];` */
+export interface LimitReqZoneSpec {
+  readonly name: string;
+  readonly key: ComplexValue;
+  readonly sizeBytes: number;
+  /** Requests per second × 1000, integer-divided as nginx does (`1r/m` → 16). */
+  readonly rateMilli: number;
+  readonly sync: boolean;
+  readonly source: SourceRef;
+}
+
+/** `limit_req zone=name [burst=N] [nodelay | delay=N];` */
+export interface LimitReqSpec {
+  readonly zone: string;
+  /** `burst × 1000`. */
+  readonly burstMilli: number;
+  /** `delay × 1000`; `nodelay` is nginx's NGX_MAX_INT_T_VALUE/1000×1000, here `Number.MAX_SAFE_INTEGER`. */
+  readonly delayMilli: number;
+  readonly source: SourceRef;
+}
+
+export type LogLevel = 'info' | 'notice' | 'warn' | 'error';
+
+/** The limit_req settings in force at one level after nginx's merge rules. */
+export interface EffectiveLimitReq {
+  /** Inherited from the enclosing level only when this level has no `limit_req` at all. */
+  readonly limits: readonly LimitReqSpec[];
+  /** `limit_req_status`, 400..599, default 503. */
+  readonly status: number;
+  /** `limit_req_log_level`, default `error`. */
+  readonly logLevel: LogLevel;
+  /** `limit_req_dry_run`, default off. */
+  readonly dryRun: boolean;
+  /** Extension (`limit_req_retry_after on`): add `Retry-After` to rejections. Default off. */
+  readonly retryAfter: boolean;
+}
+
+export type KeyvalZoneType = 'string' | 'ip' | 'prefix';
+
+/** `keyval_zone zone=name:size [state=file] [timeout=time] [type=string|ip|prefix] [sync];` */
+export interface KeyvalZoneSpec {
+  readonly name: string;
+  readonly sizeBytes: number;
+  readonly stateFile: string | null;
+  readonly timeoutMs: number | null;
+  readonly type: KeyvalZoneType;
+  readonly sync: boolean;
+  readonly source: SourceRef;
+}
+
+/** `keyval key $variable zone=name;` */
+export interface KeyvalSpec {
+  readonly key: ComplexValue;
+  /** Without the `$`. */
+  readonly variable: string;
+  readonly zone: string;
+  readonly source: SourceRef;
+}
+
+export type MapEntrySpec =
+  | { readonly kind: 'exact'; readonly match: string; readonly value: ComplexValue }
+  | {
+      readonly kind: 'regex';
+      readonly pattern: string;
+      readonly caseless: boolean;
+      readonly value: ComplexValue;
+    };
+
+/** `map source $variable { hostnames; volatile; default v; match v; ~regex v; ~*regex v; }` */
+export interface MapSpec {
+  readonly source: ComplexValue;
+  readonly variable: string;
+  readonly hostnames: boolean;
+  readonly volatile: boolean;
+  /** `null` when absent: the result is then the empty string. */
+  readonly defaultValue: ComplexValue | null;
+  /** In configuration order (regexes are tried in this order). Exact keys are lowercased already. */
+  readonly entries: readonly MapEntrySpec[];
+  readonly sourceRef: SourceRef;
+}
+
+/** `geo [$address] $variable { default v; CIDR v; }` */
+export interface GeoSpec {
+  /** `$remote_addr` when omitted. */
+  readonly address: ComplexValue;
+  readonly variable: string;
+  readonly defaultValue: string;
+  /** CIDR text as written (`10.0.0.0/8`, `::1`, `192.168.1.1`), normalised by the engine. */
+  readonly entries: readonly { readonly cidr: string; readonly value: string }[];
+  readonly sourceRef: SourceRef;
+}
+
+export interface UpstreamServerSpec {
+  readonly host: string;
+  readonly port: number;
+  readonly weight: number;
+}
+
+/** `upstream name { server host:port [weight=N]; keepalive N; }` */
+export interface UpstreamSpec {
+  readonly name: string;
+  readonly servers: readonly UpstreamServerSpec[];
+  readonly keepalive: number | null;
+  readonly source: SourceRef;
+}
+
+/** `set_real_ip_from`, `real_ip_header`, `real_ip_recursive`, after inheritance. */
+export interface RealIpConf {
+  /** CIDR text as written; empty means the realip module is inactive. */
+  readonly trustedFrom: readonly string[];
+  /** Default `X-Real-IP`; `X-Forwarded-For` or any header name; `proxy_protocol` is not supported. */
+  readonly header: string;
+  readonly recursive: boolean;
+}
+
+/** `allow`/`deny` in order; the first match decides. */
+export interface AccessRule {
+  readonly action: 'allow' | 'deny';
+  /** `all` or CIDR/address text. */
+  readonly from: string;
+}
+
+export interface ListenSpec {
+  readonly host: string | null;
+  readonly port: number;
+  readonly defaultServer: boolean;
+}
+
+export type LocationMatch = '=' | 'prefix' | '^~' | '~' | '~*';
+
+export interface ReturnSpec {
+  readonly code: number;
+  /** Body text, or the redirect URL for 301/302/303/307/308. */
+  readonly text: ComplexValue | null;
+}
+
+export interface LocationConf {
+  readonly match: LocationMatch;
+  readonly pattern: string;
+  readonly locations: readonly LocationConf[];
+  readonly limitReq: EffectiveLimitReq;
+  /** `proxy_pass` target as written, e.g. `http://backend` or `http://127.0.0.1:8080/path`. */
+  readonly proxyPass: string | null;
+  readonly return: ReturnSpec | null;
+  /** `api [write=on|off];` — an NGINX Plus API location. */
+  readonly api: { readonly write: boolean } | null;
+  readonly access: readonly AccessRule[];
+  readonly realIp: RealIpConf;
+  readonly source: SourceRef;
+}
+
+export interface ServerConf {
+  readonly listen: readonly ListenSpec[];
+  /** As written: exact, `*.wild`, `wild.*`, `.example.com`, `~regex`, or `""`. Default `[""]`. */
+  readonly serverNames: readonly string[];
+  readonly locations: readonly LocationConf[];
+  /** Server-level `return` (rewrite phase): answers every request of the server. */
+  readonly return: ReturnSpec | null;
+  /** Effective settings for a request that matches no location (nginx serves it at server level). */
+  readonly limitReq: EffectiveLimitReq;
+  readonly access: readonly AccessRule[];
+  readonly realIp: RealIpConf;
+  readonly source: SourceRef;
+}
+
+export interface HttpConf {
+  readonly limitReqZones: readonly LimitReqZoneSpec[];
+  readonly keyvalZones: readonly KeyvalZoneSpec[];
+  readonly keyvals: readonly KeyvalSpec[];
+  readonly maps: readonly MapSpec[];
+  readonly geos: readonly GeoSpec[];
+  readonly upstreams: readonly UpstreamSpec[];
+  readonly servers: readonly ServerConf[];
+}
+
+/** A whole configuration file (only the `http` block matters for limiting). */
+export interface Config {
+  readonly file: string;
+  readonly http: HttpConf;
+}
