@@ -1,0 +1,41 @@
+/**
+ * The built-in variables the engine can evaluate. The config layer uses these lists to reject unknown
+ * variables at load time (`unknown "name" variable`), as nginx does.
+ */
+
+/** Exact names, without `$`. */
+export const BUILTIN_VARIABLES: ReadonlySet<string> = new Set([
+  'binary_remote_addr',
+  'remote_addr',
+  'remote_port',
+  'realip_remote_addr',
+  'uri',
+  'document_uri',
+  'request_uri',
+  'args',
+  'query_string',
+  'is_args',
+  'host',
+  'hostname',
+  'server_name',
+  'server_port',
+  'server_addr',
+  'request_method',
+  'scheme',
+  'https',
+  'request_id',
+  'limit_req_status',
+  'msec',
+  'proxy_add_x_forwarded_for',
+  'content_type',
+  'content_length',
+]);
+
+/** Families of names: `$arg_page`, `$http_user_agent`, `$cookie_session`. */
+export const BUILTIN_VARIABLE_PREFIXES: readonly string[] = ['arg_', 'http_', 'cookie_'];
+
+/** True when `name` (without `$`) is a built-in variable or a regex capture (`1`…`9`). */
+export function isBuiltinVariable(name: string): boolean {
+  if (BUILTIN_VARIABLES.has(name) || /^[1-9]$/.test(name)) return true;
+  return BUILTIN_VARIABLE_PREFIXES.some((prefix) => name.startsWith(prefix) && name.length > prefix.length);
+}
