@@ -31,6 +31,9 @@ export const ERRORS = {
   StoreUnavailable: { status: 503, text: 'keyval store unavailable' },
   Unauthorized: { status: 401, text: 'unauthorized' },
   Forbidden: { status: 403, text: 'forbidden' },
+  MethodNotSupported: { status: 405, text: 'method not supported' },
+  QueryFormatError: { status: 400, text: 'invalid query argument' },
+  InternalError: { status: 500, text: 'internal error' },
   // limitswitch internals
   RL_ERR_CONFIG_INVALID: { status: 500, text: 'invalid configuration' },
   RL_ERR_STORE_UNAVAILABLE: { status: 503, text: 'keyval store unavailable' },
