@@ -58,6 +58,11 @@ export type KeyvalChange =
 
 export interface KeyvalSnapshot {
   readonly revision: number;
+  /**
+   * The store's identity: a new random id whenever the store starts from nothing (e.g. Redis restarted
+   * without persistence), so a replica never mixes revisions of two histories.
+   */
+  readonly epoch?: string;
   /** zone → key → entry. Zones with no keys may be absent. */
   readonly zones: Readonly<Record<string, Readonly<Record<string, KeyvalEntry>>>>;
 }
@@ -65,8 +70,16 @@ export interface KeyvalSnapshot {
 /** The outcome of a mutation: the new revision and what the key(s) held before (for the audit trail). */
 export interface MutationResult {
   readonly revision: number;
-  /** key → previous value (`null` = absent). */
+  /** key → previous value (`null` = absent). Empty for `expireDue` (keys span zones: see `expired`). */
   readonly previous: Readonly<Record<string, string | null>>;
+  /** `expireDue` only: zone → key → the value that expired. */
+  readonly expired?: Readonly<Record<string, Readonly<Record<string, string>>>>;
+}
+
+/** The store's current position: its revision within its epoch (see `KeyvalSnapshot.epoch`). */
+export interface KeyvalHead {
+  readonly revision: number;
+  readonly epoch: string;
 }
 
 /** The five NGINX Plus limit_req counters. */
@@ -128,7 +141,11 @@ export interface KeyvalStore {
   delete(zone: string, key: string): Promise<MutationResult>;
   /** DELETE: empty the zone (succeeds on an empty zone, still bumps the revision). */
   empty(zone: string): Promise<MutationResult>;
-  /** Remove every key with `expireAtMs <= nowMs`, exactly once across concurrent callers. */
+  /**
+   * Remove every key with `expireAtMs <= nowMs`, exactly once across concurrent callers. One `expire`
+   * change (one revision) per zone that had due keys; the result carries the last revision, or `null`
+   * when nothing was due.
+   */
   expireDue(nowMs: number): Promise<MutationResult | null>;
 
   /** One zone's live entries (keys past their expiry are left out). */
@@ -136,6 +153,8 @@ export interface KeyvalStore {
   /** Everything with its revision, read atomically. */
   snapshot(): Promise<KeyvalSnapshot>;
   revision(): Promise<number>;
+  /** Revision and epoch, read together (the replica's periodic check). */
+  head(): Promise<KeyvalHead>;
   /**
    * Changes with revision > `afterRevision`, in order; `null` when the bounded log no longer reaches
    * back that far (the caller must reload the snapshot).

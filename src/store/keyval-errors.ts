@@ -1,0 +1,30 @@
+/**
+ * The store's precondition failures, built in one place so the memory and Redis stores throw the
+ * same codes and texts (the NGINX Plus API passes them through to clients).
+ */
+import { LimitswitchError } from '../shared/errors.ts';
+
+/** POST of a key that is already there: 409, text as NGINX Plus prints it. */
+export function keyExistsError(key: string): LimitswitchError {
+  return new LimitswitchError('KeyvalKeyExists', `key "${key}" already exists`);
+}
+
+/** PATCH/delete of a key that is not there: 404. */
+export function keyNotFoundError(): LimitswitchError {
+  return new LimitswitchError('KeyvalKeyNotFound');
+}
+
+/** Several keys POSTed into a zone that already holds keys: 400. */
+export function onlyOneKeyError(): LimitswitchError {
+  return new LimitswitchError('KeyvalFormatError', 'only one key can be added');
+}
+
+/** An empty key, or a POST with no key at all: 400. */
+export function keyRequiredError(): LimitswitchError {
+  return new LimitswitchError('KeyvalFormatError', 'key required');
+}
+
+/** The store cannot be reached (or did not answer within its command timeout): 503. */
+export function storeUnavailableError(cause?: unknown): LimitswitchError {
+  return new LimitswitchError('RL_ERR_STORE_UNAVAILABLE', undefined, { cause });
+}
