@@ -1,0 +1,97 @@
+/**
+ * Virtual server selection (ngx_http_find_virtual_server): among the servers listening on the
+ * connection's address:port, the exact name, then the longest leading wildcard, the longest trailing
+ * wildcard, the first matching regex; else the `default_server` of that address:port, else the first
+ * server that listens there.
+ */
+import { compileNginxRegex, HostnameMatcher } from './hostname-matcher.ts';
+
+export interface ListenDefinition {
+  readonly host: string | null;
+  readonly port: number;
+  readonly defaultServer: boolean;
+}
+
+export interface NamedServer {
+  readonly listen: readonly ListenDefinition[];
+  readonly serverNames: readonly string[];
+}
+
+interface ListenGroup<S> {
+  readonly host: string | null;
+  readonly port: number;
+  defaultServer: S;
+  readonly names: HostnameMatcher<S>;
+  readonly regexes: { re: RegExp; server: S }[];
+}
+
+const WILDCARD_HOSTS = new Set([null, '*', '0.0.0.0', '[::]']);
+
+export class ServerSelector<S extends NamedServer> {
+  private readonly groups: ListenGroup<S>[] = [];
+
+  constructor(servers: readonly S[]) {
+    for (const server of servers) {
+      for (const listen of server.listen) {
+        const host = WILDCARD_HOSTS.has(listen.host) ? null : listen.host;
+        let group = this.groups.find((g) => g.port === listen.port && g.host === host);
+        if (group === undefined) {
+          group = {
+            host,
+            port: listen.port,
+            defaultServer: server,
+            names: new HostnameMatcher(),
+            regexes: [],
+          };
+          this.groups.push(group);
+          this.addNames(group, server);
+        } else {
+          this.addNames(group, server);
+        }
+        if (listen.defaultServer) group.defaultServer = server;
+      }
+    }
+  }
+
+  /** Ports the configuration listens on, in order of appearance. */
+  ports(): number[] {
+    return [...new Set(this.groups.map((g) => g.port))];
+  }
+
+  /** The server for a connection to `serverAddr:port` with `host` (lower-case, no port); null if none. */
+  select(serverAddr: string, port: number, host: string): S | null {
+    const group =
+      this.groups.find((g) => g.port === port && g.host === serverAddr) ??
+      this.groups.find((g) => g.port === port && g.host === null) ??
+      this.groups.find((g) => g.port === port);
+    if (group === undefined) return null;
+    const named = group.names.match(host);
+    if (named !== undefined) return named;
+    if (host.length !== 0) {
+      for (const { re, server } of group.regexes) if (re.test(host)) return server;
+    }
+    return group.defaultServer;
+  }
+
+  private addNames(group: ListenGroup<S>, server: S): void {
+    for (const name of server.serverNames) {
+      if (name.startsWith('~')) group.regexes.push({ re: compileNginxRegex(name.slice(1), true), server });
+      else group.names.add(name, server);
+    }
+  }
+}
+
+/** `Host` header → nginx's `$host` candidate: lower-cased, port and one trailing dot removed. */
+export function normalizeHost(header: string | undefined): string {
+  if (header === undefined) return '';
+  let host = header.toLowerCase();
+  if (host.startsWith('[')) {
+    const end = host.indexOf(']');
+    host = end === -1 ? host : host.slice(0, end + 1);
+  } else {
+    const colon = host.indexOf(':');
+    if (colon !== -1) host = host.slice(0, colon);
+  }
+  if (host.endsWith('.')) host = host.slice(0, -1);
+  return host;
+}

@@ -1,0 +1,210 @@
+/**
+ * A compiled `http` block: servers and locations, variables, limit_req and keyval zones. Answers, for
+ * one request, what nginx's phases would do: SERVER_REWRITE/REWRITE (`return` — never limited),
+ * PREACCESS (limit_req), ACCESS (allow/deny), then content (proxy, API, static).
+ */
+import type { KeyvalZone } from '../keyval/keyval-zone.ts';
+import {
+  type LimitReqLog,
+  type LimitReqPolicy,
+  type LimitReqStatus,
+  limitRequest,
+  newOutcome,
+} from '../limit-req/limit-req.ts';
+import type { LimitReqZone } from '../limit-req/limit-req-zone.ts';
+import type { AccessList } from '../net/access-list.ts';
+import { newRequestContext, type RequestContext, type RequestFacts } from '../variables/request-context.ts';
+import type { VariableGetter, VariableTable } from '../variables/variable-table.ts';
+import { findLocation, type RoutableLocation } from './find-location.ts';
+import { type NamedServer, normalizeHost, ServerSelector } from './find-server.ts';
+import { type ParsedTarget, parseRequestTarget } from './uri.ts';
+
+export interface CompiledReturn {
+  readonly code: number;
+  readonly text: VariableGetter | null;
+}
+
+export interface RealIpDefinition {
+  readonly trustedFrom: readonly string[];
+  readonly header: string;
+  readonly recursive: boolean;
+}
+
+/** What a location (or a server with no matching location) does with a request. */
+export interface LocationHandler {
+  /** `location /coffee`, for logs. */
+  readonly name: string;
+  readonly limitReq: LimitReqPolicy<RequestContext>;
+  readonly retryAfter: boolean;
+  readonly return: CompiledReturn | null;
+  readonly proxyPass: string | null;
+  readonly api: { readonly write: boolean } | null;
+  readonly access: AccessList;
+  readonly realIp: RealIpDefinition;
+}
+
+export interface SiteLocation extends RoutableLocation<SiteLocation> {
+  readonly handler: LocationHandler;
+}
+
+export interface SiteServer extends NamedServer {
+  readonly locations: readonly SiteLocation[];
+  readonly return: CompiledReturn | null;
+  /** For requests that match no location. */
+  readonly handler: LocationHandler;
+}
+
+export interface Route {
+  readonly server: SiteServer;
+  readonly handler: LocationHandler;
+  readonly target: ParsedTarget;
+  readonly host: string;
+  readonly serverName: string;
+}
+
+export type DecisionKind = 'return' | 'reject' | 'close' | 'deny' | 'proxy' | 'api' | 'static' | 'not_found';
+
+export interface Decision {
+  readonly kind: DecisionKind;
+  /** The HTTP status to answer (444 for `close`; 200 for `proxy`/`api`/`static` until the content answers). */
+  readonly code: number;
+  /** `$limit_req_status`. */
+  readonly status: LimitReqStatus;
+  /** Hold the request this long first (DELAYED). */
+  readonly delayMs: number;
+  /** The deciding limit_req zone. */
+  readonly zone: string | null;
+  readonly logs: readonly LimitReqLog[];
+  /** For `Retry-After` on rejections (0 otherwise). */
+  readonly retryAfterMs: number;
+  /** `return` body or redirect URL. */
+  readonly text: string | null;
+}
+
+export interface SiteParts {
+  readonly servers: readonly SiteServer[];
+  readonly variables: VariableTable;
+  readonly limitReqZones: ReadonlyMap<string, LimitReqZone>;
+  readonly keyvalZones: ReadonlyMap<string, KeyvalZone>;
+}
+
+export class Site {
+  readonly servers: readonly SiteServer[];
+  readonly variables: VariableTable;
+  readonly limitReqZones: ReadonlyMap<string, LimitReqZone>;
+  readonly keyvalZones: ReadonlyMap<string, KeyvalZone>;
+  private readonly selector: ServerSelector<SiteServer>;
+  private readonly outcome = newOutcome();
+
+  constructor(parts: SiteParts) {
+    this.servers = parts.servers;
+    this.variables = parts.variables;
+    this.limitReqZones = parts.limitReqZones;
+    this.keyvalZones = parts.keyvalZones;
+    this.selector = new ServerSelector(parts.servers);
+  }
+
+  /** Ports the servers listen on. */
+  ports(): number[] {
+    return this.selector.ports();
+  }
+
+  /** Finds server and location; null when nginx would answer 400 (bad target) or nothing listens. */
+  route(target: string, hostHeader: string | undefined, serverAddr: string, port: number): Route | null {
+    const parsed = parseRequestTarget(target);
+    if (parsed === null) return null;
+    const host = normalizeHost(hostHeader);
+    const server = this.selector.select(serverAddr, port, host);
+    if (server === null) return null;
+    const serverName = server.serverNames[0] ?? '';
+    const location = findLocation(server.locations, parsed.uri);
+    return {
+      server,
+      handler: location === null ? server.handler : location.handler,
+      target: parsed,
+      host: host.length !== 0 ? host : serverName,
+      serverName,
+    };
+  }
+
+  /** Runs the phases for a routed request. Mutates zone state and counters. */
+  decide(route: Route, facts: RequestFacts, nowMs: number): Decision {
+    const ctx = newRequestContext(
+      facts,
+      route.target,
+      route.host,
+      route.serverName,
+      nowMs,
+      this.variables.slots,
+    );
+    const serverReturn = route.server.return;
+    if (serverReturn !== null) return answer(serverReturn, ctx);
+    const handler = route.handler;
+    if (handler.return !== null) return answer(handler.return, ctx);
+
+    let status: LimitReqStatus = '';
+    let delayMs = 0;
+    let zone: string | null = null;
+    let logs: readonly LimitReqLog[] = NO_LOGS;
+    if (handler.limitReq.rules.length !== 0) {
+      const out = limitRequest(handler.limitReq, ctx, nowMs, this.outcome);
+      status = out.status;
+      ctx.limitReqStatus = status;
+      zone = out.zone?.name ?? null;
+      delayMs = out.delayMs;
+      if (out.logs.length !== 0) logs = out.logs;
+      if (out.rejectCode !== 0) {
+        const kind = out.rejectCode === 444 ? 'close' : 'reject';
+        return {
+          kind,
+          code: out.rejectCode,
+          status,
+          delayMs: 0,
+          zone,
+          logs,
+          retryAfterMs: out.retryAfterMs,
+          text: null,
+        };
+      }
+    }
+
+    let kind: DecisionKind;
+    let code = 200;
+    if (!handler.access.allows(facts.remoteAddr)) {
+      kind = 'deny';
+      code = 403;
+    } else if (handler.api !== null) kind = 'api';
+    else if (handler.proxyPass !== null) kind = 'proxy';
+    else if (handler === route.server.handler) {
+      kind = 'not_found';
+      code = 404;
+    } else kind = 'static';
+    return { kind, code, status, delayMs, zone, logs, retryAfterMs: 0, text: null };
+  }
+
+  /** `route` + `decide` in one step (simulate, tests); 400 for an unparsable target. */
+  evaluate(facts: RequestFacts, nowMs: number): Decision {
+    const route = this.route(facts.target, facts.headers.host, facts.serverAddr, facts.serverPort);
+    if (route === null) {
+      return {
+        kind: 'return',
+        code: 400,
+        status: '',
+        delayMs: 0,
+        zone: null,
+        logs: NO_LOGS,
+        retryAfterMs: 0,
+        text: null,
+      };
+    }
+    return this.decide(route, facts, nowMs);
+  }
+}
+
+const NO_LOGS: readonly LimitReqLog[] = Object.freeze([]);
+
+function answer(spec: CompiledReturn, ctx: RequestContext): Decision {
+  const text = spec.text === null ? null : spec.text(ctx);
+  const kind: DecisionKind = spec.code === 444 ? 'close' : 'return';
+  return { kind, code: spec.code, status: '', delayMs: 0, zone: null, logs: NO_LOGS, retryAfterMs: 0, text };
+}

@@ -1,0 +1,118 @@
+/**
+ * An NGINX Plus `keyval_zone`: key → value with per-key expiry, matched by the zone's `type`:
+ * `string` (exact, case-sensitive), `prefix` (the longest record key that is a prefix of the search key
+ * wins) or `ip` (the most specific CIDR containing the search address wins). Pure: time is `nowMs`.
+ */
+import { CidrTable, parseCidr } from '../net/cidr-table.ts';
+
+export type KeyvalType = 'string' | 'ip' | 'prefix';
+
+export interface KeyvalRecord {
+  readonly value: string;
+  /** Same clock as the `nowMs` lookups are made with; `null` never expires. */
+  readonly expireAtMs: number | null;
+}
+
+export class KeyvalZone {
+  readonly name: string;
+  readonly type: KeyvalType;
+  readonly timeoutMs: number | null;
+  private readonly records = new Map<string, KeyvalRecord>();
+  /** `prefix`: distinct record-key lengths, longest first. */
+  private prefixLengths: number[] = [];
+  /** `ip`: CIDR index over the records. */
+  private readonly cidrs = new CidrTable<KeyvalRecord>();
+
+  constructor(name: string, type: KeyvalType, timeoutMs: number | null) {
+    this.name = name;
+    this.type = type;
+    this.timeoutMs = timeoutMs;
+  }
+
+  get size(): number {
+    return this.records.size;
+  }
+
+  /** True when `key` is acceptable for this zone's type (`ip` zones take addresses and CIDRs only). */
+  validKey(key: string): boolean {
+    if (key.length === 0) return false;
+    return this.type !== 'ip' || parseCidr(key) !== null;
+  }
+
+  set(key: string, record: KeyvalRecord): void {
+    const isNew = !this.records.has(key);
+    this.records.set(key, record);
+    if (this.type === 'ip') this.cidrs.set(key, record);
+    else if (this.type === 'prefix' && isNew) this.reindexPrefixes();
+  }
+
+  delete(key: string): boolean {
+    if (!this.records.delete(key)) return false;
+    if (this.type === 'ip') this.rebuildCidrs();
+    else if (this.type === 'prefix') this.reindexPrefixes();
+    return true;
+  }
+
+  clear(): void {
+    this.records.clear();
+    this.cidrs.clear();
+    this.prefixLengths = [];
+  }
+
+  /** Replaces the whole content (a snapshot from the store). */
+  replaceAll(entries: Iterable<[string, KeyvalRecord]>): void {
+    this.records.clear();
+    for (const [key, record] of entries) this.records.set(key, record);
+    if (this.type === 'ip') this.rebuildCidrs();
+    else if (this.type === 'prefix') this.reindexPrefixes();
+  }
+
+  /** The record stored under exactly `key` (API reads), ignoring expiry. */
+  get(key: string): KeyvalRecord | undefined {
+    return this.records.get(key);
+  }
+
+  entries(): IterableIterator<[string, KeyvalRecord]> {
+    return this.records.entries();
+  }
+
+  /** Removes records whose time has come; returns their keys. */
+  expire(nowMs: number): string[] {
+    const expired: string[] = [];
+    for (const [key, record] of this.records) {
+      if (record.expireAtMs !== null && record.expireAtMs <= nowMs) expired.push(key);
+    }
+    for (const key of expired) this.delete(key);
+    return expired;
+  }
+
+  /** The value the `keyval` variable takes for `searchKey`; `''` when nothing (live) matches. */
+  lookup(searchKey: string, nowMs: number): string {
+    const record = this.find(searchKey);
+    if (record === undefined) return '';
+    if (record.expireAtMs !== null && record.expireAtMs <= nowMs) return '';
+    return record.value;
+  }
+
+  private find(searchKey: string): KeyvalRecord | undefined {
+    if (this.type === 'string') return this.records.get(searchKey);
+    if (this.type === 'ip') return this.cidrs.lookup(searchKey);
+    for (const length of this.prefixLengths) {
+      if (length > searchKey.length) continue;
+      const record = this.records.get(length === searchKey.length ? searchKey : searchKey.slice(0, length));
+      if (record !== undefined) return record;
+    }
+    return undefined;
+  }
+
+  private reindexPrefixes(): void {
+    const lengths = new Set<number>();
+    for (const key of this.records.keys()) lengths.add(key.length);
+    this.prefixLengths = [...lengths].sort((a, b) => b - a);
+  }
+
+  private rebuildCidrs(): void {
+    this.cidrs.clear();
+    for (const [key, record] of this.records) this.cidrs.set(key, record);
+  }
+}

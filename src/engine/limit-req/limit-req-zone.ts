@@ -1,0 +1,143 @@
+/**
+ * One `limit_req_zone`: the leaky bucket of ngx_http_limit_req_module.c, in milli-requests, with nginx's
+ * integer arithmetic, clock clamp, LRU expiry and allocation failure. Pure: time is `nowMs`.
+ */
+import type { ComplexValue } from '../complex-value.ts';
+import { MIN_ZONE_BYTES, StateTable } from './state-table.ts';
+
+/** nginx's NGX_OK / NGX_AGAIN / NGX_BUSY / NGX_ERROR from `ngx_http_limit_req_lookup`. */
+export const LOOKUP_OK = 0;
+export const LOOKUP_AGAIN = 1;
+export const LOOKUP_BUSY = 2;
+export const LOOKUP_ERROR = 3;
+export type LookupCode = typeof LOOKUP_OK | typeof LOOKUP_AGAIN | typeof LOOKUP_BUSY | typeof LOOKUP_ERROR;
+
+/** A node created or touched by a non-last limit, committed later by {@link LimitReqZone.commit}. */
+const NONE = -1;
+/** Stale nodes must be idle this long before `expire` reclaims them. */
+const EXPIRE_IDLE_MS = 60000;
+
+/** The five NGINX Plus counters of a zone. */
+export interface ZoneCounters {
+  passed: number;
+  delayed: number;
+  rejected: number;
+  delayed_dry_run: number;
+  rejected_dry_run: number;
+}
+
+export class LimitReqZone {
+  readonly name: string;
+  readonly key: ComplexValue;
+  readonly sizeBytes: number;
+  /** Requests per second × 1000 (`1r/m` → 16). Mutable: a reload with a new `rate=` keeps the state. */
+  rateMilli: number;
+  readonly table: StateTable;
+  readonly counters: ZoneCounters = {
+    passed: 0,
+    delayed: 0,
+    rejected: 0,
+    delayed_dry_run: 0,
+    rejected_dry_run: 0,
+  };
+  /** The node a non-last lookup left pending for `commit` (nginx's `ctx->node`). */
+  pending = NONE;
+  /** Would-be excess of the last lookup (nginx's `*ep`), milli-requests. */
+  lastExcessMilli = 0;
+
+  constructor(name: string, key: ComplexValue, sizeBytes: number, rateMilli: number) {
+    if (sizeBytes < MIN_ZONE_BYTES) throw new RangeError(`zone "${name}" is too small`);
+    this.name = name;
+    this.key = key;
+    this.sizeBytes = sizeBytes;
+    this.rateMilli = rateMilli;
+    this.table = new StateTable(sizeBytes);
+  }
+
+  /**
+   * `ngx_http_limit_req_lookup`: check `key` against `burstMilli`; the last limit of a location
+   * (`account`) commits, earlier ones leave the node pending. Sets {@link lastExcessMilli}.
+   */
+  lookup(key: string, nowMs: number, burstMilli: number, account: boolean): LookupCode {
+    const table = this.table;
+    const node = table.find(key);
+    if (node !== NONE) {
+      table.touch(node);
+      const ms = elapsedMs(nowMs, table.last[node]!);
+      let excess = table.excess[node]! - Math.floor((this.rateMilli * ms) / 1000) + 1000;
+      if (excess < 0) excess = 0;
+      this.lastExcessMilli = excess;
+      if (excess > burstMilli) return LOOKUP_BUSY;
+      if (account) {
+        table.excess[node] = excess;
+        if (ms !== 0) table.last[node] = nowMs;
+        return LOOKUP_OK;
+      }
+      this.pending = node;
+      return LOOKUP_AGAIN;
+    }
+
+    this.lastExcessMilli = 0;
+    this.expire(nowMs, 1);
+    // A node first seen by a non-last limit is "never accounted" (nginx stores last = 0).
+    const lastMs = account ? nowMs : Number.NEGATIVE_INFINITY;
+    let created = table.insert(key, 0, lastMs);
+    if (created === NONE) {
+      this.expire(nowMs, 0);
+      created = table.insert(key, 0, lastMs);
+      if (created === NONE) return LOOKUP_ERROR;
+    }
+    if (account) return LOOKUP_OK;
+    this.pending = created;
+    return LOOKUP_AGAIN;
+  }
+
+  /**
+   * The per-zone step of `ngx_http_limit_req_account`: commit the pending node with a fresh excess and
+   * return it (milli-requests), or -1 when this zone has nothing pending.
+   */
+  commit(nowMs: number): number {
+    const node = this.pending;
+    if (node === NONE) return -1;
+    this.pending = NONE;
+    const table = this.table;
+    const ms = elapsedMs(nowMs, table.last[node]!);
+    let excess = table.excess[node]! - Math.floor((this.rateMilli * ms) / 1000) + 1000;
+    if (excess < 0) excess = 0;
+    if (ms !== 0) table.last[node] = nowMs;
+    table.excess[node] = excess;
+    return excess;
+  }
+
+  /** Releases a pending node without committing (nginx's `ngx_http_limit_req_unlock`). */
+  release(): void {
+    this.pending = NONE;
+  }
+
+  /**
+   * `ngx_http_limit_req_expire`: `n = 1` removes up to two LRU-tail nodes idle ≥ 60 s and drained;
+   * `n = 0` first evicts the tail unconditionally, then up to two stale ones.
+   */
+  expire(nowMs: number, n: number): void {
+    const table = this.table;
+    while (n < 3) {
+      const node = table.tail;
+      if (node === NONE) return;
+      if (n++ !== 0) {
+        const last = table.last[node]!;
+        const ms = last === Number.NEGATIVE_INFINITY ? Number.POSITIVE_INFINITY : Math.abs(nowMs - last);
+        if (ms < EXPIRE_IDLE_MS) return;
+        if (table.excess[node]! - (this.rateMilli * ms) / 1000 > 0) return;
+      }
+      table.remove(node);
+    }
+  }
+}
+
+/** nginx's clamp of `now - last` (1.15.0+): far in the past counts as 1 ms, slightly future as 0. */
+function elapsedMs(nowMs: number, lastMs: number): number {
+  const ms = nowMs - lastMs;
+  if (ms < -60000) return 1;
+  if (ms < 0) return 0;
+  return ms;
+}

@@ -1,0 +1,89 @@
+/**
+ * Evaluators of nginx's built-in variables over a {@link RequestContext}. Values are byte strings;
+ * `$binary_remote_addr` is 4 bytes for IPv4 and 16 for IPv6, as in ngx_http_variables.c.
+ */
+import ipaddr from 'ipaddr.js';
+import { parseIpv4 } from '../net/cidr-table.ts';
+import type { RequestContext } from './request-context.ts';
+
+export type VariableGetter = (ctx: RequestContext) => string;
+
+const EXACT: Record<string, VariableGetter> = {
+  binary_remote_addr: (ctx) => binaryAddress(ctx.facts.remoteAddr),
+  remote_addr: (ctx) => ctx.facts.remoteAddr,
+  remote_port: (ctx) => String(ctx.facts.remotePort),
+  realip_remote_addr: (ctx) => ctx.facts.socketAddr ?? ctx.facts.remoteAddr,
+  uri: (ctx) => ctx.uri,
+  document_uri: (ctx) => ctx.uri,
+  request_uri: (ctx) => ctx.facts.target,
+  args: (ctx) => ctx.args,
+  query_string: (ctx) => ctx.args,
+  is_args: (ctx) => (ctx.hasArgs ? '?' : ''),
+  host: (ctx) => ctx.host,
+  hostname: (ctx) => ctx.facts.hostname ?? '',
+  server_name: (ctx) => ctx.serverName,
+  server_port: (ctx) => String(ctx.facts.serverPort),
+  server_addr: (ctx) => ctx.facts.serverAddr,
+  request_method: (ctx) => ctx.facts.method,
+  scheme: (ctx) => ctx.facts.scheme,
+  https: (ctx) => (ctx.facts.scheme === 'https' ? 'on' : ''),
+  request_id: (ctx) => ctx.facts.requestId ?? '',
+  limit_req_status: (ctx) => ctx.limitReqStatus,
+  msec: (ctx) => (ctx.nowMs / 1000).toFixed(3),
+  proxy_add_x_forwarded_for: (ctx) => {
+    const xff = ctx.facts.headers['x-forwarded-for'];
+    return xff ? `${xff}, ${ctx.facts.remoteAddr}` : ctx.facts.remoteAddr;
+  },
+  content_type: (ctx) => ctx.facts.headers['content-type'] ?? '',
+  content_length: (ctx) => ctx.facts.headers['content-length'] ?? '',
+};
+
+/** The getter for a built-in name (`arg_*`, `http_*`, `cookie_*` included), or undefined. */
+export function builtinGetter(name: string): VariableGetter | undefined {
+  const exact = EXACT[name];
+  if (exact !== undefined) return exact;
+  if (name.startsWith('arg_')) {
+    const arg = name.slice(4).toLowerCase();
+    return (ctx) => argument(ctx.args, arg);
+  }
+  if (name.startsWith('http_')) {
+    const header = name.slice(5).toLowerCase().replaceAll('_', '-');
+    return (ctx) => ctx.facts.headers[header] ?? '';
+  }
+  if (name.startsWith('cookie_')) {
+    const cookie = name.slice(7);
+    return (ctx) => cookieValue(ctx.facts.headers.cookie, cookie);
+  }
+  return undefined;
+}
+
+/** `ngx_http_arg`: the raw value of the first `name=` in `args`, names compared case-insensitively. */
+export function argument(args: string, nameLower: string): string {
+  if (args.length === 0) return '';
+  for (const pair of args.split('&')) {
+    const eq = pair.indexOf('=');
+    const name = eq === -1 ? pair : pair.slice(0, eq);
+    if (name.length === nameLower.length && name.toLowerCase() === nameLower)
+      return eq === -1 ? '' : pair.slice(eq + 1);
+  }
+  return '';
+}
+
+function cookieValue(header: string | undefined, name: string): string {
+  if (header === undefined) return '';
+  for (const part of header.split(';')) {
+    const trimmed = part.trimStart();
+    if (trimmed.startsWith(name) && trimmed[name.length] === '=') return trimmed.slice(name.length + 1);
+  }
+  return '';
+}
+
+/** The 4- or 16-byte binary form of a textual address; the text itself for anything else (unix:). */
+export function binaryAddress(address: string): string {
+  const v4 = parseIpv4(address);
+  if (v4 !== null) {
+    return String.fromCharCode(v4 >>> 24, (v4 >>> 16) & 255, (v4 >>> 8) & 255, v4 & 255);
+  }
+  if (!ipaddr.IPv6.isValid(address)) return address;
+  return String.fromCharCode(...ipaddr.IPv6.parse(address).toByteArray());
+}

@@ -1,0 +1,69 @@
+/**
+ * What the engine knows about one request: the facts the caller supplies (after realip resolved the
+ * client address) and what routing derived, plus the per-request variable cache (nginx caches a
+ * variable's value for the rest of the request unless it is volatile).
+ */
+import type { LimitReqStatus } from '../limit-req/limit-req.ts';
+
+/** Facts supplied by the proxy (or by `simulate`). Strings are byte strings. */
+export interface RequestFacts {
+  readonly method: string;
+  readonly scheme: 'http' | 'https';
+  /** The request target as received (`$request_uri`). */
+  readonly target: string;
+  /** Header names lower-cased; repeated headers joined as the proxy received them. */
+  readonly headers: Readonly<Record<string, string | undefined>>;
+  /** Client address after realip (`$remote_addr`), IPv4-mapped IPv6 already unmapped. */
+  readonly remoteAddr: string;
+  readonly remotePort: number;
+  /** The socket peer before realip (`$realip_remote_addr`). */
+  readonly socketAddr?: string;
+  readonly serverAddr: string;
+  readonly serverPort: number;
+  /** `$request_id`: 32 hex characters chosen by the caller. */
+  readonly requestId?: string;
+  /** `$hostname`. */
+  readonly hostname?: string;
+}
+
+export interface RequestContext {
+  readonly facts: RequestFacts;
+  /** `$uri` (decoded, normalised). */
+  readonly uri: string;
+  readonly args: string;
+  readonly hasArgs: boolean;
+  /** `$host`: request host lower-cased without port, or the server's first name. */
+  readonly host: string;
+  /** `$server_name`: the first name of the chosen server. */
+  readonly serverName: string;
+  /** The engine's clock for this request (nginx's cached `ngx_current_msec`). */
+  readonly nowMs: number;
+  /** `$limit_req_status` once the handler ran. */
+  limitReqStatus: LimitReqStatus;
+  /** Variable slot → cached value. */
+  readonly cache: (string | undefined)[];
+  /** Captures of the last successful map regex, for `$1`… in map values. */
+  captures: RegExpExecArray | null;
+}
+
+export function newRequestContext(
+  facts: RequestFacts,
+  target: { uri: string; args: string; hasArgs: boolean },
+  host: string,
+  serverName: string,
+  nowMs: number,
+  slots: number,
+): RequestContext {
+  return {
+    facts,
+    uri: target.uri,
+    args: target.args,
+    hasArgs: target.hasArgs,
+    host,
+    serverName,
+    nowMs,
+    limitReqStatus: '',
+    cache: new Array<string | undefined>(slots),
+    captures: null,
+  };
+}
