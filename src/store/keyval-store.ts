@@ -162,9 +162,10 @@ export interface KeyvalStore {
   changesSince(afterRevision: number): Promise<KeyvalChange[] | null>;
   /**
    * Live notifications. Resolves once the subscription is active, so a snapshot read afterwards
-   * cannot miss a change. Delivery is best effort; gaps are detected by revision.
+   * cannot miss a change. Delivery is best effort; gaps are detected by revision. `epoch` tells which
+   * history the change belongs to (see `KeyvalSnapshot.epoch`).
    */
-  subscribe(onChange: (change: KeyvalChange) => void): Promise<Unsubscribe>;
+  subscribe(onChange: (change: KeyvalChange, epoch: string) => void): Promise<Unsubscribe>;
 
   // ---- zones registry --------------------------------------------------------------------------
   /** Zones known to the cluster (union of what replicas and control planes registered). */

@@ -55,7 +55,7 @@ export class MemoryKeyvalStore implements KeyvalStore {
   readonly #epoch = randomUUID();
   readonly #zones = new Map<string, Map<string, KeyvalEntry>>();
   readonly #log: KeyvalChange[] = [];
-  readonly #subscribers = new Set<(change: KeyvalChange) => void>();
+  readonly #subscribers = new Set<(change: KeyvalChange, epoch: string) => void>();
   readonly #registry = new Map<string, KeyvalZoneInfo>();
   readonly #replicas = new Map<string, ReplicaSlot>();
   readonly #counters = new Map<string, Map<string, LimitReqCounters>>();
@@ -187,7 +187,7 @@ export class MemoryKeyvalStore implements KeyvalStore {
     return this.#log.slice(afterRevision + 1 - first.revision);
   }
 
-  async subscribe(onChange: (change: KeyvalChange) => void): Promise<Unsubscribe> {
+  async subscribe(onChange: (change: KeyvalChange, epoch: string) => void): Promise<Unsubscribe> {
     this.#open();
     this.#subscribers.add(onChange);
     return async () => {
@@ -296,7 +296,7 @@ export class MemoryKeyvalStore implements KeyvalStore {
     queueMicrotask(() => {
       for (const notify of subscribers) {
         try {
-          notify(structuredClone(change));
+          notify(structuredClone(change), this.#epoch);
         } catch {
           // A subscriber's failure is its own; the change is committed.
         }
