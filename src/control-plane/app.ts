@@ -1,0 +1,188 @@
+/**
+ * The control plane as a fastify plugin: NGINX Plus API (every version 1–9) for keyvals and
+ * limit_reqs over the shared store, cluster views, audit, metrics and docs. It never listens (the
+ * server shell does; tests use `inject`) and keeps no state of its own, so any number of copies can
+ * serve the same store.
+ *
+ * Request order, as NGINX's API location: access (CIDR, token) → version → method (read-only) →
+ * body (size, JSON, schema) → zone → store.
+ */
+import { readFileSync } from 'node:fs';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ControlPlaneMetrics } from '../metrics/control-plane-metrics.ts';
+import { LimitswitchError } from '../shared/errors.ts';
+import type { KeyvalStore, KeyvalZoneInfo } from '../store/keyval-store.ts';
+import { AccessControl, type AuthOptions } from './access-control.ts';
+import type { ControlPlaneContext } from './context.ts';
+import { newRequestId, nginxErrorBody, toApiError } from './nginx-error.ts';
+import { clusterRoutes } from './routes/cluster.ts';
+import { keyvalRoutes } from './routes/keyvals.ts';
+import { limitReqRoutes } from './routes/limit-reqs.ts';
+import { operationsRoutes } from './routes/operations.ts';
+import { API_VERSIONS, plusRootRoutes } from './routes/plus-root.ts';
+import { loadApiSpec } from './spec.ts';
+import { StoreGateway } from './store-gateway.ts';
+import { ZoneDirectory } from './zone-directory.ts';
+
+export interface ControlPlaneOptions {
+  readonly store: KeyvalStore;
+  /** keyval zones of `-c FILE`; registered in the store at start-up, and served even if never registered. */
+  readonly keyvalZones?: readonly KeyvalZoneInfo[];
+  /** limit_req zones of `-c FILE`, listed (with zeros) before any replica reports them. */
+  readonly limitReqZones?: readonly string[];
+  readonly auth?: AuthOptions;
+  /** Default: a fresh registry per app. */
+  readonly metrics?: ControlPlaneMetrics;
+  /** Reported by `/api/N/nginx`. Default: package.json's version. */
+  readonly version?: string;
+  /** Bound on every store call; past it the request answers 503. Default 2000. */
+  readonly storeTimeoutMs?: number;
+  /** Request bodies larger than this answer 413. Default 64 KiB. */
+  readonly bodyLimitBytes?: number;
+  /** `wait=applied` polling interval. Default 20. */
+  readonly waitPollMs?: number;
+}
+
+/** Reads stay open under `readAuth` for these (probes, scrapes, docs). */
+const PUBLIC_OPERATIONS = new Set([
+  'getHealthz',
+  'getReadyz',
+  'getMetrics',
+  'getDocs',
+  'getDocsJson',
+  'getDocsYaml',
+]);
+
+export async function controlPlane(app: FastifyInstance, options: ControlPlaneOptions): Promise<void> {
+  const spec = loadApiSpec();
+  const metrics = options.metrics ?? new ControlPlaneMetrics();
+  const gateway = new StoreGateway(options.store, options.storeTimeoutMs ?? 2000, metrics, app.log);
+  const access = new AccessControl(options.auth);
+  const ctx: ControlPlaneContext = {
+    spec,
+    gateway,
+    zones: new ZoneDirectory(gateway, options.keyvalZones ?? [], options.limitReqZones ?? []),
+    access,
+    metrics,
+    build: { version: options.version ?? packageVersion(), loadedAtMs: Date.now() },
+    waitPollMs: options.waitPollMs ?? 20,
+  };
+  for (const warning of access.warnings()) app.log.warn(warning);
+  metrics.countLiveReplicasWith(async () => {
+    const replicas = await gateway.call('replicas', (s) => s.replicas(Date.now()));
+    return replicas.filter((r) => r.live).length;
+  });
+
+  installValidation(app);
+  installBodyParser(app, options.bodyLimitBytes ?? 64 * 1024);
+
+  app.decorateRequest('limitswitchRequestId', '');
+  app.decorateRequest('limitswitchApiVersion', null);
+  app.decorateRequest('limitswitchPrincipal', null);
+
+  app.addHook('onRequest', async (request) => {
+    request.limitswitchRequestId = newRequestId();
+    request.limitswitchApiVersion = versionInUrl(request.url);
+    const operation = request.routeOptions.config.limitswitchOperation;
+    if (!operation) return;
+    if (operation.write) {
+      request.limitswitchPrincipal = access.authorizeWrite(request.ip, request.headers.authorization);
+    } else if (!PUBLIC_OPERATIONS.has(operation.operationId)) {
+      request.limitswitchPrincipal = access.authorizeRead(request.ip, request.headers.authorization);
+    }
+    if (!operation.versioned) return;
+    if (request.limitswitchApiVersion === null) throw new LimitswitchError('UnknownVersion');
+    if (request.limitswitchApiVersion < operation.minVersion) throw new LimitswitchError('PathNotFound');
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.config.limitswitchOperation?.operationId ?? 'unmatched';
+    metrics.observeRequest(route, request.method, reply.statusCode);
+  });
+
+  app.setErrorHandler(async (err, request, reply) => {
+    const error = toApiError(err);
+    if (error.status >= 500) request.log.error({ err }, error.text);
+    if (error.status === 401) reply.header('www-authenticate', 'Bearer realm="limitswitch"');
+    const requestId = request.limitswitchRequestId || newRequestId();
+    return reply
+      .code(error.status)
+      .type('application/json')
+      .send(nginxErrorBody(error, requestId, request.limitswitchApiVersion));
+  });
+
+  const templates = spec.operations.flatMap((op) => op.routePaths.map(pathPattern));
+  app.setNotFoundHandler(async (request) => {
+    const path = request.url.split('?')[0] ?? '';
+    if (/^\/api\/[^/]*\//.test(path) && request.limitswitchApiVersion === null) {
+      throw new LimitswitchError('UnknownVersion');
+    }
+    if (templates.some((t) => t.test(path))) throw new LimitswitchError('MethodNotSupported');
+    throw new LimitswitchError('PathNotFound');
+  });
+
+  plusRootRoutes(app, ctx);
+  keyvalRoutes(app, ctx);
+  limitReqRoutes(app, ctx);
+  clusterRoutes(app, ctx);
+  operationsRoutes(app, ctx);
+
+  app.addHook('onReady', async () => {
+    const zones = ctx.zones.configuredKeyvalZones;
+    if (zones.length === 0) return;
+    try {
+      await gateway.call('registerZones', (s) => s.registerZones(zones));
+    } catch (err) {
+      // Served from the config anyway; replicas register the zones they run themselves.
+      app.log.warn({ err }, 'could not register the configured keyval zones in the store');
+    }
+  });
+}
+
+/** Bodies: ajv without coercion (a number stays a number); query/params: coerced, with defaults. */
+function installValidation(app: FastifyInstance): void {
+  const body = new Ajv({ strict: true, allErrors: false, coerceTypes: false, useDefaults: false });
+  const query = new Ajv({ strict: true, allErrors: false, coerceTypes: 'array', useDefaults: true });
+  addFormats.default(body);
+  addFormats.default(query);
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? body : query).compile(schema));
+}
+
+/** JSON whatever the Content-Type (as NGINX Plus; `curl -d` sends form-urlencoded); not JSON → 415. */
+function installBodyParser(app: FastifyInstance, bodyLimit: number): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit }, (_request: FastifyRequest, text, done) => {
+    try {
+      done(null, JSON.parse(text as string));
+    } catch {
+      done(new LimitswitchError('JsonError'), undefined);
+    }
+  });
+}
+
+/** The API version of `/api/N/...`, or `null` when the path has none or an unsupported one. */
+function versionInUrl(url: string): number | null {
+  const match = /^\/api\/([0-9]+)(?:[/?]|$)/.exec(url);
+  if (!match) return null;
+  const version = Number(match[1]);
+  return (API_VERSIONS as readonly number[]).includes(version) && match[1] === String(version)
+    ? version
+    : null;
+}
+
+function pathPattern(routePath: string): RegExp {
+  const escaped = routePath
+    .split(/(:[A-Za-z_]+)/)
+    .map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('');
+  return new RegExp(`^${escaped}$`);
+}
+
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version?: string;
+  };
+  return pkg.version ?? '0.0.0';
+}

@@ -1,0 +1,67 @@
+/**
+ * What every route module is handed: the spec, the store (through its gateway), the zones, access
+ * control and metrics. Also the request decorations the app's hooks fill in.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
+import type { ControlPlaneMetrics } from '../metrics/control-plane-metrics.ts';
+import type { AccessControl, Principal } from './access-control.ts';
+import type { ApiSpec, SpecOperation } from './spec.ts';
+import type { StoreGateway } from './store-gateway.ts';
+import type { ZoneDirectory } from './zone-directory.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** `$request_id` of this API request (32 hex). */
+    limitswitchRequestId: string;
+    /** The `{version}` of a versioned API path, once validated; `null` elsewhere. */
+    limitswitchApiVersion: number | null;
+    /** Who wrote (token id), for the audit trail. */
+    limitswitchPrincipal: Principal | null;
+  }
+  interface FastifyContextConfig {
+    /** The spec operation a control-plane route serves. */
+    limitswitchOperation?: SpecOperation;
+  }
+}
+
+/** Identity of this control plane, for `/api/N/nginx`. */
+export interface BuildInfo {
+  readonly version: string;
+  /** When this process loaded its configuration. */
+  readonly loadedAtMs: number;
+}
+
+export interface ControlPlaneContext {
+  readonly spec: ApiSpec;
+  readonly gateway: StoreGateway;
+  readonly zones: ZoneDirectory;
+  readonly access: AccessControl;
+  readonly metrics: ControlPlaneMetrics;
+  readonly build: BuildInfo;
+  /** How often `wait=applied` re-reads the replicas. */
+  readonly waitPollMs: number;
+}
+
+export type SpecHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+
+/**
+ * Register the handler for spec operation `operationId` on every path the spec serves it at, with the
+ * spec's schemas. A route that is not in the spec cannot be registered this way.
+ */
+export function addSpecRoute(
+  app: FastifyInstance,
+  ctx: ControlPlaneContext,
+  operationId: string,
+  handler: SpecHandler,
+): void {
+  const operation = ctx.spec.operation(operationId);
+  for (const url of operation.routePaths) {
+    app.route({
+      method: operation.method,
+      url,
+      schema: operation.schema,
+      config: { limitswitchOperation: operation },
+      handler: handler as RouteHandlerMethod,
+    });
+  }
+}

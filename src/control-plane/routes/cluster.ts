@@ -1,0 +1,58 @@
+/**
+ * Cluster views beyond NGINX Plus: `/cluster/replicas` (who runs, at which revision) and `/audit`.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { AuditEntry, ReplicaRecord } from '../../store/keyval-store.ts';
+import { addSpecRoute, type ControlPlaneContext } from '../context.ts';
+
+/** live: heartbeat current and caught up; lagging: current but behind; gone: heartbeat expired. */
+export type ReplicaState = 'live' | 'lagging' | 'gone';
+
+export function replicaState(replica: ReplicaRecord, revision: number): ReplicaState {
+  if (!replica.live) return 'gone';
+  return replica.appliedRevision < revision ? 'lagging' : 'live';
+}
+
+export function clusterRoutes(app: FastifyInstance, ctx: ControlPlaneContext): void {
+  addSpecRoute(app, ctx, 'getClusterReplicas', async () => {
+    const nowMs = Date.now();
+    const [revision, replicas] = await Promise.all([
+      ctx.gateway.call('revision', (s) => s.revision()),
+      ctx.gateway.call('replicas', (s) => s.replicas(nowMs)),
+    ]);
+    return {
+      revision,
+      replicas: replicas.map((r) => ({
+        id: r.id,
+        version: r.version,
+        config_hash: r.configHash,
+        applied_revision: r.appliedRevision,
+        started_at: new Date(r.startedAtMs).toISOString(),
+        last_heartbeat: new Date(r.lastHeartbeatMs).toISOString(),
+        state: replicaState(r, revision),
+        keyval_zones: r.keyvalZones.map((z) => z.name),
+        limit_req_zones: [...r.limitReqZones],
+      })),
+    };
+  });
+
+  addSpecRoute(app, ctx, 'getAudit', async (request) => {
+    const { limit } = request.query as { limit: number };
+    const entries = await ctx.gateway.call('audit', (s) => s.audit(limit));
+    return entries.map(auditView);
+  });
+}
+
+function auditView(entry: AuditEntry) {
+  return {
+    time: new Date(entry.timeMs).toISOString(),
+    token_id: entry.tokenId,
+    client: entry.client,
+    zone: entry.zone,
+    key: entry.key,
+    old: entry.old,
+    new: entry.new,
+    revision: entry.revision,
+    reason: entry.reason,
+  };
+}

@@ -1,0 +1,52 @@
+/**
+ * Every store call the control plane makes goes through here: bounded in time (a store that hangs
+ * answers 503 StoreUnavailable within `timeoutMs`, never a stuck request), timed for `/metrics`, and
+ * unexpected failures (a dropped connection) reported as StoreUnavailable rather than 500.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { ControlPlaneMetrics } from '../metrics/control-plane-metrics.ts';
+import { isLimitswitchError, LimitswitchError } from '../shared/errors.ts';
+import type { KeyvalStore } from '../store/keyval-store.ts';
+
+export class StoreGateway {
+  readonly store: KeyvalStore;
+  readonly #timeoutMs: number;
+  readonly #metrics: ControlPlaneMetrics;
+  readonly #log: FastifyBaseLogger;
+
+  constructor(store: KeyvalStore, timeoutMs: number, metrics: ControlPlaneMetrics, log: FastifyBaseLogger) {
+    this.store = store;
+    this.#timeoutMs = timeoutMs;
+    this.#metrics = metrics;
+    this.#log = log;
+  }
+
+  /** Run `fn(store)` as operation `op`; precondition errors (409, 404, …) pass through unchanged. */
+  async call<T>(op: string, fn: (store: KeyvalStore) => Promise<T>): Promise<T> {
+    const started = performance.now();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new LimitswitchError('RL_ERR_STORE_UNAVAILABLE', `store did not answer ${op} in time`)),
+        this.#timeoutMs,
+      );
+    });
+    let ok = false;
+    try {
+      const result = await Promise.race([fn(this.store), timeout]);
+      ok = true;
+      return result;
+    } catch (err) {
+      // A precondition failure is an answer from the store, not an outage.
+      const precondition = isLimitswitchError(err) && err.status < 500;
+      ok = precondition;
+      if (precondition) throw err;
+      this.#log.warn({ err, op }, 'store call failed');
+      if (isLimitswitchError(err)) throw err;
+      throw new LimitswitchError('RL_ERR_STORE_UNAVAILABLE', undefined, { cause: err });
+    } finally {
+      clearTimeout(timer);
+      this.#metrics.observeStore(op, (performance.now() - started) / 1000, ok);
+    }
+  }
+}
