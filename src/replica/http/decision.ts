@@ -1,0 +1,99 @@
+/**
+ * The one narrow hook between the HTTP data path and the limiting engine.
+ *
+ * For every request the proxy resolves the client address, then calls `decide(ctx)` synchronously and
+ * acts on the answer. The hook must be cheap: compute it from a precomputed route table, and return
+ * shared constant objects where the answer does not vary (e.g. one frozen `{ action: 'pass' }`), so the
+ * common path allocates nothing.
+ */
+import type { IncomingMessage } from 'node:http';
+
+/** What the hook sees of a request. Valid until the response ends; do not keep it longer. */
+export interface RequestContext {
+  /** The raw request: `method`, `url` (the request-target as sent), `rawHeaders`, `headers` (lazy). */
+  readonly req: IncomingMessage;
+  /** `$remote_addr`: the peer, or the address taken from `real_ip_header` when the peer is trusted. */
+  readonly remoteAddr: string;
+  /** `$remote_port`; 0 when the real-ip header carried no port (nginx then prints it empty). */
+  readonly remotePort: number;
+  /** `$realip_remote_addr`: the socket peer (IPv4-mapped IPv6 normalised to IPv4). */
+  readonly realipRemoteAddr: string;
+  /** `$realip_remote_port`. */
+  readonly realipRemotePort: number;
+  /** The `Host` header as received (`""` when absent). */
+  readonly host: string;
+}
+
+/**
+ * Where to forward. `upstream` names an upstream group known to the proxy (see `UpstreamSet`); absent
+ * means the listener's default upstream. `path` replaces the request-target sent upstream (what
+ * `proxy_pass http://backend/uri` rewriting produces); absent means `req.url` unchanged.
+ */
+export interface ProxyTarget {
+  readonly upstream?: string;
+  readonly path?: string;
+}
+
+/** Forward now, to the default upstream unless the target says otherwise (limits passed or off). */
+export interface PassDecision extends ProxyTarget {
+  readonly action: 'pass';
+}
+
+/** Forward now to a named upstream. */
+export interface ProxyDecision extends ProxyTarget {
+  readonly action: 'proxy';
+  readonly upstream: string;
+}
+
+/**
+ * `limit_req` delayed the request: hold it `delayMs`, then forward. A client that disconnects while
+ * held is released at once and reported through `onClientClosed` (nginx logs 499).
+ */
+export interface DelayDecision extends ProxyTarget {
+  readonly action: 'delay';
+  readonly delayMs: number;
+}
+
+/**
+ * `limit_req` rejected the request: answer `code` (`limit_req_status`, 400..599) with nginx's page for
+ * it, or close the connection without a response when `code` is 444.
+ */
+export interface RejectDecision {
+  readonly action: 'reject';
+  readonly code: number;
+  /** Seconds for `Retry-After` (the `limit_req_retry_after` extension); absent sends none. */
+  readonly retryAfterS?: number;
+}
+
+/**
+ * nginx `return code [text]`: answer directly. Without `body`, 4xx/5xx/3xx codes get nginx's page for
+ * the code (as `return 404;` does); `headers` are added as given (e.g. `location` for redirects). A
+ * `body` without a `content-type` header is sent as `text/plain` (nginx's `default_type`).
+ */
+export interface ReturnDecision {
+  readonly action: 'return';
+  readonly code: number;
+  readonly body?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export type Decision = PassDecision | ProxyDecision | DelayDecision | RejectDecision | ReturnDecision;
+
+/** Called once per request, synchronously, before anything is sent upstream. Must not throw. */
+export type DecideHook<D extends Decision = Decision> = (ctx: RequestContext) => D;
+
+/** Where the client went away: while held by a delay, or while the upstream exchange was running. */
+export type ClientClosedPhase = 'delay' | 'proxy';
+
+/**
+ * Reports a client that closed its connection before the response was complete (nginx's 499). The
+ * decision is the one the hook returned, so a hook may carry its own fields (zone names, …) through.
+ */
+export type ClientClosedCallback<D extends Decision = Decision> = (
+  ctx: RequestContext,
+  decision: D,
+  phase: ClientClosedPhase,
+) => void;
+
+/** The shared answer for "limits passed": one object, no allocation per request. */
+export const PASS: PassDecision = Object.freeze({ action: 'pass' });

@@ -1,0 +1,187 @@
+/**
+ * Header rewriting on the proxy path, done as one pass over the raw header list into the flat
+ * `[name, value, …]` arrays that undici and `writeHead` take (no header objects on the hot path).
+ *
+ * Both directions drop the hop-by-hop headers (Connection, Keep-Alive, Proxy-*, TE, Trailer,
+ * Transfer-Encoding, Upgrade, and every header the Connection header names). Upstream, the request gets
+ * `X-Forwarded-For` = incoming list + `$remote_addr` (nginx's `$proxy_add_x_forwarded_for`),
+ * `X-Forwarded-Proto` and `X-Forwarded-Host` (replacing what the client sent); Host is kept. Downstream,
+ * Date and Server are regenerated and X-Pad / X-Accel-* hidden, as nginx's `proxy_hide_header` defaults.
+ */
+
+/** What the request pass learned besides the headers to send. */
+export interface RequestHeaderFacts {
+  /** The Host header as received, `""` when absent. */
+  host: string;
+  /** The request has a body (Content-Length > 0 or Transfer-Encoding). */
+  hasBody: boolean;
+  /** Incoming X-Forwarded-For lines joined with ", ", `""` when absent. */
+  forwardedFor: string;
+}
+
+const DROP = 1;
+const HOST = 2;
+const XFF = 3;
+const CONNECTION = 4;
+const CONTENT_LENGTH = 5;
+const TRANSFER_ENCODING = 6;
+
+/** Classifies a request header name; 0 means "copy as is". Lower-cases only names of suspect length. */
+function requestKind(name: string): number {
+  switch (name.length) {
+    case 2:
+      return name.toLowerCase() === 'te' ? DROP : 0;
+    case 4:
+      return name.toLowerCase() === 'host' ? HOST : 0;
+    case 6:
+      // undici refuses `expect`; 100-continue is answered by this server, not relayed.
+      return name.toLowerCase() === 'expect' ? DROP : 0;
+    case 7: {
+      const lower = name.toLowerCase();
+      return lower === 'trailer' || lower === 'upgrade' ? DROP : 0;
+    }
+    case 10: {
+      const lower = name.toLowerCase();
+      if (lower === 'connection') return CONNECTION;
+      return lower === 'keep-alive' ? DROP : 0;
+    }
+    case 14:
+      return name.toLowerCase() === 'content-length' ? CONTENT_LENGTH : 0;
+    case 15:
+      return name.toLowerCase() === 'x-forwarded-for' ? XFF : 0;
+    case 16:
+      return name.toLowerCase() === 'x-forwarded-host' ? DROP : 0;
+    case 17: {
+      const lower = name.toLowerCase();
+      if (lower === 'transfer-encoding') return TRANSFER_ENCODING;
+      return lower === 'x-forwarded-proto' ? DROP : 0;
+    }
+  }
+  return isProxyPrefixed(name) ? DROP : 0;
+}
+
+function isProxyPrefixed(name: string): boolean {
+  const c = name.charCodeAt(0) | 0x20;
+  return c === 0x70 /* p */ && name.length > 6 && name.slice(0, 6).toLowerCase() === 'proxy-';
+}
+
+/** Connection tokens other than close/keep-alive, lower-cased; null when there are none (the usual case). */
+function connectionTokens(value: string, into: string[] | null): string[] | null {
+  for (const part of value.split(',')) {
+    const token = part.trim().toLowerCase();
+    if (token === '' || token === 'close' || token === 'keep-alive') continue;
+    into ??= [];
+    into.push(token);
+  }
+  return into;
+}
+
+function withoutNamed(headers: string[], names: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < headers.length; i += 2) {
+    if (!names.includes(headers[i]!.toLowerCase())) out.push(headers[i]!, headers[i + 1]!);
+  }
+  return out;
+}
+
+/**
+ * The headers to send upstream, as a flat list. `facts` is filled in (host, body, incoming XFF); the
+ * X-Forwarded-* headers are appended last, so `appendForwarded` can be called once the final
+ * `$remote_addr` is known.
+ */
+export function upstreamRequestHeaders(rawHeaders: readonly string[], facts: RequestHeaderFacts): string[] {
+  const out: string[] = [];
+  let named: string[] | null = null;
+  facts.host = '';
+  facts.hasBody = false;
+  facts.forwardedFor = '';
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    const value = rawHeaders[i + 1]!;
+    switch (requestKind(name)) {
+      case 0:
+        out.push(name, value);
+        break;
+      case HOST:
+        if (facts.host === '') facts.host = value;
+        out.push(name, value);
+        break;
+      case XFF:
+        facts.forwardedFor = facts.forwardedFor === '' ? value : `${facts.forwardedFor}, ${value}`;
+        break;
+      case CONNECTION:
+        named = connectionTokens(value, named);
+        break;
+      case CONTENT_LENGTH:
+        if (value !== '0') facts.hasBody = true;
+        out.push(name, value);
+        break;
+      case TRANSFER_ENCODING:
+        facts.hasBody = true;
+        break;
+    }
+  }
+  return named === null ? out : withoutNamed(out, named);
+}
+
+/** Appends X-Forwarded-For/-Proto/-Host to a list built by `upstreamRequestHeaders`. */
+export function appendForwarded(
+  headers: string[],
+  facts: RequestHeaderFacts,
+  remoteAddr: string,
+  scheme: string,
+): void {
+  headers.push(
+    'x-forwarded-for',
+    facts.forwardedFor === '' ? remoteAddr : `${facts.forwardedFor}, ${remoteAddr}`,
+    'x-forwarded-proto',
+    scheme,
+  );
+  if (facts.host !== '') headers.push('x-forwarded-host', facts.host);
+}
+
+/** True when a response header is not relayed (hop-by-hop, or hidden like nginx's proxy_hide_header). */
+function responseDropped(name: string): boolean {
+  switch (name.length) {
+    case 2:
+      return name.toLowerCase() === 'te';
+    case 4:
+      return name.toLowerCase() === 'date';
+    case 5:
+      return name.toLowerCase() === 'x-pad';
+    case 6:
+      return name.toLowerCase() === 'server';
+    case 7: {
+      const lower = name.toLowerCase();
+      return lower === 'trailer' || lower === 'upgrade';
+    }
+    case 10: {
+      const lower = name.toLowerCase();
+      return lower === 'connection' || lower === 'keep-alive';
+    }
+    case 17:
+      return name.toLowerCase() === 'transfer-encoding';
+  }
+  if (isProxyPrefixed(name)) return true;
+  const c = name.charCodeAt(0) | 0x20;
+  return c === 0x78 /* x */ && name.length > 8 && name.slice(0, 8).toLowerCase() === 'x-accel-';
+}
+
+/** The upstream response headers to relay to the client, as a flat list of strings. */
+export function clientResponseHeaders(rawHeaders: readonly (Buffer | string)[]): string[] {
+  const out: string[] = [];
+  let named: string[] | null = null;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const rawName = rawHeaders[i]!;
+    const rawValue = rawHeaders[i + 1]!;
+    // latin1 keeps every byte as it came; Node writes header strings back as latin1.
+    const name = typeof rawName === 'string' ? rawName : rawName.toString('latin1');
+    const value = typeof rawValue === 'string' ? rawValue : rawValue.toString('latin1');
+    if (!responseDropped(name)) {
+      out.push(name, value);
+    } else if (name.length === 10 && name.toLowerCase() === 'connection') {
+      named = connectionTokens(value, named);
+    }
+  }
+  return named === null ? out : withoutNamed(out, named);
+}

@@ -1,0 +1,297 @@
+/**
+ * One request on the data path, from decision to the last byte. The exchange is the `RequestContext`
+ * the hook sees and also the undici dispatch handler, so a forwarded request costs one object.
+ *
+ * It uses undici's raw handler callbacks (`onConnect`/`onHeaders`/`onData`/`onComplete`/`onError`):
+ * they hand over the response head as raw buffers and the body as chunks, which are written straight
+ * into the client response; the object-header variants parse every header first, which costs
+ * throughput here for nothing.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type {
+  ClientClosedCallback,
+  Decision,
+  DelayDecision,
+  ProxyTarget,
+  RejectDecision,
+  RequestContext,
+  ReturnDecision,
+} from './decision.ts';
+import { appendForwarded, clientResponseHeaders, upstreamRequestHeaders } from './forward-headers.ts';
+import { closesConnection, errorPage, statusReason, wireStatus } from './status-pages.ts';
+import type { UpstreamGroup, UpstreamPeer, UpstreamSet } from './upstream-group.ts';
+
+/** What every exchange of one listener shares. */
+export interface ExchangeHost<D extends Decision> {
+  readonly upstreams: UpstreamSet;
+  readonly defaultGroup: UpstreamGroup | null;
+  readonly scheme: string;
+  readonly onClientClosed: ClientClosedCallback<D> | null;
+  /** True once a graceful close began: answers say `Connection: close`. */
+  readonly closing: boolean;
+  /** Called when a held or forwarded exchange ends (for graceful close). */
+  exchangeEnded(): void;
+}
+
+const NEW = 0;
+const HELD = 1;
+const FORWARDING = 2;
+const DONE = 3;
+
+/** Connect failures: the request never reached the server, so another server may be tried. */
+const CONNECT_FAILURES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
+const TIMEOUTS: ReadonlySet<string> = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT']);
+
+const kExchange = Symbol('exchange');
+type TrackedResponse = ServerResponse & { [kExchange]?: Exchange<Decision> };
+
+function onResponseClose(this: TrackedResponse): void {
+  this[kExchange]?.responseClosed();
+}
+
+function onHoldElapsed(exchange: { holdElapsed(): void }): void {
+  exchange.holdElapsed();
+}
+
+export class Exchange<D extends Decision> implements RequestContext {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly remoteAddr: string;
+  readonly remotePort: number;
+  readonly realipRemoteAddr: string;
+  readonly realipRemotePort: number;
+  // RequestHeaderFacts, filled in by upstreamRequestHeaders
+  host = '';
+  hasBody = false;
+  forwardedFor = '';
+
+  readonly #host: ExchangeHost<D>;
+  readonly #headers: string[];
+  #state = NEW;
+  #decision: D | null = null;
+  #group: UpstreamGroup | null = null;
+  #peer: UpstreamPeer | null = null;
+  #tried: UpstreamPeer[] | null = null;
+  #path = '';
+  #abort: ((err?: Error) => void) | null = null;
+  #resume: (() => void) | null = null;
+  #timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    host: ExchangeHost<D>,
+    req: IncomingMessage,
+    res: ServerResponse,
+    peerAddr: string,
+    peerPort: number,
+    remoteAddr: string,
+    remotePort: number,
+  ) {
+    this.#host = host;
+    this.req = req;
+    this.res = res;
+    this.realipRemoteAddr = peerAddr;
+    this.realipRemotePort = peerPort;
+    this.remoteAddr = remoteAddr;
+    this.remotePort = remotePort;
+    this.#headers = upstreamRequestHeaders(req.rawHeaders, this);
+    appendForwarded(this.#headers, this, remoteAddr, host.scheme);
+  }
+
+  /** Acts on the hook's answer. */
+  run(decision: D): void {
+    this.#decision = decision;
+    switch (decision.action) {
+      case 'pass':
+      case 'proxy':
+        this.#track();
+        this.#forward(decision);
+        return;
+      case 'delay':
+        this.#hold(decision);
+        return;
+      case 'reject':
+        this.#reject(decision);
+        return;
+      case 'return':
+        this.#answer(decision);
+        return;
+    }
+  }
+
+  /** Answers with nginx's page for `code` (also used for a hook that threw: 500). */
+  sendPage(code: number, retryAfterS?: number): void {
+    if (closesConnection(code)) {
+      this.#state = DONE;
+      this.req.socket.destroy();
+      return;
+    }
+    const page = errorPage(code);
+    const headers =
+      page === null
+        ? ['content-length', '0']
+        : ['content-type', 'text/html', 'content-length', `${page.length}`];
+    if (retryAfterS !== undefined) headers.push('retry-after', `${retryAfterS}`);
+    this.#end(wireStatus(code), headers, page);
+  }
+
+  #end(status: number, headers: string[], body: Buffer | string | null): void {
+    this.#state = DONE;
+    const res = this.res;
+    if (this.#host.closing) res.shouldKeepAlive = false;
+    res.writeHead(status, statusReason(status), headers);
+    if (body === null) res.end();
+    else res.end(body);
+  }
+
+  #reject(decision: RejectDecision): void {
+    this.sendPage(decision.code, decision.retryAfterS);
+  }
+
+  #answer(decision: ReturnDecision): void {
+    if (decision.body === undefined && !decision.headers) {
+      this.sendPage(decision.code);
+      return;
+    }
+    const headers: string[] = [];
+    let hasType = false;
+    if (decision.headers) {
+      for (const [name, value] of Object.entries(decision.headers)) {
+        if (name.toLowerCase() === 'content-type') hasType = true;
+        headers.push(name, value);
+      }
+    }
+    let body: Buffer | string | null = decision.body ?? null;
+    if (body === null) {
+      body = errorPage(decision.code);
+      if (body !== null && !hasType) headers.push('content-type', 'text/html');
+    } else if (!hasType) {
+      headers.push('content-type', 'text/plain');
+    }
+    headers.push('content-length', `${body === null ? 0 : Buffer.byteLength(body)}`);
+    this.#end(decision.code, headers, body);
+  }
+
+  /** Watches the response so a vanished client is noticed (held or forwarding). */
+  #track(): void {
+    (this.res as TrackedResponse)[kExchange] = this as unknown as Exchange<Decision>;
+    this.res.on('close', onResponseClose);
+  }
+
+  #hold(decision: DelayDecision): void {
+    this.#state = HELD;
+    this.#track();
+    this.#timer = setTimeout(onHoldElapsed, decision.delayMs, this);
+  }
+
+  /** @internal the delay timer fired. */
+  holdElapsed(): void {
+    this.#timer = null;
+    if (this.#state !== HELD) return;
+    this.#forward(this.#decision as DelayDecision);
+  }
+
+  #forward(target: ProxyTarget): void {
+    this.#state = FORWARDING;
+    const group =
+      target.upstream === undefined ? this.#host.defaultGroup : this.#host.upstreams.get(target.upstream);
+    if (!group) {
+      this.sendPage(502);
+      return;
+    }
+    this.#group = group;
+    this.#path = target.path ?? this.req.url ?? '/';
+    this.#dispatch();
+  }
+
+  #dispatch(): void {
+    const peer = this.#group!.pick(this.#tried);
+    if (peer === null) {
+      this.#fail(502);
+      return;
+    }
+    this.#peer = peer;
+    peer.pool.dispatch(
+      {
+        path: this.#path,
+        method: this.req.method ?? 'GET',
+        headers: this.#headers,
+        body: this.hasBody ? this.req : null,
+      },
+      this,
+    );
+  }
+
+  /** @internal `res` emitted 'close': the response ended, or the client went away before that. */
+  responseClosed(): void {
+    const state = this.#state;
+    this.#state = DONE;
+    if (state === HELD || state === FORWARDING) {
+      if (this.#timer !== null) {
+        clearTimeout(this.#timer);
+        this.#timer = null;
+      }
+      this.#abort?.();
+      this.#host.onClientClosed?.(this, this.#decision!, state === HELD ? 'delay' : 'proxy');
+    }
+    this.#host.exchangeEnded();
+  }
+
+  /** nginx answers an upstream failure with its page, or cuts the connection once the head was sent. */
+  #fail(code: number): void {
+    if (!this.res.headersSent) {
+      this.sendPage(code);
+      return;
+    }
+    this.#state = DONE;
+    this.res.destroy();
+  }
+
+  // undici dispatch handler
+
+  onConnect(abort: (err?: Error) => void): void {
+    this.#abort = abort;
+    if (this.#state === DONE) abort();
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean {
+    if (statusCode < 200) return true;
+    if (this.#state === DONE) return false;
+    this.#resume = resume;
+    const res = this.res;
+    if (this.#host.closing) res.shouldKeepAlive = false;
+    res.writeHead(statusCode, statusText || statusReason(statusCode), clientResponseHeaders(rawHeaders));
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.res.write(chunk)) return true;
+    this.res.once('drain', this.#resume!);
+    return false;
+  }
+
+  onComplete(): void {
+    if (this.#state === DONE) return;
+    this.#state = DONE;
+    this.res.end();
+  }
+
+  onError(err: Error & { code?: string }): void {
+    if (this.#state === DONE) return;
+    const code = err.code ?? '';
+    if (!this.res.headersSent && CONNECT_FAILURES.has(code)) {
+      this.#group!.markFailed(this.#peer!);
+      if (!this.hasBody && this.#group!.peers.length > 1) {
+        this.#tried ??= [];
+        this.#tried.push(this.#peer!);
+        this.#dispatch();
+        return;
+      }
+    }
+    this.#fail(TIMEOUTS.has(code) ? 504 : 502);
+  }
+}

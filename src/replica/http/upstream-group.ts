@@ -1,0 +1,125 @@
+/**
+ * `upstream` groups on the data path: one keep-alive undici `Pool` per server, servers chosen by nginx's
+ * smooth weighted round robin (ngx_http_upstream_get_peer), a server that failed to connect skipped for
+ * `failTimeoutMs` (nginx's `max_fails=1 fail_timeout=10s`; a group of one server is never skipped).
+ */
+import { Pool } from 'undici';
+import type { UpstreamServerSpec } from '../../config/model.ts';
+
+/** Timeouts and pool sizes shared by every server (nginx's proxy_* defaults in parentheses). */
+export interface UpstreamOptions {
+  /** `proxy_connect_timeout` (60 s) → 504 when it passes. */
+  readonly connectTimeoutMs: number;
+  /** `proxy_read_timeout` (60 s): waiting for the response head, and between body reads. */
+  readonly readTimeoutMs: number;
+  /** How long an idle upstream connection is kept (undici caps it by the server's Keep-Alive hint). */
+  readonly keepAliveTimeoutMs: number;
+  /** Most connections per server; null is unbounded, like nginx (which only caps the idle ones). */
+  readonly connections: number | null;
+  /** How long a server that refused or timed out a connection is left out of the rotation. */
+  readonly failTimeoutMs: number;
+}
+
+export const DEFAULT_UPSTREAM_OPTIONS: UpstreamOptions = Object.freeze({
+  connectTimeoutMs: 60_000,
+  readTimeoutMs: 60_000,
+  keepAliveTimeoutMs: 60_000,
+  connections: null,
+  failTimeoutMs: 10_000,
+});
+
+/** One server of a group with its pool and its round-robin state. */
+export class UpstreamPeer {
+  readonly origin: string;
+  readonly pool: Pool;
+  readonly weight: number;
+  currentWeight = 0;
+  /** `Date.now()` until which the server is skipped; 0 when it is up. */
+  downUntilMs = 0;
+
+  constructor(server: UpstreamServerSpec, options: UpstreamOptions) {
+    const host = server.host.includes(':') ? `[${server.host}]` : server.host;
+    this.origin = `http://${host}:${server.port}`;
+    this.weight = server.weight;
+    this.pool = new Pool(this.origin, {
+      connections: options.connections,
+      pipelining: 1,
+      keepAliveTimeout: options.keepAliveTimeoutMs,
+      keepAliveMaxTimeout: options.keepAliveTimeoutMs,
+      headersTimeout: options.readTimeoutMs,
+      bodyTimeout: options.readTimeoutMs,
+      connect: { timeout: options.connectTimeoutMs },
+    });
+  }
+}
+
+/** A named set of servers; `pick` is called once per forwarded request (and again on a retry). */
+export class UpstreamGroup {
+  readonly name: string;
+  readonly peers: readonly UpstreamPeer[];
+  readonly #single: UpstreamPeer | null;
+  readonly #failTimeoutMs: number;
+
+  constructor(name: string, servers: readonly UpstreamServerSpec[], options: UpstreamOptions) {
+    if (servers.length === 0) throw new Error(`no servers are inside upstream "${name}"`);
+    this.name = name;
+    this.peers = servers.map((server) => new UpstreamPeer(server, options));
+    this.#single = this.peers.length === 1 ? this.peers[0]! : null;
+    this.#failTimeoutMs = options.failTimeoutMs;
+  }
+
+  /**
+   * The next server, skipping the ones in `tried` (already tried for this request) and those marked
+   * down; null when none is left ("no live upstreams").
+   */
+  pick(tried: readonly UpstreamPeer[] | null = null): UpstreamPeer | null {
+    if (this.#single !== null) return tried === null ? this.#single : null;
+    let best: UpstreamPeer | null = null;
+    let total = 0;
+    let nowMs = 0;
+    for (const peer of this.peers) {
+      if (tried?.includes(peer)) continue;
+      if (peer.downUntilMs !== 0) {
+        nowMs ||= Date.now();
+        if (peer.downUntilMs > nowMs) continue;
+        peer.downUntilMs = 0;
+      }
+      peer.currentWeight += peer.weight;
+      total += peer.weight;
+      if (best === null || peer.currentWeight > best.currentWeight) best = peer;
+    }
+    if (best !== null) best.currentWeight -= total;
+    return best;
+  }
+
+  /** A connect failure: leave the server out for `failTimeoutMs` (never the only server). */
+  markFailed(peer: UpstreamPeer): void {
+    if (this.#single === null) peer.downUntilMs = Date.now() + this.#failTimeoutMs;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.peers.map((peer) => peer.pool.close()));
+  }
+}
+
+/** All upstream groups of a listener, by name. */
+export class UpstreamSet {
+  readonly #groups = new Map<string, UpstreamGroup>();
+
+  constructor(
+    specs: readonly { readonly name: string; readonly servers: readonly UpstreamServerSpec[] }[],
+    options: Partial<UpstreamOptions> = {},
+  ) {
+    const merged = { ...DEFAULT_UPSTREAM_OPTIONS, ...options };
+    for (const spec of specs) this.#groups.set(spec.name, new UpstreamGroup(spec.name, spec.servers, merged));
+  }
+
+  get(name: string): UpstreamGroup | undefined {
+    return this.#groups.get(name);
+  }
+
+  /** Closes every pool once its in-flight requests are done. */
+  async close(): Promise<void> {
+    await Promise.all([...this.#groups.values()].map((group) => group.close()));
+  }
+}
