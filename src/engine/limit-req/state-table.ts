@@ -47,9 +47,9 @@ export class StateTable {
   private freeList: number[] = [];
   private highWater = 0;
 
-  /** Open addressing for uint32 keys: slot → node + 1 (0 = empty). */
+  /** Open addressing for uint32 keys: slot → node + 1 (0 = empty); two slots per node. */
   private slots: Int32Array;
-  private slotMask: number;
+  private slotCount: number;
   private readonly byText = new Map<string, number>();
 
   constructor(sizeBytes: number) {
@@ -61,7 +61,7 @@ export class StateTable {
     this.next = new Int32Array(nodes);
     this.keyU32 = new Uint32Array(nodes);
     this.slots = new Int32Array(nodes * 2);
-    this.slotMask = nodes * 2 - 1;
+    this.slotCount = nodes * 2;
   }
 
   /** The node holding `key`, or -1. */
@@ -69,9 +69,9 @@ export class StateTable {
     if (key.length !== 4) return this.byText.get(key) ?? NIL;
     const k = packU32(key);
     const slots = this.slots;
-    const mask = this.slotMask;
+    const count = this.slotCount;
     const keys = this.keyU32;
-    for (let slot = hashU32(k) & mask; ; slot = (slot + 1) & mask) {
+    for (let slot = home(k, count); ; slot = slot + 1 === count ? 0 : slot + 1) {
       const entry = slots[slot]!;
       if (entry === 0) return NIL;
       if (keys[entry - 1] === k) return entry - 1;
@@ -168,35 +168,34 @@ export class StateTable {
   }
 
   private rehash(slotCount: number): void {
-    let size = 1;
-    while (size < slotCount) size <<= 1;
-    this.slots = new Int32Array(size);
-    this.slotMask = size - 1;
+    this.slots = new Int32Array(slotCount);
+    this.slotCount = slotCount;
     for (let node = this.head; node !== NIL; node = this.next[node]!) {
       if (this.keyText[node] === undefined) this.slotInsert(this.keyU32[node]!, node);
     }
   }
 
   private slotInsert(k: number, node: number): void {
-    const mask = this.slotMask;
-    let slot = hashU32(k) & mask;
-    while (this.slots[slot] !== 0) slot = (slot + 1) & mask;
+    const count = this.slotCount;
+    let slot = home(k, count);
+    while (this.slots[slot] !== 0) slot = slot + 1 === count ? 0 : slot + 1;
     this.slots[slot] = node + 1;
   }
 
   /** Linear-probing delete with backward shift, so no tombstones accumulate. */
   private slotDelete(k: number): void {
     const slots = this.slots;
-    const mask = this.slotMask;
+    const count = this.slotCount;
     const keys = this.keyU32;
-    let slot = hashU32(k) & mask;
-    while (slots[slot] !== 0 && keys[slots[slot]! - 1] !== k) slot = (slot + 1) & mask;
+    const next = (slot: number): number => (slot + 1 === count ? 0 : slot + 1);
+    let slot = home(k, count);
+    while (slots[slot] !== 0 && keys[slots[slot]! - 1] !== k) slot = next(slot);
     if (slots[slot] === 0) return;
     let hole = slot;
-    for (let probe = (hole + 1) & mask; slots[probe] !== 0; probe = (probe + 1) & mask) {
-      const home = hashU32(keys[slots[probe]! - 1]!) & mask;
+    for (let probe = next(hole); slots[probe] !== 0; probe = next(probe)) {
+      const want = home(keys[slots[probe]! - 1]!, count);
       // Move the entry back if its home is not cyclically within (hole, probe].
-      const inRange = hole <= probe ? home > hole && home <= probe : home > hole || home <= probe;
+      const inRange = hole <= probe ? want > hole && want <= probe : want > hole || want <= probe;
       if (!inRange) {
         slots[hole] = slots[probe]!;
         hole = probe;
@@ -230,8 +229,10 @@ function packU32(key: string): number {
   );
 }
 
-function hashU32(k: number): number {
-  return Math.imul(k ^ (k >>> 16), 0x45d9f3b) >>> 0;
+/** The home slot of a key: a mixed 32-bit hash scaled onto `count` slots (no power-of-two waste). */
+function home(k: number, count: number): number {
+  const h = Math.imul(k ^ (k >>> 16), 0x45d9f3b) >>> 0;
+  return Math.floor((h * count) / 4294967296);
 }
 
 function growArray<T extends Float64Array | Int32Array | Uint32Array>(from: T, to: T): T {

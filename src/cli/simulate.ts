@@ -1,0 +1,117 @@
+/**
+ * `limitswitch simulate`: JSON-lines request timelines through the engine, one JSON line out per
+ * request. `t` is nginx's millisecond clock; keyval lines change a zone as the Plus API would.
+ */
+import type { Site } from '../engine/http/site.ts';
+import type { RequestFacts } from '../engine/variables/request-context.ts';
+
+export interface SimulatedRequest {
+  t: number;
+  addr: string;
+  host?: string;
+  uri: string;
+  method?: string;
+  port?: number;
+  headers?: Record<string, string>;
+}
+
+export interface SimulatedKeyval {
+  t: number;
+  keyval: { zone: string; key: string; value: string | null; expire?: number };
+}
+
+export interface SimulatedResult {
+  t: number;
+  status: string;
+  code: number;
+  delay_ms: number;
+  zone: string | null;
+}
+
+export class SimulateInputError extends Error {}
+
+/** Runs one parsed input line; returns the output line for a request, null for a keyval change. */
+export function simulateLine(site: Site, line: unknown, defaultPort: number): SimulatedResult | null {
+  if (typeof line !== 'object' || line === null || Array.isArray(line))
+    throw new SimulateInputError('expected a JSON object');
+  const input = line as Record<string, unknown>;
+  const t = input.t;
+  if (typeof t !== 'number' || !Number.isFinite(t)) throw new SimulateInputError('"t" must be a number (ms)');
+  if ('keyval' in input) {
+    applyKeyval(site, t, input.keyval);
+    return null;
+  }
+  const request = checkRequest(input, t);
+  const decision = site.evaluate(toFacts(request, defaultPort), t);
+  return { t, status: decision.status, code: decision.code, delay_ms: decision.delayMs, zone: decision.zone };
+}
+
+function checkRequest(input: Record<string, unknown>, t: number): SimulatedRequest {
+  const { addr, host, uri, method, port, headers } = input;
+  if (typeof addr !== 'string' || addr.length === 0)
+    throw new SimulateInputError('"addr" must be a client address');
+  if (typeof uri !== 'string' || uri.length === 0)
+    throw new SimulateInputError('"uri" must be a request target');
+  if (host !== undefined && typeof host !== 'string') throw new SimulateInputError('"host" must be a string');
+  if (method !== undefined && typeof method !== 'string')
+    throw new SimulateInputError('"method" must be a string');
+  if (port !== undefined && (!Number.isInteger(port) || (port as number) < 1 || (port as number) > 65535)) {
+    throw new SimulateInputError('"port" must be a port number');
+  }
+  if (headers !== undefined && !isStringRecord(headers)) {
+    throw new SimulateInputError('"headers" must be an object of strings');
+  }
+  return {
+    t,
+    addr,
+    uri,
+    host,
+    method,
+    port: port as number | undefined,
+    headers: headers as Record<string, string>,
+  };
+}
+
+function toFacts(request: SimulatedRequest, defaultPort: number): RequestFacts {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers ?? {})) headers[name.toLowerCase()] = value;
+  if (request.host !== undefined) headers.host = request.host;
+  return {
+    method: request.method ?? 'GET',
+    scheme: 'http',
+    target: request.uri,
+    headers,
+    remoteAddr: request.addr,
+    remotePort: 0,
+    serverAddr: '127.0.0.1',
+    serverPort: request.port ?? defaultPort,
+  };
+}
+
+function applyKeyval(site: Site, t: number, change: unknown): void {
+  if (!isRecord(change)) throw new SimulateInputError('"keyval" must be an object');
+  const { zone: zoneName, key, value, expire } = change;
+  if (typeof zoneName !== 'string') throw new SimulateInputError('"keyval.zone" must be a string');
+  const zone = site.keyvalZones.get(zoneName);
+  if (zone === undefined) throw new SimulateInputError(`unknown keyval zone "${zoneName}"`);
+  if (typeof key !== 'string' || !zone.validKey(key))
+    throw new SimulateInputError(`invalid key "${String(key)}"`);
+  if (value === null) {
+    zone.delete(key);
+    return;
+  }
+  if (typeof value !== 'string') throw new SimulateInputError('"keyval.value" must be a string or null');
+  if (expire !== undefined && (typeof expire !== 'number' || !(expire > 0))) {
+    throw new SimulateInputError('"keyval.expire" must be a positive number of ms');
+  }
+  const ttlMs = (expire as number | undefined) ?? zone.timeoutMs;
+  zone.set(key, { value, expireAtMs: ttlMs === null ? null : t + ttlMs });
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isStringRecord(value: unknown): value is Record<string, string> {
+  return isRecord(value) && Object.values(value).every((v) => typeof v === 'string');
+}

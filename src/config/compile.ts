@@ -1,0 +1,116 @@
+/**
+ * Compiles the validated model into the engine's {@link Site}. Given the previous site (a reload),
+ * limit_req zones whose name, key and size are unchanged keep their state and counters (nginx keeps
+ * the shared memory), with the new `rate=` applied; keyval zones keep their content.
+ */
+
+import { compileNginxRegex } from '../engine/http/hostname-matcher.ts';
+import {
+  type CompiledReturn,
+  type LocationHandler,
+  Site,
+  type SiteLocation,
+  type SiteServer,
+} from '../engine/http/site.ts';
+import { KeyvalZone } from '../engine/keyval/keyval-zone.ts';
+import type { LimitReqPolicy, LimitReqRule } from '../engine/limit-req/limit-req.ts';
+import { LimitReqZone } from '../engine/limit-req/limit-req-zone.ts';
+import { AccessList } from '../engine/net/access-list.ts';
+import { compileGeo } from '../engine/variables/geo-variable.ts';
+import { compileMap } from '../engine/variables/map-variable.ts';
+import type { RequestContext } from '../engine/variables/request-context.ts';
+import { VariableTable } from '../engine/variables/variable-table.ts';
+import type { EffectiveLimitReq, HttpConf, LocationConf, ReturnSpec, ServerConf } from './model.ts';
+
+export function compileHttp(http: HttpConf, previous?: Site): Site {
+  const variables = new VariableTable();
+  for (const map of http.maps) variables.declare(map.variable);
+  for (const geo of http.geos) variables.declare(geo.variable);
+  for (const keyval of http.keyvals) variables.declare(keyval.variable);
+
+  const keyvalZones = new Map<string, KeyvalZone>();
+  for (const spec of http.keyvalZones) {
+    const old = previous?.keyvalZones.get(spec.name);
+    const zone = new KeyvalZone(spec.name, spec.type, spec.timeoutMs);
+    if (old !== undefined) zone.replaceAll(old.entries());
+    keyvalZones.set(spec.name, zone);
+  }
+
+  for (const map of http.maps) variables.define(map.variable, compileMap(map, variables), map.volatile);
+  for (const geo of http.geos) variables.define(geo.variable, compileGeo(geo, variables));
+  for (const keyval of http.keyvals) {
+    const zone = keyvalZones.get(keyval.zone);
+    if (zone === undefined) throw new Error(`unknown keyval zone "${keyval.zone}"`);
+    const key = variables.compile(keyval.key);
+    variables.define(keyval.variable, (ctx) => zone.lookup(key(ctx), ctx.nowMs));
+  }
+
+  const limitReqZones = new Map<string, LimitReqZone>();
+  for (const spec of http.limitReqZones) {
+    const old = previous?.limitReqZones.get(spec.name);
+    let zone: LimitReqZone;
+    if (old !== undefined && old.key.raw === spec.key.raw && old.sizeBytes === spec.sizeBytes) {
+      zone = old;
+      zone.rateMilli = spec.rateMilli;
+    } else {
+      zone = new LimitReqZone(spec.name, spec.key, spec.sizeBytes, spec.rateMilli);
+    }
+    limitReqZones.set(spec.name, zone);
+  }
+  const keyOf = new Map([...limitReqZones].map(([name, zone]) => [name, variables.compile(zone.key)]));
+
+  const policy = (conf: EffectiveLimitReq): LimitReqPolicy<RequestContext> => ({
+    rules: conf.limits.map((limit): LimitReqRule<RequestContext> => {
+      const zone = limitReqZones.get(limit.zone);
+      if (zone === undefined) throw new Error(`zero size shared memory zone "${limit.zone}"`);
+      return {
+        zone,
+        keyOf: keyOf.get(limit.zone)!,
+        keyText: zone.key.raw,
+        burstMilli: limit.burstMilli,
+        delayMilli: limit.delayMilli,
+      };
+    }),
+    status: conf.status,
+    logLevel: conf.logLevel,
+    dryRun: conf.dryRun,
+  });
+
+  const compileReturn = (spec: ReturnSpec | null): CompiledReturn | null =>
+    spec === null
+      ? null
+      : { code: spec.code, text: spec.text === null ? null : variables.compile(spec.text) };
+
+  const handler = (
+    name: string,
+    conf: Pick<LocationConf, 'limitReq' | 'access' | 'realIp'> & Partial<LocationConf>,
+  ): LocationHandler => ({
+    name,
+    limitReq: policy(conf.limitReq),
+    retryAfter: conf.limitReq.retryAfter,
+    return: compileReturn(conf.return ?? null),
+    proxyPass: conf.proxyPass ?? null,
+    api: conf.api ?? null,
+    access: new AccessList(conf.access),
+    realIp: conf.realIp,
+  });
+
+  const location = (conf: LocationConf): SiteLocation => ({
+    match: conf.match,
+    pattern: conf.pattern,
+    regex:
+      conf.match === '~' || conf.match === '~*' ? compileNginxRegex(conf.pattern, conf.match === '~*') : null,
+    locations: conf.locations.map(location),
+    handler: handler(`location ${conf.match === 'prefix' ? '' : `${conf.match} `}${conf.pattern}`, conf),
+  });
+
+  const server = (conf: ServerConf): SiteServer => ({
+    listen: conf.listen,
+    serverNames: conf.serverNames,
+    locations: conf.locations.map(location),
+    return: compileReturn(conf.return),
+    handler: handler('server', { limitReq: conf.limitReq, access: conf.access, realIp: conf.realIp }),
+  });
+
+  return new Site({ servers: http.servers.map(server), variables, limitReqZones, keyvalZones });
+}

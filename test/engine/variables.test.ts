@@ -1,0 +1,171 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parseComplexValue as cv } from '../../src/engine/complex-value.ts';
+import { compileGeo } from '../../src/engine/variables/geo-variable.ts';
+import { compileMap, type MapEntryDefinition } from '../../src/engine/variables/map-variable.ts';
+import { newRequestContext, type RequestFacts } from '../../src/engine/variables/request-context.ts';
+import { UnknownVariableError, VariableTable } from '../../src/engine/variables/variable-table.ts';
+
+function context(table: VariableTable, facts: Partial<RequestFacts> = {}, uri = '/coffee/latte') {
+  const full: RequestFacts = {
+    method: 'GET',
+    scheme: 'http',
+    target: `${uri}?a=1&Page=2&flag`,
+    headers: { 'x-switch': '1', cookie: 'sid=abc; theme=dark', host: 'cafe.example.com' },
+    remoteAddr: '192.168.1.254',
+    remotePort: 50000,
+    serverAddr: '127.0.0.1',
+    serverPort: 8080,
+    ...facts,
+  };
+  return newRequestContext(
+    full,
+    { uri, args: 'a=1&Page=2&flag', hasArgs: true },
+    'cafe.example.com',
+    'cafe.example.com',
+    0,
+    table.slots + 16,
+  );
+}
+
+const exact = (match: string, value: string): MapEntryDefinition => ({
+  kind: 'exact',
+  match,
+  value: cv(value),
+});
+const regex = (pattern: string, value: string, caseless = false): MapEntryDefinition => ({
+  kind: 'regex',
+  pattern,
+  caseless,
+  value: cv(value),
+});
+
+describe('variables', () => {
+  it('evaluates built-ins, $arg_ (case-insensitive name), $http_ and $cookie_', () => {
+    const table = new VariableTable();
+    const get = (name: string) => table.compile(cv(`$${name}`));
+    const ctx = context(table);
+    assert.equal(get('binary_remote_addr')(ctx), '\xc0\xa8\x01\xfe');
+    assert.equal(get('remote_addr')(ctx), '192.168.1.254');
+    assert.equal(get('arg_page')(ctx), '2');
+    assert.equal(get('arg_flag')(ctx), '');
+    assert.equal(get('http_x_switch')(ctx), '1');
+    assert.equal(get('cookie_theme')(ctx), 'dark');
+    assert.equal(get('request_uri')(ctx), '/coffee/latte?a=1&Page=2&flag');
+    assert.equal(table.compile(cv('$server_name:$uri'))(ctx), 'cafe.example.com:/coffee/latte');
+  });
+
+  it('is 16 bytes of $binary_remote_addr for IPv6', () => {
+    const table = new VariableTable();
+    const ctx = context(table, { remoteAddr: '2001:db8::1' });
+    const value = table.compile(cv('$binary_remote_addr'))(ctx);
+    assert.equal(value.length, 16);
+    assert.equal(value.charCodeAt(0), 0x20);
+    assert.equal(value.charCodeAt(15), 1);
+  });
+
+  it('rejects unknown variables with nginx’s message', () => {
+    assert.throws(() => new VariableTable().compile(cv('$nope')), new UnknownVariableError('nope'));
+    assert.throws(() => new VariableTable().compile(cv('$nope')), { message: 'unknown "nope" variable' });
+  });
+});
+
+describe('map', () => {
+  it('the seed pattern: "1" → $binary_remote_addr, anything else → "" (not accounted)', () => {
+    const table = new VariableTable();
+    table.declare('limit_key');
+    table.define(
+      'limit_key',
+      compileMap(
+        {
+          source: cv('$http_x_switch'),
+          variable: 'limit_key',
+          hostnames: false,
+          volatile: false,
+          defaultValue: cv(''),
+          entries: [exact('1', '$binary_remote_addr')],
+        },
+        table,
+      ),
+    );
+    const key = table.compile(cv('$limit_key'));
+    assert.equal(key(context(table)), '\xc0\xa8\x01\xfe');
+    assert.equal(key(context(table, { headers: { 'x-switch': '0' } })), '');
+    assert.equal(key(context(table, { headers: {} })), '');
+    assert.equal(key(context(table, { headers: { 'x-switch': ' 1' } })), '');
+  });
+
+  it('matches exact keys case-insensitively, then regexes in order with captures, never regexes for ""', () => {
+    const table = new VariableTable();
+    const map = compileMap(
+      {
+        source: cv('$http_x_v'),
+        variable: 'out',
+        hostnames: false,
+        volatile: false,
+        defaultValue: cv('dflt'),
+        entries: [
+          exact('abc', 'exact'),
+          regex('^(a)(.*)$', 'first:$2'),
+          regex('^A', 'never'),
+          regex('^$', 'empty'),
+        ],
+      },
+      table,
+    );
+    const of = (v: string | undefined) => map(context(table, { headers: { 'x-v': v } }));
+    assert.equal(of('ABC'), 'exact');
+    assert.equal(of('axyz'), 'first:xyz');
+    assert.equal(of('Axyz'), 'never');
+    assert.equal(of(''), 'dflt');
+    assert.equal(of('zzz'), 'dflt');
+  });
+
+  it('hostnames: exact, then longest *.suffix, then prefix.*, trailing dot stripped', () => {
+    const table = new VariableTable();
+    const map = compileMap(
+      {
+        source: cv('$http_x_h'),
+        variable: 'out',
+        hostnames: true,
+        volatile: false,
+        defaultValue: null,
+        entries: [
+          exact('*.example.com', 'wild'),
+          exact('*.a.example.com', 'longer'),
+          exact('mail.*', 'tail'),
+          exact('.example.org', 'dot'),
+        ],
+      },
+      table,
+    );
+    const of = (v: string) => map(context(table, { headers: { 'x-h': v } }));
+    assert.equal(of('www.example.com'), 'wild');
+    assert.equal(of('x.a.example.com.'), 'longer');
+    assert.equal(of('mail.example.net'), 'tail');
+    assert.equal(of('example.org'), 'dot');
+    assert.equal(of('www.example.org'), 'dot');
+    assert.equal(of('example.com'), '');
+  });
+});
+
+describe('geo', () => {
+  it('gives the value of the most specific range, else the default', () => {
+    const table = new VariableTable();
+    const geo = compileGeo(
+      {
+        address: cv('$remote_addr'),
+        variable: 'allow',
+        defaultValue: '1',
+        entries: [
+          { cidr: '192.168.0.0/16', value: '0' },
+          { cidr: '192.168.1.254/32', value: '2' },
+        ],
+      },
+      table,
+    );
+    assert.equal(geo(context(table)), '2');
+    assert.equal(geo(context(table, { remoteAddr: '192.168.9.9' })), '0');
+    assert.equal(geo(context(table, { remoteAddr: '8.8.8.8' })), '1');
+  });
+});
