@@ -1,0 +1,141 @@
+/**
+ * Parsers for annotation and ConfigMap values. Each returns the parsed value or throws
+ * `InvalidValueError` with a message that names the value and what was expected; the caller adds the
+ * object and field. Syntax follows nginx where the value ends up in a directive (rates, sizes, codes).
+ */
+import ipaddr from 'ipaddr.js';
+import type { LogLevel } from '../../config/model.ts';
+import { ComplexValueSyntaxError, parseComplexValue } from '../../engine/complex-value.ts';
+import { checkSnippet } from './snippet-check.ts';
+
+export class InvalidValueError extends Error {}
+
+function invalid(raw: string, expected: string): never {
+  throw new InvalidValueError(`invalid value "${raw}": ${expected}`);
+}
+
+/** A `limit_req_zone` rate as NIC accepts it: a positive integer with `r/s` or `r/m`. */
+export interface Rate {
+  readonly count: number;
+  readonly unit: 'r/s' | 'r/m';
+}
+
+export function parseRate(raw: string): Rate {
+  const m = /^([1-9][0-9]{0,8})(r\/s|r\/m)$/.exec(raw.trim());
+  if (!m) invalid(raw, 'must be a rate like 10r/s or 600r/m');
+  return { count: Number(m[1]), unit: m[2] as Rate['unit'] };
+}
+
+export function formatRate(rate: Rate): string {
+  return `${rate.count}${rate.unit}`;
+}
+
+/** A zone size as nginx parses it (`ngx_parse_size`: bytes, `k`, `m`), at least 32k (8 pages). */
+export function parseZoneSize(raw: string): string {
+  const text = raw.trim();
+  const m = /^([0-9]{1,9})([kKmM]?)$/.exec(text);
+  if (!m) invalid(raw, 'must be a size like 10m or 512k');
+  const unit = m[2]!.toLowerCase();
+  const bytes = Number(m[1]) * (unit === 'k' ? 1024 : unit === 'm' ? 1024 * 1024 : 1);
+  if (bytes < 32768) invalid(raw, 'a zone must be at least 32k');
+  return text;
+}
+
+/** Go's `strconv.ParseBool`, which NIC uses for its boolean annotations. */
+export function parseBool(raw: string): boolean {
+  const text = raw.trim();
+  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(text)) return true;
+  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(text)) return false;
+  return invalid(raw, 'must be true or false');
+}
+
+function parseInteger(raw: string, min: number, max: number, expected: string): number {
+  const text = raw.trim();
+  if (!/^[0-9]{1,9}$/.test(text)) invalid(raw, expected);
+  const n = Number(text);
+  if (n < min || n > max) invalid(raw, expected);
+  return n;
+}
+
+/** `burst=`/`delay=` counts; 0 means "not set" (nginx rejects `burst=0`, so it is left out). */
+export function parseCount(raw: string): number {
+  return parseInteger(raw, 0, 999_999_999, 'must be a non-negative integer');
+}
+
+/** ingress-nginx's `limit-rps`/`limit-rpm`: 0 turns the limit off. */
+export function parseRequestCount(raw: string): number {
+  return parseInteger(raw, 0, 999_999_999, 'must be a non-negative integer');
+}
+
+export function parseMultiplier(raw: string): number {
+  return parseInteger(raw, 1, 1_000_000, 'must be a positive integer');
+}
+
+/** `limit_req_status`: nginx accepts 400..599. */
+export function parseStatusCode(raw: string): number {
+  return parseInteger(raw, 400, 599, 'must be an HTTP status code between 400 and 599');
+}
+
+export function parseLogLevel(raw: string): LogLevel {
+  const text = raw.trim();
+  if (text === 'info' || text === 'notice' || text === 'warn' || text === 'error') return text;
+  return invalid(raw, 'must be one of info, notice, warn, error');
+}
+
+/** A `limit_req_zone` key: nginx text with `$var`/`${var}` variables. */
+export function parseKey(raw: string): string {
+  const text = raw.trim();
+  if (text === '') invalid(raw, 'must not be empty');
+  try {
+    parseComplexValue(text);
+  } catch (err) {
+    if (err instanceof ComplexValueSyntaxError) invalid(raw, err.message);
+    throw err;
+  }
+  return text;
+}
+
+/** Comma-separated addresses or CIDRs (ingress-nginx's `limit-allowlist`), sorted like ingress-nginx. */
+export function parseCidrList(raw: string): string[] {
+  const items = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  for (const item of items) {
+    if (!ipaddr.isValid(item) && !ipaddr.isValidCIDR(item)) {
+      throw new InvalidValueError(`invalid value "${raw}": "${item}" is not an IP address or CIDR`);
+    }
+  }
+  return [...new Set(items)].sort();
+}
+
+/** A comma-separated list of addresses/CIDRs, kept in order (NIC's `set-real-ip-from`). */
+export function parseCidrListInOrder(raw: string): string[] {
+  const items = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  for (const item of items) {
+    if (!ipaddr.isValid(item) && !ipaddr.isValidCIDR(item)) {
+      throw new InvalidValueError(`invalid value "${raw}": "${item}" is not an IP address or CIDR`);
+    }
+  }
+  return items;
+}
+
+/** An HTTP header name (`real-ip-header`). */
+export function parseHeaderName(raw: string): string {
+  const text = raw.trim();
+  if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(text)) invalid(raw, 'must be an HTTP header name');
+  return text;
+}
+
+/** A snippet: nginx directives, checked to be complete statements that stay inside their block. */
+export function parseSnippet(raw: string): string[] {
+  const problem = checkSnippet(raw);
+  if (problem !== null) throw new InvalidValueError(`invalid snippet: ${problem}`);
+  // NIC splits snippets on newlines and writes each line indented; blank trailing lines are noise.
+  const lines = raw.split('\n').map((line) => line.replace(/\s+$/, ''));
+  while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
+  return lines;
+}

@@ -1,0 +1,297 @@
+/**
+ * The one table of the Ingress annotations we read: name, where it applies, how it is validated,
+ * whether a minion inherits it from its master, its default, and its documentation. The annotation
+ * table in docs/kubernetes.md is generated from it (a test keeps the two in step).
+ */
+import type { LogLevel } from '../../config/model.ts';
+import type { ObjectRef, TranslationProblem } from '../objects.ts';
+import {
+  InvalidValueError,
+  parseBool,
+  parseCidrList,
+  parseCount,
+  parseKey,
+  parseLogLevel,
+  parseMultiplier,
+  parseRate,
+  parseRequestCount,
+  parseSnippet,
+  parseStatusCode,
+  parseZoneSize,
+  type Rate,
+} from './annotation-values.ts';
+
+/** `ingress`: every location of the Ingress; `server`: the `server` block; `location`: each path's block. */
+export type AnnotationScope = 'ingress' | 'server' | 'location';
+
+export interface AnnotationSpec<T> {
+  readonly name: string;
+  readonly scope: AnnotationScope;
+  /** False when NIC ignores it on a minion (server-level settings belong to the master). */
+  readonly onMinion: boolean;
+  /** A minion without its own value takes the master's. */
+  readonly inherited: boolean;
+  /** As documented; empty when unset means off. */
+  readonly defaultValue: string;
+  readonly doc: string;
+  readonly parse: (raw: string) => T;
+}
+
+function spec<T>(s: AnnotationSpec<T>): AnnotationSpec<T> {
+  return s;
+}
+
+export type MergeableType = 'master' | 'minion';
+
+function parseMergeableType(raw: string): MergeableType {
+  const text = raw.trim();
+  if (text === 'master' || text === 'minion') return text;
+  throw new InvalidValueError(`invalid value "${raw}": must be master or minion`);
+}
+
+function parseClassName(raw: string): string {
+  const text = raw.trim();
+  if (text === '') throw new InvalidValueError(`invalid value "${raw}": must not be empty`);
+  return text;
+}
+
+const NIC = 'nginx.org/';
+const ING = 'nginx.ingress.kubernetes.io/';
+
+export const ANNOTATIONS = {
+  ingressClass: spec<string>({
+    name: 'kubernetes.io/ingress.class',
+    scope: 'ingress',
+    onMinion: true,
+    inherited: false,
+    defaultValue: '',
+    doc: 'Legacy class selector; `spec.ingressClassName` wins when both are set.',
+    parse: parseClassName,
+  }),
+  mergeableType: spec<MergeableType>({
+    name: `${NIC}mergeable-ingress-type`,
+    scope: 'ingress',
+    onMinion: true,
+    inherited: false,
+    defaultValue: '',
+    doc: '`master` owns a host (TLS, server settings, no paths); each `minion` adds paths to it. Oldest minion wins a duplicate path.',
+    parse: parseMergeableType,
+  }),
+  serverSnippets: spec<string[]>({
+    name: `${NIC}server-snippets`,
+    scope: 'server',
+    onMinion: false,
+    inherited: false,
+    defaultValue: 'ConfigMap `server-snippets`',
+    doc: 'nginx directives added to the `server` block. Ignored (with a warning) on a minion.',
+    parse: parseSnippet,
+  }),
+  locationSnippets: spec<string[]>({
+    name: `${NIC}location-snippets`,
+    scope: 'location',
+    onMinion: true,
+    inherited: true,
+    defaultValue: 'ConfigMap `location-snippets`',
+    doc: "nginx directives added to each of the Ingress's locations (a minion's apply to its own paths only).",
+    parse: parseSnippet,
+  }),
+  limitReqRate: spec<Rate>({
+    name: `${NIC}limit-req-rate`,
+    scope: 'ingress',
+    onMinion: true,
+    inherited: true,
+    defaultValue: '',
+    doc: 'Turns limiting on for every location of the Ingress: `Nr/s` or `Nr/m`. One zone per Ingress, named `<namespace>/<name>`.',
+    parse: parseRate,
+  }),
+  limitReqKey: spec<string>({
+    name: `${NIC}limit-req-key`,
+    scope: 'ingress',
+    onMinion: true,
+    inherited: true,
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: an nginx variable, not a template
+    defaultValue: '${binary_remote_addr}',
+    doc: 'The zone key: text and nginx variables.',
+    parse: parseKey,
+  }),
+  limitReqZoneSize: spec<string>({
+    name: `${NIC}limit-req-zone-size`,
+    scope: 'ingress',
+    onMinion: true,
+    inherited: true,
+    defaultValue: '10m',
+    doc: 'The zone size (`k`, `m`; at least 32k).',
+    parse: parseZoneSize,
+  }),
+  limitReqBurst: spec<number>({
+    name: `${NIC}limit-req-burst`,
+    scope: 'location',
+    onMinion: true,
+    inherited: true,
+    defaultValue: '0',
+    doc: '`burst=`: excess requests queued (or allowed with `no-delay`).',
+    parse: parseCount,
+  }),
+  limitReqDelay: spec<number>({
+    name: `${NIC}limit-req-delay`,
+    scope: 'location',
+    onMinion: true,
+    inherited: true,
+    defaultValue: '0',
+    doc: '`delay=`: excess requests passed without delay before delaying starts (two-stage limiting).',
+    parse: parseCount,
+  }),
+  limitReqNoDelay: spec<boolean>({
+    name: `${NIC}limit-req-no-delay`,
+    scope: 'location',
+    onMinion: true,
+    inherited: true,
+    defaultValue: 'false',
+    doc: '`nodelay`; takes precedence over `limit-req-delay`.',
+    parse: parseBool,
+  }),
+  limitReqRejectCode: spec<number>({
+    name: `${NIC}limit-req-reject-code`,
+    scope: 'location',
+    onMinion: true,
+    inherited: true,
+    defaultValue: '429',
+    doc: '`limit_req_status` for rejected requests (400–599).',
+    parse: parseStatusCode,
+  }),
+  limitReqDryRun: spec<boolean>({
+    name: `${NIC}limit-req-dry-run`,
+    scope: 'location',
+    onMinion: true,
+    inherited: true,
+    defaultValue: 'false',
+    doc: '`limit_req_dry_run on`: count excess requests without limiting them.',
+    parse: parseBool,
+  }),
+  limitReqLogLevel: spec<LogLevel>({
+    name: `${NIC}limit-req-log-level`,
+    scope: 'location',
+    onMinion: true,
+    inherited: true,
+    defaultValue: 'error',
+    doc: '`limit_req_log_level`: info, notice, warn or error.',
+    parse: parseLogLevel,
+  }),
+  limitReqScale: spec<boolean>({
+    name: `${NIC}limit-req-scale`,
+    scope: 'ingress',
+    onMinion: true,
+    inherited: true,
+    defaultValue: 'false',
+    doc: 'Divide the rate by the number of live replicas (rounded down; below 1r/s it switches to r/m). Updated as replicas come and go.',
+    parse: parseBool,
+  }),
+  limitRps: spec<number>({
+    name: `${ING}limit-rps`,
+    scope: 'ingress',
+    onMinion: true,
+    inherited: false,
+    defaultValue: '0',
+    doc: 'ingress-nginx: requests per second per client address; burst = rps × multiplier, `nodelay`. Zone `<ns>_<name>_<uid>_rps`, 5m.',
+    parse: parseRequestCount,
+  }),
+  limitRpm: spec<number>({
+    name: `${ING}limit-rpm`,
+    scope: 'ingress',
+    onMinion: true,
+    inherited: false,
+    defaultValue: '0',
+    doc: 'ingress-nginx: requests per minute per client address; applied before `limit-rps`. Zone `<ns>_<name>_<uid>_rpm`, 5m.',
+    parse: parseRequestCount,
+  }),
+  limitBurstMultiplier: spec<number>({
+    name: `${ING}limit-burst-multiplier`,
+    scope: 'ingress',
+    onMinion: true,
+    inherited: false,
+    defaultValue: '5',
+    doc: 'ingress-nginx: burst as a multiple of `limit-rps`/`limit-rpm`.',
+    parse: parseMultiplier,
+  }),
+  limitAllowlist: spec<string[]>({
+    name: `${ING}limit-allowlist`,
+    scope: 'ingress',
+    onMinion: true,
+    inherited: false,
+    defaultValue: '',
+    doc: 'ingress-nginx: comma-separated addresses/CIDRs exempt from `limit-rps`/`limit-rpm` (a `geo` that yields an empty key).',
+    parse: parseCidrList,
+  }),
+  limitWhitelist: spec<string[]>({
+    name: `${ING}limit-whitelist`,
+    scope: 'ingress',
+    onMinion: true,
+    inherited: false,
+    defaultValue: '',
+    doc: 'ingress-nginx: older name of `limit-allowlist` (used when `limit-allowlist` is absent).',
+    parse: parseCidrList,
+  }),
+} as const;
+
+export type AnnotationId = keyof typeof ANNOTATIONS;
+type ParsedOf<K extends AnnotationId> = ReturnType<(typeof ANNOTATIONS)[K]['parse']>;
+export type AnnotationValues = { -readonly [K in AnnotationId]?: ParsedOf<K> };
+
+export const ANNOTATION_IDS = Object.keys(ANNOTATIONS) as AnnotationId[];
+
+/** The raw annotation field path used in problems and Events. */
+export function annotationField(name: string): string {
+  return `metadata.annotations[${name}]`;
+}
+
+/**
+ * Parses every known annotation present. Invalid values become `error` problems (the caller rejects
+ * the Ingress); the valid ones are returned either way so a report can name every bad field at once.
+ */
+export function readAnnotations(
+  annotations: Readonly<Record<string, string>> | null | undefined,
+  object: ObjectRef,
+): { values: AnnotationValues; problems: TranslationProblem[] } {
+  const values: AnnotationValues = {};
+  const problems: TranslationProblem[] = [];
+  for (const id of ANNOTATION_IDS) {
+    const def = ANNOTATIONS[id];
+    const raw = annotations?.[def.name];
+    if (raw === undefined || raw === null) continue;
+    try {
+      (values as Record<string, unknown>)[id] = def.parse(String(raw));
+    } catch (err) {
+      if (!(err instanceof InvalidValueError)) throw err;
+      problems.push({ object, field: annotationField(def.name), error: err.message, severity: 'error' });
+    }
+  }
+  return { values, problems };
+}
+
+/** The raw annotations a minion ends up with: its own, plus the master's inheritable ones it lacks. */
+export function inheritFromMaster(
+  minion: Readonly<Record<string, string>>,
+  master: Readonly<Record<string, string>>,
+): Record<string, string> {
+  const merged: Record<string, string> = { ...minion };
+  for (const id of ANNOTATION_IDS) {
+    const def = ANNOTATIONS[id];
+    if (def.inherited && merged[def.name] === undefined && master[def.name] !== undefined) {
+      merged[def.name] = master[def.name]!;
+    }
+  }
+  return merged;
+}
+
+/** Markdown table for docs/kubernetes.md. */
+export function renderAnnotationTable(): string {
+  const rows = ['| annotation | scope | default | minion | description |', '| --- | --- | --- | --- | --- |'];
+  for (const id of ANNOTATION_IDS) {
+    const d = ANNOTATIONS[id];
+    const minion = !d.onMinion ? 'ignored' : d.inherited ? 'inherits from master' : 'own value';
+    const dflt =
+      d.defaultValue === '' ? '—' : d.defaultValue.includes('`') ? d.defaultValue : `\`${d.defaultValue}\``;
+    rows.push(`| \`${d.name}\` | ${d.scope} | ${dflt} | ${minion} | ${d.doc.replaceAll('|', '\\|')} |`);
+  }
+  return rows.join('\n');
+}

@@ -1,0 +1,201 @@
+/**
+ * Kubernetes objects → one nginx config text, one Ingress at a time: each Ingress is translated and
+ * its fragment checked alone (ConfigMap settings + that Ingress) before it joins the whole. A bad
+ * annotation or snippet rejects only that Ingress; its last good version stays in the config and the
+ * problem is reported for an Event and a log line. Stateful only in what it remembers as last good.
+ */
+import type {
+  ConfigMap,
+  EndpointSlice,
+  Ingress,
+  KubeObject,
+  Service,
+  TranslationProblem,
+} from '../objects.ts';
+import { keyOf, refOf } from '../objects.ts';
+import { buildBackendIndex } from './backends.ts';
+import { type GlobalSettings, readConfigMap } from './configmap-settings.ts';
+import type { IngressFragment } from './fragment.ts';
+import { normalizeIngress } from './ingress-normalize.ts';
+import { renderConfig } from './render-config.ts';
+import { type IngressContext, roleOf, translateIngress } from './translate-ingress.ts';
+
+export interface ClusterObjects {
+  readonly ingresses: readonly Ingress[];
+  readonly services: readonly Service[];
+  readonly endpointSlices: readonly EndpointSlice[];
+  readonly configMap: ConfigMap | null;
+  /** Live replicas, for `nginx.org/limit-req-scale`; null or absent: no scaling. */
+  readonly replicas?: number | null;
+}
+
+/** Loads config text and throws (with the parser's message) when it is not valid. */
+export type ConfigCheck = (text: string, sourceName: string) => void;
+
+export interface ClusterTranslatorOptions {
+  /** Only Ingresses of this class; undefined or null: every Ingress (as `render` does). */
+  readonly ingressClass?: string | null;
+  /** With `ingressClass`, also take Ingresses that name no class (NIC's `-watch-ingress-without-class`). */
+  readonly watchIngressWithoutClass?: boolean;
+  readonly listenPort?: number;
+  /** The config parser; without it only the structural checks apply. */
+  readonly checkConfig?: ConfigCheck | null;
+}
+
+export interface ClusterTranslation {
+  readonly text: string;
+  readonly problems: readonly TranslationProblem[];
+  /** `namespace/name` of the Ingresses in the text, and whether it is their current version. */
+  readonly ingresses: ReadonlyMap<string, 'current' | 'last-good'>;
+}
+
+const CHECK_CACHE_LIMIT = 512;
+
+function identity(obj: KubeObject): string {
+  return obj.metadata?.uid ?? keyOf(obj);
+}
+
+export class ClusterTranslator {
+  private readonly lastGoodIngress = new Map<string, Ingress>();
+  private lastGoodConfigMap: ConfigMap | null = null;
+  private lastGoodText: string | null = null;
+  /** Text → parser error (null when valid); fragments rarely change, so most checks are hits. */
+  private readonly checked = new Map<string, string | null>();
+
+  constructor(private readonly options: ClusterTranslatorOptions = {}) {}
+
+  private check(text: string, sourceName: string): string | null {
+    const check = this.options.checkConfig;
+    if (!check) return null;
+    const hit = this.checked.get(text);
+    if (hit !== undefined) return hit;
+    let error: string | null = null;
+    try {
+      check(text, sourceName);
+    } catch (err) {
+      error = err instanceof Error ? err.message : String(err);
+    }
+    if (this.checked.size >= CHECK_CACHE_LIMIT) this.checked.delete(this.checked.keys().next().value!);
+    this.checked.set(text, error);
+    return error;
+  }
+
+  /** Whether the Ingress belongs to this replica set's class. */
+  accepts(ing: Ingress): boolean {
+    const wanted = this.options.ingressClass;
+    if (wanted === undefined || wanted === null) return true;
+    const cls = ing.spec?.ingressClassName ?? ing.metadata?.annotations?.['kubernetes.io/ingress.class'];
+    return cls === undefined ? this.options.watchIngressWithoutClass === true : cls === wanted;
+  }
+
+  private settingsFor(cm: ConfigMap | null, problems: TranslationProblem[]): GlobalSettings {
+    const ref = cm ? refOf(cm, 'ConfigMap', 'v1') : null;
+    const current = readConfigMap(cm, ref);
+    let error = current.problems[0];
+    if (!error && ref) {
+      const parseError = this.check(
+        renderConfig(current.settings, [], this.renderOpts(cm)).text,
+        `configmap:${keyOf(cm!)}`,
+      );
+      if (parseError) error = { object: ref, field: 'data', error: parseError, severity: 'error' };
+    }
+    if (!error) {
+      this.lastGoodConfigMap = cm;
+      return current.settings;
+    }
+    const fallback = this.lastGoodConfigMap;
+    const kept = fallback !== null && fallback !== cm;
+    for (const p of current.problems.length > 0 ? current.problems : [error])
+      problems.push({ ...p, keptLastGood: kept });
+    return kept ? readConfigMap(fallback, null).settings : readConfigMap(null, null).settings;
+  }
+
+  private renderOpts(cm: ConfigMap | null) {
+    return {
+      configMap: cm ? refOf(cm, 'ConfigMap', 'v1') : null,
+      ...(this.options.listenPort !== undefined ? { listenPort: this.options.listenPort } : {}),
+    };
+  }
+
+  /** Translates one version of an Ingress and checks its fragment alone. */
+  private attempt(ing: Ingress, ctx: IngressContext, settings: GlobalSettings, cm: ConfigMap | null) {
+    const { ingress, problems } = normalizeIngress(ing);
+    if (problems.some((p) => p.severity === 'error')) return { fragment: null, problems };
+    const t = translateIngress(ingress, ing, ctx);
+    const all = [...problems, ...t.problems];
+    if (!t.fragment) return { fragment: null, problems: all };
+    const alone = renderConfig(settings, [t.fragment], { ...this.renderOpts(cm), standaloneMinions: true });
+    const parseError = this.check(alone.text, `ingress:${keyOf(ing)}`);
+    if (parseError) {
+      all.push({ object: ingress.ref, field: 'metadata.annotations', error: parseError, severity: 'error' });
+      return { fragment: null, problems: all };
+    }
+    return { fragment: t.fragment, problems: all };
+  }
+
+  translate(objects: ClusterObjects): ClusterTranslation {
+    const problems: TranslationProblem[] = [];
+    const cm = objects.configMap;
+    const settings = this.settingsFor(cm, problems);
+    const backends = buildBackendIndex(objects.services, objects.endpointSlices);
+    const replicas = objects.replicas ?? null;
+    const mine = objects.ingresses.filter((i) => this.accepts(i));
+    const present = new Set(mine.map(identity));
+    for (const id of this.lastGoodIngress.keys()) if (!present.has(id)) this.lastGoodIngress.delete(id);
+
+    const chosen: IngressFragment[] = [];
+    const chosenSource = new Map<string, Ingress>();
+    const status = new Map<string, 'current' | 'last-good'>();
+    const run = (ing: Ingress, ctx: IngressContext) => {
+      const now = this.attempt(ing, ctx, settings, cm);
+      if (now.fragment) {
+        this.lastGoodIngress.set(identity(ing), ing);
+        problems.push(...now.problems);
+        chosen.push(now.fragment);
+        chosenSource.set(now.fragment.key, ing);
+        status.set(now.fragment.key, 'current');
+        return;
+      }
+      const good = this.lastGoodIngress.get(identity(ing));
+      const old = good && good !== ing ? this.attempt(good, ctx, settings, cm) : null;
+      for (const p of now.problems)
+        problems.push(p.severity === 'error' ? { ...p, keptLastGood: !!old?.fragment } : p);
+      if (old?.fragment) {
+        chosen.push(old.fragment);
+        chosenSource.set(old.fragment.key, good!);
+        status.set(old.fragment.key, 'last-good');
+      }
+    };
+
+    const roleOfIngress = (i: Ingress) => roleOf(i.metadata?.annotations ?? {});
+    for (const ing of mine.filter((i) => roleOfIngress(i) !== 'minion'))
+      run(ing, { settings, backends, replicas });
+    for (const ing of mine.filter((i) => roleOfIngress(i) === 'minion')) {
+      const host = ing.spec?.rules?.[0]?.host ?? '';
+      const master = chosen
+        .filter((f) => f.role === 'master' && f.servers[0]?.host === host)
+        .sort((a, b) => a.createdMs - b.createdMs)[0];
+      const masterAnnotations = master ? chosenSource.get(master.key)?.metadata?.annotations : undefined;
+      run(ing, { settings, backends, replicas, ...(masterAnnotations ? { masterAnnotations } : {}) });
+    }
+
+    const whole = renderConfig(settings, chosen, this.renderOpts(cm));
+    problems.push(...whole.problems);
+    const parseError = this.check(whole.text, 'kubernetes');
+    if (parseError && this.lastGoodText !== null) {
+      const object = cm
+        ? refOf(cm, 'ConfigMap', 'v1')
+        : { kind: 'Ingress', apiVersion: 'networking.k8s.io/v1', namespace: '', name: '' };
+      problems.push({
+        object,
+        field: '',
+        error: `the combined config is invalid: ${parseError}`,
+        severity: 'error',
+        keptLastGood: true,
+      });
+      return { text: this.lastGoodText, problems, ingresses: status };
+    }
+    this.lastGoodText = whole.text;
+    return { text: whole.text, problems, ingresses: status };
+  }
+}

@@ -1,0 +1,48 @@
+/**
+ * What one Ingress contributes to the config, before assembly: http-level blocks (its zones, geo/map),
+ * upstreams, and servers with locations. Fragments are built per Ingress so that one bad Ingress can be
+ * set aside (keeping its last good fragment) without touching the others.
+ */
+import type { ObjectRef } from '../objects.ts';
+
+export type IngressRole = 'plain' | 'master' | 'minion';
+
+export interface LocationFragment {
+  readonly match: '=' | 'prefix';
+  readonly path: string;
+  /** `namespace/name` of the Ingress that declared the path. */
+  readonly owner: string;
+  readonly comments: readonly string[];
+  readonly snippets: readonly string[];
+  readonly upstream: string;
+  /** `limit_req …;` and friends generated from annotations (after `proxy_pass`, as NIC writes them). */
+  readonly limitLines: readonly string[];
+}
+
+export interface ServerFragment {
+  /** Empty for rules without a host (the default server). */
+  readonly host: string;
+  /** The TLS secret for this host, or null when the Ingress has no TLS entry for it. */
+  readonly tlsSecret: string | null;
+  readonly tls: boolean;
+  readonly serverSnippets: readonly string[];
+  readonly locations: readonly LocationFragment[];
+}
+
+export interface UpstreamFragment {
+  readonly name: string;
+  readonly servers: readonly string[];
+  readonly note: string | null;
+}
+
+export interface IngressFragment {
+  readonly key: string;
+  readonly ref: ObjectRef;
+  readonly role: IngressRole;
+  /** Creation order, for "the oldest wins". */
+  readonly createdMs: number;
+  /** Each block is a list of lines at http level (zones, `geo`, `map`). */
+  readonly httpBlocks: readonly (readonly string[])[];
+  readonly upstreams: readonly UpstreamFragment[];
+  readonly servers: readonly ServerFragment[];
+}

@@ -1,0 +1,51 @@
+/** Helpers for writing nginx config text: argument quoting and indented blocks. */
+
+const NEEDS_QUOTES = /[\s;{}"'#\\]/;
+
+/** An argument as nginx reads it back unchanged: bare when safe, else double-quoted with escapes. */
+export function quoteArg(value: string): string {
+  if (value !== '' && !NEEDS_QUOTES.test(value)) return value;
+  return `"${value.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;
+}
+
+/** One directive line: `name arg arg;` (arguments already quoted as needed). */
+export function directive(name: string, ...args: string[]): string {
+  return args.length === 0 ? `${name};` : `${name} ${args.join(' ')};`;
+}
+
+/** Accumulates lines with four-space indentation per nesting level, like nginx's own examples. */
+export class ConfigWriter {
+  private readonly lines: string[] = [];
+  private depth = 0;
+
+  line(text: string): this {
+    this.lines.push(text === '' ? '' : `${'    '.repeat(this.depth)}${text}`);
+    return this;
+  }
+
+  /** Lines taken verbatim from a snippet, re-indented to the current level (their own indent kept). */
+  snippet(lines: readonly string[]): this {
+    for (const l of lines) this.line(l);
+    return this;
+  }
+
+  open(header: string): this {
+    this.line(`${header} {`);
+    this.depth++;
+    return this;
+  }
+
+  close(): this {
+    this.depth--;
+    return this.line('}');
+  }
+
+  blank(): this {
+    if (this.lines.length > 0 && this.lines[this.lines.length - 1] !== '') this.lines.push('');
+    return this;
+  }
+
+  toString(): string {
+    return `${this.lines.join('\n')}\n`;
+  }
+}

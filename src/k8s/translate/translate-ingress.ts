@@ -1,0 +1,191 @@
+/**
+ * One Ingress → its fragment. Checks the mergeable rules NIC enforces (a master has one host and no
+ * paths; a minion has one host and no TLS, inherits the master's inheritable annotations and loses
+ * server-level ones), parses every annotation through the registry, and builds locations with their
+ * snippets, `proxy_pass` to NIC-named upstreams and the generated `limit_req` lines.
+ */
+import { createdMs, type KubeObject, type ObjectRef, type TranslationProblem } from '../objects.ts';
+import {
+  ANNOTATION_IDS,
+  ANNOTATIONS,
+  annotationField,
+  inheritFromMaster,
+  readAnnotations,
+} from './annotations.ts';
+import { type BackendIndex, resolveBackend } from './backends.ts';
+import type { GlobalSettings } from './configmap-settings.ts';
+import type {
+  IngressFragment,
+  IngressRole,
+  LocationFragment,
+  ServerFragment,
+  UpstreamFragment,
+} from './fragment.ts';
+import type { NormalBackend, NormalIngress } from './ingress-normalize.ts';
+import { ingressNginxLimits } from './limit-req-ingress-nginx.ts';
+import { nicLimitReq } from './limit-req-nic.ts';
+
+export interface IngressContext {
+  readonly settings: GlobalSettings;
+  readonly backends: BackendIndex;
+  /** Live replica count for `limit-req-scale`; null when unknown (no scaling). */
+  readonly replicas: number | null;
+  /** For a minion: its master's annotations (the inheritable ones are merged in). */
+  readonly masterAnnotations?: Readonly<Record<string, string>>;
+}
+
+export interface IngressTranslation {
+  /** Null when the Ingress is rejected (see the `error` problems). */
+  readonly fragment: IngressFragment | null;
+  readonly problems: readonly TranslationProblem[];
+}
+
+const MERGEABLE = ANNOTATIONS.mergeableType.name;
+
+/** `master`, `minion` or `plain`; an invalid value is reported by `readAnnotations`. */
+export function roleOf(annotations: Readonly<Record<string, string>>): IngressRole {
+  const v = annotations[MERGEABLE]?.trim();
+  return v === 'master' || v === 'minion' ? v : 'plain';
+}
+
+function upstreamName(ref: ObjectRef, host: string, b: NormalBackend): string {
+  return `${ref.namespace}-${ref.name}-${host}-${b.service}-${b.port}`;
+}
+
+function checkMergeable(ing: NormalIngress, role: IngressRole, problems: TranslationProblem[]): void {
+  const err = (field: string, error: string) =>
+    problems.push({ object: ing.ref, field, error, severity: 'error' });
+  if (role === 'plain') return;
+  if (ing.rules.length !== 1 || ing.rules[0]!.host === '') {
+    err('spec.rules', `a ${role} must have exactly one rule with a host`);
+    return;
+  }
+  if (role === 'master' && ing.rules[0]!.paths.length > 0) {
+    err('spec.rules[0].http.paths', 'a master cannot have paths; put them in minions');
+  }
+  if (role === 'minion' && ing.tls.length > 0)
+    err('spec.tls', 'a minion cannot have TLS; put it in the master');
+}
+
+export function translateIngress(
+  ing: NormalIngress,
+  source: KubeObject,
+  ctx: IngressContext,
+): IngressTranslation {
+  const problems: TranslationProblem[] = [];
+  const role = roleOf(ing.annotations);
+  checkMergeable(ing, role, problems);
+
+  let raw: Record<string, string> = { ...ing.annotations };
+  if (role === 'minion') {
+    for (const id of ANNOTATION_IDS) {
+      const def = ANNOTATIONS[id];
+      if (!def.onMinion && raw[def.name] !== undefined) {
+        problems.push({
+          object: ing.ref,
+          field: annotationField(def.name),
+          error: 'not allowed on a minion (server-level settings belong to the master); ignored',
+          severity: 'warning',
+        });
+        delete raw[def.name];
+      }
+    }
+    if (ctx.masterAnnotations) raw = inheritFromMaster(raw, ctx.masterAnnotations);
+  }
+  const { values, problems: annotationProblems } = readAnnotations(raw, ing.ref);
+  problems.push(...annotationProblems);
+  if (problems.some((p) => p.severity === 'error')) return { fragment: null, problems };
+
+  const { namespace, name } = ing.ref;
+  const httpBlocks: string[][] = [];
+  const nic = nicLimitReq(values, namespace, name, ctx.replicas);
+  const ingNginx = ingressNginxLimits(
+    values,
+    namespace,
+    name,
+    ing.ref.uid ?? '',
+    ctx.settings.limitConnZoneVariable,
+  );
+  // A master has no locations of its own, so its zone would be unused (NIC does not write it either).
+  if (role !== 'master') {
+    if (nic) httpBlocks.push([`# Ingress ${namespace}/${name}`, nic.zoneLine]);
+    if (ingNginx) httpBlocks.push([...ingNginx.httpLines]);
+  }
+  const limitLines = [...(nic?.locationLines ?? []), ...(ingNginx?.locationLines ?? [])];
+  const snippets = values.locationSnippets ?? ctx.settings.locationSnippets;
+  const comments = role === 'minion' ? [`# location for minion ${namespace}/${name}`] : [];
+
+  const upstreams = new Map<string, UpstreamFragment>();
+  const upstreamFor = (host: string, b: NormalBackend): string => {
+    const un = upstreamName(ing.ref, host, b);
+    if (!upstreams.has(un)) {
+      const resolved = resolveBackend(ctx.backends, namespace, b);
+      upstreams.set(un, { name: un, servers: resolved.servers, note: resolved.note });
+    }
+    return un;
+  };
+
+  const servers: ServerFragment[] = [];
+  const rules =
+    ing.rules.length > 0 || !ing.defaultBackend ? ing.rules : [{ host: '', paths: [], field: 'spec' }];
+  for (const rule of rules) {
+    const locations: LocationFragment[] = [];
+    const seen = new Set<string>();
+    for (const p of rule.paths) {
+      const match = p.pathType === 'Exact' ? '=' : 'prefix';
+      const id = `${match} ${p.path}`;
+      if (seen.has(id)) {
+        problems.push({
+          object: ing.ref,
+          field: `${p.field}.path`,
+          error: `duplicate path "${p.path}" for host "${rule.host}"; the first one is used`,
+          severity: 'warning',
+        });
+        continue;
+      }
+      seen.add(id);
+      locations.push({
+        match,
+        path: p.path,
+        owner: `${namespace}/${name}`,
+        comments,
+        snippets,
+        upstream: upstreamFor(rule.host, p.backend),
+        limitLines,
+      });
+    }
+    // NIC serves `spec.defaultBackend` at `/` when no rule path is `/` (upstream named with an empty host).
+    if (role !== 'minion' && ing.defaultBackend && !seen.has('prefix /')) {
+      locations.push({
+        match: 'prefix',
+        path: '/',
+        owner: `${namespace}/${name}`,
+        comments,
+        snippets,
+        upstream: upstreamFor('', ing.defaultBackend),
+        limitLines,
+      });
+    }
+    const tlsEntry = ing.tls.find((t) => t.hosts.includes(rule.host));
+    servers.push({
+      host: rule.host,
+      tls: tlsEntry !== undefined,
+      tlsSecret: tlsEntry?.secretName ?? null,
+      serverSnippets: role === 'minion' ? [] : (values.serverSnippets ?? ctx.settings.serverSnippets),
+      locations,
+    });
+  }
+
+  return {
+    fragment: {
+      key: `${namespace}/${name}`,
+      ref: ing.ref,
+      role,
+      createdMs: createdMs(source),
+      httpBlocks,
+      upstreams: [...upstreams.values()],
+      servers,
+    },
+    problems,
+  };
+}
