@@ -1,0 +1,291 @@
+/**
+ * Replica-side sync: keeps a `KeyvalMirror` equal to the store and tells the replica about every
+ * update (`onApply`) so it can swap engine state.
+ *
+ * - Start: subscribe, then snapshot, then apply the buffered changes newer than the snapshot, so no
+ *   change can slip between.
+ * - Changes apply strictly in revision order. A gap (lost message, reconnect) → catch up with
+ *   `changesSince`; if the log no longer reaches back, or the store's epoch changed (it restarted
+ *   empty), reload the snapshot.
+ * - Every `checkIntervalMs` (default 250) a revision check catches silent pub/sub loss and retries a
+ *   lost subscription.
+ * - Fail-static: while the store is unreachable the mirror keeps its last state; `state()` says so.
+ *   The mirror is saved to `stateFile` (atomically) and loaded from it when the store is down at start.
+ */
+
+import { KeyvalMirror } from './keyval-mirror.ts';
+import type { KeyvalChange, KeyvalEntry, KeyvalSnapshot, KeyvalStore, Unsubscribe } from './keyval-store.ts';
+import { readStateFile, writeStateFile } from './state-file.ts';
+
+/** What `onApply` hooks receive: a whole new state, or one change on top of the previous one. */
+export type KeyvalSyncUpdate =
+  | { readonly kind: 'snapshot'; readonly source: 'store' | 'state-file'; readonly snapshot: KeyvalSnapshot }
+  | { readonly kind: 'change'; readonly change: KeyvalChange };
+
+export interface KeyvalSyncState {
+  /** The last contact with the store succeeded. */
+  readonly connected: boolean;
+  readonly appliedRevision: number;
+  readonly epoch: string | null;
+  /** Where the current state came from: nowhere yet, the state file, or the store. */
+  readonly source: 'none' | 'state-file' | 'store';
+  /** The last failure (store, state file or hook), `null` after a successful check. */
+  readonly lastError: string | null;
+}
+
+export interface KeyvalSyncOptions {
+  readonly store: KeyvalStore;
+  /** Revision check period; ≤ 1000. Default 250. */
+  readonly checkIntervalMs?: number;
+  /** Local state file path; none when absent. */
+  readonly stateFile?: string;
+  /** Delay before saving after a change (changes in a burst are saved once). Default 100. */
+  readonly stateWriteDelayMs?: number;
+}
+
+export class KeyvalSync {
+  readonly #store: KeyvalStore;
+  readonly #intervalMs: number;
+  readonly #stateFile: string | undefined;
+  readonly #writeDelayMs: number;
+  readonly #mirror = new KeyvalMirror();
+  readonly #hooks = new Set<(update: KeyvalSyncUpdate) => void>();
+  /** Changes that arrived ahead of the mirror, by revision (with their epoch). */
+  readonly #pending = new Map<number, { change: KeyvalChange; epoch: string }>();
+  #unsubscribe: Unsubscribe | null = null;
+  #timer: NodeJS.Timeout | null = null;
+  #syncing: Promise<void> | null = null;
+  #syncAgain = false;
+  #connected = false;
+  #source: KeyvalSyncState['source'] = 'none';
+  #lastError: string | null = null;
+  #stopped = false;
+  #saveTimer: NodeJS.Timeout | null = null;
+  #saving: Promise<void> = Promise.resolve();
+
+  constructor(options: KeyvalSyncOptions) {
+    this.#store = options.store;
+    this.#intervalMs = Math.min(options.checkIntervalMs ?? 250, 1000);
+    this.#stateFile = options.stateFile;
+    this.#writeDelayMs = options.stateWriteDelayMs ?? 100;
+  }
+
+  /** Call `hook` after every update of the mirror (synchronously, in order). Returns a remover. */
+  onApply(hook: (update: KeyvalSyncUpdate) => void): () => void {
+    this.#hooks.add(hook);
+    return () => this.#hooks.delete(hook);
+  }
+
+  /**
+   * First sync with the store; when it is unreachable, load the state file instead (fail-static) and
+   * keep retrying in the background. Resolves either way; see `state()`.
+   */
+  async start(): Promise<void> {
+    this.#timer = setInterval(() => this.#requestSync(), this.#intervalMs);
+    this.#timer.unref();
+    await this.#requestSync();
+    if (!this.#connected && this.#source === 'none' && this.#stateFile) {
+      try {
+        const saved = await readStateFile(this.#stateFile);
+        // The store may have answered meanwhile; its state wins.
+        if (saved && this.#source === 'none') this.#load(saved, 'state-file');
+      } catch (err) {
+        this.#lastError = message(err);
+      }
+    }
+  }
+
+  /** Stop syncing; the last state is saved. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer) clearInterval(this.#timer);
+    await this.#syncing?.catch(() => {});
+    await this.#unsubscribe?.().catch(() => {});
+    this.#unsubscribe = null;
+    if (this.#saveTimer) {
+      clearTimeout(this.#saveTimer);
+      this.#saveTimer = null;
+      this.#save();
+    }
+    await this.#saving;
+  }
+
+  state(): KeyvalSyncState {
+    return {
+      connected: this.#connected,
+      appliedRevision: this.#mirror.revision,
+      epoch: this.#mirror.epoch,
+      source: this.#source,
+      lastError: this.#lastError,
+    };
+  }
+
+  /** One zone of the mirror (a copy). */
+  zone(name: string): Record<string, KeyvalEntry> {
+    return this.#mirror.zone(name);
+  }
+
+  /** The whole mirror (a copy). */
+  snapshot(): KeyvalSnapshot {
+    return this.#mirror.snapshot();
+  }
+
+  /** Drop keys past their expiry from the mirror (the store's expire change follows later). */
+  pruneExpired(nowMs: number): Record<string, string[]> {
+    return this.#mirror.pruneExpired(nowMs);
+  }
+
+  /** Run a check now (also what the timer does); resolves when it is done. */
+  syncNow(): Promise<void> {
+    return this.#requestSync();
+  }
+
+  #onChange(change: KeyvalChange, epoch: string): void {
+    if (this.#stopped) return;
+    if (this.#source === 'store' && epoch === this.#mirror.epoch) {
+      if (change.revision <= this.#mirror.revision) return;
+      if (change.revision === this.#mirror.revision + 1) {
+        this.#apply(change);
+        this.#drainPending();
+        return;
+      }
+    }
+    // Ahead of the mirror, from another epoch, or before the first snapshot: keep it, and sync.
+    this.#pending.set(change.revision, { change, epoch });
+    if (this.#source === 'store') void this.#requestSync();
+  }
+
+  /** Coalesce sync requests: at most one running, at most one more queued. */
+  #requestSync(): Promise<void> {
+    if (this.#stopped) return Promise.resolve();
+    if (this.#syncing) {
+      this.#syncAgain = true;
+      return this.#syncing;
+    }
+    this.#syncing = (async () => {
+      try {
+        do {
+          this.#syncAgain = false;
+          await this.#syncOnce();
+        } while (this.#syncAgain && !this.#stopped);
+      } finally {
+        this.#syncing = null;
+      }
+    })();
+    return this.#syncing;
+  }
+
+  async #syncOnce(): Promise<void> {
+    try {
+      if (!this.#unsubscribe) {
+        this.#unsubscribe = await this.#store.subscribe((change, epoch) => this.#onChange(change, epoch));
+        // A new subscription: what happened before it is only in the snapshot or the log.
+      }
+      const head = await this.#store.head();
+      if (this.#source !== 'store' && this.#source !== 'state-file') {
+        await this.#reload();
+      } else if (head.epoch !== this.#mirror.epoch || head.revision < this.#mirror.revision) {
+        await this.#reload();
+      } else if (head.revision > this.#mirror.revision) {
+        const changes = await this.#store.changesSince(this.#mirror.revision);
+        if (changes === null) await this.#reload();
+        else this.#applyRun(changes, head.epoch);
+      }
+      if (this.#source === 'state-file' && this.#mirror.epoch === head.epoch) this.#source = 'store';
+      this.#connected = true;
+      this.#lastError = null;
+    } catch (err) {
+      this.#connected = false;
+      this.#lastError = message(err);
+    }
+  }
+
+  async #reload(): Promise<void> {
+    const snapshot = await this.#store.snapshot();
+    if (this.#stopped) return;
+    const sameHistory = this.#source === 'store' && snapshot.epoch === this.#mirror.epoch;
+    // Pub/sub may have carried the mirror past this snapshot meanwhile; never go back.
+    if (!sameHistory || snapshot.revision > this.#mirror.revision) this.#load(snapshot, 'store');
+    this.#drainPending();
+  }
+
+  /** Apply changes in order, from `mirror.revision + 1`, as far as they are contiguous. */
+  #applyRun(changes: readonly KeyvalChange[], epoch: string): void {
+    if (epoch !== this.#mirror.epoch) return;
+    for (const change of changes) {
+      if (change.revision <= this.#mirror.revision) continue;
+      if (change.revision !== this.#mirror.revision + 1) {
+        this.#syncAgain = true;
+        return;
+      }
+      this.#apply(change);
+    }
+    this.#drainPending();
+  }
+
+  #drainPending(): void {
+    const epoch = this.#mirror.epoch;
+    for (;;) {
+      const next = this.#pending.get(this.#mirror.revision + 1);
+      if (!next || next.epoch !== epoch) break;
+      this.#pending.delete(next.change.revision);
+      this.#apply(next.change);
+    }
+    // Older ones are applied already; other epochs are settled by a reload. What is left is ahead of
+    // a gap, and the sync its arrival requested fills the gap.
+    for (const [revision, { epoch: e }] of this.#pending) {
+      if (revision <= this.#mirror.revision || e !== epoch) this.#pending.delete(revision);
+    }
+  }
+
+  #load(snapshot: KeyvalSnapshot, source: 'store' | 'state-file'): void {
+    this.#mirror.load(snapshot);
+    this.#source = source;
+    this.#notify({ kind: 'snapshot', source, snapshot: this.#mirror.snapshot() });
+    if (source === 'store') this.#scheduleSave();
+  }
+
+  #apply(change: KeyvalChange): void {
+    this.#mirror.apply(change);
+    this.#notify({ kind: 'change', change });
+    this.#scheduleSave();
+  }
+
+  #notify(update: KeyvalSyncUpdate): void {
+    for (const hook of [...this.#hooks]) {
+      try {
+        hook(update);
+      } catch (err) {
+        this.#lastError = `onApply hook failed: ${message(err)}`;
+      }
+    }
+  }
+
+  #scheduleSave(): void {
+    if (!this.#stateFile || this.#saveTimer || this.#stopped) return;
+    this.#saveTimer = setTimeout(() => {
+      this.#saveTimer = null;
+      this.#save();
+    }, this.#writeDelayMs);
+    this.#saveTimer.unref();
+  }
+
+  /** Save after any save in flight (writes never overlap; the last one holds the newest state). */
+  #save(): void {
+    const path = this.#stateFile;
+    if (!path) return;
+    this.#saving = this.#saving
+      .then(() => writeStateFile(path, this.#mirror.snapshot(), Date.now()))
+      .catch((err) => {
+        this.#lastError = `state file: ${message(err)}`;
+      });
+  }
+}
+
+function message(err: unknown): string {
+  if (err instanceof Error) {
+    const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
+    return `${err.message}${cause}`;
+  }
+  return String(err);
+}
