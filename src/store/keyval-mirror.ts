@@ -62,7 +62,8 @@ export class KeyvalMirror {
       for (const [key, entry] of map) {
         if (entry.expireAtMs !== null && entry.expireAtMs <= nowMs) {
           map.delete(key);
-          (dropped[zone] ??= []).push(key);
+          dropped[zone] ??= [];
+          dropped[zone].push(key);
         }
       }
       if (map.size === 0) this.#zones.delete(zone);
