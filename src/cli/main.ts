@@ -1,8 +1,11 @@
 import { Command } from 'commander';
+import { registerControlPlaneCommand } from './control-plane-command.ts';
 
 const program = new Command('limitswitch')
   .description('NGINX-Plus-style dynamic keyval control plane for ingress rate limiting')
   .version('0.1.0');
+
+registerControlPlaneCommand(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   console.error(err instanceof Error ? err.message : String(err));

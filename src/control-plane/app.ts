@@ -154,6 +154,8 @@ function installValidation(app: FastifyInstance): void {
 function installBodyParser(app: FastifyInstance, bodyLimit: number): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string', bodyLimit }, (_request: FastifyRequest, text, done) => {
+    // No body at all (a DELETE sent with a Content-Type) is not a JSON error.
+    if (text === '') return done(null, undefined);
     try {
       done(null, JSON.parse(text as string));
     } catch {

@@ -13,7 +13,8 @@ export function parsePostBody(
   zone: KeyvalZoneInfo,
   nowMs: number,
 ): Record<string, KeyvalEntry> {
-  const entries: Record<string, KeyvalEntry> = {};
+  // Prototype-free: a key named `__proto__` is data.
+  const entries: Record<string, KeyvalEntry> = Object.create(null);
   for (const [key, raw] of bodyPairs(body)) {
     checkKey(key, zone);
     if (raw === null) throw format(`invalid value of key "${key}"`);

@@ -100,8 +100,11 @@ function validationError(
         first.keyword === 'minProperties' ? 'key required' : 'invalid JSON',
       );
     }
-    const [key, field] = path.slice(1).split('/').map(unescapePointer);
-    if (field === 'expire') return apiError('KeyvalFormatError', `invalid expire of key "${key}"`);
+    const [key] = path.slice(1).split('/').map(unescapePointer);
+    // anyOf reports every branch; an `expire` out of range is the more useful one to name.
+    if (errors.some((e) => e.instancePath?.endsWith('/expire'))) {
+      return apiError('KeyvalFormatError', `invalid expire of key "${key}"`);
+    }
     return apiError('KeyvalFormatError', `invalid value of key "${key}"`);
   }
   const name =

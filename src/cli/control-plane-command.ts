@@ -1,0 +1,114 @@
+/**
+ * `limitswitch control-plane`: the NGINX Plus API for the cluster, on the shared store.
+ */
+import { readFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { pino } from 'pino';
+import { parseHostPort } from '../config/address.ts';
+import type { AuthOptions } from '../control-plane/access-control.ts';
+import { parseTokens } from '../control-plane/access-control.ts';
+import { parseIpRange } from '../control-plane/ip-text.ts';
+import { startControlPlaneServer } from '../control-plane/server.ts';
+import { LimitswitchError } from '../shared/errors.ts';
+import type { KeyvalStore, KeyvalZoneInfo } from '../store/keyval-store.ts';
+import { MemoryKeyvalStore } from '../store/memory-keyval-store.ts';
+import { RedisKeyvalStore } from '../store/redis-keyval-store.ts';
+
+interface ControlPlaneFlags {
+  listen: string;
+  redis?: string;
+  config?: string;
+  tokenFile?: string;
+  allow: string[];
+  readOnly: boolean;
+  readAuth: boolean;
+}
+
+export function registerControlPlaneCommand(program: Command): void {
+  program
+    .command('control-plane')
+    .description('serve the NGINX Plus API (keyvals, limit_reqs) and cluster views for every replica')
+    .option('--listen <host:port>', 'address to listen on', '127.0.0.1:8080')
+    .option(
+      '--redis <url>',
+      'shared store: redis://, rediss://, redis+sentinel://, redis+cluster:// (default: in memory)',
+    )
+    .option('-c, --config <file>', 'nginx.conf whose keyval_zone/limit_req_zone the API serves')
+    .option(
+      '--token-file <file>',
+      'bearer tokens for writes, one "id:token" per line (or LIMITSWITCH_TOKENS)',
+    )
+    .option('--allow <cidr...>', 'client addresses allowed to write (and to read with --read-auth)', [])
+    .option('--read-only', "refuse every write with 405 MethodDisabled (NGINX's api write=off)", false)
+    .option('--read-auth', 'reads of the API, cluster views and audit need a token too', false)
+    .action(async (flags: ControlPlaneFlags) => {
+      await runControlPlane(flags);
+    });
+}
+
+async function runControlPlane(flags: ControlPlaneFlags): Promise<void> {
+  const listen = parseHostPort(flags.listen, true);
+  if (listen.error !== undefined || listen.port === null) {
+    throw new LimitswitchError(
+      'RL_ERR_CLI_USAGE',
+      `--listen ${flags.listen}: ${listen.error ?? 'port required'}`,
+    );
+  }
+  const auth = authOptions(flags);
+  const zones = flags.config ? loadZones(flags.config) : { keyvalZones: [], limitReqZones: [] };
+  const logger = pino({ name: 'limitswitch-control-plane' });
+  const store: KeyvalStore = flags.redis
+    ? new RedisKeyvalStore({ url: flags.redis })
+    : new MemoryKeyvalStore();
+  if (!flags.redis)
+    logger.warn('no --redis: keyvals live in this process only; replicas elsewhere cannot see them');
+  const server = await startControlPlaneServer({
+    store,
+    auth,
+    ...zones,
+    host: listen.host ?? '0.0.0.0',
+    port: listen.port,
+    logger,
+  });
+  logger.info({ url: server.url }, 'control plane listening');
+  await new Promise<void>((resolve) => {
+    const stop = (signal: NodeJS.Signals) => {
+      logger.info({ signal }, 'closing');
+      resolve();
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  await server.close();
+  await store.close();
+}
+
+function authOptions(flags: ControlPlaneFlags): AuthOptions {
+  const fromFile = flags.tokenFile ? parseTokens(readText(flags.tokenFile), flags.tokenFile) : null;
+  const fromEnv = process.env.LIMITSWITCH_TOKENS;
+  const tokens =
+    fromFile ?? (fromEnv ? parseTokens(fromEnv, 'LIMITSWITCH_TOKENS') : new Map<string, string>());
+  for (const cidr of flags.allow) {
+    try {
+      parseIpRange(cidr);
+    } catch (err) {
+      throw new LimitswitchError('RL_ERR_CLI_USAGE', `--allow: ${(err as Error).message}`);
+    }
+  }
+  return { tokens, allow: flags.allow, readOnly: flags.readOnly, readAuth: flags.readAuth };
+}
+
+function readText(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new LimitswitchError('RL_ERR_CLI_USAGE', `cannot read ${file}: ${(err as Error).message}`);
+  }
+}
+
+function loadZones(file: string): { keyvalZones: KeyvalZoneInfo[]; limitReqZones: string[] } {
+  throw new LimitswitchError(
+    'RL_ERR_CLI_USAGE',
+    `-c ${file}: reading zones from a configuration file is not available yet`,
+  );
+}

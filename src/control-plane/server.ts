@@ -1,0 +1,43 @@
+/**
+ * The thin shell around the control-plane plugin: a fastify server that listens, and closes
+ * gracefully (stops accepting, lets in-flight requests finish, then returns).
+ */
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { type ControlPlaneOptions, controlPlane } from './app.ts';
+
+export interface ControlPlaneServerOptions extends ControlPlaneOptions {
+  readonly host: string;
+  /** 0 picks a free port. */
+  readonly port: number;
+  /** A pino logger; `false`/absent: silent. */
+  readonly logger?: FastifyBaseLogger | false;
+}
+
+export interface ControlPlaneServer {
+  readonly app: FastifyInstance;
+  /** `http://host:port` as bound (IPv6 hosts in brackets). */
+  readonly url: string;
+  /** Graceful: no new connections, in-flight requests finish. Does not close the store. */
+  close(): Promise<void>;
+}
+
+export async function startControlPlaneServer(
+  options: ControlPlaneServerOptions,
+): Promise<ControlPlaneServer> {
+  const app = Fastify({
+    ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
+    // Idle keep-alive connections would otherwise hold close() open.
+    forceCloseConnections: 'idle',
+    return503OnClosing: true,
+  });
+  await app.register(controlPlane, options);
+  await app.listen({ host: options.host, port: options.port });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : options.port;
+  const host = options.host.includes(':') ? `[${options.host}]` : options.host;
+  return {
+    app,
+    url: `http://${host}:${port}`,
+    close: () => app.close(),
+  };
+}

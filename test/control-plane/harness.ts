@@ -1,0 +1,102 @@
+/**
+ * Shared setup for control-plane tests: an app on a store (inject), response checks against the spec,
+ * and the NGINX error-shape assertion.
+ */
+import assert from 'node:assert/strict';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
+import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify';
+import { type ControlPlaneOptions, controlPlane } from '../../src/control-plane/app.ts';
+import { loadApiSpec } from '../../src/control-plane/spec.ts';
+import type { KeyvalStore, KeyvalZoneInfo, ReplicaInfo } from '../../src/store/keyval-store.ts';
+import { MemoryKeyvalStore } from '../../src/store/memory-keyval-store.ts';
+
+export const ZONES: readonly KeyvalZoneInfo[] = [
+  { name: 'zone_one', type: 'string', timeoutMs: null },
+  { name: 'ttl', type: 'string', timeoutMs: 60_000 },
+  { name: 'ips', type: 'ip', timeoutMs: null },
+  { name: 'prefixes', type: 'prefix', timeoutMs: null },
+];
+
+export interface TestApp {
+  readonly app: FastifyInstance;
+  readonly store: KeyvalStore;
+}
+
+/** An app on a fresh memory store (or the given one), zones registered as replicas would. */
+export async function buildApp(
+  options: Partial<ControlPlaneOptions> & { store?: KeyvalStore } = {},
+): Promise<TestApp> {
+  const store = options.store ?? new MemoryKeyvalStore();
+  await store.registerZones(ZONES);
+  const app = Fastify({ logger: false });
+  await app.register(controlPlane, { ...options, store });
+  await app.ready();
+  return { app, store };
+}
+
+export function replicaInfo(id: string, appliedRevision: number, limitReqZones: string[] = []): ReplicaInfo {
+  return {
+    id,
+    version: '0.1.0',
+    configHash: 'abc123',
+    appliedRevision,
+    startedAtMs: 1_700_000_000_000,
+    keyvalZones: [...ZONES],
+    limitReqZones,
+  };
+}
+
+/** Assert the NGINX Plus error body, exactly. */
+export function assertNginxError(
+  res: { statusCode: number; body: string; headers: Record<string, unknown> },
+  status: number,
+  code: string,
+  text?: string,
+): void {
+  assert.equal(res.statusCode, status, res.body);
+  assert.match(String(res.headers['content-type']), /^application\/json/);
+  const body = JSON.parse(res.body) as Record<string, unknown>;
+  const error = body.error as Record<string, unknown>;
+  assert.equal(error.status, status);
+  assert.equal(error.code, code);
+  if (text !== undefined) assert.equal(error.text, text);
+  assert.match(String(body.request_id), /^[0-9a-f]{32}$/);
+  assert.equal(body.href, 'https://nginx.org/en/docs/http/ngx_http_api_module.html');
+}
+
+/** True when `body` has the NGINX error shape (for property tests). */
+export function isNginxError(status: number, text: string): boolean {
+  try {
+    const body = JSON.parse(text) as {
+      error?: { status?: unknown; text?: unknown; code?: unknown };
+      request_id?: unknown;
+    };
+    return (
+      body.error?.status === status &&
+      typeof body.error.text === 'string' &&
+      typeof body.error.code === 'string' &&
+      typeof body.request_id === 'string' &&
+      /^[0-9a-f]{32}$/.test(body.request_id)
+    );
+  } catch {
+    return false;
+  }
+}
+
+const ajv = new Ajv({ strict: false, allErrors: true });
+addFormats.default(ajv);
+
+/** Check a JSON response against the spec's schema for that operation and status. */
+export function assertMatchesSpec(
+  operationId: string,
+  res: LightMyRequestResponse | { statusCode: number; body: string },
+): void {
+  const schema = loadApiSpec().operation(operationId).schema.response?.[String(res.statusCode)];
+  assert.ok(schema, `no response schema for ${operationId} ${res.statusCode}`);
+  const validate = ajv.compile(schema);
+  const ok = validate(JSON.parse(res.body));
+  assert.ok(ok, `${operationId} ${res.statusCode}: ${ajv.errorsText(validate.errors)}\n${res.body}`);
+}
+
+export const JSON_HEADERS = { 'content-type': 'application/json' } as const;

@@ -1,0 +1,66 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parsePatchBody, parsePostBody } from '../../src/control-plane/keyval-body.ts';
+import type { KeyvalZoneInfo } from '../../src/store/keyval-store.ts';
+
+const plain: KeyvalZoneInfo = { name: 'z', type: 'string', timeoutMs: null };
+const timed: KeyvalZoneInfo = { name: 't', type: 'string', timeoutMs: 1000 };
+const ips: KeyvalZoneInfo = { name: 'i', type: 'ip', timeoutMs: null };
+const formatError = (message: string) => ({ code: 'KeyvalFormatError', status: 400, message });
+
+describe('keyval bodies', () => {
+  it('POST: strings, numbers as text, value objects; expiry from `expire` or the zone timeout', () => {
+    assert.deepEqual(
+      { ...parsePostBody({ a: 'x', b: 7, c: { value: -1.5 } }, plain, 100) },
+      {
+        a: { value: 'x', expireAtMs: null },
+        b: { value: '7', expireAtMs: null },
+        c: { value: '-1.5', expireAtMs: null },
+      },
+    );
+    assert.deepEqual(
+      { ...parsePostBody({ a: 'x', b: { value: 'y', expire: 50 } }, timed, 100) },
+      {
+        a: { value: 'x', expireAtMs: 1100 },
+        b: { value: 'y', expireAtMs: 150 },
+      },
+    );
+  });
+
+  it('a key named __proto__ stays a key', () => {
+    const entries = parsePostBody(JSON.parse('{"__proto__":"x"}'), plain, 0);
+    assert.deepEqual(Object.keys(entries), ['__proto__']);
+    assert.equal(Object.getPrototypeOf(entries), null);
+  });
+
+  it('refuses with NGINX’s texts', () => {
+    assert.throws(() => parsePostBody([], plain, 0), formatError('invalid JSON'));
+    assert.throws(() => parsePostBody({}, plain, 0), formatError('key required'));
+    assert.throws(() => parsePostBody({ '': 'v' }, plain, 0), formatError('key required'));
+    assert.throws(() => parsePostBody({ a: null }, plain, 0), formatError('invalid value of key "a"'));
+    assert.throws(() => parsePostBody({ a: true }, plain, 0), formatError('invalid value of key "a"'));
+    assert.throws(() => parsePostBody({ a: Number.NaN }, plain, 0), formatError('invalid value of key "a"'));
+    assert.throws(
+      () => parsePostBody({ a: { value: 'v', expire: 10 } }, plain, 0),
+      formatError('keyval timeout is not enabled'),
+    );
+    assert.throws(
+      () => parsePostBody({ a: { value: 'v', expire: 1.5 } }, timed, 0),
+      formatError('invalid expire of key "a"'),
+    );
+    assert.throws(() => parsePostBody({ 'not-an-ip': '1' }, ips, 0), formatError('invalid key format'));
+  });
+
+  it('PATCH: exactly one key; null deletes', () => {
+    assert.deepEqual(parsePatchBody({ a: null }, plain, 0), { key: 'a', entry: null });
+    assert.deepEqual(parsePatchBody({ a: 'b' }, timed, 5), {
+      key: 'a',
+      entry: { value: 'b', expireAtMs: 1005 },
+    });
+    assert.throws(
+      () => parsePatchBody({ a: '1', b: '2' }, plain, 0),
+      formatError('only one key can be updated'),
+    );
+    assert.throws(() => parsePatchBody({}, plain, 0), formatError('key required'));
+  });
+});
