@@ -182,18 +182,21 @@ export class ClusterTranslator {
     const whole = renderConfig(settings, chosen, this.renderOpts(cm));
     problems.push(...whole.problems);
     const parseError = this.check(whole.text, 'kubernetes');
-    if (parseError && this.lastGoodText !== null) {
+    if (parseError) {
+      // Each fragment passed alone, so only an interaction between objects gets here.
       const object = cm
         ? refOf(cm, 'ConfigMap', 'v1')
         : { kind: 'Ingress', apiVersion: 'networking.k8s.io/v1', namespace: '', name: '' };
+      const kept = this.lastGoodText !== null;
       problems.push({
         object,
         field: '',
         error: `the combined config is invalid: ${parseError}`,
         severity: 'error',
-        keptLastGood: true,
+        keptLastGood: kept,
       });
-      return { text: this.lastGoodText, problems, ingresses: status };
+      if (kept) return { text: this.lastGoodText!, problems, ingresses: status };
+      return { text: whole.text, problems, ingresses: status };
     }
     this.lastGoodText = whole.text;
     return { text: whole.text, problems, ingresses: status };

@@ -14,8 +14,8 @@ export interface IngressNginxLimits {
 }
 
 /**
- * ingress-nginx's zone id: base64url of the zone name without padding. `-` cannot appear in an nginx
- * variable name (`$limit_ab-c` would read as `$limit_ab` then "-c"), so we write it as `_`.
+ * ingress-nginx's zone id: base64url of the zone name without padding. Valid object names never yield
+ * `-`, but nginx would read `$limit_ab-c` as `$limit_ab` then "-c", so a `-` is written as `_`.
  */
 export function rateLimitId(zoneName: string): string {
   return Buffer.from(zoneName, 'utf8').toString('base64url').replaceAll('-', '_');

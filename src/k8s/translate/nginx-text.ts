@@ -4,7 +4,8 @@ const NEEDS_QUOTES = /[\s;{}"'#\\]/;
 
 /** An argument as nginx reads it back unchanged: bare when safe, else double-quoted with escapes. */
 export function quoteArg(value: string): string {
-  if (value !== '' && !NEEDS_QUOTES.test(value)) return value;
+  // `${name}` is read by nginx's tokenizer as part of the word, so its braces need no quotes.
+  if (value !== '' && !NEEDS_QUOTES.test(value.replace(/\$\{[A-Za-z0-9_]+\}/g, ''))) return value;
   return `"${value.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;
 }
 

@@ -1,0 +1,58 @@
+/**
+ * Multi-document YAML (what `kubectl apply -f` takes) → the objects the translator reads. `List`
+ * documents are flattened; kinds we do not read are counted and skipped.
+ */
+import { parseAllDocuments } from 'yaml';
+import type { ConfigMap, EndpointSlice, Ingress, KubeObject, Service } from './objects.ts';
+
+export interface YamlObjects {
+  readonly ingresses: Ingress[];
+  readonly services: Service[];
+  readonly endpointSlices: EndpointSlice[];
+  readonly configMaps: ConfigMap[];
+  /** Kinds present but not read (Deployments, Secrets, …), with counts. */
+  readonly skipped: Map<string, number>;
+}
+
+export class YamlObjectsError extends Error {}
+
+export function emptyObjects(): YamlObjects {
+  return { ingresses: [], services: [], endpointSlices: [], configMaps: [], skipped: new Map() };
+}
+
+function add(into: YamlObjects, obj: KubeObject, source: string): void {
+  if (obj === null || typeof obj !== 'object') return;
+  const kind = obj.kind;
+  if (kind === 'List' || (typeof kind === 'string' && kind.endsWith('List'))) {
+    for (const item of (obj as { items?: KubeObject[] }).items ?? []) add(into, item, source);
+    return;
+  }
+  if (typeof kind !== 'string' || typeof obj.metadata?.name !== 'string') {
+    throw new YamlObjectsError(`${source}: a document without kind or metadata.name`);
+  }
+  // Objects applied without a namespace land in "default", as kubectl does by default.
+  const withNs = { ...obj, metadata: { ...obj.metadata, namespace: obj.metadata.namespace ?? 'default' } };
+  if (kind === 'Ingress') into.ingresses.push(withNs);
+  else if (kind === 'Service') into.services.push(withNs);
+  else if (kind === 'EndpointSlice') into.endpointSlices.push(withNs);
+  else if (kind === 'ConfigMap') into.configMaps.push(withNs);
+  else into.skipped.set(kind, (into.skipped.get(kind) ?? 0) + 1);
+}
+
+/** Adds every document of `text` to `into`; `source` names the file in errors. */
+export function readYamlObjects(
+  text: string,
+  source: string,
+  into: YamlObjects = emptyObjects(),
+): YamlObjects {
+  for (const doc of parseAllDocuments(text)) {
+    if (doc.errors.length > 0) {
+      const e = doc.errors[0]!;
+      const line = e.linePos?.[0]?.line;
+      throw new YamlObjectsError(`${source}${line ? `:${line}` : ''}: ${e.message.split('\n')[0]}`);
+    }
+    const value = doc.toJS() as KubeObject | null;
+    if (value !== null && value !== undefined) add(into, value, source);
+  }
+  return into;
+}
