@@ -1,0 +1,153 @@
+/**
+ * Mutable per-block state while directives are read. `null` means "not set at this level", which is
+ * what nginx's merge step needs; merge.ts turns builders into the frozen model.
+ */
+import type {
+  AccessRule,
+  GeoSpec,
+  KeyvalSpec,
+  KeyvalZoneSpec,
+  LimitReqSpec,
+  LimitReqZoneSpec,
+  ListenSpec,
+  LocationMatch,
+  LogLevel,
+  MapSpec,
+  ReturnSpec,
+  SourceRef,
+  UpstreamServerSpec,
+} from './model.ts';
+
+/** Settings every level (http, server, location) can carry and inherit. */
+export interface LevelBuilder {
+  readonly source: SourceRef;
+  limitReqs: LimitReqSpec[] | null;
+  limitReqStatus: number | null;
+  limitReqLogLevel: LogLevel | null;
+  limitReqDryRun: boolean | null;
+  limitReqRetryAfter: boolean | null;
+  realIpFrom: string[] | null;
+  realIpHeader: string | null;
+  realIpRecursive: boolean | null;
+  access: AccessRule[] | null;
+}
+
+export interface LocationBuilder extends LevelBuilder {
+  readonly match: LocationMatch;
+  /** The URI or regex, without the modifier. */
+  readonly pattern: string;
+  /** `location @name`: accepted, never part of the model (nothing can jump to it). */
+  readonly named: boolean;
+  readonly locations: LocationBuilder[];
+  proxyPass: string | null;
+  return: ReturnSpec | null;
+  api: { readonly write: boolean } | null;
+}
+
+export interface ServerBuilder extends LevelBuilder {
+  readonly listen: (ListenSpec & { readonly source: SourceRef })[];
+  readonly serverNames: string[];
+  readonly locations: LocationBuilder[];
+  return: ReturnSpec | null;
+}
+
+export interface UpstreamBuilder {
+  readonly name: string;
+  readonly servers: UpstreamServerSpec[];
+  keepalive: number | null;
+  readonly source: SourceRef;
+}
+
+/** A shared memory zone name, as ngx_shared_memory_add tracks it. */
+export interface SharedMemoryZone {
+  readonly tag: 'limit_req' | 'keyval';
+  sizeBytes: number;
+  /** Where the name was first used (for `zero size shared memory zone`). */
+  readonly firstUse: SourceRef;
+  /** The key of the `limit_req_zone` that defined it, or `null` until a zone directive defines it. */
+  definedKey: string | null;
+}
+
+export interface VariableUse {
+  readonly name: string;
+  readonly source: SourceRef;
+}
+
+/** A `proxy_pass` with a static host, checked against the upstreams once the http block is read. */
+export interface ProxyTarget {
+  readonly host: string;
+  readonly port: number | null;
+  readonly source: SourceRef;
+}
+
+export interface HttpBuilder extends LevelBuilder {
+  readonly limitReqZones: LimitReqZoneSpec[];
+  readonly keyvalZones: KeyvalZoneSpec[];
+  readonly keyvals: KeyvalSpec[];
+  readonly maps: MapSpec[];
+  readonly geos: GeoSpec[];
+  readonly upstreams: UpstreamBuilder[];
+  readonly servers: ServerBuilder[];
+  readonly sharedMemory: Map<string, SharedMemoryZone>;
+  /** Variables defined by map, geo, keyval or a named regex capture → the definition (last one wins). */
+  readonly variables: Map<string, object>;
+  readonly variableUses: VariableUse[];
+  readonly proxyTargets: ProxyTarget[];
+  /** `listen … default_server` addresses seen so far (`0.0.0.0:80`). */
+  readonly defaultServers: Set<string>;
+}
+
+export function newLevel(source: SourceRef): LevelBuilder {
+  return {
+    source,
+    limitReqs: null,
+    limitReqStatus: null,
+    limitReqLogLevel: null,
+    limitReqDryRun: null,
+    limitReqRetryAfter: null,
+    realIpFrom: null,
+    realIpHeader: null,
+    realIpRecursive: null,
+    access: null,
+  };
+}
+
+export function newHttp(source: SourceRef): HttpBuilder {
+  return {
+    ...newLevel(source),
+    limitReqZones: [],
+    keyvalZones: [],
+    keyvals: [],
+    maps: [],
+    geos: [],
+    upstreams: [],
+    servers: [],
+    sharedMemory: new Map(),
+    variables: new Map(),
+    variableUses: [],
+    proxyTargets: [],
+    defaultServers: new Set(),
+  };
+}
+
+export function newServer(source: SourceRef): ServerBuilder {
+  return { ...newLevel(source), listen: [], serverNames: [], locations: [], return: null };
+}
+
+export function newLocation(
+  source: SourceRef,
+  match: LocationMatch,
+  pattern: string,
+  named: boolean,
+): LocationBuilder {
+  return {
+    ...newLevel(source),
+    match,
+    pattern,
+    named,
+    locations: [],
+    proxyPass: null,
+    return: null,
+    api: null,
+  };
+}

@@ -1,0 +1,167 @@
+/**
+ * The one list of directives limitswitch accepts and ignores: they tune logging, buffering, timeouts,
+ * TLS, compression or file serving, and none of them changes which requests are limited. Each keeps
+ * nginx's contexts and argument counts, so misplaced or malformed ones are still reported.
+ * Anything not here, not supported and not unsupported is an `unknown directive`.
+ */
+import { configError } from '../config-error.ts';
+import type { Directive } from '../directive.ts';
+import type { ArgSpec, ContextKind, DirectiveSpec, Scope } from './types.ts';
+
+const M: readonly ContextKind[] = ['main'];
+const E: readonly ContextKind[] = ['events'];
+const H: readonly ContextKind[] = ['http'];
+const HS: readonly ContextKind[] = ['http', 'server'];
+const HSL: readonly ContextKind[] = ['http', 'server', 'location'];
+const SL: readonly ContextKind[] = ['server', 'location'];
+const L: readonly ContextKind[] = ['location'];
+const U: readonly ContextKind[] = ['upstream'];
+const HSLU: readonly ContextKind[] = ['http', 'server', 'location', 'upstream'];
+
+const ENTRIES: readonly (readonly [string, readonly ContextKind[], ArgSpec])[] = [
+  // main and events: process management
+  ['worker_processes', M, [1]],
+  ['daemon', M, [1]],
+  ['master_process', M, [1]],
+  ['pid', M, [1]],
+  ['worker_rlimit_nofile', M, [1]],
+  ['user', M, [1, 2]],
+  ['worker_cpu_affinity', M, '1+'],
+  ['worker_priority', M, [1]],
+  ['worker_shutdown_timeout', M, [1]],
+  ['timer_resolution', M, [1]],
+  ['pcre_jit', M, [1]],
+  ['env', M, [1]],
+  ['load_module', M, [1]],
+  ['working_directory', M, [1]],
+  ['lock_file', M, [1]],
+  ['error_log', [...M, ...HSL], '1+'],
+  ['worker_connections', E, [1]],
+  ['use', E, [1]],
+  ['multi_accept', E, [1]],
+  ['accept_mutex', E, [1]],
+  ['accept_mutex_delay', E, [1]],
+  ['worker_aio_requests', E, [1]],
+  // logging
+  ['access_log', HSL, '1+'],
+  ['log_format', H, '2+'],
+  ['log_not_found', HSL, [1]],
+  ['log_subrequest', HSL, [1]],
+  ['open_log_file_cache', HSL, [1, 2, 3, 4]],
+  ['status_zone', SL, [1]],
+  // proxying details (proxy_pass itself is supported)
+  ['proxy_set_header', HSL, [2]],
+  ['proxy_http_version', HSL, [1]],
+  ['proxy_connect_timeout', HSL, [1]],
+  ['proxy_read_timeout', HSL, [1]],
+  ['proxy_send_timeout', HSL, [1]],
+  ['proxy_next_upstream', HSL, '1+'],
+  ['proxy_next_upstream_tries', HSL, [1]],
+  ['proxy_next_upstream_timeout', HSL, [1]],
+  ['proxy_buffering', HSL, [1]],
+  ['proxy_request_buffering', HSL, [1]],
+  ['proxy_buffers', HSL, [2]],
+  ['proxy_buffer_size', HSL, [1]],
+  ['proxy_busy_buffers_size', HSL, [1]],
+  ['proxy_max_temp_file_size', HSL, [1]],
+  ['proxy_temp_file_write_size', HSL, [1]],
+  ['proxy_redirect', HSL, [1, 2]],
+  ['proxy_intercept_errors', HSL, [1]],
+  ['proxy_hide_header', HSL, [1]],
+  ['proxy_pass_header', HSL, [1]],
+  ['proxy_ignore_headers', HSL, '1+'],
+  ['proxy_pass_request_headers', HSL, [1]],
+  ['proxy_pass_request_body', HSL, [1]],
+  ['proxy_socket_keepalive', HSL, [1]],
+  // client connections and bodies
+  ['client_max_body_size', HSL, [1]],
+  ['client_body_buffer_size', HSL, [1]],
+  ['client_body_timeout', HSL, [1]],
+  ['client_header_timeout', HS, [1]],
+  ['client_header_buffer_size', HS, [1]],
+  ['large_client_header_buffers', HS, [2]],
+  ['keepalive_timeout', HSLU, [1, 2]],
+  ['keepalive_requests', HSLU, [1]],
+  ['keepalive_time', HSLU, [1]],
+  ['send_timeout', HSL, [1]],
+  ['reset_timedout_connection', HSL, [1]],
+  ['lingering_close', HSL, [1]],
+  ['lingering_time', HSL, [1]],
+  ['lingering_timeout', HSL, [1]],
+  ['underscores_in_headers', HS, [1]],
+  ['ignore_invalid_headers', HS, [1]],
+  ['resolver', HSL, '1+'],
+  ['resolver_timeout', HSL, [1]],
+  // responses and file serving
+  ['root', HSL, [1]],
+  ['alias', L, [1]],
+  ['index', HSL, '1+'],
+  ['autoindex', HSL, [1]],
+  ['default_type', HSL, [1]],
+  ['types_hash_max_size', HSL, [1]],
+  ['types_hash_bucket_size', HSL, [1]],
+  ['add_header', HSL, [2, 3]],
+  ['expires', HSL, [1, 2]],
+  ['etag', HSL, [1]],
+  ['charset', HSL, [1]],
+  ['source_charset', HSL, [1]],
+  ['charset_types', HSL, '1+'],
+  ['gzip', HSL, [1]],
+  ['server_tokens', HSL, [1]],
+  ['absolute_redirect', HSL, [1]],
+  ['server_name_in_redirect', HSL, [1]],
+  ['port_in_redirect', HSL, [1]],
+  ['chunked_transfer_encoding', HSL, [1]],
+  ['msie_padding', HSL, [1]],
+  ['msie_refresh', HSL, [1]],
+  ['sendfile', HSL, [1]],
+  ['sendfile_max_chunk', HSL, [1]],
+  ['tcp_nopush', HSL, [1]],
+  ['tcp_nodelay', HSL, [1]],
+  ['aio', HSL, [1]],
+  ['directio', HSL, [1]],
+  ['output_buffers', HSL, [2]],
+  ['postpone_output', HSL, [1]],
+  // hash sizing
+  ['server_names_hash_bucket_size', H, [1]],
+  ['server_names_hash_max_size', H, [1]],
+  ['map_hash_bucket_size', H, [1]],
+  ['map_hash_max_size', H, [1]],
+  ['variables_hash_bucket_size', H, [1]],
+  ['variables_hash_max_size', H, [1]],
+  // upstream
+  ['zone', U, [1, 2]],
+];
+
+/** Families ignored by prefix: `ssl_*`, `proxy_ssl_*`, `gzip_*`, `open_file_cache*`. */
+const FAMILIES: readonly (readonly [string, readonly ContextKind[]])[] = [
+  ['ssl_', HS],
+  ['proxy_ssl_', HSL],
+  ['gzip_', HSL],
+  ['open_file_cache', HSL],
+];
+
+const ignore = (): void => {};
+
+/** `types { mime/type ext …; }`: its lines are read by its own handler, which allows no blocks. */
+function types(d: Directive, scope: Scope): void {
+  for (const line of d.block ?? []) if (line.block) throw configError('unexpected "{"', line);
+  scope.session.blockEnd(d);
+}
+
+export const ignoredDirectives: readonly DirectiveSpec[] = [
+  ...ENTRIES.map(([name, contexts, args]) => ({ name, contexts, args, handle: ignore })),
+  { name: 'types', contexts: HSL, block: true, args: [0], handle: types },
+];
+
+/** The ignored family a name belongs to, as a directive spec, or `undefined`. */
+export function ignoredFamily(name: string): DirectiveSpec | undefined {
+  const family = FAMILIES.find(([prefix]) => name.startsWith(prefix));
+  return family && { name, contexts: family[1], args: 'any', handle: ignore };
+}
+
+/** For documentation and tests: every ignored name, families written as `prefix*`. */
+export const IGNORED_NAMES: readonly string[] = [
+  ...ignoredDirectives.map((spec) => spec.name),
+  ...FAMILIES.map(([prefix]) => `${prefix}*`),
+];

@@ -1,0 +1,47 @@
+/**
+ * ngx_http_proxy_module's `proxy_pass`. Other proxy_* directives only tune the proxying and are in
+ * the ignored list.
+ */
+
+import { parseHostPort } from '../address.ts';
+import type { LocationBuilder } from '../builders.ts';
+import { configError } from '../config-error.ts';
+import type { Directive } from '../directive.ts';
+import { complexValue, duplicate, httpOf, ref } from './helpers.ts';
+import type { DirectiveSpec, Scope } from './types.ts';
+
+/** Locations that already had a proxy_pass (it may since have been replaced by `api`). */
+const proxied = new WeakSet<LocationBuilder>();
+
+/** `proxy_pass http://host[:port][/uri];` or a URL with variables (resolved per request). */
+function proxyPass(d: Directive, scope: Scope): void {
+  const location = scope.location!;
+  if (proxied.has(location)) throw duplicate(d);
+  proxied.add(location);
+  const url = d.args[0]!;
+  location.proxyPass = url;
+  location.api = null;
+  if (url.includes('$')) {
+    complexValue(url, d, scope);
+    return;
+  }
+  const scheme = /^https?:\/\//i.exec(url);
+  if (!scheme) throw configError('invalid URL prefix', d);
+  const rest = url.slice(scheme[0].length);
+  const uriStart = rest.search(/[/?]/);
+  const authority = uriStart === -1 ? rest : rest.slice(0, uriStart);
+  const parsed = parseHostPort(authority, false);
+  if (parsed.error !== undefined || parsed.host === null)
+    throw configError(`${parsed.error ?? 'invalid host'} in upstream "${rest}"`, d);
+  if (uriStart !== -1 && (location.named || location.match === '~' || location.match === '~*'))
+    throw configError(
+      '"proxy_pass" cannot have URI part in location given by regular expression, or inside named location, ' +
+        'or inside "if" statement, or inside "limit_except" block',
+      d,
+    );
+  httpOf(scope).proxyTargets.push({ host: parsed.host, port: parsed.port, source: ref(d) });
+}
+
+export const proxyDirectives: readonly DirectiveSpec[] = [
+  { name: 'proxy_pass', contexts: ['location'], args: [1], handle: proxyPass },
+];

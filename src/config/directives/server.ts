@@ -1,0 +1,78 @@
+/**
+ * ngx_http_core_module's server level: `server { }`, `listen`, `server_name`.
+ */
+import { hostname } from 'node:os';
+import { listenAddressText, parseHostPort } from '../address.ts';
+import { newServer } from '../builders.ts';
+import { configError } from '../config-error.ts';
+import type { Directive } from '../directive.ts';
+import { namedCaptures, regexError } from '../regex.ts';
+import { defineVariable, httpOf, ref } from './helpers.ts';
+import type { DirectiveSpec, Scope } from './types.ts';
+
+/** listen parameters that change only socket tuning: accepted, no effect. */
+const IGNORED_LISTEN =
+  /^(reuseport|deferred|bind|backlog=.*|rcvbuf=.*|sndbuf=.*|ipv6only=.*|so_keepalive=.*|fastopen=.*|accept_filter=.*|setfib=.*)$/;
+const UNSUPPORTED_LISTEN = new Set(['ssl', 'http2', 'quic', 'proxy_protocol', 'spdy']);
+
+function server(d: Directive, scope: Scope): void {
+  const builder = newServer(ref(d));
+  httpOf(scope).servers.push(builder);
+  scope.session.walkBlock(d, { ...scope, kind: 'server', server: builder, location: null });
+}
+
+/** `listen address[:port] | port [default_server] [socket options];` */
+function listen(d: Directive, scope: Scope): void {
+  const url = d.args[0]!;
+  if (url.startsWith('unix:'))
+    throw configError(`the "unix:" address of "listen" is not supported by limitswitch`, d);
+  const parsed = parseHostPort(url, true);
+  if (parsed.error !== undefined)
+    throw configError(`${parsed.error} in "${url}" of the "listen" directive`, d);
+  let defaultServer = false;
+  for (const param of d.args.slice(1)) {
+    if (param === 'default_server' || param === 'default') defaultServer = true;
+    else if (UNSUPPORTED_LISTEN.has(param))
+      throw configError(`the "${param}" parameter of "listen" is not supported by limitswitch`, d);
+    else if (!IGNORED_LISTEN.test(param)) throw configError(`invalid parameter "${param}"`, d);
+  }
+  const port = parsed.port ?? 80;
+  const address = listenAddressText(parsed.host, port);
+  const server = scope.server!;
+  if (server.listen.some((l) => listenAddressText(l.host, l.port) === address))
+    throw configError(`a duplicate listen ${address}`, d);
+  if (defaultServer) {
+    const defaults = httpOf(scope).defaultServers;
+    if (defaults.has(address)) throw configError(`a duplicate default server for ${address}`, d);
+    defaults.add(address);
+  }
+  server.listen.push({ host: parsed.host, port, defaultServer, source: ref(d) });
+}
+
+/** `server_name name …;` — exact names are lowercased as nginx does; `~regex` names are compiled. */
+function serverName(d: Directive, scope: Scope): void {
+  for (const name of d.args) {
+    const first = name[0];
+    if ((first === '*' && (name.length < 3 || name[1] !== '.')) || (first === '.' && name.length < 2))
+      throw configError(`server name "${name}" is invalid`, d);
+    if (name.includes('/')) scope.session.warn(`server name "${name}" has suspicious symbols`, ref(d));
+    if (first === '~') {
+      const pattern = name.slice(1);
+      const error = regexError(pattern, false);
+      if (error) throw configError(error, d);
+      for (const capture of namedCaptures(pattern))
+        if (!httpOf(scope).variables.has(capture)) defineVariable(capture, {}, d, scope);
+      scope.server!.serverNames.push(name);
+      continue;
+    }
+    scope.server!.serverNames.push(
+      name.toLowerCase() === '$hostname' ? hostname().toLowerCase() : name.toLowerCase(),
+    );
+  }
+}
+
+export const serverDirectives: readonly DirectiveSpec[] = [
+  { name: 'server', contexts: ['http'], block: true, args: [0], handle: server },
+  { name: 'listen', contexts: ['server'], args: '1+', handle: listen },
+  { name: 'server_name', contexts: ['server'], args: '1+', handle: serverName },
+];

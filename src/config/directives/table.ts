@@ -1,0 +1,48 @@
+/**
+ * The directive table: every directive limitswitch reads, by name. A name can have several entries
+ * (`server` in http is a block, in upstream a line), told apart by context as nginx does.
+ */
+import { coreDirectives } from './core.ts';
+import { geoDirectives } from './geo.ts';
+import { ignoredDirectives, ignoredFamily } from './ignored.ts';
+import { keyvalDirectives } from './keyval.ts';
+import { limitReqDirectives } from './limit-req.ts';
+import { locationDirectives } from './location.ts';
+import { mapDirectives } from './map.ts';
+import { proxyDirectives } from './proxy.ts';
+import { realIpAccessDirectives } from './realip-access.ts';
+import { serverDirectives } from './server.ts';
+import type { DirectiveSpec } from './types.ts';
+import { upstreamDirectives } from './upstream.ts';
+
+const TABLE = new Map<string, DirectiveSpec[]>();
+for (const spec of [
+  ...coreDirectives,
+  ...serverDirectives,
+  ...locationDirectives,
+  ...limitReqDirectives,
+  ...keyvalDirectives,
+  ...mapDirectives,
+  ...geoDirectives,
+  ...upstreamDirectives,
+  ...realIpAccessDirectives,
+  ...proxyDirectives,
+  ...ignoredDirectives,
+]) {
+  const entries = TABLE.get(spec.name) ?? [];
+  entries.push(spec);
+  TABLE.set(spec.name, entries);
+}
+
+/** The entries for a directive name, or `undefined` when limitswitch does not know it. */
+export function lookupDirective(name: string): readonly DirectiveSpec[] | undefined {
+  const entries = TABLE.get(name);
+  if (entries) return entries;
+  const family = ignoredFamily(name);
+  return family && [family];
+}
+
+/** Every name in the table (ignored families excluded), for documentation and tests. */
+export function knownDirectiveNames(): string[] {
+  return [...TABLE.keys()];
+}

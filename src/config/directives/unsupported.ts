@@ -1,0 +1,83 @@
+/**
+ * Directives nginx knows but limitswitch does not implement. They are rejected with a clear message
+ * rather than `unknown directive`, and rather than being ignored: each would change which requests
+ * reach an upstream or how they are limited.
+ */
+
+export const UNSUPPORTED_DIRECTIVES: ReadonlySet<string> = new Set([
+  // other limits
+  'limit_conn',
+  'limit_conn_zone',
+  'limit_conn_status',
+  'limit_conn_log_level',
+  'limit_conn_dry_run',
+  'limit_rate',
+  'limit_rate_after',
+  'limit_except',
+  // rewrite module
+  'if',
+  'rewrite',
+  'set',
+  'break',
+  'rewrite_log',
+  'uninitialized_variable_warn',
+  // request routing and internal redirects
+  'try_files',
+  'error_page',
+  'recursive_error_pages',
+  'internal',
+  'mirror',
+  'split_clients',
+  // authentication and access
+  'auth_basic',
+  'auth_basic_user_file',
+  'auth_request',
+  'auth_request_set',
+  'auth_jwt',
+  'satisfy',
+  'valid_referers',
+  'secure_link',
+  'secure_link_md5',
+  'geoip_country',
+  'geoip_city',
+  // other content handlers
+  'fastcgi_pass',
+  'uwsgi_pass',
+  'scgi_pass',
+  'grpc_pass',
+  'memcached_pass',
+  'stub_status',
+  'empty_gif',
+  'js_import',
+  'js_include',
+  'js_set',
+  'js_content',
+  'perl',
+  'perl_set',
+  // caching and body rewriting
+  'proxy_cache',
+  'proxy_cache_path',
+  'proxy_cache_key',
+  'proxy_cache_valid',
+  'proxy_store',
+  'proxy_method',
+  'proxy_set_body',
+  'sub_filter',
+  'ssi',
+  'slice',
+  // balancing methods and Plus cluster features
+  'least_conn',
+  'least_time',
+  'ip_hash',
+  'hash',
+  'random',
+  'ntlm',
+  'queue',
+  'sticky',
+  'health_check',
+  'match',
+  'zone_sync',
+  // other top-level modules
+  'stream',
+  'mail',
+]);

@@ -1,0 +1,74 @@
+/**
+ * ngx_http_upstream_module: `upstream name { server host[:port] [weight=N]; keepalive N; }`.
+ * Round robin with weights is all the replica does, so balancing methods and server states that would
+ * change the choice of server (`backup`, `down`, `least_conn`, …) are rejected as not supported.
+ */
+import { parseHostPort } from '../address.ts';
+import type { UpstreamBuilder } from '../builders.ts';
+import { configError } from '../config-error.ts';
+import type { Directive } from '../directive.ts';
+import { atoi, parseTimeMs } from '../values.ts';
+import { duplicate, httpOf, ref } from './helpers.ts';
+import type { DirectiveSpec, Scope } from './types.ts';
+
+const UNSUPPORTED_PARAMS = /^(backup|down|resolve|drain|service=.*|slow_start=.*|route=.*)$/;
+
+function upstream(d: Directive, scope: Scope): void {
+  const name = d.args[0]!;
+  const http = httpOf(scope);
+  if (http.upstreams.some((u) => u.name.toLowerCase() === name.toLowerCase()))
+    throw configError(`duplicate upstream "${name}"`, d);
+  const builder: UpstreamBuilder = { name, servers: [], keepalive: null, source: ref(d) };
+  http.upstreams.push(builder);
+  const endLine = scope.session.walkBlock(d, { ...scope, kind: 'upstream', upstream: builder });
+  if (builder.servers.length === 0)
+    throw configError('no servers are inside upstream', { file: d.file, line: endLine });
+}
+
+/** `server address [weight=N] [max_fails=N] [fail_timeout=time] [max_conns=N];` inside `upstream`. */
+function upstreamServer(d: Directive, scope: Scope): void {
+  let weight = 1;
+  for (const param of d.args.slice(1)) {
+    const [name, value = ''] = splitParam(param);
+    if (name === 'weight') {
+      const n = atoi(value);
+      if (n === null || n === 0) throw configError(`invalid parameter "${param}"`, d);
+      weight = n;
+    } else if (name === 'max_fails' || name === 'max_conns') {
+      if (atoi(value) === null) throw configError(`invalid parameter "${param}"`, d);
+    } else if (name === 'fail_timeout') {
+      if (parseTimeMs(value) === null) throw configError(`invalid parameter "${param}"`, d);
+    } else if (UNSUPPORTED_PARAMS.test(param)) {
+      throw configError(`the "${name}" parameter of "server" is not supported by limitswitch`, d);
+    } else {
+      throw configError(`invalid parameter "${param}"`, d);
+    }
+  }
+  const address = d.args[0]!;
+  if (address.startsWith('unix:'))
+    throw configError(`the "unix:" address of "server" is not supported by limitswitch`, d);
+  const parsed = parseHostPort(address, false);
+  if (parsed.error !== undefined || parsed.host === null)
+    throw configError(`${parsed.error ?? 'invalid host'} in upstream "${address}"`, d);
+  scope.upstream!.servers.push({ host: parsed.host, port: parsed.port ?? 80, weight });
+}
+
+function splitParam(param: string): [string, string?] {
+  const eq = param.indexOf('=');
+  return eq === -1 ? [param] : [param.slice(0, eq), param.slice(eq + 1)];
+}
+
+/** `keepalive connections;` — idle connections kept per replica. */
+function keepalive(d: Directive, scope: Scope): void {
+  const upstream = scope.upstream!;
+  if (upstream.keepalive !== null) throw duplicate(d);
+  const n = atoi(d.args[0]!);
+  if (n === null || n === 0) throw configError(`invalid value "${d.args[0]}" in "${d.name}" directive`, d);
+  upstream.keepalive = n;
+}
+
+export const upstreamDirectives: readonly DirectiveSpec[] = [
+  { name: 'upstream', contexts: ['http'], block: true, args: [1], handle: upstream },
+  { name: 'server', contexts: ['upstream'], args: '1+', handle: upstreamServer },
+  { name: 'keepalive', contexts: ['upstream'], args: [1], handle: keepalive },
+];

@@ -1,0 +1,98 @@
+/**
+ * Checks nginx makes once the whole http block is read (ngx_http_block after parsing, and cycle
+ * initialisation), in nginx's order: upstream targets, duplicate locations, unknown variables, server
+ * names; then shared memory zones that were referenced but never declared.
+ *
+ * nginx prints "unknown variable", "zero size shared memory zone" and some upstream errors without a
+ * position; limitswitch adds the file:line of the first directive concerned.
+ */
+import { isIPv6 } from 'node:net';
+import { isBuiltinVariable } from '../engine/variables/builtin-names.ts';
+import { listenAddressText, parseIPv4 } from './address.ts';
+import type { HttpBuilder, LocationBuilder } from './builders.ts';
+import { configError } from './config-error.ts';
+import type { Session } from './directives/types.ts';
+import { hostnameHashKeys } from './hostname-keys.ts';
+
+export function finishHttp(http: HttpBuilder, session: Session): void {
+  checkProxyTargets(http);
+  for (const server of http.servers) checkDuplicateLocations(server.locations);
+  checkVariables(http);
+  checkServerNames(http, session);
+}
+
+/**
+ * A static proxy_pass host must be an upstream (without a port), an IP address, `localhost` or a DNS
+ * name with a dot. nginx resolves other names while loading; limitswitch resolves nothing then, and
+ * takes a bare word that is no upstream for a misspelt upstream name.
+ */
+function checkProxyTargets(http: HttpBuilder): void {
+  for (const target of http.proxyTargets) {
+    const upstream = http.upstreams.find((u) => u.name.toLowerCase() === target.host.toLowerCase());
+    if (upstream) {
+      if (target.port !== null)
+        throw configError(`upstream "${target.host}" may not have port ${target.port}`, target.source);
+      continue;
+    }
+    const address = parseIPv4(target.host) !== null || isIPv6(target.host);
+    if (!address && target.host !== 'localhost' && !target.host.includes('.'))
+      throw configError(`host not found in upstream "${target.host}"`, target.source);
+  }
+}
+
+/** Two exact (`=`) or two prefix (plain or `^~`) locations with the same URI on one level. */
+function checkDuplicateLocations(locations: readonly LocationBuilder[]): void {
+  const seen = new Set<string>();
+  for (const location of locations) {
+    if (location.match === '~' || location.match === '~*' || location.named) continue;
+    const key = `${location.match === '=' ? '=' : 'prefix'} ${location.pattern}`;
+    if (seen.has(key)) throw configError(`duplicate location "${location.pattern}"`, location.source);
+    seen.add(key);
+  }
+  for (const location of locations) checkDuplicateLocations(location.locations);
+}
+
+/** Every variable used must be built in or made by a map, geo, keyval or named capture (anywhere). */
+function checkVariables(http: HttpBuilder): void {
+  for (const use of http.variableUses)
+    if (!isBuiltinVariable(use.name) && !http.variables.has(use.name))
+      throw configError(`unknown "${use.name}" variable`, use.source);
+}
+
+/**
+ * Where several servers share an address, nginx builds a name hash: an invalid wildcard is an error,
+ * a name already taken is a warning and is ignored for that address.
+ */
+function checkServerNames(http: HttpBuilder, session: Session): void {
+  const byAddress = new Map<string, typeof http.servers>();
+  for (const server of http.servers) {
+    const addresses = server.listen.length
+      ? server.listen.map((l) => listenAddressText(l.host, l.port))
+      : ['0.0.0.0:80'];
+    for (const address of new Set(addresses))
+      byAddress.set(address, [...(byAddress.get(address) ?? []), server]);
+  }
+  for (const [address, servers] of byAddress) {
+    if (servers.length < 2) continue;
+    const taken = new Set<string>();
+    for (const server of servers) {
+      for (const name of server.serverNames.length ? server.serverNames : ['']) {
+        if (name.startsWith('~')) continue;
+        const keys = hostnameHashKeys(name);
+        if (!keys)
+          throw configError(`invalid server name or wildcard "${name}" on ${address}`, server.source);
+        if (keys.some((key) => taken.has(key))) {
+          session.warn(`conflicting server name "${name}" on ${address}, ignored`, { file: '', line: 0 });
+          continue;
+        }
+        for (const key of keys) taken.add(key);
+      }
+    }
+  }
+}
+
+/** `limit_req zone=x` or `keyval … zone=x` with no zone directive declaring `x`. */
+export function checkSharedMemory(http: HttpBuilder): void {
+  for (const [name, zone] of http.sharedMemory)
+    if (zone.sizeBytes === 0) throw configError(`zero size shared memory zone "${name}"`, zone.firstUse);
+}

@@ -1,0 +1,109 @@
+/**
+ * Inheritance, as nginx's merge_loc_conf functions do it, from builders into the frozen model:
+ * - `limit_req`: a level's list replaces the enclosing one only when the level has any `limit_req`;
+ * - `limit_req_status`, `_log_level`, `_dry_run`, `_retry_after`, `real_ip_header`,
+ *   `real_ip_recursive`: the innermost level that sets one wins;
+ * - `set_real_ip_from` and `allow`/`deny`: a level's list is used only when it has one, else inherited.
+ * Nested locations inherit from their enclosing location. Defaults: status 503, level `error`,
+ * dry run off, header `X-Real-IP`; `listen *:80` and `server_name ""` for a server that has none.
+ */
+import type { HttpBuilder, LevelBuilder, LocationBuilder, ServerBuilder } from './builders.ts';
+import type {
+  AccessRule,
+  EffectiveLimitReq,
+  HttpConf,
+  LocationConf,
+  RealIpConf,
+  ServerConf,
+} from './model.ts';
+
+interface Inherited {
+  readonly limitReq: EffectiveLimitReq;
+  readonly access: readonly AccessRule[];
+  readonly realIp: RealIpConf;
+}
+
+const DEFAULTS: Inherited = {
+  limitReq: { limits: [], status: 503, logLevel: 'error', dryRun: false, retryAfter: false },
+  access: [],
+  realIp: { trustedFrom: [], header: 'X-Real-IP', recursive: false },
+};
+
+/** The settings in force at `level` given those of the enclosing level. */
+export function inherit(level: LevelBuilder, parent: Inherited): Inherited {
+  return {
+    limitReq: {
+      limits: level.limitReqs ?? parent.limitReq.limits,
+      status: level.limitReqStatus ?? parent.limitReq.status,
+      logLevel: level.limitReqLogLevel ?? parent.limitReq.logLevel,
+      dryRun: level.limitReqDryRun ?? parent.limitReq.dryRun,
+      retryAfter: level.limitReqRetryAfter ?? parent.limitReq.retryAfter,
+    },
+    access: level.access ?? parent.access,
+    realIp: {
+      trustedFrom: level.realIpFrom ?? parent.realIp.trustedFrom,
+      header: level.realIpHeader ?? parent.realIp.header,
+      recursive: level.realIpRecursive ?? parent.realIp.recursive,
+    },
+  };
+}
+
+export function buildHttpConf(http: HttpBuilder): HttpConf {
+  const root = inherit(http, DEFAULTS);
+  // a variable defined twice belongs to its last definition (nginx's changeable variables)
+  const owns = (spec: object & { readonly variable: string }): boolean =>
+    http.variables.get(spec.variable) === spec;
+  return {
+    limitReqZones: http.limitReqZones,
+    keyvalZones: http.keyvalZones,
+    keyvals: http.keyvals.filter(owns),
+    maps: http.maps.filter(owns),
+    geos: http.geos.filter(owns),
+    upstreams: http.upstreams.map(({ name, servers, keepalive, source }) => ({
+      name,
+      servers,
+      keepalive,
+      source,
+    })),
+    servers: http.servers.map((server) => buildServer(server, root)),
+  };
+}
+
+function buildServer(server: ServerBuilder, parent: Inherited): ServerConf {
+  const settings = inherit(server, parent);
+  return {
+    listen: server.listen.length
+      ? server.listen.map(({ host, port, defaultServer }) => ({ host, port, defaultServer }))
+      : [{ host: null, port: 80, defaultServer: false }],
+    serverNames: server.serverNames.length ? server.serverNames : [''],
+    locations: buildLocations(server.locations, settings),
+    return: server.return,
+    ...settings,
+    source: server.source,
+  };
+}
+
+function buildLocations(locations: readonly LocationBuilder[], parent: Inherited): LocationConf[] {
+  return locations.filter((location) => !location.named).map((location) => buildLocation(location, parent));
+}
+
+function buildLocation(location: LocationBuilder, parent: Inherited): LocationConf {
+  const settings = inherit(location, parent);
+  return {
+    match: location.match,
+    pattern: location.pattern,
+    locations: buildLocations(location.locations, settings),
+    limitReq: settings.limitReq,
+    proxyPass: location.proxyPass,
+    return: location.return,
+    api: location.api,
+    access: settings.access,
+    realIp: settings.realIp,
+    source: location.source,
+  };
+}
+
+/** An empty http block, for a configuration without one. */
+export function emptyHttpConf(): HttpConf {
+  return { limitReqZones: [], keyvalZones: [], keyvals: [], maps: [], geos: [], upstreams: [], servers: [] };
+}
