@@ -8,6 +8,7 @@ import { KeyvalSync, type KeyvalSyncUpdate } from '../../src/store/keyval-sync.t
 import { MemoryKeyvalStore } from '../../src/store/memory-keyval-store.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 import { FlakyStore } from './flaky-store.ts';
+import { assertInOrder, converged } from './sync-fixtures.ts';
 
 const never = (value: string) => ({ value, expireAtMs: null });
 const dir = mkdtempSync(join(tmpdir(), 'limitswitch-sync-'));
@@ -19,24 +20,6 @@ function startSync(store: KeyvalStore, options: { stateFile?: string; checkInter
   sync.onApply((u) => updates.push(u));
   syncs.push(sync);
   return { sync, updates, started: sync.start() };
-}
-
-/** The mirror equals the store, revision and epoch included. */
-async function converged(sync: KeyvalSync, store: KeyvalStore): Promise<boolean> {
-  const truth = await store.snapshot().catch(() => null);
-  return truth !== null && JSON.stringify(sync.snapshot()) === JSON.stringify(truth);
-}
-
-/** Revisions of the change updates, which must each be the previous + 1 after any snapshot. */
-function assertInOrder(updates: readonly KeyvalSyncUpdate[]): void {
-  let revision = -1;
-  for (const u of updates) {
-    if (u.kind === 'snapshot') revision = u.snapshot.revision;
-    else {
-      assert.equal(u.change.revision, revision + 1, `change ${u.change.revision} after ${revision}`);
-      revision = u.change.revision;
-    }
-  }
 }
 
 describe('KeyvalSync', () => {
