@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { registerCheckCommand } from './check-command.ts';
 import { registerControlPlaneCommand } from './control-plane-command.ts';
 
 const program = new Command('limitswitch')
@@ -6,6 +7,7 @@ const program = new Command('limitswitch')
   .version('0.1.0');
 
 registerControlPlaneCommand(program);
+registerCheckCommand(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   console.error(err instanceof Error ? err.message : String(err));
