@@ -34,11 +34,13 @@ export const ERRORS = {
   MethodNotSupported: { status: 405, text: 'method not supported' },
   QueryFormatError: { status: 400, text: 'invalid query argument' },
   InternalError: { status: 500, text: 'internal error' },
+  AlertFormatError: { status: 400, text: 'invalid Alertmanager notification' },
   // limitswitch internals
   RL_ERR_CONFIG_INVALID: { status: 500, text: 'invalid configuration' },
   RL_ERR_STORE_UNAVAILABLE: { status: 503, text: 'keyval store unavailable' },
   RL_ERR_STORE_PROTOCOL: { status: 500, text: 'keyval store returned an unexpected reply' },
   RL_ERR_STORE_STATE_FILE: { status: 500, text: 'keyval state file is unreadable' },
+  RL_ERR_ALERT_RULES_INVALID: { status: 500, text: 'invalid alert rules' },
   RL_ERR_CLI_USAGE: { status: 400, text: 'invalid command line' },
 } as const satisfies Record<string, ErrorDefinition>;
 
