@@ -73,6 +73,11 @@ const ENTRIES: readonly (readonly [string, readonly ContextKind[], ArgSpec])[] =
   ['proxy_pass_request_headers', HSL, [1]],
   ['proxy_pass_request_body', HSL, [1]],
   ['proxy_socket_keepalive', HSL, [1]],
+  ['proxy_temp_path', HSL, [1, 2, 3, 4]],
+  ['client_body_temp_path', HSL, [1, 2, 3, 4]],
+  ['fastcgi_temp_path', HSL, [1, 2, 3, 4]],
+  ['uwsgi_temp_path', HSL, [1, 2, 3, 4]],
+  ['scgi_temp_path', HSL, [1, 2, 3, 4]],
   // client connections and bodies
   ['client_max_body_size', HSL, [1]],
   ['client_body_buffer_size', HSL, [1]],
