@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { registerCheckCommand } from './check-command.ts';
 import { registerControlPlaneCommand } from './control-plane-command.ts';
+import { registerSimulateCommand } from './simulate-command.ts';
 
 const program = new Command('limitswitch')
   .description('NGINX-Plus-style dynamic keyval control plane for ingress rate limiting')
@@ -8,6 +9,7 @@ const program = new Command('limitswitch')
 
 registerControlPlaneCommand(program);
 registerCheckCommand(program);
+registerSimulateCommand(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   console.error(err instanceof Error ? err.message : String(err));

@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
-import { compileHttp } from '../config/compile.ts';
+import { buildSite } from '../config/build-site.ts';
 import { loadConfigFile } from '../config/index.ts';
 import { SimulateInputError, simulateLine } from './simulate.ts';
 
@@ -11,7 +11,7 @@ export function registerSimulateCommand(program: Command): void {
     .description('run JSON-lines request timelines from stdin through the limit_req engine')
     .requiredOption('-c, --config <file>', 'nginx.conf-subset file')
     .action(async (options: { config: string }) => {
-      const site = compileHttp(loadConfigFile(options.config).http);
+      const site = buildSite(loadConfigFile(options.config).http);
       const defaultPort = site.ports()[0] ?? 80;
       const out: string[] = [];
       let lineNumber = 0;

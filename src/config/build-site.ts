@@ -1,5 +1,5 @@
 /**
- * Compiles the validated model into the engine's {@link Site}. Given the previous site (a reload),
+ * Builds, from the validated model, the engine's {@link Site}. Given the previous site (a reload),
  * limit_req zones whose name, key and size are unchanged keep their state and counters (nginx keeps
  * the shared memory), with the new `rate=` applied; keyval zones keep their content.
  */
@@ -22,7 +22,7 @@ import type { RequestContext } from '../engine/variables/request-context.ts';
 import { VariableTable } from '../engine/variables/variable-table.ts';
 import type { EffectiveLimitReq, HttpConf, LocationConf, ReturnSpec, ServerConf } from './model.ts';
 
-export function compileHttp(http: HttpConf, previous?: Site): Site {
+export function buildSite(http: HttpConf, previous?: Site): Site {
   const variables = new VariableTable();
   for (const map of http.maps) variables.declare(map.variable);
   for (const geo of http.geos) variables.declare(geo.variable);

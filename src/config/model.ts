@@ -1,6 +1,6 @@
 /**
  * The validated configuration model: what `parseConfigFile` produces from an nginx.conf subset (or the
- * Kubernetes translator builds from Ingress objects), and what `compileHttp` turns into engine objects.
+ * Kubernetes translator builds from Ingress objects), and what `buildSite` turns into engine objects.
  *
  * Everything here is plain data: numbers carry their unit in the name, complex values are parsed once,
  * inheritance (limit_req lists, limit_req_status, real_ip, allow/deny) is already resolved, so each

@@ -62,7 +62,8 @@ export interface Route {
   readonly serverName: string;
 }
 
-export type DecisionKind = 'return' | 'reject' | 'close' | 'deny' | 'proxy' | 'api' | 'static' | 'not_found';
+/** `static`: nginx's static module would serve a file from `root` (the replica serves no files: 404). */
+export type DecisionKind = 'return' | 'reject' | 'close' | 'deny' | 'proxy' | 'api' | 'static';
 
 export interface Decision {
   readonly kind: DecisionKind;
@@ -175,10 +176,7 @@ export class Site {
       code = 403;
     } else if (handler.api !== null) kind = 'api';
     else if (handler.proxyPass !== null) kind = 'proxy';
-    else if (handler === route.server.handler) {
-      kind = 'not_found';
-      code = 404;
-    } else kind = 'static';
+    else kind = 'static';
     return { kind, code, status, delayMs, zone, logs, retryAfterMs: 0, text: null };
   }
 

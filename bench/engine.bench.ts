@@ -1,0 +1,176 @@
+/**
+ * Engine decision cost and state density, side by side with two popular in-process limiters:
+ * rate-limiter-flexible's RateLimiterMemory and @fastify/rate-limit's LocalStore. Every case runs in
+ * this one process, interleaved over several rounds; the medians are reported.
+ *
+ * Run: npm run bench:engine   (last line: JSON)
+ */
+import { createRequire } from 'node:module';
+import { RateLimiterMemory } from 'rate-limiter-flexible';
+import { buildSite } from '../src/config/build-site.ts';
+import { loadConfigText } from '../src/config/index.ts';
+import { parseComplexValue } from '../src/engine/complex-value.ts';
+import { type LimitReqPolicy, limitRequest, newOutcome } from '../src/engine/limit-req/limit-req.ts';
+import { LimitReqZone } from '../src/engine/limit-req/limit-req-zone.ts';
+import type { RequestFacts } from '../src/engine/variables/request-context.ts';
+
+const require = createRequire(import.meta.url);
+const LocalStore = require('@fastify/rate-limit/store/LocalStore') as new (
+  continueExceeding: boolean,
+  exponentialBackoff: boolean,
+  cache: number,
+) => { incr(key: string, cb: (err: unknown, res: unknown) => void, timeWindow: number, max: number): void };
+
+const KEYS = 100_000;
+const OPS = 1_000_000;
+const ROUNDS = 5;
+
+const binaryIp = (i: number): string => String.fromCharCode(10, (i >> 16) & 255, (i >> 8) & 255, i & 255);
+const textIp = (i: number): string => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
+const binaryKeys = Array.from({ length: KEYS }, (_, i) => binaryIp(i));
+const textKeys = Array.from({ length: KEYS }, (_, i) => textIp(i));
+
+type Ctx = { key: string };
+const contexts = binaryKeys.map((key) => ({ key }));
+
+/** One `limit_req zone=z burst=… nodelay` on `$binary_remote_addr`, never limiting (the allow path). */
+function engineCase(hot: boolean): () => number {
+  const zone = new LimitReqZone(
+    'z',
+    parseComplexValue('$binary_remote_addr'),
+    10 * 1024 * 1024,
+    1_000_000_000,
+  );
+  const policy: LimitReqPolicy<Ctx> = {
+    rules: [
+      {
+        zone,
+        keyOf: (ctx) => ctx.key,
+        keyText: '$binary_remote_addr',
+        burstMilli: 1e12,
+        delayMilli: Number.MAX_SAFE_INTEGER,
+      },
+    ],
+    status: 503,
+    logLevel: 'error',
+    dryRun: false,
+  };
+  const out = newOutcome();
+  let nowMs = 1_700_000_000_000;
+  return () => {
+    const start = process.hrtime.bigint();
+    for (let i = 0; i < OPS; i++) {
+      limitRequest(policy, contexts[hot ? 7 : i % KEYS]!, nowMs, out);
+      if ((i & 1023) === 0) nowMs++;
+    }
+    return Number(process.hrtime.bigint() - start) / OPS;
+  };
+}
+
+/** The seed's whole chain per request: route, keyval (prefix) → map → $binary_remote_addr → limit_req. */
+function siteCase(): () => number {
+  const site = buildSite(
+    loadConfigText(
+      `http {
+        keyval_zone zone=limitreq_uri:64k type=prefix;
+        keyval $uri $enablelimit zone=limitreq_uri;
+        map $enablelimit $limit_key { default ""; 1 $binary_remote_addr; }
+        limit_req_zone $limit_key zone=req_zone_10:10m rate=1000000r/s;
+        server { listen 8081; server_name cafe.example.com;
+          location /coffee { limit_req zone=req_zone_10 burst=1000000 nodelay; proxy_pass http://127.0.0.1:9; } }
+      }`,
+      'bench.conf',
+    ).http,
+  );
+  site.keyvalZones.get('limitreq_uri')!.set('/coffee', { value: '1', expireAtMs: null });
+  const facts: RequestFacts[] = textKeys.map((remoteAddr) => ({
+    method: 'GET',
+    scheme: 'http',
+    target: '/coffee/latte',
+    headers: { host: 'cafe.example.com' },
+    remoteAddr,
+    remotePort: 40000,
+    serverAddr: '127.0.0.1',
+    serverPort: 8081,
+  }));
+  let nowMs = 1_700_000_000_000;
+  return () => {
+    const start = process.hrtime.bigint();
+    for (let i = 0; i < OPS; i++) {
+      const f = facts[i % KEYS]!;
+      const route = site.route(f.target, f.headers.host, f.serverAddr, f.serverPort)!;
+      site.decide(route, f, nowMs);
+      if ((i & 1023) === 0) nowMs++;
+    }
+    return Number(process.hrtime.bigint() - start) / OPS;
+  };
+}
+
+function rateLimiterFlexibleCase(): () => Promise<number> {
+  const limiter = new RateLimiterMemory({ points: 1e9, duration: 60 });
+  return async () => {
+    const start = process.hrtime.bigint();
+    for (let i = 0; i < OPS; i++) await limiter.consume(textKeys[i % KEYS]!);
+    return Number(process.hrtime.bigint() - start) / OPS;
+  };
+}
+
+function localStoreCase(): () => number {
+  const store = new LocalStore(false, false, 2 * KEYS);
+  const done = (): void => {};
+  return () => {
+    const start = process.hrtime.bigint();
+    for (let i = 0; i < OPS; i++) store.incr(textKeys[i % KEYS]!, done, 60_000, 1e9);
+    return Number(process.hrtime.bigint() - start) / OPS;
+  };
+}
+
+/** Accounted and allocated bytes per IPv4 state in a full 1m zone. */
+function density(): { bytesPerState: number; statesPer1m: number } {
+  const zone = new LimitReqZone('d', parseComplexValue('$binary_remote_addr'), 1024 * 1024, 1000);
+  let i = 0;
+  while (zone.table.usedBytes + 36 <= zone.table.budgetBytes) zone.lookup(binaryIp(i++), 0, 0, true);
+  return { bytesPerState: zone.table.allocatedBytes() / zone.table.count, statesPer1m: zone.table.count };
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function main(): Promise<void> {
+  const cases: Record<string, () => number | Promise<number>> = {
+    engine_1e5: engineCase(false),
+    engine_hot: engineCase(true),
+    site_seed_chain_1e5: siteCase(),
+    rate_limiter_flexible_1e5: rateLimiterFlexibleCase(),
+    fastify_local_store_1e5: localStoreCase(),
+  };
+  const results: Record<string, number[]> = {};
+  for (const [name, run] of Object.entries(cases)) {
+    await run(); // warm-up: lets the JIT settle and fills the 1e5 keys
+    results[name] = [];
+  }
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [name, run] of Object.entries(cases)) results[name]!.push(await run());
+  }
+  const ns = Object.fromEntries(Object.entries(results).map(([name, xs]) => [name, median(xs)]));
+  for (const [name, value] of Object.entries(ns))
+    console.log(`${name.padEnd(28)} ${value.toFixed(1)} ns/decision`);
+  const { bytesPerState, statesPer1m } = density();
+  console.log(
+    `bytes per IPv4 state          ${bytesPerState.toFixed(1)} (a 1m zone holds ${statesPer1m} states; nginx ~8k)`,
+  );
+  console.log(
+    JSON.stringify({
+      ns_per_decision_1e5: round1(ns.engine_1e5!),
+      ns_per_decision_hot: round1(ns.engine_hot!),
+      ns_per_decision_seed_chain_1e5: round1(ns.site_seed_chain_1e5!),
+      bytes_per_state_ipv4: round1(bytesPerState),
+      states_per_1m_zone: statesPer1m,
+      ratio_vs_rate_limiter_flexible: round1(ns.rate_limiter_flexible_1e5! / ns.engine_1e5!),
+      ratio_vs_fastify_local_store: round1(ns.fastify_local_store_1e5! / ns.engine_1e5!),
+    }),
+  );
+}
+
+const round1 = (x: number): number => Math.round(x * 10) / 10;
+
+await main();
