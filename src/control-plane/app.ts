@@ -11,11 +11,13 @@ import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AlertRules } from '../automation/alert-rules.ts';
 import { ControlPlaneMetrics } from '../metrics/control-plane-metrics.ts';
 import { LimitswitchError } from '../shared/errors.ts';
 import type { KeyvalStore, KeyvalZoneInfo } from '../store/keyval-store.ts';
 import { AccessControl, type AuthOptions } from './access-control.ts';
 import type { ControlPlaneContext } from './context.ts';
+import { alertmanagerHookRoutes } from './hooks/alertmanager-hook.ts';
 import { newRequestId, nginxErrorBody, toApiError } from './nginx-error.ts';
 import { clusterRoutes } from './routes/cluster.ts';
 import { keyvalRoutes } from './routes/keyvals.ts';
@@ -43,6 +45,8 @@ export interface ControlPlaneOptions {
   readonly bodyLimitBytes?: number;
   /** `wait=applied` polling interval. Default 20. */
   readonly waitPollMs?: number;
+  /** `--alert-rules FILE`: enables `POST /hooks/alertmanager` (404 without). */
+  readonly alertRules?: AlertRules;
 }
 
 /** Reads stay open under `readAuth` for these (probes, scrapes, docs). */
@@ -53,6 +57,8 @@ const PUBLIC_OPERATIONS = new Set([
   'getDocs',
   'getDocsJson',
   'getDocsYaml',
+  // Authenticates itself (bearer or HTTP Basic, as Alertmanager sends).
+  'postAlertmanagerHook',
 ]);
 
 export async function controlPlane(app: FastifyInstance, options: ControlPlaneOptions): Promise<void> {
@@ -128,6 +134,7 @@ export async function controlPlane(app: FastifyInstance, options: ControlPlaneOp
   limitReqRoutes(app, ctx);
   clusterRoutes(app, ctx);
   operationsRoutes(app, ctx);
+  alertmanagerHookRoutes(app, ctx, options.alertRules);
 
   app.addHook('onReady', async () => {
     const zones = ctx.zones.configuredKeyvalZones;

@@ -1,0 +1,339 @@
+/**
+ * Alert automation: Alertmanager notifications in, keyval changes out. Each alert is matched against
+ * every rule; each (rule, alert) pair becomes an event on one switched key, handled under that key's
+ * lock: read the automation record and the key, plan (`key-state.ts`), write, audit, count.
+ *
+ * Retries are safe: a notification handled twice finds its holders already recorded and changes
+ * nothing but the TTL; a notification that failed half-way (store unreachable → 503, Alertmanager
+ * retries) converges on the retry, because switch-on writes record first and key second, and
+ * switch-off writes key first and record second.
+ */
+import { isLimitswitchError } from '../shared/errors.ts';
+import type { AuditEntry, KeyvalEntry, KeyvalZoneInfo } from '../store/keyval-store.ts';
+import type { AlertRule, AlertRules } from './alert-rules.ts';
+import type { AlertmanagerAlert, AlertmanagerNotification, AlertStatus } from './alertmanager-payload.ts';
+import {
+  AutomationZone,
+  type AutomationZoneOptions,
+  type StoreCall,
+  type SwitchedKey,
+} from './automation-zone.ts';
+import {
+  type AlertEvent,
+  type KeyState,
+  onDue,
+  onFiring,
+  onResolved,
+  type Plan,
+  type PlanAction,
+} from './key-state.ts';
+import { matchesAll } from './label-matcher.ts';
+
+/** The pino subset used here. */
+export interface AutomationLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  debug(obj: object, msg: string): void;
+}
+
+/** Counters (the control plane passes `AutomationMetrics`). */
+export interface AutomationCounters {
+  countNotification(rule: string): void;
+  countChange(rule: string, action: string, dryRun: boolean): void;
+  countError(rule: string, reason: string): void;
+}
+
+export interface AlertAutomationDeps extends AutomationZoneOptions {
+  readonly call: StoreCall;
+  /** The zone's declaration; throws `KeyvalNotFound` for an unknown zone. */
+  zoneInfo(name: string): Promise<KeyvalZoneInfo>;
+  /** Why `key` cannot be a key of `zone` (e.g. not an address in a `type=ip` zone), or `null`. */
+  checkKey(zone: KeyvalZoneInfo, key: string): string | null;
+  readonly counters: AutomationCounters;
+  readonly log: AutomationLogger;
+  /** Called after each keyval mutation (the API's mutation metric). */
+  mutated?(zone: string, op: string): void;
+  /** Default `Date.now`. */
+  readonly nowMs?: () => number;
+}
+
+/** Who sent the notification (for the audit trail). */
+export interface Actor {
+  readonly tokenId: string | null;
+  readonly client: string;
+}
+
+/** What one (rule, alert) pair did. */
+export interface AutomationResult {
+  readonly rule: string;
+  readonly alertname: string;
+  readonly fingerprint: string;
+  readonly status: AlertStatus;
+  readonly zone: string;
+  readonly key: string;
+  readonly action: PlanAction;
+  readonly old: string | null;
+  readonly new: string | null;
+  readonly dry_run: boolean;
+  /** The store revision of the key's write; `null` when the key was not written. */
+  readonly revision: number | null;
+}
+
+/** A (rule, alert) pair that could not be applied. */
+export interface AutomationError {
+  readonly rule: string;
+  readonly alertname: string;
+  readonly fingerprint: string;
+  readonly reason: string;
+  readonly text: string;
+}
+
+export interface NotificationOutcome {
+  readonly alerts: number;
+  readonly results: AutomationResult[];
+  readonly errors: AutomationError[];
+}
+
+interface Task {
+  readonly rule: AlertRule;
+  readonly alert: AlertmanagerAlert;
+  readonly alertname: string;
+  readonly key: string;
+  readonly value: string;
+}
+
+interface Origin {
+  readonly rule: string;
+  readonly alertname: string;
+  readonly fingerprint: string;
+  readonly status: AlertStatus;
+  readonly note?: string;
+}
+
+const AUDITED: ReadonlySet<PlanAction> = new Set(['set', 'delete', 'restore']);
+const MAX_REASON_LENGTH = 256;
+
+export class AlertAutomation {
+  readonly rules: AlertRules;
+  readonly #deps: AlertAutomationDeps;
+  readonly #zone: AutomationZone;
+  readonly #now: () => number;
+
+  constructor(rules: AlertRules, deps: AlertAutomationDeps) {
+    this.rules = rules;
+    this.#deps = deps;
+    this.#zone = new AutomationZone(deps.call, deps);
+    this.#now = deps.nowMs ?? Date.now;
+  }
+
+  /** Apply one notification; store failures propagate (the caller answers 503). */
+  async handle(notification: AlertmanagerNotification, actor: Actor): Promise<NotificationOutcome> {
+    const { counters, log } = this.#deps;
+    const errors: AutomationError[] = [];
+    const groups = new Map<string, Task[]>();
+    const matched = new Set<string>();
+    for (const alert of notification.alerts) {
+      const alertname = alert.labels.alertname ?? '';
+      for (const rule of this.rules.rules) {
+        if (!matchesAll(rule.matchers, alert.labels)) continue;
+        matched.add(rule.name);
+        const key = rule.key.render(alert.labels);
+        const value = rule.value.render(alert.labels);
+        const missing = 'missing' in key ? key.missing : 'missing' in value ? value.missing : null;
+        if (missing !== null || !('value' in key) || !('value' in value)) {
+          const text = `label "${missing}" is missing or empty`;
+          errors.push(this.#error(rule.name, alertname, alert.fingerprint, 'label_missing', text));
+          continue;
+        }
+        const task: Task = { rule, alert, alertname, key: key.value, value: value.value };
+        const group = `${rule.dryRun}\u0000${rule.zone}\u0000${key.value}`;
+        groups.set(group, [...(groups.get(group) ?? []), task]);
+      }
+    }
+    for (const rule of matched) counters.countNotification(rule);
+    if (matched.size === 0) counters.countNotification('');
+    if ((notification.truncatedAlerts ?? 0) > 0) {
+      // The left-out alerts' changes are lost for now; their TTL bounds the damage.
+      counters.countError('', 'truncated_alerts');
+      log.warn({ truncatedAlerts: notification.truncatedAlerts }, 'notification truncated by max_alerts');
+    }
+    const results: AutomationResult[] = [];
+    for (const tasks of groups.values()) {
+      const first = tasks[0]!;
+      const target: SwitchedKey = { zone: first.rule.zone, key: first.key, dryRun: first.rule.dryRun };
+      const refused = await this.#refusal(target);
+      if (refused) {
+        for (const t of tasks) {
+          errors.push(
+            this.#error(t.rule.name, t.alertname, t.alert.fingerprint, refused.reason, refused.text),
+          );
+        }
+        continue;
+      }
+      try {
+        await this.#zone.withLock(target.zone, target.key, async () => {
+          for (const task of tasks) results.push(await this.#applyTask(target, task, actor));
+        });
+      } catch (err) {
+        counters.countError(first.rule.name, 'store_unavailable');
+        throw err;
+      }
+    }
+    return { alerts: notification.alerts.length, results, errors };
+  }
+
+  /** Carry out the reverts whose `min_hold` has passed. */
+  async sweep(actor: Actor): Promise<AutomationResult[]> {
+    const due = (await this.#zone.all(this.#now())).filter(({ state }) => isDue(state, this.#now()));
+    const results: AutomationResult[] = [];
+    for (const { target } of due) {
+      await this.#zone.withLock(target.zone, target.key, async () => {
+        const nowMs = this.#now();
+        const state = await this.#zone.read(target, nowMs);
+        if (!state?.revert || !isDue(state, nowMs)) return;
+        const current = await this.#current(target, state, nowMs);
+        const origin: Origin = { ...state.revert, status: 'resolved', note: 'min_hold elapsed' };
+        results.push(await this.#execute(target, onDue(state, current, nowMs), origin, actor));
+      });
+    }
+    return results;
+  }
+
+  async #applyTask(target: SwitchedKey, task: Task, actor: Actor): Promise<AutomationResult> {
+    const nowMs = this.#now();
+    const state = await this.#zone.read(target, nowMs);
+    const current = await this.#current(target, state, nowMs);
+    const { rule, alert } = task;
+    const event: AlertEvent = {
+      rule: rule.name,
+      alertname: task.alertname,
+      fingerprint: alert.fingerprint,
+      value: task.value,
+      onResolve: rule.onResolve,
+      ttlMs: rule.ttlMs,
+      minHoldMs: rule.minHoldMs,
+    };
+    const plan =
+      alert.status === 'firing'
+        ? onFiring(state, current, event, nowMs)
+        : onResolved(state, current, event, nowMs);
+    const origin: Origin = {
+      rule: rule.name,
+      alertname: task.alertname,
+      fingerprint: alert.fingerprint,
+      status: alert.status,
+    };
+    return this.#execute(target, plan, origin, actor);
+  }
+
+  /** The key as the plan should see it: the store's entry, or for a dry run the value it would hold. */
+  async #current(target: SwitchedKey, state: KeyState | null, nowMs: number): Promise<KeyvalEntry | null> {
+    if (target.dryRun && state) return { value: state.applied, expireAtMs: state.expireAtMs };
+    const entries = await this.#deps.call('getZone', (s) => s.getZone(target.zone, nowMs));
+    return Object.hasOwn(entries, target.key) ? entries[target.key]! : null;
+  }
+
+  async #execute(target: SwitchedKey, plan: Plan, origin: Origin, actor: Actor): Promise<AutomationResult> {
+    const switchingOff = plan.state === null;
+    if (!switchingOff && plan.state !== undefined) await this.#zone.write(target, plan.state);
+    let revision: number | null = null;
+    if (plan.write && !target.dryRun) revision = await this.#writeKey(target, plan.write);
+    if (switchingOff) await this.#zone.write(target, null);
+    const result: AutomationResult = {
+      rule: origin.rule,
+      alertname: origin.alertname,
+      fingerprint: origin.fingerprint,
+      status: origin.status,
+      zone: target.zone,
+      key: target.key,
+      action: plan.action,
+      old: plan.old,
+      new: plan.new,
+      dry_run: target.dryRun,
+      revision,
+    };
+    await this.#report(result, origin, actor);
+    return result;
+  }
+
+  async #writeKey(target: SwitchedKey, write: NonNullable<Plan['write']>): Promise<number | null> {
+    const { call, mutated } = this.#deps;
+    if (write.op === 'set') {
+      const result = await call('set', (s) => s.set(target.zone, target.key, write.entry));
+      mutated?.(target.zone, 'set');
+      return result.revision;
+    }
+    try {
+      const result = await call('delete', (s) => s.delete(target.zone, target.key));
+      mutated?.(target.zone, 'delete');
+      return result.revision;
+    } catch (err) {
+      // Gone already (expired a moment ago): the revert is done.
+      if (isLimitswitchError(err) && err.code === 'KeyvalKeyNotFound') return null;
+      throw err;
+    }
+  }
+
+  async #report(result: AutomationResult, origin: Origin, actor: Actor): Promise<void> {
+    const { counters, log, call } = this.#deps;
+    const fields = { automation: result };
+    if (!AUDITED.has(result.action)) {
+      if (result.action === 'left')
+        log.warn(fields, `${result.zone} ${result.key}: changed by someone else, not reverted`);
+      else log.debug(fields, `${result.zone} ${result.key}: ${result.action}`);
+      return;
+    }
+    counters.countChange(result.rule, result.action, result.dry_run);
+    const reason = `${result.dry_run ? 'dry run: ' : ''}alert ${origin.alertname} ${origin.status} (fingerprint ${
+      origin.fingerprint
+    }, rule ${origin.rule})${origin.note ? `, ${origin.note}` : ''}`;
+    const entry: AuditEntry = {
+      timeMs: this.#now(),
+      tokenId: actor.tokenId,
+      client: actor.client,
+      zone: result.zone,
+      key: result.key,
+      old: result.old,
+      new: result.new,
+      revision: result.revision ?? (await call('revision', (s) => s.revision())),
+      reason: reason.slice(0, MAX_REASON_LENGTH),
+    };
+    log.info({ audit: entry }, `${result.dry_run ? 'dry run ' : ''}${result.action} ${result.zone}`);
+    try {
+      await call('appendAudit', (s) => s.appendAudit(entry));
+    } catch (err) {
+      // The change is committed; losing its audit line must not turn it into a failure.
+      log.warn({ err, audit: entry }, 'audit entry not stored');
+    }
+  }
+
+  async #refusal(target: SwitchedKey): Promise<{ reason: string; text: string } | null> {
+    let info: KeyvalZoneInfo;
+    try {
+      info = await this.#deps.zoneInfo(target.zone);
+    } catch (err) {
+      if (isLimitswitchError(err) && err.code === 'KeyvalNotFound') {
+        return { reason: 'zone_not_found', text: `keyval zone "${target.zone}" not found` };
+      }
+      throw err;
+    }
+    const problem = this.#deps.checkKey(info, target.key);
+    return problem === null ? null : { reason: 'invalid_key', text: problem };
+  }
+
+  #error(
+    rule: string,
+    alertname: string,
+    fingerprint: string,
+    reason: string,
+    text: string,
+  ): AutomationError {
+    this.#deps.counters.countError(rule, reason);
+    this.#deps.log.warn({ rule, alertname, fingerprint, reason }, text);
+    return { rule, alertname, fingerprint, reason, text };
+  }
+}
+
+function isDue(state: KeyState, nowMs: number): boolean {
+  return state.revert !== null && state.revert.atMs <= nowMs && Object.keys(state.holders).length === 0;
+}

@@ -1,0 +1,186 @@
+/**
+ * The alert rules file (`limitswitch control-plane --alert-rules FILE`): YAML, checked against
+ * `api-spec/alert-rules.schema.json` with ajv, then compiled (matchers, templates, durations) once at
+ * start-up. Every error names the file, the line and the path of the bad field, like `nginx -t` does:
+ * `rules.yaml:7: rules[0].ttl: invalid duration "5x"`.
+ */
+import { readFileSync } from 'node:fs';
+import { Ajv, type ErrorObject } from 'ajv';
+import { type Document, LineCounter, parseDocument } from 'yaml';
+import { LimitswitchError } from '../shared/errors.ts';
+import { AUTOMATION_ZONE } from './automation-zone.ts';
+import { parseDurationMs } from './duration.ts';
+import { type LabelMatcher, parseLabelMatcher } from './label-matcher.ts';
+import { type LabelTemplate, parseLabelTemplate } from './label-template.ts';
+
+export type OnResolve = 'delete' | 'restore';
+
+/** One compiled rule. */
+export interface AlertRule {
+  readonly name: string;
+  readonly matchers: readonly LabelMatcher[];
+  readonly zone: string;
+  readonly key: LabelTemplate;
+  readonly value: LabelTemplate;
+  readonly onResolve: OnResolve;
+  readonly ttlMs: number;
+  readonly minHoldMs: number;
+  readonly dryRun: boolean;
+}
+
+/** The whole file, compiled. */
+export interface AlertRules {
+  /** Where it came from, for logs. */
+  readonly source: string;
+  readonly rules: readonly AlertRule[];
+  readonly maxBodyBytes: number;
+}
+
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+interface RawRule {
+  name: string;
+  matchers: string[];
+  zone: string;
+  key: string;
+  value: string | number;
+  on_resolve?: OnResolve;
+  ttl: string;
+  min_hold?: string;
+  dry_run?: boolean;
+}
+
+interface RawFile {
+  max_body_bytes?: number;
+  rules: RawRule[];
+}
+
+const SCHEMA_FILE = new URL('../../api-spec/alert-rules.schema.json', import.meta.url);
+
+let validator: ReturnType<Ajv['compile']> | null = null;
+
+function validate(data: unknown): readonly ErrorObject[] {
+  if (!validator) {
+    const ajv = new Ajv({ strict: true, allErrors: true, allowUnionTypes: true });
+    validator = ajv.compile(JSON.parse(readFileSync(SCHEMA_FILE, 'utf8')) as object);
+  }
+  return validator(data) ? [] : (validator.errors ?? []);
+}
+
+/** Read and compile `file`; throws `RL_ERR_ALERT_RULES_INVALID` with every problem found. */
+export function loadAlertRules(file: string): AlertRules {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new LimitswitchError('RL_ERR_ALERT_RULES_INVALID', `${file}: ${(err as Error).message}`);
+  }
+  return parseAlertRules(text, file);
+}
+
+/** Compile a rules text; `file` only names it in errors. */
+export function parseAlertRules(text: string, file: string): AlertRules {
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true });
+  const fail = (problems: string[]): never => {
+    throw new LimitswitchError('RL_ERR_ALERT_RULES_INVALID', problems.join('\n'));
+  };
+  if (doc.errors.length > 0) {
+    fail(doc.errors.map((e) => `${file}:${e.linePos?.[0].line ?? 1}: ${e.message.split('\n')[0]}`));
+  }
+  const data = doc.toJS() as unknown;
+  const where = (path: readonly (string | number)[]) =>
+    `${file}:${lineOf(doc, lines, path)}: ${showPath(path)}`;
+  const schemaErrors = validate(data);
+  if (schemaErrors.length > 0) fail(schemaErrors.map((e) => schemaProblem(e, where)));
+
+  const raw = data as RawFile;
+  const problems: string[] = [];
+  const rules: AlertRule[] = [];
+  const names = new Set<string>();
+  for (const [index, rule] of raw.rules.entries()) {
+    const at = (field: string, extra: (string | number)[] = []) => where(['rules', index, field, ...extra]);
+    const attempt = <T>(field: string, fn: () => T, extra: (string | number)[] = []): T | null => {
+      try {
+        return fn();
+      } catch (err) {
+        problems.push(`${at(field, extra)}: ${(err as Error).message}`);
+        return null;
+      }
+    };
+    if (names.has(rule.name)) problems.push(`${at('name')}: duplicate rule name "${rule.name}"`);
+    names.add(rule.name);
+    if (rule.zone === AUTOMATION_ZONE) problems.push(`${at('zone')}: zone "${AUTOMATION_ZONE}" is reserved`);
+    const matchers = rule.matchers.map((m, i) => attempt('matchers', () => parseLabelMatcher(m), [i]));
+    const key = attempt('key', () => parseLabelTemplate(rule.key));
+    const value = attempt('value', () => parseLabelTemplate(String(rule.value)));
+    const ttlMs = attempt('ttl', () => duration(rule.ttl));
+    const minHoldMs = attempt('min_hold', () => duration(rule.min_hold ?? '0'));
+    if (ttlMs === 0) problems.push(`${at('ttl')}: must be longer than 0s`);
+    if (ttlMs !== null && minHoldMs !== null && minHoldMs > ttlMs) {
+      problems.push(`${at('min_hold')}: must not be longer than ttl (${rule.ttl})`);
+    }
+    if (matchers.includes(null) || !key || !value || ttlMs === null || minHoldMs === null) continue;
+    rules.push({
+      name: rule.name,
+      matchers: matchers as LabelMatcher[],
+      zone: rule.zone,
+      key,
+      value,
+      onResolve: rule.on_resolve ?? 'delete',
+      ttlMs,
+      minHoldMs,
+      dryRun: rule.dry_run ?? false,
+    });
+  }
+  if (problems.length > 0) fail(problems);
+  return { source: file, rules, maxBodyBytes: raw.max_body_bytes ?? DEFAULT_MAX_BODY_BYTES };
+}
+
+function duration(text: string): number {
+  const ms = parseDurationMs(text);
+  if (ms === null) throw new Error(`invalid duration "${text}" (units: y w d h m s ms, largest first)`);
+  return ms;
+}
+
+function schemaProblem(error: ErrorObject, where: (path: (string | number)[]) => string): string {
+  const path = error.instancePath
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((p) => (/^[0-9]+$/.test(p) ? Number(p) : p));
+  switch (error.keyword) {
+    case 'additionalProperties':
+      return `${where([...path, String(error.params.additionalProperty)])}: unknown field`;
+    case 'required':
+      return `${where(path)}: missing field "${String(error.params.missingProperty)}"`;
+    case 'enum':
+      return `${where(path)}: must be one of ${(error.params.allowedValues as unknown[]).join(', ')}`;
+    case 'pattern':
+      return `${where(path)}: invalid value (expected ${patternHint(path)})`;
+    default:
+      return `${where(path)}: ${error.message ?? 'invalid'}`;
+  }
+}
+
+function patternHint(path: readonly (string | number)[]): string {
+  const field = path[path.length - 1];
+  return field === 'name'
+    ? 'letters, digits, "_", "." or "-", at most 64'
+    : 'a duration such as 30s, 5m, 1h30m';
+}
+
+/** `rules[0].ttl`; the root is `(file)`. */
+function showPath(path: readonly (string | number)[]): string {
+  if (path.length === 0) return '(file)';
+  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
+}
+
+/** The line of the deepest node on `path` that exists (1 when the document is empty). */
+function lineOf(doc: Document, lines: LineCounter, path: readonly (string | number)[]): number {
+  for (let depth = path.length; depth >= 0; depth--) {
+    const node = doc.getIn(path.slice(0, depth), true) as { range?: [number, number, number] } | undefined;
+    if (node?.range) return lines.linePos(node.range[0]).line;
+  }
+  return 1;
+}
