@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { pino } from 'pino';
+import { loadAlertRules } from '../automation/alert-rules.ts';
 import { parseHostPort } from '../config/address.ts';
 import type { AuthOptions } from '../control-plane/access-control.ts';
 import { parseTokens } from '../control-plane/access-control.ts';
@@ -22,6 +23,7 @@ interface ControlPlaneFlags {
   allow: string[];
   readOnly: boolean;
   readAuth: boolean;
+  alertRules?: string;
 }
 
 export function registerControlPlaneCommand(program: Command): void {
@@ -41,6 +43,7 @@ export function registerControlPlaneCommand(program: Command): void {
     .option('--allow <cidr...>', 'client addresses allowed to write (and to read with --read-auth)', [])
     .option('--read-only', "refuse every write with 405 MethodDisabled (NGINX's api write=off)", false)
     .option('--read-auth', 'reads of the API, cluster views and audit need a token too', false)
+    .option('--alert-rules <file>', 'rules for POST /hooks/alertmanager: which alerts change which keyvals')
     .action(async (flags: ControlPlaneFlags) => {
       await runControlPlane(flags);
     });
@@ -56,6 +59,7 @@ async function runControlPlane(flags: ControlPlaneFlags): Promise<void> {
   }
   const auth = authOptions(flags);
   const zones = flags.config ? loadZones(flags.config) : { keyvalZones: [], limitReqZones: [] };
+  const alertRules = flags.alertRules ? loadAlertRules(flags.alertRules) : undefined;
   const logger = pino({ name: 'limitswitch-control-plane' });
   const store: KeyvalStore = flags.redis
     ? new RedisKeyvalStore({ url: flags.redis })
@@ -66,6 +70,7 @@ async function runControlPlane(flags: ControlPlaneFlags): Promise<void> {
     store,
     auth,
     ...zones,
+    alertRules,
     host: listen.host ?? '0.0.0.0',
     port: listen.port,
     logger,
