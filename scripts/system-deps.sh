@@ -4,7 +4,7 @@
 set -eu
 
 # binary -> Debian package
-DEPS="redis-server:redis-server redis-sentinel:redis-sentinel nginx:nginx-light"
+DEPS="redis-server:redis-server redis-sentinel:redis-sentinel nginx:nginx-light prometheus:prometheus prometheus-alertmanager:prometheus-alertmanager"
 
 missing=""
 for pair in $DEPS; do
