@@ -6,12 +6,14 @@ import type { Command } from 'commander';
 import { pino } from 'pino';
 import { loadAlertRules } from '../automation/alert-rules.ts';
 import { parseHostPort } from '../config/address.ts';
+import { loadConfigFile } from '../config/index.ts';
 import type { AuthOptions } from '../control-plane/access-control.ts';
 import { parseTokens } from '../control-plane/access-control.ts';
+import { type ConfiguredZones, zonesOfConfig } from '../control-plane/config-zones.ts';
 import { parseIpRange } from '../control-plane/ip-text.ts';
 import { startControlPlaneServer } from '../control-plane/server.ts';
 import { LimitswitchError } from '../shared/errors.ts';
-import type { KeyvalStore, KeyvalZoneInfo } from '../store/keyval-store.ts';
+import type { KeyvalStore } from '../store/keyval-store.ts';
 import { MemoryKeyvalStore } from '../store/memory-keyval-store.ts';
 import { RedisKeyvalStore } from '../store/redis-keyval-store.ts';
 
@@ -111,9 +113,7 @@ function readText(file: string): string {
   }
 }
 
-function loadZones(file: string): { keyvalZones: KeyvalZoneInfo[]; limitReqZones: string[] } {
-  throw new LimitswitchError(
-    'RL_ERR_CLI_USAGE',
-    `-c ${file}: reading zones from a configuration file is not available yet`,
-  );
+function loadZones(file: string): ConfiguredZones {
+  // ConfigError carries nginx -t's message (`... in FILE:LINE`).
+  return zonesOfConfig(loadConfigFile(file));
 }

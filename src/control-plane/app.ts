@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, FastifyServerOptions } from 'fastify';
 import type { AlertRules } from '../automation/alert-rules.ts';
 import { ControlPlaneMetrics } from '../metrics/control-plane-metrics.ts';
 import { LimitswitchError } from '../shared/errors.ts';
@@ -146,6 +146,22 @@ export async function controlPlane(app: FastifyInstance, options: ControlPlaneOp
       app.log.warn({ err }, 'could not register the configured keyval zones in the store');
     }
   });
+}
+
+/**
+ * Server options the plugin needs from whoever creates the fastify instance (the server shell, tests):
+ * errors fastify raises before any plugin runs (a URL with a bad `%` escape) in NGINX's shape too.
+ */
+export function controlPlaneServerOptions(): Pick<FastifyServerOptions, 'frameworkErrors'> {
+  return {
+    frameworkErrors(err, request, reply) {
+      const error = toApiError(err);
+      void reply
+        .code(error.status)
+        .type('application/json')
+        .send(nginxErrorBody(error, newRequestId(), versionInUrl(request.url)));
+    },
+  };
 }
 
 /** Bodies: ajv without coercion (a number stays a number); query/params: coerced, with defaults. */

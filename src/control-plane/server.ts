@@ -3,7 +3,7 @@
  * gracefully (stops accepting, lets in-flight requests finish, then returns).
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { type ControlPlaneOptions, controlPlane } from './app.ts';
+import { type ControlPlaneOptions, controlPlane, controlPlaneServerOptions } from './app.ts';
 
 export interface ControlPlaneServerOptions extends ControlPlaneOptions {
   readonly host: string;
@@ -25,6 +25,7 @@ export async function startControlPlaneServer(
   options: ControlPlaneServerOptions,
 ): Promise<ControlPlaneServer> {
   const app = Fastify({
+    ...controlPlaneServerOptions(),
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     // Idle keep-alive connections would otherwise hold close() open.
     forceCloseConnections: 'idle',

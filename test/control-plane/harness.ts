@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify';
-import { type ControlPlaneOptions, controlPlane } from '../../src/control-plane/app.ts';
-import { loadApiSpec } from '../../src/control-plane/spec.ts';
+import { type ControlPlaneOptions, controlPlane, controlPlaneServerOptions } from '../../src/control-plane/app.ts';
+import { loadApiSpec, type SpecOperation } from '../../src/control-plane/spec.ts';
 import type { KeyvalStore, KeyvalZoneInfo, ReplicaInfo } from '../../src/store/keyval-store.ts';
 import { MemoryKeyvalStore } from '../../src/store/memory-keyval-store.ts';
 
@@ -29,7 +29,7 @@ export async function buildApp(
 ): Promise<TestApp> {
   const store = options.store ?? new MemoryKeyvalStore();
   await store.registerZones(ZONES);
-  const app = Fastify({ logger: false });
+  const app = Fastify({ logger: false, ...controlPlaneServerOptions() });
   await app.register(controlPlane, { ...options, store });
   await app.ready();
   return { app, store };
@@ -100,3 +100,19 @@ export function assertMatchesSpec(
 }
 
 export const JSON_HEADERS = { 'content-type': 'application/json' } as const;
+
+/** The spec operation a concrete request path is routed to (static segments win over parameters). */
+export function operationFor(method: string, path: string): SpecOperation | undefined {
+  const candidates = loadApiSpec().operations.filter(
+    (op) =>
+      op.method === method &&
+      op.routePaths.some((template) => {
+        const pattern = template
+          .split('/')
+          .map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+          .join('/');
+        return new RegExp(`^${pattern}$`).test(path);
+      }),
+  );
+  return candidates.sort((a, b) => b.path.replace(/\{[^}]+\}/g, '').length - a.path.replace(/\{[^}]+\}/g, '').length)[0];
+}

@@ -1,0 +1,18 @@
+/**
+ * The zones a configuration declares, as the control plane serves them (`-c FILE`): keyval zones with
+ * their type and timeout, limit_req zone names.
+ */
+import type { Config } from '../config/model.ts';
+import type { KeyvalZoneInfo } from '../store/keyval-store.ts';
+
+export interface ConfiguredZones {
+  readonly keyvalZones: KeyvalZoneInfo[];
+  readonly limitReqZones: string[];
+}
+
+export function zonesOfConfig(config: Config): ConfiguredZones {
+  return {
+    keyvalZones: config.http.keyvalZones.map((z) => ({ name: z.name, type: z.type, timeoutMs: z.timeoutMs })),
+    limitReqZones: config.http.limitReqZones.map((z) => z.name),
+  };
+}
