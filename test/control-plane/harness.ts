@@ -6,7 +6,11 @@ import assert from 'node:assert/strict';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify';
-import { type ControlPlaneOptions, controlPlane, controlPlaneServerOptions } from '../../src/control-plane/app.ts';
+import {
+  type ControlPlaneOptions,
+  controlPlane,
+  controlPlaneServerOptions,
+} from '../../src/control-plane/app.ts';
 import { loadApiSpec, type SpecOperation } from '../../src/control-plane/spec.ts';
 import type { KeyvalStore, KeyvalZoneInfo, ReplicaInfo } from '../../src/store/keyval-store.ts';
 import { MemoryKeyvalStore } from '../../src/store/memory-keyval-store.ts';
@@ -114,5 +118,7 @@ export function operationFor(method: string, path: string): SpecOperation | unde
         return new RegExp(`^${pattern}$`).test(path);
       }),
   );
-  return candidates.sort((a, b) => b.path.replace(/\{[^}]+\}/g, '').length - a.path.replace(/\{[^}]+\}/g, '').length)[0];
+  return candidates.sort(
+    (a, b) => b.path.replace(/\{[^}]+\}/g, '').length - a.path.replace(/\{[^}]+\}/g, '').length,
+  )[0];
 }

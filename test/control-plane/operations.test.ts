@@ -50,7 +50,12 @@ describe('/metrics, /healthz, /readyz', () => {
     assertMatchesSpec('getReadyz', ready);
     assert.equal(ready.body, '{"status":"ready","revision":0}');
     await store.close();
-    assertNginxError(await app.inject({ method: 'GET', url: '/readyz' }), 503, 'StoreUnavailable', 'keyval store unavailable');
+    assertNginxError(
+      await app.inject({ method: 'GET', url: '/readyz' }),
+      503,
+      'StoreUnavailable',
+      'keyval store unavailable',
+    );
     assert.equal((await app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200);
     assertNginxError(
       await app.inject({ method: 'POST', url: '/api/9/http/keyvals/zone_one', payload: '{"a":"1"}' }),

@@ -13,12 +13,19 @@ import { RedisServer } from '../helpers/redis-server.ts';
 async function call(method: string, url: string, expected: number, body?: unknown): Promise<unknown> {
   const res = await fetch(url, {
     method,
-    ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
+    ...(body === undefined
+      ? {}
+      : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
   });
   const text = await res.text();
   if (res.status !== expected) {
-    const err = JSON.parse(text) as { error: { status: number; text: string; code: string }; request_id: string };
-    throw new Error(`error.status=${err.error.status}; error.text=${err.error.text}; error.code=${err.error.code}`);
+    const err = JSON.parse(text) as {
+      error: { status: number; text: string; code: string };
+      request_id: string;
+    };
+    throw new Error(
+      `error.status=${err.error.status}; error.text=${err.error.text}; error.code=${err.error.code}`,
+    );
   }
   return text === '' ? undefined : JSON.parse(text);
 }

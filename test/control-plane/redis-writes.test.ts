@@ -61,7 +61,12 @@ describe('writes on Redis over HTTP', () => {
     await redis.kill();
 
     const startMs = performance.now();
-    assertNginxError(await request('POST', url, '{"b":"2"}'), 503, 'StoreUnavailable', 'keyval store unavailable');
+    assertNginxError(
+      await request('POST', url, '{"b":"2"}'),
+      503,
+      'StoreUnavailable',
+      'keyval store unavailable',
+    );
     assertNginxError(await request('PATCH', `${url}/`, '{"a":"3"}'), 503, 'StoreUnavailable');
     assertNginxError(await request('DELETE', `${url}/`), 503, 'StoreUnavailable');
     assertNginxError(await request('GET', `${server.url}/readyz`), 503, 'StoreUnavailable');
