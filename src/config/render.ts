@@ -6,8 +6,8 @@ import type { Directive } from './directive.ts';
 
 /** One argument as the tokenizer will read it back. */
 export function renderWord(word: string): string {
-  // safe bare: no spaces, quotes, backslashes, separators or comment start, and `{` only in `${`
-  if (word !== '' && !/[\s"'\\;}#]/.test(word) && !/(^|[^$]){/.test(word)) return word;
+  // bare is safe without spaces, quotes, backslashes or `;`, not starting with `#` or `}`, `{` only in `${`
+  if (word !== '' && !/[\s"'\\;]|^[#}]|(^|[^$]){/.test(word)) return word;
   const escaped = word.replace(/[\\"\n\r\t]/g, (ch) =>
     ch === '\n' ? '\\n' : ch === '\r' ? '\\r' : ch === '\t' ? '\\t' : `\\${ch}`,
   );
