@@ -67,9 +67,9 @@ conformanceCase({
     },
   ],
   errorLog: [
-    /\[warn\] .*delaying request, dry run, excess: 0\.99\d, by zone "one"/,
-    /\[error\] .*limiting requests, dry run, excess: 1\.99\d by zone "one"/,
-    /\[error\] .*limiting requests, excess: 1\.99\d by zone "one"/,
+    /\[warn\] .*delaying request, dry run, excess: (0\.99\d|1\.000), by zone "one"/,
+    /\[error\] .*limiting requests, dry run, excess: (1\.99\d|2\.000) by zone "one"/,
+    /\[error\] .*limiting requests, excess: (1\.99\d|2\.000) by zone "one"/,
   ],
 });
 

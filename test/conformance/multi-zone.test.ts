@@ -3,7 +3,7 @@
  * check, earlier ones commit after everything passed; the first zone over its burst stops evaluation
  * (later zones are not looked at, earlier ones are not committed); the longest delay wins.
  */
-import { conformanceCase } from '../helpers/conformance-case.ts';
+import { conformanceSuite } from '../helpers/conformance-case.ts';
 
 const http = (port: number) => `
     limit_req_zone $binary_remote_addr zone=per_ip:1m rate=10r/s;
@@ -38,83 +38,84 @@ const http = (port: number) => `
 
 const A = '10.0.5.1';
 
-conformanceCase({
-  name: 'multi-zone: a rejection commits nothing, and zones after the rejecting one are not evaluated',
+conformanceSuite({
+  name: 'multi-zone: several limit_req in one location',
   http,
-  steps: [
-    // per_ip checks E = 0, per_b (new key k1) accounts: passed, credited to per_b.
-    { at: 0, addr: A, uri: '/ab.html', headers: { 'X-B': 'k1' }, expect: pass('per_b') },
-    // per_ip E = 1000 ≤ burst; per_b E = 1000 > 0 → rejected by per_b; per_ip is not committed.
+  scenarios: [
     {
-      at: 0,
-      addr: A,
-      uri: '/ab.html',
-      headers: { 'X-B': 'k1' },
-      pipelined: true,
-      expect: { code: 503, status: 'REJECTED', zone: 'per_b' },
+      name: 'a rejection commits nothing, and zones after the rejecting one are not evaluated',
+      steps: [
+        // per_ip checks E = 0, per_b (new key k1) accounts: passed, credited to per_b.
+        { at: 0, addr: A, uri: '/ab.html', headers: { 'X-B': 'k1' }, expect: pass('per_b') },
+        // per_ip E = 1000 ≤ burst; per_b E = 1000 > 0 → rejected by per_b; per_ip is not committed.
+        {
+          at: 0,
+          addr: A,
+          uri: '/ab.html',
+          headers: { 'X-B': 'k1' },
+          pipelined: true,
+          expect: { code: 503, status: 'REJECTED', zone: 'per_b' },
+        },
+        // per_ip E = 1000 again (had the reject committed it: 2000 > burst); per_b new key k2 → passed.
+        { at: 0, addr: A, uri: '/ab.html', headers: { 'X-B': 'k2' }, pipelined: true, expect: pass('per_b') },
+        // per_ip E = 2000 > burst → rejected by per_ip; per_b is never consulted, so k3 stays unknown.
+        {
+          at: 0,
+          addr: A,
+          uri: '/ab.html',
+          headers: { 'X-B': 'k3' },
+          pipelined: true,
+          expect: { code: 503, status: 'REJECTED', zone: 'per_ip' },
+        },
+        // 200 ms later per_ip E = 1000 − 2000 + 1000 = 0; k3 is new in per_b (a committed k3 would reject).
+        { at: 200, addr: A, uri: '/ab.html', headers: { 'X-B': 'k3' }, expect: pass('per_b') },
+      ],
     },
-    // per_ip E = 1000 again (had the reject committed it: 2000 > burst); per_b new key k2 → passed.
-    { at: 0, addr: A, uri: '/ab.html', headers: { 'X-B': 'k2' }, pipelined: true, expect: pass('per_b') },
-    // per_ip E = 2000 > burst → rejected by per_ip; per_b is never consulted, so k3 stays unknown.
     {
-      at: 0,
-      addr: A,
-      uri: '/ab.html',
-      headers: { 'X-B': 'k3' },
-      pipelined: true,
-      expect: { code: 503, status: 'REJECTED', zone: 'per_ip' },
+      name: 'the longest delay wins, delays are not summed',
+      steps: [
+        // Second request in the ms: ten E = 1000 → 100 ms, five E = 1000 → 200 ms: waits 200 ms (not 300).
+        { at: 0, addr: '10.0.5.2', uri: '/ten-five.html', expect: pass('five') },
+        {
+          at: 0,
+          addr: '10.0.5.2',
+          uri: '/ten-five.html',
+          pipelined: true,
+          expect: { code: 200, status: 'DELAYED', delayMs: 200, zone: 'five' },
+        },
+        // Same zones in the other order: the earlier zone's longer delay wins.
+        { at: 0, addr: '10.0.5.3', uri: '/five-ten.html', expect: pass('ten') },
+        {
+          at: 0,
+          addr: '10.0.5.3',
+          uri: '/five-ten.html',
+          pipelined: true,
+          expect: { code: 200, status: 'DELAYED', delayMs: 200, zone: 'five' },
+        },
+      ],
+      errorLog: [
+        /\[warn\] .*delaying request, excess: 1\.000, by zone "five", client: 10\.0\.5\.2/,
+        /\[warn\] .*delaying request, excess: 1\.000, by zone "five", client: 10\.0\.5\.3/,
+      ],
     },
-    // 200 ms later per_ip E = 1000 − 2000 + 1000 = 0; k3 is new in per_b (a committed k3 would reject).
-    { at: 200, addr: A, uri: '/ab.html', headers: { 'X-B': 'k3' }, expect: pass('per_b') },
-  ],
-});
-
-conformanceCase({
-  name: 'multi-zone: the longest delay wins, delays are not summed',
-  http,
-  steps: [
-    // Second request in the ms: ten E = 1000 → 100 ms, five E = 1000 → 200 ms: waits 200 ms (not 300).
-    { at: 0, addr: '10.0.5.2', uri: '/ten-five.html', expect: pass('five') },
     {
-      at: 0,
-      addr: '10.0.5.2',
-      uri: '/ten-five.html',
-      pipelined: true,
-      expect: { code: 200, status: 'DELAYED', delayMs: 200, zone: 'five' },
-    },
-    // Same zones in the other order: the earlier zone's longer delay wins.
-    { at: 0, addr: '10.0.5.3', uri: '/five-ten.html', expect: pass('ten') },
-    {
-      at: 0,
-      addr: '10.0.5.3',
-      uri: '/five-ten.html',
-      pipelined: true,
-      expect: { code: 200, status: 'DELAYED', delayMs: 200, zone: 'five' },
-    },
-  ],
-  errorLog: [
-    /\[warn\] .*delaying request, excess: 1\.000, by zone "five", client: 10\.0\.5\.2/,
-    /\[warn\] .*delaying request, excess: 1\.000, by zone "five", client: 10\.0\.5\.3/,
-  ],
-});
-
-conformanceCase({
-  name: 'multi-zone: a key new to a non-last zone is committed with excess 0',
-  http,
-  // slow_first (1r/m, burst=1 nodelay) is checked first and committed after by_k accounts. A brand-new
-  // node there starts from excess 0, whatever the clock reads.
-  steps: [
-    { at: 0, addr: '10.0.5.4', uri: '/first-new.html', headers: { 'X-K': '1' }, expect: pass('by_k') },
-    // slow_first E = 0 − 3 + 1000 = 997 ≤ burst → passes (an excess left over from the first commit
-    // would push it over the burst).
-    { at: 200, addr: '10.0.5.4', uri: '/first-new.html', headers: { 'X-K': '2' }, expect: pass('by_k') },
-    // slow_first E = 997 − 3 + 1000 = 1994 > burst.
-    {
-      at: 400,
-      addr: '10.0.5.4',
-      uri: '/first-new.html',
-      headers: { 'X-K': '3' },
-      expect: { code: 503, status: 'REJECTED', zone: 'slow_first' },
+      name: 'a key new to a non-last zone is committed with excess 0',
+      // slow_first (1r/m, burst=1 nodelay) is checked first and committed after by_k accounts. A brand-new
+      // node there starts from excess 0, whatever the clock reads.
+      steps: [
+        { at: 0, addr: '10.0.5.4', uri: '/first-new.html', headers: { 'X-K': '1' }, expect: pass('by_k') },
+        // slow_first E = 0 − 3 + 1000 = 997 ≤ burst → passes (an excess left over from the first commit
+        // would push it over the burst).
+        { at: 200, addr: '10.0.5.4', uri: '/first-new.html', headers: { 'X-K': '2' }, expect: pass('by_k') },
+        // slow_first E = 997 − 3 + 1000 = 1994 > burst.
+        {
+          at: 400,
+          addr: '10.0.5.4',
+          uri: '/first-new.html',
+          headers: { 'X-K': '3' },
+          expect: { code: 503, status: 'REJECTED', zone: 'slow_first' },
+        },
+      ],
     },
   ],
 });

@@ -59,7 +59,7 @@ conformanceCase({
     },
   ],
   errorLog: [
-    /limiting requests, excess: 0\.98\d by zone "per_minute"/,
-    /excess: 2\.98\d by zone "per_minute_burst"/,
+    /limiting requests, excess: 0\.9\d\d by zone "per_minute"/,
+    /excess: 2\.9\d\d by zone "per_minute_burst"/,
   ],
 });

@@ -1,15 +1,15 @@
 /**
- * One differential conformance case: a config body, a request timeline and the outcome of every request
- * computed by hand from nginx's semantics. Real nginx must produce exactly that sequence (which proves the
- * timeline is robust), and `limitswitch simulate` must produce it too.
+ * Differential conformance: a config body, request timelines, and the outcome of every request computed
+ * by hand from nginx's semantics. Real nginx must produce exactly that sequence (which proves the timeline
+ * is robust), and `limitswitch simulate` must produce it too.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { startNginx } from './nginx.ts';
-import { runSimulate, simulateConfig, simulateInput } from './simulate.ts';
+import { runSimulate, type SimulateResult, simulateConfig, simulateInput } from './simulate.ts';
 import {
   type AccessRecord,
   type Observation,
@@ -39,22 +39,41 @@ export interface Step extends TimelineRequest {
   readonly expect: Expectation;
 }
 
-export interface ConformanceCase {
+export interface Scenario {
+  /** Named after the nginx-tests case it ports where there is one. */
   readonly name: string;
-  /** The `http {}` body under test, for the port nginx listens on. */
-  readonly http: (port: number) => string;
-  /** Static files under `html/`; every URI in the timeline gets a small file unless listed here. */
-  readonly files?: Readonly<Record<string, string>>;
+  /** Offsets are relative to the scenario's own start. */
   readonly steps: readonly Step[];
   /** Patterns nginx's error log must contain after the run. */
   readonly errorLog?: readonly RegExp[];
 }
 
+/**
+ * Scenarios that share one configuration: one nginx run and one `simulate` run for all of them, played
+ * one after another (each starts {@link SCENARIO_GAP_MS} after the previous one's last request). Each
+ * scenario uses client keys of its own, so it starts from fresh limit_req state.
+ */
+export interface ConformanceSuite {
+  readonly name: string;
+  /** The `http {}` body under test, for the port nginx listens on. */
+  readonly http: (port: number) => string;
+  /** Static files under `html/`; every URI in the timeline gets a small file unless listed here. */
+  readonly files?: Readonly<Record<string, string>>;
+  readonly scenarios: readonly Scenario[];
+}
+
+export const SCENARIO_GAP_MS = 250;
 /** How far nginx's measured delay may fall below the nominal one (arrival jitter) or exceed it (load). */
 export const NGINX_DELAY_BELOW_MS = 90;
 export const NGINX_DELAY_ABOVE_MS = 1_000;
 /** `simulate` runs on the exact schedule, so only rounding may differ. */
 export const SIMULATE_DELAY_TOLERANCE_MS = 1;
+
+/** A step placed on the suite's timeline: its global index (= access-log sequence) and absolute time. */
+interface Placed {
+  readonly index: number;
+  readonly step: Step;
+}
 
 interface OracleRun {
   readonly port: number;
@@ -63,19 +82,52 @@ interface OracleRun {
   readonly errorLog: string;
 }
 
-/** Registers the case as a test with two subtests: nginx vs. the expectation, simulate vs. the same. */
-export function conformanceCase(c: ConformanceCase): void {
-  test(c.name, async (t) => {
-    const oracle = await runOracle(c);
-    await t.test('nginx gives the hand-computed sequence', () => assertOracle(c, oracle));
-    await t.test('simulate gives the same sequence', () => assertSimulate(c, oracle));
+/**
+ * Registers the suite as a test: nginx and `simulate` each run the whole timeline once, then every
+ * scenario gets two subtests — nginx vs. the hand-computed sequence, simulate vs. the same (a suite of
+ * one scenario gets the two subtests directly).
+ */
+export function conformanceSuite(suite: ConformanceSuite): void {
+  test(suite.name, async (t) => {
+    const placed = placeScenarios(suite.scenarios);
+    const timeline = placed.flat().map((p) => p.step);
+    const oracle = await runOracle(suite, timeline);
+    const simulated = await runSimulateOnce(suite, timeline, oracle.port);
+    for (const [i, scenario] of suite.scenarios.entries()) {
+      const checks = async (ct: TestContext) => {
+        await ct.test('nginx gives the hand-computed sequence', () => assertOracle(scenario, placed[i]!, oracle));
+        await ct.test('simulate gives the same sequence', () => assertSimulate(placed[i]!, simulated));
+      };
+      if (suite.scenarios.length === 1) await checks(t);
+      else await t.test(scenario.name, checks);
+    }
   });
 }
 
-async function runOracle(c: ConformanceCase): Promise<OracleRun> {
-  const nginx = await startNginx({ http: c.http, files: { ...defaultFiles(c.steps), ...c.files } });
+/** A suite with a single timeline. */
+export function conformanceCase(
+  c: Omit<ConformanceSuite, 'scenarios'> & Omit<Scenario, 'name'>,
+): void {
+  const { steps, errorLog, ...suite } = c;
+  conformanceSuite({ ...suite, scenarios: [{ name: c.name, steps, ...(errorLog ? { errorLog } : {}) }] });
+}
+
+/** Shifts each scenario after the previous one and numbers the steps in timeline order. */
+export function placeScenarios(scenarios: readonly Scenario[]): Placed[][] {
+  let offset = 0;
+  let index = 0;
+  return scenarios.map((scenario) => {
+    const placed = scenario.steps.map((step) => ({ index: index++, step: { ...step, at: step.at + offset } }));
+    const lastAt = scenario.steps.reduce((max, s) => Math.max(max, s.at), 0);
+    offset += lastAt + SCENARIO_GAP_MS;
+    return placed;
+  });
+}
+
+async function runOracle(suite: ConformanceSuite, timeline: readonly Step[]): Promise<OracleRun> {
+  const nginx = await startNginx({ http: suite.http, files: { ...defaultFiles(timeline), ...suite.files } });
   try {
-    const observed = await runTimeline(nginx.port, c.steps);
+    const observed = await runTimeline(nginx.port, timeline);
     await nginx.stop();
     return {
       port: nginx.port,
@@ -85,6 +137,24 @@ async function runOracle(c: ConformanceCase): Promise<OracleRun> {
     };
   } finally {
     await nginx.stop();
+  }
+}
+
+/** Runs simulate over the whole timeline; a failure is kept and reported by every scenario. */
+async function runSimulateOnce(
+  suite: ConformanceSuite,
+  timeline: readonly Step[],
+  port: number,
+): Promise<SimulateResult[] | Error> {
+  const dir = mkdtempSync(join(tmpdir(), 'limitswitch-simulate-'));
+  try {
+    const configFile = join(dir, 'limitswitch.conf');
+    writeFileSync(configFile, simulateConfig(suite.http(port)));
+    return await runSimulate(configFile, simulateInput(timeline, port));
+  } catch (err) {
+    return err instanceof Error ? err : new Error(String(err));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -103,7 +173,7 @@ export function defaultFiles(steps: readonly TimelineRequest[]): Record<string, 
   return files;
 }
 
-function describeStep(step: Step, index: number): string {
+function describeStep({ index, step }: Placed): string {
   const label = step.label ? ` '${step.label}'` : '';
   const pipe = step.pipelined ? ' (pipelined)' : '';
   return `#${index}${label} ${step.uri} host=${step.host ?? 'localhost'} addr=${step.addr} at=${step.at}${pipe}`;
@@ -113,76 +183,70 @@ function outcome(code: number, status: string): string {
   return `${code} ${status === '' ? '(no status)' : status}`;
 }
 
-function expectedLines(c: ConformanceCase): string[] {
-  return c.steps.map((s, i) => `${describeStep(s, i)} → ${outcome(s.expect.code, s.expect.status)}`);
+function expectedLines(placed: readonly Placed[]): string[] {
+  return placed.map((p) => `${describeStep(p)} → ${outcome(p.step.expect.code, p.step.expect.status)}`);
 }
 
 /** Server-side arrival offsets relative to the first request, next to the schedule: explains flakiness. */
-function arrivalReport(c: ConformanceCase, access: ReadonlyMap<number, AccessRecord>): string {
+function arrivalReport(placed: readonly Placed[], access: ReadonlyMap<number, AccessRecord>): string {
   const first = access.get(0)?.startMs;
-  return c.steps
-    .map((s, i) => {
-      const record = access.get(i);
+  return placed
+    .map(({ index, step }) => {
+      const record = access.get(index);
       const seen = record && first !== undefined ? `${record.startMs - first}` : '?';
-      return `  #${i} scheduled ${s.at} ms, nginx saw it at ${seen} ms, request_time ${record?.requestTimeMs ?? '?'} ms`;
+      return `  #${index} scheduled ${step.at} ms, nginx saw it at ${seen} ms, request_time ${record?.requestTimeMs ?? '?'} ms`;
     })
     .join('\n');
 }
 
-function assertOracle(c: ConformanceCase, oracle: OracleRun): void {
-  const actual = c.steps.map((s, i) => {
-    const seen = oracle.observed[i]!;
+function assertOracle(scenario: Scenario, placed: readonly Placed[], oracle: OracleRun): void {
+  const actual = placed.map((p) => {
+    const seen = oracle.observed[p.index]!;
     // A closed connection carries no header; the access log still records $limit_req_status.
-    const logged = oracle.access.get(i)?.limitReqStatus;
-    const status =
-      seen.code === 'closed' ? (logged === '-' ? '' : (logged ?? '?')) : (seen.limitReqStatus ?? '');
+    const logged = oracle.access.get(p.index)?.limitReqStatus;
+    const status = seen.code === 'closed' ? (logged === '-' ? '' : (logged ?? '?')) : (seen.limitReqStatus ?? '');
     const code = seen.code === 'closed' ? 444 : seen.code;
-    return `${describeStep(s, i)} → ${outcome(code, status)}`;
+    return `${describeStep(p)} → ${outcome(code, status)}`;
   });
-  const context = `\narrivals:\n${arrivalReport(c, oracle.access)}`;
-  assert.deepEqual(actual, expectedLines(c), `nginx disagrees with the hand-computed sequence${context}`);
+  const context = `\narrivals:\n${arrivalReport(placed, oracle.access)}`;
+  assert.deepEqual(actual, expectedLines(placed), `nginx disagrees with the hand-computed sequence${context}`);
 
-  c.steps.forEach((s, i) => {
-    const seen = oracle.observed[i]!;
-    if (s.expect.bodyBytes !== undefined) {
-      assert.equal(seen.bodyBytes, s.expect.bodyBytes, `${describeStep(s, i)}: body size`);
+  for (const p of placed) {
+    const seen = oracle.observed[p.index]!;
+    const { expect } = p.step;
+    if (expect.bodyBytes !== undefined) {
+      assert.equal(seen.bodyBytes, expect.bodyBytes, `${describeStep(p)}: body size`);
     }
-    if (s.expect.status !== 'DELAYED') return;
-    const delayMs = s.expect.delayMs ?? 0;
-    const measured = oracle.access.get(i)?.requestTimeMs ?? seen.elapsedMs;
+    if (expect.status !== 'DELAYED') continue;
+    const delayMs = expect.delayMs ?? 0;
+    const measured = oracle.access.get(p.index)?.requestTimeMs ?? seen.elapsedMs;
     assert.ok(
       measured >= delayMs - NGINX_DELAY_BELOW_MS && measured <= delayMs + NGINX_DELAY_ABOVE_MS,
-      `${describeStep(s, i)}: nginx held it ${measured} ms, expected about ${delayMs} ms${context}`,
+      `${describeStep(p)}: nginx held it ${measured} ms, expected about ${delayMs} ms${context}`,
     );
-  });
-  for (const pattern of c.errorLog ?? []) {
+  }
+  for (const pattern of scenario.errorLog ?? []) {
     assert.match(oracle.errorLog, pattern, 'nginx error log');
   }
 }
 
-async function assertSimulate(c: ConformanceCase, oracle: OracleRun): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'limitswitch-simulate-'));
-  try {
-    const configFile = join(dir, 'limitswitch.conf');
-    writeFileSync(configFile, simulateConfig(c.http(oracle.port)));
-    const results = await runSimulate(configFile, simulateInput(c.steps, oracle.port));
-    const actual = c.steps.map(
-      (s, i) => `${describeStep(s, i)} → ${outcome(results[i]!.code, results[i]!.status)}`,
-    );
-    assert.deepEqual(actual, expectedLines(c), 'simulate disagrees with nginx');
+function assertSimulate(placed: readonly Placed[], simulated: SimulateResult[] | Error): void {
+  if (simulated instanceof Error) throw simulated;
+  const actual = placed.map((p) => {
+    const result: SimulateResult = simulated[p.index]!;
+    return `${describeStep(p)} → ${outcome(result.code, result.status)}`;
+  });
+  assert.deepEqual(actual, expectedLines(placed), 'simulate disagrees with nginx');
 
-    c.steps.forEach((s, i) => {
-      const result = results[i]!;
-      const delayMs = s.expect.delayMs ?? 0;
-      assert.ok(
-        Math.abs(result.delay_ms - delayMs) <= SIMULATE_DELAY_TOLERANCE_MS,
-        `${describeStep(s, i)}: simulate delay_ms ${result.delay_ms}, nginx's delay is ${delayMs} ms`,
-      );
-      if (s.expect.zone !== undefined) {
-        assert.equal(result.zone, s.expect.zone, `${describeStep(s, i)}: deciding zone`);
-      }
-    });
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
+  for (const p of placed) {
+    const result: SimulateResult = simulated[p.index]!;
+    const delayMs = p.step.expect.delayMs ?? 0;
+    assert.ok(
+      Math.abs(result.delay_ms - delayMs) <= SIMULATE_DELAY_TOLERANCE_MS,
+      `${describeStep(p)}: simulate delay_ms ${result.delay_ms}, nginx's delay is ${delayMs} ms`,
+    );
+    if (p.step.expect.zone !== undefined) {
+      assert.equal(result.zone, p.step.expect.zone, `${describeStep(p)}: deciding zone`);
+    }
   }
 }
