@@ -53,8 +53,6 @@ export interface AlertAutomationDeps extends AutomationZoneOptions {
   readonly log: AutomationLogger;
   /** Called after each keyval mutation (the API's mutation metric). */
   mutated?(zone: string, op: string): void;
-  /** Default `Date.now`. */
-  readonly nowMs?: () => number;
 }
 
 /** Who sent the notification (for the audit trail). */

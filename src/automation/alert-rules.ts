@@ -86,7 +86,7 @@ export function parseAlertRules(text: string, file: string): AlertRules {
     throw new LimitswitchError('RL_ERR_ALERT_RULES_INVALID', problems.join('\n'));
   };
   if (doc.errors.length > 0) {
-    fail(doc.errors.map((e) => `${file}:${e.linePos?.[0].line ?? 1}: ${e.message.split('\n')[0]}`));
+    fail(doc.errors.map((e) => `${file}:${e.linePos?.[0].line ?? 1}: ${yamlMessage(e.message)}`));
   }
   const data = doc.toJS() as unknown;
   const where = (path: readonly (string | number)[]) =>
@@ -154,6 +154,10 @@ function schemaProblem(error: ErrorObject, where: (path: (string | number)[]) =>
       return `${where([...path, String(error.params.additionalProperty)])}: unknown field`;
     case 'required':
       return `${where(path)}: missing field "${String(error.params.missingProperty)}"`;
+    case 'type': {
+      const types = [error.params.type as string | string[]].flat();
+      return `${where(path)}: must be ${types.map((t) => (/^[aeiou]/.test(t) ? `an ${t}` : `a ${t}`)).join(' or ')}`;
+    }
     case 'enum':
       return `${where(path)}: must be one of ${(error.params.allowedValues as unknown[]).join(', ')}`;
     case 'pattern':
@@ -161,6 +165,11 @@ function schemaProblem(error: ErrorObject, where: (path: (string | number)[]) =>
     default:
       return `${where(path)}: ${error.message ?? 'invalid'}`;
   }
+}
+
+/** The yaml package's first line, without its own position (the caller prints `file:line`). */
+function yamlMessage(message: string): string {
+  return message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
 }
 
 function patternHint(path: readonly (string | number)[]): string {

@@ -39,6 +39,8 @@ export interface AutomationZoneOptions {
   readonly leaseMs?: number;
   /** How long to wait for a lock before giving up (503; Alertmanager retries). Default 3000. */
   readonly lockWaitMs?: number;
+  /** Wall clock of lock leases (the store's clock). Default `Date.now`. */
+  readonly nowMs?: () => number;
 }
 
 export function stateKey(target: SwitchedKey): string {
@@ -54,11 +56,13 @@ export class AutomationZone {
   readonly #call: StoreCall;
   readonly #leaseMs: number;
   readonly #lockWaitMs: number;
+  readonly #now: () => number;
 
   constructor(call: StoreCall, options: AutomationZoneOptions = {}) {
     this.#call = call;
     this.#leaseMs = options.leaseMs ?? 30_000;
     this.#lockWaitMs = options.lockWaitMs ?? 3000;
+    this.#now = options.nowMs ?? Date.now;
   }
 
   /** Run `fn` holding the lease on `zone`/`key` (dry runs and real changes of one key share it). */
@@ -68,7 +72,7 @@ export class AutomationZone {
     const deadlineMs = performance.now() + this.#lockWaitMs;
     for (;;) {
       try {
-        const entry = { value: owner, expireAtMs: Date.now() + this.#leaseMs };
+        const entry = { value: owner, expireAtMs: this.#now() + this.#leaseMs };
         await this.#call('automationLock', (s) => s.add(AUTOMATION_ZONE, { [lock]: entry }));
         break;
       } catch (err) {
@@ -125,7 +129,7 @@ export class AutomationZone {
   }
 
   async #release(lock: string, owner: string): Promise<void> {
-    const entries = await this.#call('automationRead', (s) => s.getZone(AUTOMATION_ZONE, Date.now()));
+    const entries = await this.#call('automationRead', (s) => s.getZone(AUTOMATION_ZONE, this.#now()));
     // Past its lease the lock may be someone else's now; theirs is not ours to remove.
     if (entries[lock]?.value === owner) await this.#deleteIfPresent(lock);
   }
