@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { registerCheckCommand } from './check-command.ts';
 import { registerControlPlaneCommand } from './control-plane-command.ts';
+import { registerReplicaCommand } from './replica-command.ts';
 import { registerSimulateCommand } from './simulate-command.ts';
 
 const program = new Command('limitswitch')
@@ -10,6 +11,7 @@ const program = new Command('limitswitch')
 registerControlPlaneCommand(program);
 registerCheckCommand(program);
 registerSimulateCommand(program);
+registerReplicaCommand(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   console.error(err instanceof Error ? err.message : String(err));

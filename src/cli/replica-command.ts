@@ -1,0 +1,115 @@
+/**
+ * `limitswitch replica -c FILE`: an ingress replica. SIGHUP reloads the file (a bad one is logged and
+ * the old configuration kept); SIGTERM/SIGINT stop gracefully (in-flight and held requests finish,
+ * counters are flushed, the replica deregisters).
+ */
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { hostname } from 'node:os';
+import type { Command } from 'commander';
+import { pino } from 'pino';
+import { parseHostPort } from '../config/address.ts';
+import { loadConfigFile } from '../config/index.ts';
+import { ErrorLog, type ErrorLogLevel } from '../replica/error-log.ts';
+import { Replica } from '../replica/replica.ts';
+import { LimitswitchError } from '../shared/errors.ts';
+import { openStore } from './open-store.ts';
+import { formatAccessLine, startReplicaStatus } from './replica-status.ts';
+
+interface ReplicaFlags {
+  config: string;
+  redis?: string;
+  id?: string;
+  statusListen?: string;
+  stateFile?: string;
+  errorLog: string;
+  errorLogLevel: ErrorLogLevel;
+  accessLog?: string;
+}
+
+export function registerReplicaCommand(program: Command): void {
+  program
+    .command('replica')
+    .description(
+      'serve the server blocks of FILE, enforcing limit_req in process, following the keyval store',
+    )
+    .requiredOption('-c, --config <file>', 'nginx.conf-subset file')
+    .option('--redis <url>', 'shared store (default: REDIS_URL, else an in-process memory store)')
+    .option('--id <name>', 'replica id in the cluster (default: POD_NAME, else hostname:pid)')
+    .option('--status-listen <host:port>', 'serve the read-only Plus API, /metrics, /healthz, /readyz here')
+    .option(
+      '--state-file <file>',
+      'keep the applied keyval state here (loaded when the store is down at start)',
+    )
+    .option('--error-log <file>', 'nginx-format error log ("stderr" for the terminal)', 'stderr')
+    .option('--error-log-level <level>', 'nginx error_log level: info, notice, warn, error', 'error')
+    .option('--access-log <file>', 'access log in nginx "combined" format ("stdout" for the terminal)')
+    .action(async (flags: ReplicaFlags) => {
+      await runReplica(flags);
+    });
+}
+
+async function runReplica(flags: ReplicaFlags): Promise<void> {
+  const logger = pino({ name: 'limitswitch-replica' });
+  const config = loadConfigFile(flags.config);
+  const store = openStore(flags.redis ?? process.env.REDIS_URL, logger);
+  const errorStream = openLog(flags.errorLog, process.stderr);
+  const accessStream = flags.accessLog ? openLog(flags.accessLog, process.stdout) : null;
+  const id = flags.id ?? process.env.POD_NAME ?? `${hostname()}:${process.pid}`;
+  let status: Awaited<ReturnType<typeof startReplicaStatus>> | null = null;
+
+  const replica = new Replica({
+    id,
+    config,
+    store,
+    stateFile: flags.stateFile,
+    errorLog: new ErrorLog((line) => errorStream.write(line), flags.errorLogLevel),
+    onResponse: (req, res, seconds) => {
+      status?.metrics.observeRequest(res.statusCode, seconds);
+      accessStream?.write(formatAccessLine(req, res));
+    },
+    onClientClosed: (phase) => status?.metrics.countClientClosed(phase),
+    log: (level, message, fields) => logger[level](fields ?? {}, message),
+  });
+  await replica.start();
+  if (flags.statusListen) {
+    const listen = parseHostPort(flags.statusListen, true);
+    if (listen.error !== undefined || listen.port === null) {
+      throw new LimitswitchError(
+        'RL_ERR_CLI_USAGE',
+        `--status-listen ${flags.statusListen}: ${listen.error ?? 'port required'}`,
+      );
+    }
+    status = await startReplicaStatus(replica, listen.host ?? '127.0.0.1', listen.port);
+  }
+  logger.info(
+    { id, ports: Object.fromEntries(replica.ports), status: status?.url ?? null },
+    'replica listening',
+  );
+
+  process.on('SIGHUP', () => {
+    try {
+      replica.reload(loadConfigFile(flags.config));
+      status?.metrics.countReload(true);
+      logger.info({ config: flags.config }, 'configuration reloaded');
+    } catch (err) {
+      status?.metrics.countReload(false);
+      errorStream.write(`${err instanceof Error ? err.message : String(err)}\n`);
+      logger.error({ config: flags.config }, 'reload failed; the previous configuration stays in force');
+    }
+  });
+  const stop = async (signal: string): Promise<void> => {
+    logger.info({ signal }, 'stopping: finishing in-flight requests');
+    await replica.close();
+    await status?.close();
+    await store.close();
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+function openLog(target: string, fallback: NodeJS.WritableStream): NodeJS.WritableStream | WriteStream {
+  if (target === 'stderr' || target === 'stdout') return target === 'stderr' ? process.stderr : fallback;
+  return createWriteStream(target, { flags: 'a' });
+}

@@ -1,0 +1,61 @@
+/**
+ * A replica's `--status-listen`: the control-plane application in read-only mode over this replica's
+ * own state (so `/api/9/http/limit_reqs/` and `/api/9/http/keyvals/` report this replica alone, in
+ * NGINX Plus form), with the replica's metrics in the same `/metrics`.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { startControlPlaneServer } from '../control-plane/server.ts';
+import { ControlPlaneMetrics } from '../metrics/control-plane-metrics.ts';
+import { ReplicaMetrics } from '../metrics/replica-metrics.ts';
+import { LocalStoreView } from '../replica/local-store-view.ts';
+import type { Replica } from '../replica/replica.ts';
+
+export interface ReplicaStatus {
+  readonly url: string;
+  readonly metrics: ReplicaMetrics;
+  close(): Promise<void>;
+}
+
+export async function startReplicaStatus(
+  replica: Replica,
+  host: string,
+  port: number,
+): Promise<ReplicaStatus> {
+  const metrics = new ControlPlaneMetrics();
+  const replicaMetrics = new ReplicaMetrics(metrics.registry, {
+    zones: () => replica.site.limitReqZones.values(),
+    sync: () => replica.sync.state(),
+  });
+  const server = await startControlPlaneServer({
+    store: new LocalStoreView({
+      site: () => replica.site,
+      head: () => replica.head(),
+      info: () => replica.info(),
+    }),
+    auth: { readOnly: true },
+    metrics,
+    host,
+    port,
+  });
+  return { url: server.url, metrics: replicaMetrics, close: () => server.close() };
+}
+
+/** nginx's `combined` log format. */
+export function formatAccessLine(req: IncomingMessage, res: ServerResponse): string {
+  const length = res.getHeader('content-length');
+  const bytes = typeof length === 'string' || typeof length === 'number' ? String(length) : '0';
+  const referer = req.headers.referer ?? '-';
+  const agent = req.headers['user-agent'] ?? '-';
+  const status = res.headersSent ? res.statusCode : 499;
+  return `${req.socket.remoteAddress ?? '-'} - - [${timeLocal(new Date())}] "${req.method} ${req.url} HTTP/${req.httpVersion}" ${status} ${bytes} "${referer}" "${agent}"\n`;
+}
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+function timeLocal(now: Date): string {
+  const p = (n: number) => String(n).padStart(2, '0');
+  const offset = -now.getTimezoneOffset();
+  const sign = offset >= 0 ? '+' : '-';
+  const zone = `${sign}${p(Math.floor(Math.abs(offset) / 60))}${p(Math.abs(offset) % 60)}`;
+  return `${p(now.getDate())}/${MONTHS[now.getMonth()]}/${now.getFullYear()}:${p(now.getHours())}:${p(now.getMinutes())}:${p(now.getSeconds())} ${zone}`;
+}

@@ -1,0 +1,107 @@
+/**
+ * A replica's Prometheus metrics. The limit_req counters use nginx-prometheus-exporter's names and help
+ * texts (`nginxplus_limit_request_passed{zone}` …, no `_total`), so dashboards built for NGINX Plus
+ * work unchanged; they are read from the engine at scrape time.
+ */
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+
+export interface ZoneCounterSource {
+  readonly name: string;
+  readonly counters: Readonly<Record<LimitReqField, number>>;
+}
+
+type LimitReqField = 'passed' | 'delayed' | 'rejected' | 'delayed_dry_run' | 'rejected_dry_run';
+
+const LIMIT_REQ_HELP: Record<LimitReqField, string> = {
+  passed: 'Total number of requests that were neither limited nor accounted as limited',
+  delayed: 'Total number of requests that were delayed',
+  rejected: 'Total number of requests that were rejected',
+  delayed_dry_run: 'Total number of requests accounted as delayed in the dry run mode',
+  rejected_dry_run: 'Total number of requests accounted as rejected in the dry run mode',
+};
+
+export interface SyncStateSource {
+  readonly connected: boolean;
+  readonly appliedRevision: number;
+}
+
+export interface ReplicaMetricsSources {
+  zones(): Iterable<ZoneCounterSource>;
+  sync(): SyncStateSource;
+}
+
+export class ReplicaMetrics {
+  readonly #duration: Histogram<'code'>;
+  readonly #clientClosed: Counter<'phase'>;
+  readonly #reloads: Counter<'result'>;
+
+  constructor(registry: Registry, sources: ReplicaMetricsSources) {
+    const registers = [registry];
+    for (const field of Object.keys(LIMIT_REQ_HELP) as LimitReqField[]) {
+      // Counters only grow; the engine's totals are mirrored by adding what is new since the last scrape.
+      const seen = new Map<string, number>();
+      new Counter({
+        name: `nginxplus_limit_request_${field}`,
+        help: LIMIT_REQ_HELP[field],
+        labelNames: ['zone'],
+        registers,
+        collect() {
+          for (const zone of sources.zones()) {
+            const total = zone.counters[field];
+            const delta = total - (seen.get(zone.name) ?? 0);
+            if (delta > 0) this.inc({ zone: zone.name }, delta);
+            else if (!seen.has(zone.name)) this.inc({ zone: zone.name }, 0);
+            seen.set(zone.name, total);
+          }
+        },
+      });
+    }
+    new Gauge({
+      name: 'limitswitch_sync_connected',
+      help: '1 while the replica is in contact with the keyval store, 0 while it serves the last known state',
+      registers,
+      collect() {
+        this.set(sources.sync().connected ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'limitswitch_sync_applied_revision',
+      help: 'The store revision whose keyval state this replica enforces',
+      registers,
+      collect() {
+        this.set(sources.sync().appliedRevision);
+      },
+    });
+    this.#duration = new Histogram({
+      name: 'limitswitch_request_duration_seconds',
+      help: 'Time from request to the end of the response on the replica (delays included), by status code',
+      labelNames: ['code'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    this.#clientClosed = new Counter({
+      name: 'limitswitch_client_closed_total',
+      help: 'Requests whose client went away before the response (nginx 499), by phase (delay, proxy)',
+      labelNames: ['phase'],
+      registers,
+    });
+    this.#reloads = new Counter({
+      name: 'limitswitch_config_reloads_total',
+      help: 'Configuration reloads (SIGHUP), by result (ok, error: the old configuration is kept)',
+      labelNames: ['result'],
+      registers,
+    });
+  }
+
+  observeRequest(code: number, seconds: number): void {
+    this.#duration.observe({ code: String(code) }, seconds);
+  }
+
+  countClientClosed(phase: string): void {
+    this.#clientClosed.inc({ phase });
+  }
+
+  countReload(ok: boolean): void {
+    this.#reloads.inc({ result: ok ? 'ok' : 'error' });
+  }
+}

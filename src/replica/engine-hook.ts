@@ -1,0 +1,120 @@
+/**
+ * The data path's `decide` hook, answered by the engine: route the request, run nginx's phases, and
+ * turn the engine's decision into what the proxy does (forward, hold, reject, answer). The site is
+ * read through a getter, so a reload swaps it between two requests.
+ */
+import type { Decision as EngineDecision, Route, Site } from '../engine/http/site.ts';
+import type { RequestFacts } from '../engine/variables/request-context.ts';
+import type { ErrorLog } from './error-log.ts';
+import type { Decision, RequestContext } from './http/decision.ts';
+import { type ProxyTargets, rewriteTarget } from './proxy-targets.ts';
+
+/** A data-path decision that remembers the engine's verdict (for 499 accounting and access logs). */
+export type ReplicaDecision = Decision & { readonly limitReqStatus?: string; readonly zone?: string | null };
+
+export interface EngineHookOptions {
+  readonly site: () => Site;
+  readonly targets: () => ProxyTargets;
+  readonly errorLog: ErrorLog;
+  /** The engine's clock (epoch ms; nginx's cached `ngx_current_msec`). */
+  readonly nowMs?: () => number;
+}
+
+const BAD_REQUEST: ReplicaDecision = Object.freeze({ action: 'return', code: 400 });
+const NOT_FOUND: ReplicaDecision = Object.freeze({ action: 'return', code: 404 });
+const FORBIDDEN: ReplicaDecision = Object.freeze({ action: 'return', code: 403 });
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+let connectionSerial = 0;
+
+export function engineHook(options: EngineHookOptions): (ctx: RequestContext) => ReplicaDecision {
+  const now = options.nowMs ?? Date.now;
+  return (ctx) => {
+    const site = options.site();
+    const req = ctx.req;
+    const socket = req.socket;
+    const route = site.route(req.url ?? '/', ctx.host, socket.localAddress ?? '', socket.localPort ?? 0);
+    if (route === null) return BAD_REQUEST;
+    const facts: RequestFacts = {
+      method: req.method ?? 'GET',
+      scheme: 'http',
+      target: req.url ?? '/',
+      headers: req.headers as Record<string, string | undefined>,
+      remoteAddr: ctx.remoteAddr,
+      remotePort: ctx.remotePort,
+      socketAddr: ctx.realipRemoteAddr,
+      serverAddr: socket.localAddress ?? '',
+      serverPort: socket.localPort ?? 0,
+    };
+    const decision = site.decide(route, facts, now());
+    if (decision.logs.length !== 0) writeLogs(options.errorLog, decision, route, ctx);
+    return toDataPath(decision, route, options.targets());
+  };
+}
+
+function toDataPath(decision: EngineDecision, route: Route, targets: ProxyTargets): ReplicaDecision {
+  switch (decision.kind) {
+    case 'reject':
+    case 'close': {
+      const retryAfterS =
+        route.handler.retryAfter && decision.kind === 'reject'
+          ? Math.max(1, Math.ceil(decision.retryAfterMs / 1000))
+          : undefined;
+      return {
+        action: 'reject',
+        code: decision.code,
+        retryAfterS,
+        limitReqStatus: decision.status,
+        zone: decision.zone,
+      };
+    }
+    case 'return':
+      if (decision.code === 444) return { action: 'reject', code: 444 };
+      if (REDIRECTS.has(decision.code) && decision.text !== null) {
+        return { action: 'return', code: decision.code, headers: { location: decision.text } };
+      }
+      return decision.text === null
+        ? { action: 'return', code: decision.code }
+        : { action: 'return', code: decision.code, body: decision.text };
+    case 'deny':
+      return FORBIDDEN;
+    case 'api':
+    case 'static':
+      // The replica serves no files; the NGINX Plus API lives on the control plane and --status-listen.
+      return NOT_FOUND;
+    case 'proxy': {
+      const target = targets.byHandler.get(route.handler);
+      if (target === undefined) return NOT_FOUND;
+      const path = rewriteTarget(target, route.target.uri, route.target.args, route.target.hasArgs);
+      if (decision.delayMs > 0) {
+        return {
+          action: 'delay',
+          delayMs: decision.delayMs,
+          upstream: target.upstream,
+          path,
+          limitReqStatus: decision.status,
+          zone: decision.zone,
+        };
+      }
+      return {
+        action: 'proxy',
+        upstream: target.upstream,
+        path,
+        limitReqStatus: decision.status,
+        zone: decision.zone,
+      };
+    }
+  }
+}
+
+function writeLogs(log: ErrorLog, decision: EngineDecision, route: Route, ctx: RequestContext): void {
+  const req = ctx.req;
+  const context = {
+    connection: ++connectionSerial,
+    client: ctx.remoteAddr,
+    server: route.serverName,
+    requestLine: `${req.method} ${req.url} HTTP/${req.httpVersion}`,
+    host: ctx.host,
+  };
+  for (const entry of decision.logs) log.request(entry, context);
+}

@@ -1,0 +1,79 @@
+/**
+ * `proxy_pass` on the replica: which upstream group a location forwards to, and how the request URI is
+ * rewritten. `proxy_pass http://name` with a matching `upstream` block uses that group; any other
+ * `http://host:port` gets an implicit one-server group. With a URI part (`http://b/v2/`), the part of
+ * the normalised URI that matched the location prefix is replaced by it, as nginx does.
+ */
+import type { UpstreamServerSpec, UpstreamSpec } from '../config/model.ts';
+import type { LocationHandler, Site, SiteLocation } from '../engine/http/site.ts';
+
+export interface ProxyTarget {
+  readonly upstream: string;
+  /** Set when `proxy_pass` has a URI part: it replaces `prefix` at the start of `$uri`. */
+  readonly rewrite: { readonly prefix: string; readonly uri: string } | null;
+}
+
+export interface ProxyTargets {
+  readonly byHandler: ReadonlyMap<LocationHandler, ProxyTarget>;
+  /** Every group to create: the config's upstreams plus implicit ones. */
+  readonly groups: readonly { readonly name: string; readonly servers: readonly UpstreamServerSpec[] }[];
+}
+
+export function resolveProxyTargets(site: Site, upstreams: readonly UpstreamSpec[]): ProxyTargets {
+  const groups = new Map<string, readonly UpstreamServerSpec[]>(upstreams.map((u) => [u.name, u.servers]));
+  const byHandler = new Map<LocationHandler, ProxyTarget>();
+
+  const visit = (handler: LocationHandler, prefix: string | null): void => {
+    if (handler.proxyPass === null) return;
+    const { authority, uri } = splitProxyPass(handler.proxyPass);
+    let name = authority;
+    if (!groups.has(authority)) {
+      const server = parseAuthority(authority);
+      name = `${server.host}:${server.port}`;
+      if (!groups.has(name)) groups.set(name, [server]);
+    }
+    byHandler.set(handler, {
+      upstream: name,
+      rewrite: uri !== null && prefix !== null ? { prefix, uri } : null,
+    });
+  };
+  const walk = (locations: readonly SiteLocation[]): void => {
+    for (const location of locations) {
+      const prefix = location.match === '~' || location.match === '~*' ? null : location.pattern;
+      visit(location.handler, prefix);
+      walk(location.locations);
+    }
+  };
+  for (const server of site.servers) {
+    visit(server.handler, null);
+    walk(server.locations);
+  }
+  return { byHandler, groups: [...groups].map(([name, servers]) => ({ name, servers })) };
+}
+
+/** The request-target sent upstream for a rewriting `proxy_pass`. */
+export function rewriteTarget(
+  target: ProxyTarget,
+  uri: string,
+  args: string,
+  hasArgs: boolean,
+): string | undefined {
+  if (target.rewrite === null) return undefined;
+  const rest = uri.startsWith(target.rewrite.prefix) ? uri.slice(target.rewrite.prefix.length) : uri;
+  return `${target.rewrite.uri}${rest}${hasArgs ? `?${args}` : ''}`;
+}
+
+function splitProxyPass(value: string): { authority: string; uri: string | null } {
+  const withoutScheme = value.replace(/^https?:\/\//, '');
+  const slash = withoutScheme.indexOf('/');
+  return slash === -1
+    ? { authority: withoutScheme, uri: null }
+    : { authority: withoutScheme.slice(0, slash), uri: withoutScheme.slice(slash) };
+}
+
+function parseAuthority(authority: string): UpstreamServerSpec {
+  const match = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(authority);
+  if (match === null) throw new Error(`invalid proxy_pass host "${authority}"`);
+  const host = match[1]!.replace(/^\[|\]$/g, '');
+  return { host, port: match[2] === undefined ? 80 : Number(match[2]), weight: 1 };
+}

@@ -1,0 +1,234 @@
+/**
+ * An ingress replica: serves the `server` blocks of a configuration, enforces limit_req in process,
+ * follows the keyval store without a reload, counts, and reports itself.
+ *
+ * Lifecycle: `start()` loads the keyval state (store, else the state file), registers, and listens;
+ * `reload()` swaps the configuration (zones whose key and size are unchanged keep their state);
+ * `close()` stops accepting, finishes in-flight and held requests, flushes counters, deregisters.
+ */
+
+import { createHash } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { buildSite } from '../config/build-site.ts';
+import type { Config } from '../config/model.ts';
+import type { Site } from '../engine/http/site.ts';
+import type { LimitReqZone } from '../engine/limit-req/limit-req-zone.ts';
+import type { KeyvalHead, KeyvalStore, ReplicaInfo } from '../store/keyval-store.ts';
+import { KeyvalSync } from '../store/keyval-sync.ts';
+import { CounterFlusher } from './counter-flusher.ts';
+import { engineHook, type ReplicaDecision } from './engine-hook.ts';
+import { ErrorLog } from './error-log.ts';
+import { ProxyServer } from './http/proxy-server.ts';
+import { UpstreamSet } from './http/upstream-group.ts';
+import { applyChange, applySnapshot } from './keyval-applier.ts';
+import { type ProxyTargets, resolveProxyTargets } from './proxy-targets.ts';
+
+export const REPLICA_VERSION = '0.1.0';
+
+export interface ReplicaOptions {
+  readonly id: string;
+  readonly config: Config;
+  readonly store: KeyvalStore;
+  /** Listen address for every port, instead of each `listen`'s own (default: the listen's, else all). */
+  readonly host?: string;
+  /** Replace the config's listen ports (tests, demo): config port → actual port (0 = any free one). */
+  readonly portMap?: ReadonlyMap<number, number>;
+  readonly stateFile?: string;
+  readonly errorLog?: ErrorLog;
+  readonly flushIntervalMs?: number;
+  readonly heartbeatIntervalMs?: number;
+  readonly heartbeatTtlMs?: number;
+  /** Called for every finished response (access log, latency metrics). */
+  readonly onResponse?: (req: IncomingMessage, res: ServerResponse, seconds: number) => void;
+  /** A client went away while held or forwarded (nginx 499). */
+  readonly onClientClosed?: (phase: string) => void;
+  /** Structured events (reload errors, store trouble) for the process log. */
+  readonly log?: (
+    level: 'info' | 'warn' | 'error',
+    message: string,
+    fields?: Record<string, unknown>,
+  ) => void;
+}
+
+export class Replica {
+  readonly id: string;
+  readonly store: KeyvalStore;
+  readonly sync: KeyvalSync;
+  #config: Config;
+  #site: Site;
+  #targets: ProxyTargets;
+  #upstreams: UpstreamSet;
+  #configHash: string;
+  readonly #startedAtMs = Date.now();
+  readonly #listeners = new Map<number, { server: ProxyServer<ReplicaDecision>; port: number }>();
+  readonly #flusher: CounterFlusher;
+  readonly #options: ReplicaOptions;
+  #timers: NodeJS.Timeout[] = [];
+  #closed: Promise<void> | null = null;
+
+  constructor(options: ReplicaOptions) {
+    this.#options = options;
+    this.id = options.id;
+    this.store = options.store;
+    this.#config = options.config;
+    this.#configHash = hashConfig(options.config);
+    this.#site = buildSite(options.config.http);
+    this.#targets = resolveProxyTargets(this.#site, options.config.http.upstreams);
+    this.#upstreams = new UpstreamSet(this.#targets.groups);
+    this.sync = new KeyvalSync({ store: options.store, stateFile: options.stateFile });
+    this.sync.onApply((update) => {
+      if (update.kind === 'snapshot') applySnapshot(this.#site.keyvalZones, update.snapshot);
+      else applyChange(this.#site.keyvalZones, update.change);
+    });
+    this.#flusher = new CounterFlusher(options.store, options.id, () => this.#site.limitReqZones.values());
+  }
+
+  get site(): Site {
+    return this.#site;
+  }
+
+  get config(): Config {
+    return this.#config;
+  }
+
+  /** Actual listen port per configured port. */
+  get ports(): ReadonlyMap<number, number> {
+    return new Map([...this.#listeners].map(([configured, listener]) => [configured, listener.port]));
+  }
+
+  /** Ready once the keyval state came from the store or the state file. */
+  head(): KeyvalHead | null {
+    const state = this.sync.state();
+    if (state.source === 'none') return null;
+    return { revision: state.appliedRevision, epoch: state.epoch ?? '' };
+  }
+
+  info(): ReplicaInfo {
+    return {
+      id: this.id,
+      version: REPLICA_VERSION,
+      configHash: this.#configHash,
+      appliedRevision: this.sync.state().appliedRevision,
+      startedAtMs: this.#startedAtMs,
+      keyvalZones: this.#config.http.keyvalZones.map((z) => ({
+        name: z.name,
+        type: z.type,
+        timeoutMs: z.timeoutMs,
+      })),
+      limitReqZones: this.#config.http.limitReqZones.map((z) => z.name),
+    };
+  }
+
+  async start(): Promise<void> {
+    await this.sync.start();
+    await this.#report();
+    const flushMs = this.#options.flushIntervalMs ?? 1000;
+    const heartbeatMs = this.#options.heartbeatIntervalMs ?? 1000;
+    this.#timers.push(
+      setInterval(() => void this.#flush(), flushMs),
+      setInterval(() => void this.#report(), heartbeatMs),
+      // Keys expire locally at their time, whether or not the store's sweep has run yet.
+      setInterval(() => this.#expireKeys(), 1000),
+    );
+    for (const timer of this.#timers) timer.unref();
+    for (const port of this.#site.ports()) await this.#listen(port);
+  }
+
+  /** Swaps in a new configuration; throws (keeping the old one) when it cannot be built. */
+  reload(config: Config): void {
+    const site = buildSite(config.http, this.#site);
+    const targets = resolveProxyTargets(site, config.http.upstreams);
+    applySnapshot(site.keyvalZones, this.sync.snapshot());
+    const kept = new Set(site.limitReqZones.values());
+    this.#flusher.retire(
+      [...this.#site.limitReqZones.values()].filter((zone: LimitReqZone) => !kept.has(zone)),
+    );
+    const oldUpstreams = this.#upstreams;
+    this.#site = site;
+    this.#targets = targets;
+    this.#upstreams = new UpstreamSet(targets.groups);
+    this.#config = config;
+    this.#configHash = hashConfig(config);
+    void oldUpstreams.close();
+    for (const port of site.ports()) if (!this.#listeners.has(port)) void this.#listen(port);
+    void this.#report();
+  }
+
+  close(): Promise<void> {
+    this.#closed ??= this.#shutdown();
+    return this.#closed;
+  }
+
+  async #shutdown(): Promise<void> {
+    for (const timer of this.#timers) clearInterval(timer);
+    await Promise.all(
+      [...this.#listeners.values()].map(({ server }) => server.close({ forceAfterMs: 30_000 })),
+    );
+    await this.#upstreams.close();
+    await this.#flush();
+    try {
+      await this.store.deregister(this.id);
+    } catch (err) {
+      this.#log('warn', 'could not deregister from the store', { err: String(err) });
+    }
+    await this.sync.stop();
+  }
+
+  async #listen(configuredPort: number): Promise<void> {
+    const port = this.#options.portMap?.get(configuredPort) ?? configuredPort;
+    const server = this.#site.servers.find((s) => s.listen.some((l) => l.port === configuredPort));
+    const listenHost = server?.listen.find((l) => l.port === configuredPort)?.host ?? null;
+    // realip is configured per listener on the data path: the first server on the port decides.
+    const realIp = server?.handler.realIp ?? null;
+    const proxy = new ProxyServer<ReplicaDecision>({
+      decide: engineHook({
+        site: () => this.#site,
+        targets: () => this.#targets,
+        errorLog: this.#options.errorLog ?? new ErrorLog((line) => process.stderr.write(line)),
+      }),
+      upstreams: { get: (name: string) => this.#upstreams.get(name) } as UpstreamSet,
+      realIp: realIp && realIp.trustedFrom.length !== 0 ? realIp : null,
+      onClientClosed: (_ctx, _decision, phase) => this.#options.onClientClosed?.(phase),
+      onHookError: (err) => this.#log('error', 'request failed in the engine', { err: String(err) }),
+    });
+    const onResponse = this.#options.onResponse;
+    if (onResponse) {
+      proxy.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+        const start = process.hrtime.bigint();
+        res.once('close', () => onResponse(req, res, Number(process.hrtime.bigint() - start) / 1e9));
+      });
+    }
+    const address = await proxy.listen(port, this.#options.host ?? listenHost ?? '0.0.0.0');
+    this.#listeners.set(configuredPort, { server: proxy, port: address.port });
+  }
+
+  async #flush(): Promise<void> {
+    try {
+      await this.#flusher.flush();
+    } catch (err) {
+      this.#log('warn', 'counter flush failed; deltas kept for the next one', { err: String(err) });
+    }
+  }
+
+  async #report(): Promise<void> {
+    try {
+      await this.store.registerZones(this.info().keyvalZones);
+      await this.store.heartbeat(this.info(), this.#options.heartbeatTtlMs ?? 5000);
+    } catch (err) {
+      this.#log('warn', 'heartbeat failed', { err: String(err) });
+    }
+  }
+
+  #expireKeys(): void {
+    const now = Date.now();
+    for (const zone of this.#site.keyvalZones.values()) zone.expire(now);
+  }
+
+  #log(level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>): void {
+    this.#options.log?.(level, message, fields);
+  }
+}
+
+function hashConfig(config: Config): string {
+  return createHash('sha256').update(JSON.stringify(config.http)).digest('hex').slice(0, 16);
+}
