@@ -1,19 +1,30 @@
 import { Command } from 'commander';
-import { registerCheckCommand } from './check-command.ts';
-import { registerControlPlaneCommand } from './control-plane-command.ts';
-import { registerReplicaCommand } from './replica-command.ts';
-import { registerSimulateCommand } from './simulate-command.ts';
+
+type Register = (program: Command) => void;
+
+/**
+ * Every command, loaded on demand: `limitswitch simulate` does not load fastify or ioredis, and a
+ * command whose module fails to load cannot break the others. `--help` loads them all.
+ */
+const COMMANDS: Record<string, () => Promise<Register>> = {
+  check: async () => (await import('./check-command.ts')).registerCheckCommand,
+  simulate: async () => (await import('./simulate-command.ts')).registerSimulateCommand,
+  replica: async () => (await import('./replica-command.ts')).registerReplicaCommand,
+  'control-plane': async () => (await import('./control-plane-command.ts')).registerControlPlaneCommand,
+};
 
 const program = new Command('limitswitch')
   .description('NGINX-Plus-style dynamic keyval control plane for ingress rate limiting')
   .version('0.1.0');
 
-registerControlPlaneCommand(program);
-registerCheckCommand(program);
-registerSimulateCommand(program);
-registerReplicaCommand(program);
+async function main(): Promise<void> {
+  const requested = process.argv[2];
+  const load = requested !== undefined ? COMMANDS[requested] : undefined;
+  for (const loader of load ? [load] : Object.values(COMMANDS)) (await loader())(program);
+  await program.parseAsync(process.argv);
+}
 
-program.parseAsync(process.argv).catch((err: unknown) => {
+main().catch((err: unknown) => {
   console.error(err instanceof Error ? err.message : String(err));
   process.exitCode = 1;
 });
