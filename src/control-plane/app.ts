@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
-import type { FastifyInstance, FastifyRequest, FastifyServerOptions } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import type { AlertRules } from '../automation/alert-rules.ts';
 import { ControlPlaneMetrics } from '../metrics/control-plane-metrics.ts';
 import { LimitswitchError } from '../shared/errors.ts';
@@ -154,8 +154,10 @@ export async function controlPlane(app: FastifyInstance, options: ControlPlaneOp
  */
 export function controlPlaneServerOptions(): Pick<FastifyServerOptions, 'frameworkErrors'> {
   return {
-    frameworkErrors(err, request, reply) {
+    frameworkErrors(err, request, rawReply) {
       const error = toApiError(err);
+      // The option's reply is typed for any route schema; this one sends a plain JSON body.
+      const reply = rawReply as unknown as FastifyReply;
       void reply
         .code(error.status)
         .type('application/json')
