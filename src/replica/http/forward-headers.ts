@@ -28,6 +28,11 @@ const TRANSFER_ENCODING = 6;
 
 /** Classifies a request header name; 0 means "copy as is". Lower-cases only names of suspect length. */
 function requestKind(name: string): number {
+  const kind = knownRequestKind(name);
+  return kind === 0 && isProxyPrefixed(name) ? DROP : kind;
+}
+
+function knownRequestKind(name: string): number {
   switch (name.length) {
     case 2:
       return name.toLowerCase() === 'te' ? DROP : 0;
@@ -57,7 +62,7 @@ function requestKind(name: string): number {
       return lower === 'x-forwarded-proto' ? DROP : 0;
     }
   }
-  return isProxyPrefixed(name) ? DROP : 0;
+  return 0;
 }
 
 function isProxyPrefixed(name: string): boolean {
@@ -142,6 +147,12 @@ export function appendForwarded(
 
 /** True when a response header is not relayed (hop-by-hop, or hidden like nginx's proxy_hide_header). */
 function responseDropped(name: string): boolean {
+  if (knownResponseDropped(name) || isProxyPrefixed(name)) return true;
+  const c = name.charCodeAt(0) | 0x20;
+  return c === 0x78 /* x */ && name.length > 8 && name.slice(0, 8).toLowerCase() === 'x-accel-';
+}
+
+function knownResponseDropped(name: string): boolean {
   switch (name.length) {
     case 2:
       return name.toLowerCase() === 'te';
@@ -162,9 +173,7 @@ function responseDropped(name: string): boolean {
     case 17:
       return name.toLowerCase() === 'transfer-encoding';
   }
-  if (isProxyPrefixed(name)) return true;
-  const c = name.charCodeAt(0) | 0x20;
-  return c === 0x78 /* x */ && name.length > 8 && name.slice(0, 8).toLowerCase() === 'x-accel-';
+  return false;
 }
 
 /** The upstream response headers to relay to the client, as a flat list of strings. */

@@ -49,9 +49,20 @@ export function ipv4Text(v4: number): string {
   return `${v4 >>> 24}.${(v4 >>> 16) & 255}.${(v4 >>> 8) & 255}.${v4 & 255}`;
 }
 
-/** ngx_inet6_addr's job, done by ipaddr.js; zone ids (`%eth0`) are not addresses to nginx. */
+/**
+ * ngx_inet6_addr's job, done by ipaddr.js. Zone ids (`%eth0`) are not addresses to nginx. A dotted
+ * tail is turned into two hex groups first: ipaddr.js would read `::2.2.2.2` as `::ffff:2.2.2.2`.
+ */
 export function parseIpv6(text: string): Uint8Array | null {
-  if (text.length === 0 || text.includes('%') || !ipaddr.IPv6.isValid(text)) return null;
+  if (text.length === 0 || text.includes('%')) return null;
+  const lastColon = text.lastIndexOf(':');
+  if (lastColon < 0) return null;
+  if (text.includes('.', lastColon)) {
+    const v4 = parseIpv4(text, lastColon + 1);
+    if (v4 < 0) return null;
+    text = `${text.slice(0, lastColon + 1)}${(v4 >>> 16).toString(16)}:${(v4 & 0xffff).toString(16)}`;
+  }
+  if (!ipaddr.IPv6.isValid(text)) return null;
   return Uint8Array.from(ipaddr.IPv6.parse(text).toByteArray());
 }
 

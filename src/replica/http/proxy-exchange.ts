@@ -29,6 +29,8 @@ export interface ExchangeHost<D extends Decision> {
   readonly onClientClosed: ClientClosedCallback<D> | null;
   /** True once a graceful close began: answers say `Connection: close`. */
   readonly closing: boolean;
+  /** Requests currently held by a delay. */
+  held: number;
   /** Called when a held or forwarded exchange ends (for graceful close). */
   exchangeEnded(): void;
 }
@@ -184,6 +186,7 @@ export class Exchange<D extends Decision> implements RequestContext {
 
   #hold(decision: DelayDecision): void {
     this.#state = HELD;
+    this.#host.held++;
     this.#track();
     this.#timer = setTimeout(onHoldElapsed, decision.delayMs, this);
   }
@@ -192,6 +195,7 @@ export class Exchange<D extends Decision> implements RequestContext {
   holdElapsed(): void {
     this.#timer = null;
     if (this.#state !== HELD) return;
+    this.#host.held--;
     this.#forward(this.#decision as DelayDecision);
   }
 
@@ -234,6 +238,7 @@ export class Exchange<D extends Decision> implements RequestContext {
       if (this.#timer !== null) {
         clearTimeout(this.#timer);
         this.#timer = null;
+        this.#host.held--;
       }
       this.#abort?.();
       this.#host.onClientClosed?.(this, this.#decision!, state === HELD ? 'delay' : 'proxy');

@@ -55,6 +55,8 @@ export class ProxyServer<D extends Decision = Decision> implements ExchangeHost<
   readonly #decide: DecideHook<D>;
   readonly #realIp: RealIpResolver | null;
   readonly #onHookError: ((err: unknown) => void) | null;
+  /** Requests currently held by a `delay` decision. */
+  held = 0;
   #closing = false;
   #closed: Promise<void> | null = null;
 

@@ -105,6 +105,7 @@ export class UpstreamGroup {
 /** All upstream groups of a listener, by name. */
 export class UpstreamSet {
   readonly #groups = new Map<string, UpstreamGroup>();
+  #closed: Promise<void> | null = null;
 
   constructor(
     specs: readonly { readonly name: string; readonly servers: readonly UpstreamServerSpec[] }[],
@@ -118,8 +119,9 @@ export class UpstreamSet {
     return this.#groups.get(name);
   }
 
-  /** Closes every pool once its in-flight requests are done. */
-  async close(): Promise<void> {
-    await Promise.all([...this.#groups.values()].map((group) => group.close()));
+  /** Closes every pool once its in-flight requests are done. Idempotent. */
+  close(): Promise<void> {
+    this.#closed ??= Promise.all([...this.#groups.values()].map((group) => group.close())).then(() => {});
+    return this.#closed;
   }
 }

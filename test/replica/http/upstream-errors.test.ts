@@ -1,0 +1,158 @@
+import assert from 'node:assert/strict';
+import { createServer, type Socket } from 'node:net';
+import { test } from 'node:test';
+import { request } from 'undici';
+import { PASS } from '../../../src/replica/http/decision.ts';
+import { UpstreamGroup } from '../../../src/replica/http/upstream-group.ts';
+import { freePort } from '../../helpers/free-port.ts';
+import { nginxPage, rawRequest, responseOf, startProxy, startUpstream } from './harness.ts';
+
+/** A TCP server that accepts connections and never answers. */
+async function silentServer(): Promise<{ port: number; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  return {
+    port: typeof address === 'object' && address ? address.port : 0,
+    close: () =>
+      new Promise((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+test('connection refused → 502 with nginx page', async () => {
+  const deadPort = await freePort();
+  const proxy = await startProxy([{ port: deadPort }], { decide: () => PASS });
+  try {
+    const out = responseOf(
+      await rawRequest(proxy.port, ['GET / HTTP/1.1', 'Host: cafe.example.com', 'Connection: close']),
+    );
+    assert.equal(out.status, 502);
+    assert.equal(out.reason, 'Bad Gateway');
+    assert.equal(out.header('content-type'), 'text/html');
+    assert.equal(out.body, nginxPage('502 Bad Gateway'));
+  } finally {
+    await proxy.close();
+  }
+});
+
+test('no response head within the read timeout → 504 with nginx page', async () => {
+  const silent = await silentServer();
+  const proxy = await startProxy([{ port: silent.port }], { decide: () => PASS }, { readTimeoutMs: 300 });
+  try {
+    const out = responseOf(
+      await rawRequest(proxy.port, ['GET / HTTP/1.1', 'Host: cafe.example.com', 'Connection: close']),
+    );
+    assert.equal(out.status, 504);
+    assert.equal(out.reason, 'Gateway Time-out');
+    assert.equal(out.body, nginxPage('504 Gateway Time-out'));
+  } finally {
+    await proxy.close();
+    await silent.close();
+  }
+});
+
+test('an upstream that stalls mid-body gets the client connection cut, as nginx does', async () => {
+  const upstream = await startUpstream((_req, res) => {
+    res.writeHead(200, { 'content-length': '100' });
+    res.write('only part');
+  });
+  const proxy = await startProxy([{ port: upstream.port }], { decide: () => PASS }, { readTimeoutMs: 300 });
+  try {
+    const res = await request(`http://127.0.0.1:${proxy.port}/`);
+    assert.equal(res.statusCode, 200);
+    await assert.rejects(res.body.text(), { code: 'UND_ERR_SOCKET' });
+  } finally {
+    await proxy.close();
+    await upstream.close();
+  }
+});
+
+test('a refused server is skipped: the request goes to the next one, and later ones avoid it', async () => {
+  const live = await startUpstream((_req, res) => res.end('live'));
+  const deadPort = await freePort();
+  const proxy = await startProxy([{ port: deadPort }, { port: live.port }], { decide: () => PASS });
+  try {
+    for (let i = 0; i < 4; i++) {
+      const res = await request(`http://127.0.0.1:${proxy.port}/`);
+      assert.equal(res.statusCode, 200);
+      assert.equal(await res.body.text(), 'live');
+    }
+    assert.equal(live.requests.length, 4);
+    const dead = proxy.upstreams.get('backend')!.peers[0]!;
+    assert.ok(dead.downUntilMs > Date.now(), 'the refused server is marked down');
+  } finally {
+    await proxy.close();
+    await live.close();
+  }
+});
+
+test('a request with a body is not retried on another server: 502', async () => {
+  const live = await startUpstream((_req, res) => res.end('live'));
+  const deadPort = await freePort();
+  const proxy = await startProxy([{ port: deadPort }, { port: live.port }], { decide: () => PASS });
+  try {
+    // smooth round robin with equal weights starts with the first (dead) server
+    const res = await request(`http://127.0.0.1:${proxy.port}/`, { method: 'POST', body: 'payload' });
+    assert.equal(res.statusCode, 502);
+    await res.body.dump();
+    assert.equal(live.requests.length, 0);
+  } finally {
+    await proxy.close();
+    await live.close();
+  }
+});
+
+test('weighted servers share requests in nginx smooth round-robin order', async () => {
+  const a = await startUpstream((_req, res) => res.end('a'));
+  const b = await startUpstream((_req, res) => res.end('b'));
+  const proxy = await startProxy(
+    [
+      { port: a.port, weight: 2 },
+      { port: b.port, weight: 1 },
+    ],
+    { decide: () => PASS },
+  );
+  try {
+    const order: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const res = await request(`http://127.0.0.1:${proxy.port}/`);
+      order.push(await res.body.text());
+    }
+    assert.deepEqual(order, ['a', 'b', 'a', 'a', 'b', 'a']);
+  } finally {
+    await proxy.close();
+    await a.close();
+    await b.close();
+  }
+});
+
+test('nginx smooth weighted round robin: weights 5,1,1 give a a b a c a a', async () => {
+  const group = new UpstreamGroup(
+    'g',
+    [
+      { host: '127.0.0.1', port: 1, weight: 5 },
+      { host: '127.0.0.1', port: 2, weight: 1 },
+      { host: '127.0.0.1', port: 3, weight: 1 },
+    ],
+    {
+      connectTimeoutMs: 1000,
+      readTimeoutMs: 1000,
+      keepAliveTimeoutMs: 1000,
+      connections: null,
+      failTimeoutMs: 1000,
+    },
+  );
+  try {
+    const names = Array.from({ length: 7 }, () => group.pick()!.origin.slice(-1));
+    assert.deepEqual(names, ['1', '1', '2', '1', '3', '1', '1']);
+  } finally {
+    await group.close();
+  }
+});
