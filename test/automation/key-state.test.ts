@@ -111,7 +111,7 @@ describe('key state: one alert', () => {
     key.current = null;
     const plan = key.fire(event('coffee', 'f1'));
     assert.deepEqual([plan.action, plan.old, plan.new], ['set', null, '1']);
-    assert.equal(key.current?.value, '1');
+    assert.deepEqual(plan.write, { op: 'set', entry: { value: '1', expireAtMs: T0 + 600_000 } });
   });
 });
 
