@@ -181,10 +181,12 @@ export class KeyvalSync {
         this.#unsubscribe = await this.#store.subscribe((change, epoch) => this.#onChange(change, epoch));
         // A new subscription: what happened before it is only in the snapshot or the log.
       }
+      // Pub/sub may apply changes while head() is in flight: compare with the revision from before.
+      const appliedBefore = this.#mirror.revision;
       const head = await this.#store.head();
-      if (this.#source !== 'store' && this.#source !== 'state-file') {
+      if (this.#source === 'none') {
         await this.#reload();
-      } else if (head.epoch !== this.#mirror.epoch || head.revision < this.#mirror.revision) {
+      } else if (head.epoch !== this.#mirror.epoch || head.revision < appliedBefore) {
         await this.#reload();
       } else if (head.revision > this.#mirror.revision) {
         const changes = await this.#store.changesSince(this.#mirror.revision);
