@@ -95,7 +95,9 @@ export function conformanceSuite(suite: ConformanceSuite): void {
     const simulated = await runSimulateOnce(suite, timeline, oracle.port);
     for (const [i, scenario] of suite.scenarios.entries()) {
       const checks = async (ct: TestContext) => {
-        await ct.test('nginx gives the hand-computed sequence', () => assertOracle(scenario, placed[i]!, oracle));
+        await ct.test('nginx gives the hand-computed sequence', () =>
+          assertOracle(scenario, placed[i]!, oracle),
+        );
         await ct.test('simulate gives the same sequence', () => assertSimulate(placed[i]!, simulated));
       };
       if (suite.scenarios.length === 1) await checks(t);
@@ -105,9 +107,7 @@ export function conformanceSuite(suite: ConformanceSuite): void {
 }
 
 /** A suite with a single timeline. */
-export function conformanceCase(
-  c: Omit<ConformanceSuite, 'scenarios'> & Omit<Scenario, 'name'>,
-): void {
+export function conformanceCase(c: Omit<ConformanceSuite, 'scenarios'> & Omit<Scenario, 'name'>): void {
   const { steps, errorLog, ...suite } = c;
   conformanceSuite({ ...suite, scenarios: [{ name: c.name, steps, ...(errorLog ? { errorLog } : {}) }] });
 }
@@ -117,7 +117,10 @@ export function placeScenarios(scenarios: readonly Scenario[]): Placed[][] {
   let offset = 0;
   let index = 0;
   return scenarios.map((scenario) => {
-    const placed = scenario.steps.map((step) => ({ index: index++, step: { ...step, at: step.at + offset } }));
+    const placed = scenario.steps.map((step) => ({
+      index: index++,
+      step: { ...step, at: step.at + offset },
+    }));
     const lastAt = scenario.steps.reduce((max, s) => Math.max(max, s.at), 0);
     offset += lastAt + SCENARIO_GAP_MS;
     return placed;
@@ -204,12 +207,17 @@ function assertOracle(scenario: Scenario, placed: readonly Placed[], oracle: Ora
     const seen = oracle.observed[p.index]!;
     // A closed connection carries no header; the access log still records $limit_req_status.
     const logged = oracle.access.get(p.index)?.limitReqStatus;
-    const status = seen.code === 'closed' ? (logged === '-' ? '' : (logged ?? '?')) : (seen.limitReqStatus ?? '');
+    const status =
+      seen.code === 'closed' ? (logged === '-' ? '' : (logged ?? '?')) : (seen.limitReqStatus ?? '');
     const code = seen.code === 'closed' ? 444 : seen.code;
     return `${describeStep(p)} → ${outcome(code, status)}`;
   });
   const context = `\narrivals:\n${arrivalReport(placed, oracle.access)}`;
-  assert.deepEqual(actual, expectedLines(placed), `nginx disagrees with the hand-computed sequence${context}`);
+  assert.deepEqual(
+    actual,
+    expectedLines(placed),
+    `nginx disagrees with the hand-computed sequence${context}`,
+  );
 
   for (const p of placed) {
     const seen = oracle.observed[p.index]!;

@@ -99,6 +99,6 @@ export function runSimulate(
     });
     // A simulate that exits early closes stdin; the resulting EPIPE is reported through 'close'.
     child.stdin.on('error', () => {});
-    child.stdin.end(requests.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    child.stdin.end(`${requests.map((r) => JSON.stringify(r)).join('\n')}\n`);
   });
 }
