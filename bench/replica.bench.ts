@@ -1,0 +1,263 @@
+/**
+ * Replica proxy throughput, side by side in one run on the same upstream and the same load generator:
+ *   nginx   — nginx `proxy_pass`, one worker, upstream keepalive 64, the same X-Forwarded-* headers
+ *   off     — the replica's data path with limits switched off (the hook passes everything)
+ *   on      — the data path with a hook that does a leaky-bucket decision per request (stand-in)
+ *   engine  — the data path with the replica's real engine hook: keyval switch on, nothing limited
+ * Every server, the upstream and the load generator run in their own processes. Cases are interleaved
+ * over rounds (the order rotates) and medians reported. Server CPU per request comes from
+ * /proc/<pid>/stat (all threads; for nginx the master and its worker).
+ *
+ * Run: npm run bench:replica     (last line: JSON)
+ * Knobs: BENCH_ROUNDS (3), BENCH_WARMUP_MS (2000), BENCH_DURATION_MS (8000), BENCH_CONNECTIONS (50),
+ *        BENCH_ENGINE=0 to skip the engine case.
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { LoadRequest, LoadResult } from './replica/load-generator.ts';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 2000);
+const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 8000);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const WITH_ENGINE = process.env.BENCH_ENGINE !== '0';
+const NGINX_BIN = process.env.NGINX_BIN ?? '/usr/sbin/nginx';
+const HERE = new URL('.', import.meta.url).pathname;
+
+const children: ChildProcess[] = [];
+process.on('exit', () => {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+});
+
+const CLOCK_TICKS_PER_S = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** utime + stime of a process (all its threads), in microseconds. */
+function cpuUs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS_PER_S;
+}
+
+const cpuOf = (pids: readonly number[]) => pids.reduce((sum, pid) => sum + cpuUs(pid), 0);
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** Starts `bench/replica/<script>` under tsx and waits for its first IPC message. */
+async function startNode<T>(
+  script: string,
+  args: readonly string[] = [],
+): Promise<{ child: ChildProcess; first: T }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(HERE, 'replica', script), ...args], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  children.push(child);
+  const [first] = (await once(child, 'message')) as [T];
+  return { child, first };
+}
+
+async function waitForPort(port: number, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`nothing listens on ${port} after ${timeoutMs} ms`);
+}
+
+/** nginx with one worker proxying to the upstream, headers set as the replica sets them. */
+async function startNginx(upstreamPort: number): Promise<{ port: number; pids: number[]; stop(): void }> {
+  const prefix = mkdtempSync(join(tmpdir(), 'limitswitch-bench-nginx-'));
+  mkdirSync(join(prefix, 'temp'));
+  const port = await freePort();
+  const conf = `daemon off;
+master_process on;
+worker_processes 1;
+pid ${prefix}/nginx.pid;
+error_log ${prefix}/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path ${prefix}/temp/body;
+  proxy_temp_path ${prefix}/temp/proxy;
+  fastcgi_temp_path ${prefix}/temp/fastcgi;
+  uwsgi_temp_path ${prefix}/temp/uwsgi;
+  scgi_temp_path ${prefix}/temp/scgi;
+  keepalive_requests 1000000;
+  upstream backend { server 127.0.0.1:${upstreamPort}; keepalive 64; keepalive_requests 1000000; }
+  server {
+    listen 127.0.0.1:${port};
+    server_name cafe.example.com;
+    location / {
+      proxy_pass http://backend;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host $host;
+      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+      proxy_set_header X-Forwarded-Proto $scheme;
+      proxy_set_header X-Forwarded-Host $host;
+    }
+  }
+}
+`;
+  writeFileSync(join(prefix, 'nginx.conf'), conf);
+  const master = spawn(
+    NGINX_BIN,
+    ['-p', `${prefix}/`, '-c', join(prefix, 'nginx.conf'), '-e', join(prefix, 'error.log')],
+    {
+      stdio: ['ignore', 'inherit', 'inherit'],
+    },
+  );
+  children.push(master);
+  await waitForPort(port);
+  const pid = master.pid!;
+  const workers = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+    .trim()
+    .split(/\s+/)
+    .filter(Boolean);
+  return {
+    port,
+    pids: [pid, ...workers.map(Number)],
+    stop() {
+      master.kill('SIGTERM');
+      rmSync(prefix, { recursive: true, force: true });
+    },
+  };
+}
+
+interface Target {
+  readonly name: string;
+  readonly port: number;
+  readonly pids: readonly number[];
+}
+
+interface Sample {
+  readonly rps: number;
+  readonly cpuUsPerRequest: number;
+  readonly upstreamCpuUsPerRequest: number;
+  readonly errors: number;
+  readonly non2xx: number;
+}
+
+async function measure(loadGen: ChildProcess, target: Target, upstreamPid: number): Promise<Sample> {
+  const request: LoadRequest = {
+    port: target.port,
+    connections: CONNECTIONS,
+    warmupMs: WARMUP_MS,
+    durationMs: DURATION_MS,
+  };
+  loadGen.send(request);
+  await once(loadGen, 'message'); // measuring
+  const cpuStart = cpuOf(target.pids);
+  const upstreamStart = cpuUs(upstreamPid);
+  const [done] = (await once(loadGen, 'message')) as [LoadResult];
+  const cpuEnd = cpuOf(target.pids);
+  const upstreamEnd = cpuUs(upstreamPid);
+  const requests = Math.max(1, done.requests);
+  return {
+    rps: done.requests / (done.elapsedMs / 1000),
+    cpuUsPerRequest: (cpuEnd - cpuStart) / requests,
+    upstreamCpuUsPerRequest: (upstreamEnd - upstreamStart) / requests,
+    errors: done.errors,
+    non2xx: done.non2xx,
+  };
+}
+
+const median = (xs: readonly number[]): number => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+const round = (x: number, digits: number) => Number(x.toFixed(digits));
+
+async function main(): Promise<void> {
+  const upstream = await startNode<{ port: number }>('upstream-server.ts');
+  const upstreamPort = upstream.first.port;
+  const nginx = await startNginx(upstreamPort);
+  const modes = [['off', 'off'], ['on', 'stand-in'], ...(WITH_ENGINE ? [['engine', 'engine']] : [])] as const;
+  const targets: Target[] = [{ name: 'nginx', port: nginx.port, pids: nginx.pids }];
+  for (const [name, mode] of modes) {
+    const proxy = await startNode<{ port: number }>('proxy-main.ts', [mode, String(upstreamPort)]);
+    targets.push({ name, port: proxy.first.port, pids: [proxy.child.pid!] });
+  }
+  const loadGen = (await startNode<unknown>('load-generator.ts')).child;
+
+  const samples = new Map<string, Sample[]>(targets.map((t) => [t.name, []]));
+  console.log(
+    `replica proxy benchmark: ${ROUNDS} rounds, ${CONNECTIONS} connections, ${WARMUP_MS} ms warm-up + ${DURATION_MS} ms per case`,
+  );
+  for (let r = 0; r < ROUNDS; r++) {
+    // rotate the order so no case always runs first or last
+    const order = targets.map((_, i) => targets[(i + r) % targets.length]!);
+    for (const target of order) {
+      const sample = await measure(loadGen, target, upstream.child.pid!);
+      samples.get(target.name)!.push(sample);
+      console.log(
+        `round ${r + 1}  ${target.name.padEnd(6)} ${sample.rps.toFixed(0).padStart(7)} req/s  ` +
+          `server ${sample.cpuUsPerRequest.toFixed(1).padStart(5)} µs CPU/req  ` +
+          `upstream ${sample.upstreamCpuUsPerRequest.toFixed(1).padStart(5)} µs/req` +
+          (sample.errors || sample.non2xx ? `  errors ${sample.errors} non-2xx ${sample.non2xx}` : ''),
+      );
+    }
+  }
+
+  const rps = (name: string) => median(samples.get(name)?.map((s) => s.rps) ?? [Number.NaN]);
+  const cpu = (name: string) => median(samples.get(name)?.map((s) => s.cpuUsPerRequest) ?? [Number.NaN]);
+  console.log('');
+  console.log('median       req/s   server µs CPU/req');
+  for (const target of targets) {
+    console.log(
+      `${target.name.padEnd(8)} ${rps(target.name).toFixed(0).padStart(9)}   ${cpu(target.name).toFixed(1).padStart(8)}`,
+    );
+  }
+  const result: Record<string, number> = {
+    nginx_rps: round(rps('nginx'), 0),
+    off_rps: round(rps('off'), 0),
+    on_rps: round(rps('on'), 0),
+    off_vs_nginx: round(rps('off') / rps('nginx'), 3),
+    on_vs_off: round(rps('on') / rps('off'), 3),
+    nginx_cpu_us: round(cpu('nginx'), 1),
+    off_cpu_us: round(cpu('off'), 1),
+    on_cpu_us: round(cpu('on'), 1),
+  };
+  if (WITH_ENGINE) {
+    result.engine_rps = round(rps('engine'), 0);
+    result.engine_vs_off = round(rps('engine') / rps('off'), 3);
+    result.engine_cpu_us = round(cpu('engine'), 1);
+  }
+  console.log('');
+  console.log(
+    `ratios: off/nginx ${result.off_vs_nginx} (bar ≥ 0.6), on/off ${result.on_vs_off} (bar ≥ 0.97)` +
+      (WITH_ENGINE ? `, engine/off ${result.engine_vs_off}` : ''),
+  );
+  nginx.stop();
+  for (const child of children) if (child !== undefined && child.exitCode === null) child.disconnect?.();
+  console.log(JSON.stringify(result));
+}
+
+await main();

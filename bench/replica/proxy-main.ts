@@ -1,0 +1,85 @@
+/**
+ * One benchmark proxy process: `node --import tsx bench/replica/proxy-main.ts <mode> <upstreamPort>`.
+ * Modes: `off` (limits switched off: the hook passes everything), `stand-in` (the Map leaky bucket
+ * below), `engine` (the replica's real engine hook on a seed-style config with the switch on and a
+ * rate nothing reaches). Reports `{ port }` to the parent over IPC.
+ */
+import { createServer } from 'node:net';
+import { buildSite } from '../../src/config/build-site.ts';
+import { loadConfigText } from '../../src/config/index.ts';
+import { engineHook } from '../../src/replica/engine-hook.ts';
+import { ErrorLog } from '../../src/replica/error-log.ts';
+import { type DecideHook, type Decision, PASS } from '../../src/replica/http/decision.ts';
+import { ProxyServer } from '../../src/replica/http/proxy-server.ts';
+import { UpstreamSet } from '../../src/replica/http/upstream-group.ts';
+import { resolveProxyTargets } from '../../src/replica/proxy-targets.ts';
+import { standInDecide } from './stand-in-limiter.ts';
+
+const [mode = 'off', upstreamPortText = ''] = process.argv.slice(2);
+const upstreamPort = Number(upstreamPortText);
+
+/** A free port, so the engine's config can name the port it will be served on. */
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** The seed article's shape: a keyval switch feeds a map that produces the limit_req key. */
+function engineConfig(port: number): string {
+  return `http {
+    keyval_zone zone=limitreq_uri:64k type=prefix;
+    keyval $uri $enablelimit zone=limitreq_uri;
+    map $enablelimit $limit_key { default ""; 1 $binary_remote_addr; }
+    limit_req_zone $limit_key zone=req_zone_10:10m rate=1000000r/s;
+    upstream backend { server 127.0.0.1:${upstreamPort}; keepalive 64; }
+    server {
+      listen 127.0.0.1:${port};
+      server_name cafe.example.com;
+      location / { limit_req zone=req_zone_10 burst=1000000 nodelay; proxy_pass http://backend; }
+    }
+  }`;
+}
+
+async function main(): Promise<void> {
+  const port = await freePort();
+  let upstreams = new UpstreamSet([
+    { name: 'backend', servers: [{ host: '127.0.0.1', port: upstreamPort, weight: 1 }] },
+  ]);
+  let decide: DecideHook<Decision>;
+  switch (mode) {
+    case 'off':
+      decide = () => PASS;
+      break;
+    case 'stand-in':
+      // ─── ENGINE PLUG-IN POINT ───────────────────────────────────────────────────────────────────
+      // The stand-in does a leaky-bucket decision per request; `engine` mode below is the real thing.
+      decide = standInDecide();
+      break;
+    case 'engine': {
+      const config = loadConfigText(engineConfig(port), 'bench-replica.conf');
+      const site = buildSite(config.http);
+      site.keyvalZones.get('limitreq_uri')!.set('/', { value: '1', expireAtMs: null });
+      const targets = resolveProxyTargets(site, config.http.upstreams);
+      upstreams = new UpstreamSet(targets.groups);
+      decide = engineHook({
+        site: () => site,
+        targets: () => targets,
+        errorLog: new ErrorLog((line) => process.stderr.write(line)),
+      });
+      break;
+    }
+    default:
+      throw new Error(`unknown mode "${mode}"`);
+  }
+  const proxy = new ProxyServer({ decide, upstreams, defaultUpstream: 'backend' });
+  await proxy.listen(port, '127.0.0.1');
+  process.send?.({ port });
+}
+
+process.on('disconnect', () => process.exit(0));
+await main();
