@@ -7,6 +7,7 @@ type Register = (program: Command) => void;
  * command whose module fails to load cannot break the others. `--help` loads them all.
  */
 const COMMANDS: Record<string, () => Promise<Register>> = {
+  demo: async () => (await import('./demo-command.ts')).registerDemoCommand,
   check: async () => (await import('./check-command.ts')).registerCheckCommand,
   simulate: async () => (await import('./simulate-command.ts')).registerSimulateCommand,
   replica: async () => (await import('./replica-command.ts')).registerReplicaCommand,

@@ -16,6 +16,8 @@ export interface EngineHookOptions {
   readonly site: () => Site;
   readonly targets: () => ProxyTargets;
   readonly errorLog: ErrorLog;
+  /** The `listen` port this listener serves (it may be bound elsewhere, see `portMap`). */
+  readonly port: number;
   /** The engine's clock (epoch ms; nginx's cached `ngx_current_msec`). */
   readonly nowMs?: () => number;
 }
@@ -33,7 +35,7 @@ export function engineHook(options: EngineHookOptions): (ctx: RequestContext) =>
     const site = options.site();
     const req = ctx.req;
     const socket = req.socket;
-    const route = site.route(req.url ?? '/', ctx.host, socket.localAddress ?? '', socket.localPort ?? 0);
+    const route = site.route(req.url ?? '/', ctx.host, socket.localAddress ?? '', options.port);
     if (route === null) return BAD_REQUEST;
     const facts: RequestFacts = {
       method: req.method ?? 'GET',
@@ -44,7 +46,7 @@ export function engineHook(options: EngineHookOptions): (ctx: RequestContext) =>
       remotePort: ctx.remotePort,
       socketAddr: ctx.realipRemoteAddr,
       serverAddr: socket.localAddress ?? '',
-      serverPort: socket.localPort ?? 0,
+      serverPort: options.port,
     };
     const decision = site.decide(route, facts, now());
     if (decision.logs.length !== 0) writeLogs(options.errorLog, decision, route, ctx);

@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { buildSite } from '../config/build-site.ts';
 import type { Config } from '../config/model.ts';
-import type { Site } from '../engine/http/site.ts';
+import type { Site, SiteLocation } from '../engine/http/site.ts';
 import type { LimitReqZone } from '../engine/limit-req/limit-req-zone.ts';
 import type { KeyvalHead, KeyvalStore, ReplicaInfo } from '../store/keyval-store.ts';
 import { KeyvalSync } from '../store/keyval-sync.ts';
@@ -65,6 +65,7 @@ export class Replica {
   readonly #options: ReplicaOptions;
   #timers: NodeJS.Timeout[] = [];
   #closed: Promise<void> | null = null;
+  #reportQueued = false;
 
   constructor(options: ReplicaOptions) {
     this.#options = options;
@@ -79,6 +80,7 @@ export class Replica {
     this.sync.onApply((update) => {
       if (update.kind === 'snapshot') applySnapshot(this.#site.keyvalZones, update.snapshot);
       else applyChange(this.#site.keyvalZones, update.change);
+      this.#reportSoon();
     });
     this.#flusher = new CounterFlusher(options.store, options.id, () => this.#site.limitReqZones.values());
   }
@@ -131,7 +133,7 @@ export class Replica {
       setInterval(() => this.#expireKeys(), 1000),
     );
     for (const timer of this.#timers) timer.unref();
-    for (const port of this.#site.ports()) await this.#listen(port);
+    for (const port of this.#proxyPorts()) await this.#listen(port);
   }
 
   /** Swaps in a new configuration; throws (keeping the old one) when it cannot be built. */
@@ -150,7 +152,7 @@ export class Replica {
     this.#config = config;
     this.#configHash = hashConfig(config);
     void oldUpstreams.close();
-    for (const port of site.ports()) if (!this.#listeners.has(port)) void this.#listen(port);
+    for (const port of this.#proxyPorts()) if (!this.#listeners.has(port)) void this.#listen(port);
     void this.#report();
   }
 
@@ -174,6 +176,18 @@ export class Replica {
     await this.sync.stop();
   }
 
+  /**
+   * Ports to serve: every `listen` port except those whose servers hold nothing but `api` locations
+   * (the NGINX Plus API is served by the control plane, and read-only by `--status-listen`).
+   */
+  #proxyPorts(): number[] {
+    return this.#site
+      .ports()
+      .filter((port) =>
+        this.#site.servers.some((s) => s.listen.some((l) => l.port === port) && !isApiOnly(s.locations)),
+      );
+  }
+
   async #listen(configuredPort: number): Promise<void> {
     const port = this.#options.portMap?.get(configuredPort) ?? configuredPort;
     const server = this.#site.servers.find((s) => s.listen.some((l) => l.port === configuredPort));
@@ -185,6 +199,7 @@ export class Replica {
         site: () => this.#site,
         targets: () => this.#targets,
         errorLog: this.#options.errorLog ?? new ErrorLog((line) => process.stderr.write(line)),
+        port: configuredPort,
       }),
       upstreams: { get: (name: string) => this.#upstreams.get(name) } as UpstreamSet,
       realIp: realIp && realIp.trustedFrom.length !== 0 ? realIp : null,
@@ -219,6 +234,16 @@ export class Replica {
     }
   }
 
+  /** Heartbeat right after applying changes, so `?wait=applied` writers hear of it at once. */
+  #reportSoon(): void {
+    if (this.#reportQueued || this.#timers.length === 0) return;
+    this.#reportQueued = true;
+    setImmediate(() => {
+      this.#reportQueued = false;
+      void this.#report();
+    });
+  }
+
   #expireKeys(): void {
     const now = Date.now();
     for (const zone of this.#site.keyvalZones.values()) zone.expire(now);
@@ -227,6 +252,16 @@ export class Replica {
   #log(level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>): void {
     this.#options.log?.(level, message, fields);
   }
+}
+
+function isApiOnly(locations: readonly SiteLocation[]): boolean {
+  return (
+    locations.length !== 0 && locations.every((l) => l.handler.api !== null && isApiOnlyNested(l.locations))
+  );
+}
+
+function isApiOnlyNested(locations: readonly SiteLocation[]): boolean {
+  return locations.length === 0 || isApiOnly(locations);
 }
 
 function hashConfig(config: Config): string {

@@ -1,0 +1,134 @@
+/**
+ * `limitswitch demo` (`npm start`): the seed article's cafe as a local cluster in one process — the
+ * control plane, three replicas and the tea/coffee upstreams, on the embedded memory store (or Redis
+ * with `--redis`, so replicas and control planes in other processes can join).
+ */
+import { createServer, type Server } from 'node:http';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Command } from 'commander';
+import { pino } from 'pino';
+import { loadConfigFile } from '../config/index.ts';
+import { zonesOfConfig } from '../control-plane/config-zones.ts';
+import { startControlPlaneServer } from '../control-plane/server.ts';
+import { ErrorLog } from '../replica/error-log.ts';
+import { Replica } from '../replica/replica.ts';
+import { openStore } from './open-store.ts';
+
+const EXAMPLE = join(dirname(fileURLToPath(import.meta.url)), '../../examples/cafe/nginx.conf');
+
+interface DemoFlags {
+  redis?: string;
+  config: string;
+  host: string;
+  controlPlanePort: string;
+  replicaPorts: string;
+}
+
+export function registerDemoCommand(program: Command): void {
+  program
+    .command('demo')
+    .description('run the cafe example locally: control plane, three replicas, tea and coffee upstreams')
+    .option('--redis <url>', 'shared store (default: REDIS_URL, else the embedded memory store)')
+    .option('-c, --config <file>', 'the replicas’ configuration', EXAMPLE)
+    .option('--host <address>', 'address everything listens on', '127.0.0.1')
+    .option('--control-plane-port <port>', 'control plane port', '8080')
+    .option('--replica-ports <ports>', 'one port per replica, comma-separated', '8081,8082,8083')
+    .action(async (flags: DemoFlags) => {
+      await runDemo(flags);
+    });
+}
+
+async function runDemo(flags: DemoFlags): Promise<void> {
+  const logger = pino({ name: 'limitswitch-demo', level: 'warn' });
+  const config = loadConfigFile(flags.config);
+  const store = openStore(flags.redis ?? process.env.REDIS_URL, logger);
+  const upstreams = await Promise.all(
+    config.http.upstreams.map((u) => startCafeApp(u.name, u.servers[0]!.host, u.servers[0]!.port)),
+  );
+  const controlPlane = await startControlPlaneServer({
+    store,
+    ...zonesOfConfig(config),
+    host: flags.host,
+    port: Number(flags.controlPlanePort),
+  });
+  const ports = flags.replicaPorts.split(',').map(Number);
+  const proxyPort = config.http.servers.flatMap((s) => s.listen.map((l) => l.port))[0] ?? 8081;
+  const errorLog = new ErrorLog((line) => process.stderr.write(line));
+  const replicas = ports.map(
+    (port, i) =>
+      new Replica({
+        id: `replica-${i + 1}`,
+        config,
+        store,
+        host: flags.host,
+        portMap: new Map([[proxyPort, port]]),
+        errorLog,
+      }),
+  );
+  for (const replica of replicas) await replica.start();
+
+  process.stdout.write(
+    banner(
+      controlPlane.url,
+      flags.host,
+      ports,
+      config.http.upstreams.map((u) => u.name),
+    ),
+  );
+
+  const stop = async (): Promise<void> => {
+    process.stdout.write('\nstopping…\n');
+    await Promise.all(replicas.map((r) => r.close()));
+    await controlPlane.close();
+    await Promise.all(upstreams.map((s) => new Promise((resolve) => s.close(resolve))));
+    await store.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop());
+  process.once('SIGTERM', () => void stop());
+}
+
+/** NGINX's cafe demo app: answers with its name and the URI it got. */
+function startCafeApp(name: string, host: string, port: number): Promise<Server> {
+  const server = createServer((req, res) => {
+    res.setHeader('content-type', 'text/plain');
+    res.end(`Server name: ${name}\nURI: ${req.url}\n`);
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve(server));
+  });
+}
+
+function banner(controlPlane: string, host: string, ports: number[], upstreams: string[]): string {
+  const first = `http://${host}:${ports[0]}`;
+  const keyvals = `${controlPlane}/api/9/http/keyvals`;
+  return `
+limitswitch demo — cafe.example.com, limits switched without a reload
+
+  control plane   ${controlPlane}   (NGINX Plus API v9, /limit_reqs, /cluster/replicas, /docs)
+  replicas        ${ports.map((p) => `http://${host}:${p}`).join('  ')}
+  upstreams       ${upstreams.join(', ')}
+
+Try it:
+
+  # 1. switch request limiting on for /coffee, on every replica at once
+  curl -X POST -d '{"/coffee":"1","/tea":"0"}' '${keyvals}/limitreq_uri?wait=applied'
+
+  # 2. load it: each client address gets 20 r/s with burst 1, the rest is rejected (503), on every replica
+  for p in ${ports.join(' ')}; do for i in $(seq 10); do curl -s -o /dev/null -w '%{http_code} ' -H 'Host: cafe.example.com' http://${host}:$p/coffee/latte & done; wait; echo; done
+
+  # 3. what the limits did, summed over the cluster (per replica with ?by=replica)
+  curl ${controlPlane}/limit_reqs
+
+  # 4. limit the whole server_name instead, then switch everything off
+  curl -X PATCH -d '{"/coffee":"0"}' ${keyvals}/limitreq_uri
+  curl -X POST -d '{"cafe.example.com":"1"}' ${keyvals}/limitper_server
+  curl -X DELETE ${keyvals}/limitper_server
+
+  # the replicas' view: curl -H 'Host: cafe.example.com' ${first}/tea
+
+Ctrl-C stops everything.
+`;
+}
