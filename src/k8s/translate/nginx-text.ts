@@ -42,7 +42,8 @@ export class ConfigWriter {
   }
 
   blank(): this {
-    if (this.lines.length > 0 && this.lines[this.lines.length - 1] !== '') this.lines.push('');
+    const last = this.lines[this.lines.length - 1];
+    if (last !== undefined && last !== '' && !last.endsWith('{')) this.lines.push('');
     return this;
   }
 
