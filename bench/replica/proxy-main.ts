@@ -82,4 +82,6 @@ async function main(): Promise<void> {
 }
 
 process.on('disconnect', () => process.exit(0));
+// a clean exit, so `--cpu-prof` writes its profile
+process.on('SIGINT', () => process.exit(0));
 await main();

@@ -72,6 +72,11 @@ function isProxyPrefixed(name: string): boolean {
 
 /** Connection tokens other than close/keep-alive, lower-cased; null when there are none (the usual case). */
 function connectionTokens(value: string, into: string[] | null): string[] | null {
+  // the usual values name no header: skip the split
+  if (value.length === 10 || value.length === 5) {
+    const lower = value.toLowerCase();
+    if (lower === 'keep-alive' || lower === 'close') return into;
+  }
   for (const part of value.split(',')) {
     const token = part.trim().toLowerCase();
     if (token === '' || token === 'close' || token === 'keep-alive') continue;

@@ -56,6 +56,10 @@ function onResponseClose(this: TrackedResponse): void {
   this[kExchange]?.responseClosed();
 }
 
+function flushHead(exchange: { flushHead(): void }): void {
+  exchange.flushHead();
+}
+
 function onHoldElapsed(exchange: { holdElapsed(): void }): void {
   exchange.holdElapsed();
 }
@@ -82,6 +86,11 @@ export class Exchange<D extends Decision> implements RequestContext {
   #path = '';
   #abort: ((err?: Error) => void) | null = null;
   #resume: (() => void) | null = null;
+  #status = 0;
+  #statusText = '';
+  #responseHeaders: string[] | null = null;
+  /** The first body chunk, held until the head goes out with it. */
+  #pending: Buffer | null = null;
   #timer: NodeJS.Timeout | null = null;
 
   constructor(
@@ -267,22 +276,58 @@ export class Exchange<D extends Decision> implements RequestContext {
     if (statusCode < 200) return true;
     if (this.#state === DONE) return false;
     this.#resume = resume;
-    const res = this.res;
-    if (this.#host.closing) res.shouldKeepAlive = false;
-    res.writeHead(statusCode, statusText || statusReason(statusCode), clientResponseHeaders(rawHeaders));
+    this.#status = statusCode;
+    this.#statusText = statusText;
+    this.#responseHeaders = clientResponseHeaders(rawHeaders);
+    // The head waits for the end of this parser run: a small response then goes out head, body and
+    // all in one write. A head with no body yet still leaves on the next tick.
+    process.nextTick(flushHead, this);
     return true;
   }
 
+  /** @internal the parser run that delivered the head is over. */
+  flushHead(): void {
+    if (this.#state !== FORWARDING || this.res.headersSent) return;
+    this.#writeHead();
+    const pending = this.#pending;
+    if (pending !== null) {
+      this.#pending = null;
+      this.res.write(pending);
+    }
+  }
+
+  #writeHead(): void {
+    const res = this.res;
+    if (this.#host.closing) res.shouldKeepAlive = false;
+    res.writeHead(this.#status, this.#statusText || statusReason(this.#status), this.#responseHeaders!);
+  }
+
   onData(chunk: Buffer): boolean {
-    if (this.res.write(chunk)) return true;
-    this.res.once('drain', this.#resume!);
+    const res = this.res;
+    if (!res.headersSent) {
+      if (this.#pending === null) {
+        this.#pending = chunk;
+        return true;
+      }
+      this.flushHead();
+    }
+    if (res.write(chunk)) return true;
+    res.once('drain', this.#resume!);
     return false;
   }
 
   onComplete(): void {
     if (this.#state === DONE) return;
     this.#state = DONE;
-    this.res.end();
+    const res = this.res;
+    if (!res.headersSent) this.#writeHead();
+    const pending = this.#pending;
+    if (pending === null) {
+      res.end();
+    } else {
+      this.#pending = null;
+      res.end(pending);
+    }
   }
 
   onError(err: Error & { code?: string }): void {
