@@ -9,39 +9,27 @@
  * switch-off writes key first and record second.
  */
 import { isLimitswitchError } from '../shared/errors.ts';
-import type { AuditEntry, KeyvalEntry, KeyvalZoneInfo } from '../store/keyval-store.ts';
+import type { KeyvalEntry, KeyvalZoneInfo } from '../store/keyval-store.ts';
 import type { AlertRule, AlertRules } from './alert-rules.ts';
-import type { AlertmanagerAlert, AlertmanagerNotification, AlertStatus } from './alertmanager-payload.ts';
+import type { AlertmanagerAlert, AlertmanagerNotification } from './alertmanager-payload.ts';
+import {
+  type Actor,
+  type AutomationCounters,
+  type AutomationError,
+  type AutomationLogger,
+  type AutomationResult,
+  type NotificationOutcome,
+  type Origin,
+  reportResult,
+} from './automation-report.ts';
 import {
   AutomationZone,
   type AutomationZoneOptions,
   type StoreCall,
   type SwitchedKey,
 } from './automation-zone.ts';
-import {
-  type AlertEvent,
-  type KeyState,
-  onDue,
-  onFiring,
-  onResolved,
-  type Plan,
-  type PlanAction,
-} from './key-state.ts';
+import { type AlertEvent, type KeyState, onDue, onFiring, onResolved, type Plan } from './key-state.ts';
 import { matchesAll } from './label-matcher.ts';
-
-/** The pino subset used here. */
-export interface AutomationLogger {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  debug(obj: object, msg: string): void;
-}
-
-/** Counters (the control plane passes `AutomationMetrics`). */
-export interface AutomationCounters {
-  countNotification(rule: string): void;
-  countChange(rule: string, action: string, dryRun: boolean): void;
-  countError(rule: string, reason: string): void;
-}
 
 export interface AlertAutomationDeps extends AutomationZoneOptions {
   readonly call: StoreCall;
@@ -55,43 +43,6 @@ export interface AlertAutomationDeps extends AutomationZoneOptions {
   mutated?(zone: string, op: string): void;
 }
 
-/** Who sent the notification (for the audit trail). */
-export interface Actor {
-  readonly tokenId: string | null;
-  readonly client: string;
-}
-
-/** What one (rule, alert) pair did. */
-export interface AutomationResult {
-  readonly rule: string;
-  readonly alertname: string;
-  readonly fingerprint: string;
-  readonly status: AlertStatus;
-  readonly zone: string;
-  readonly key: string;
-  readonly action: PlanAction;
-  readonly old: string | null;
-  readonly new: string | null;
-  readonly dry_run: boolean;
-  /** The store revision of the key's write; `null` when the key was not written. */
-  readonly revision: number | null;
-}
-
-/** A (rule, alert) pair that could not be applied. */
-export interface AutomationError {
-  readonly rule: string;
-  readonly alertname: string;
-  readonly fingerprint: string;
-  readonly reason: string;
-  readonly text: string;
-}
-
-export interface NotificationOutcome {
-  readonly alerts: number;
-  readonly results: AutomationResult[];
-  readonly errors: AutomationError[];
-}
-
 interface Task {
   readonly rule: AlertRule;
   readonly alert: AlertmanagerAlert;
@@ -99,17 +50,6 @@ interface Task {
   readonly key: string;
   readonly value: string;
 }
-
-interface Origin {
-  readonly rule: string;
-  readonly alertname: string;
-  readonly fingerprint: string;
-  readonly status: AlertStatus;
-  readonly note?: string;
-}
-
-const AUDITED: ReadonlySet<PlanAction> = new Set(['set', 'delete', 'restore']);
-const MAX_REASON_LENGTH = 256;
 
 export class AlertAutomation {
   readonly rules: AlertRules;
@@ -137,8 +77,8 @@ export class AlertAutomation {
         matched.add(rule.name);
         const key = rule.key.render(alert.labels);
         const value = rule.value.render(alert.labels);
-        const missing = 'missing' in key ? key.missing : 'missing' in value ? value.missing : null;
-        if (missing !== null || !('value' in key) || !('value' in value)) {
+        if ('missing' in key || 'missing' in value) {
+          const missing = 'missing' in key ? key.missing : (value as { missing: string }).missing;
           const text = `label "${missing}" is missing or empty`;
           errors.push(this.#error(rule.name, alertname, alert.fingerprint, 'label_missing', text));
           continue;
@@ -250,7 +190,7 @@ export class AlertAutomation {
       dry_run: target.dryRun,
       revision,
     };
-    await this.#report(result, origin, actor);
+    await reportResult(result, origin, actor, { ...this.#deps, nowMs: this.#now });
     return result;
   }
 
@@ -269,39 +209,6 @@ export class AlertAutomation {
       // Gone already (expired a moment ago): the revert is done.
       if (isLimitswitchError(err) && err.code === 'KeyvalKeyNotFound') return null;
       throw err;
-    }
-  }
-
-  async #report(result: AutomationResult, origin: Origin, actor: Actor): Promise<void> {
-    const { counters, log, call } = this.#deps;
-    const fields = { automation: result };
-    if (!AUDITED.has(result.action)) {
-      if (result.action === 'left')
-        log.warn(fields, `${result.zone} ${result.key}: changed by someone else, not reverted`);
-      else log.debug(fields, `${result.zone} ${result.key}: ${result.action}`);
-      return;
-    }
-    counters.countChange(result.rule, result.action, result.dry_run);
-    const reason = `${result.dry_run ? 'dry run: ' : ''}alert ${origin.alertname} ${origin.status} (fingerprint ${
-      origin.fingerprint
-    }, rule ${origin.rule})${origin.note ? `, ${origin.note}` : ''}`;
-    const entry: AuditEntry = {
-      timeMs: this.#now(),
-      tokenId: actor.tokenId,
-      client: actor.client,
-      zone: result.zone,
-      key: result.key,
-      old: result.old,
-      new: result.new,
-      revision: result.revision ?? (await call('revision', (s) => s.revision())),
-      reason: reason.slice(0, MAX_REASON_LENGTH),
-    };
-    log.info({ audit: entry }, `${result.dry_run ? 'dry run ' : ''}${result.action} ${result.zone}`);
-    try {
-      await call('appendAudit', (s) => s.appendAudit(entry));
-    } catch (err) {
-      // The change is committed; losing its audit line must not turn it into a failure.
-      log.warn({ err, audit: entry }, 'audit entry not stored');
     }
   }
 
