@@ -70,6 +70,7 @@ async function main(): Promise<void> {
         site: () => site,
         targets: () => targets,
         errorLog: new ErrorLog((line) => process.stderr.write(line)),
+        port,
       });
       break;
     }
