@@ -77,8 +77,16 @@ export function parseRedisUrl(url: string): RedisTarget {
   return { kind: 'standalone', options: { ...options, ...hosts[0] } };
 }
 
-/** A client for `url`, connecting in the background; see the module comment for its behaviour. */
-export function createRedisClient(url: string, options: RedisConnectionOptions = {}): Redis | Cluster {
+/**
+ * A client for `url`, connecting in the background; see the module comment for its behaviour.
+ * A `subscriber` client does not resubscribe by itself (ioredis leaves that promise unhandled when the
+ * connection drops again at once): `RedisSubscriber` resubscribes on every `ready`.
+ */
+export function createRedisClient(
+  url: string,
+  options: RedisConnectionOptions = {},
+  role: 'commands' | 'subscriber' = 'commands',
+): Redis | Cluster {
   const target = parseRedisUrl(url);
   const maxDelayMs = options.maxReconnectDelayMs ?? 200;
   const retry = (times: number) => Math.min(times * 50, maxDelayMs);
@@ -88,8 +96,7 @@ export function createRedisClient(url: string, options: RedisConnectionOptions =
     connectTimeout: options.connectTimeoutMs ?? 2000,
     autoResendUnfulfilledCommands: false,
     maxRetriesPerRequest: 0,
-    // Not a retry budget: ioredis would otherwise log to stderr when a reconnect fails.
-    showFriendlyErrorStack: false,
+    autoResubscribe: role !== 'subscriber',
   };
   if (target.kind === 'cluster') {
     const clusterOptions: ClusterOptions = {

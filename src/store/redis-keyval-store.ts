@@ -70,7 +70,7 @@ export class RedisKeyvalStore implements KeyvalStore {
     this.#client.on('error', () => {});
     defineScripts(this.#client);
     this.#subscriber = new RedisSubscriber(
-      () => createRedisClient(options.url, options),
+      () => createRedisClient(options.url, options, 'subscriber'),
       this.keys.channel,
       this.#timeoutMs,
     );

@@ -1,6 +1,6 @@
 /**
- * One pub/sub connection per store, shared by all its subscribers. ioredis resubscribes by itself
- * after a reconnect; what was published meanwhile is lost, which subscribers detect by revision.
+ * One pub/sub connection per store, shared by all its subscribers. It resubscribes after every
+ * reconnect; what was published meanwhile is lost, which subscribers detect by revision.
  */
 import type { Cluster, Redis } from 'ioredis';
 import type { KeyvalChange, Unsubscribe } from './keyval-store.ts';
@@ -50,6 +50,10 @@ export class RedisSubscriber {
     if (this.#client) return this.#client;
     const client = this.#connect();
     client.on('error', () => {});
+    client.on('ready', () => {
+      // After every (re)connection; a failure here is retried on the next one.
+      if (this.#handlers.size > 0) client.subscribe(this.#channel).catch(() => {});
+    });
     client.on('message', (channel: string, message: string) => {
       if (channel !== this.#channel) return;
       let parsed: { epoch: string; change: KeyvalChange };
