@@ -1,0 +1,240 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { type ConfigWarning, loadConfigText } from '../../src/config/index.ts';
+import type { HttpConf } from '../../src/config/model.ts';
+
+const load = (http: string, warnings?: ConfigWarning[]): HttpConf =>
+  loadConfigText(`events {}\nhttp {\n${http}\n}\n`, '/etc/limitswitch/nginx.conf', {
+    onWarning: (w) => warnings?.push(w),
+  }).http;
+
+const errorText = (http: string): string => {
+  try {
+    load(http);
+  } catch (err) {
+    return (err as Error).message;
+  }
+  return 'loaded';
+};
+
+test('upstream: servers with default port 80 and weights, keepalive; tuning parameters accepted', () => {
+  const http = load(`
+    upstream tea {
+        zone tea 64k;
+        server 127.0.0.1:8091 weight=3 max_fails=2 fail_timeout=10s;
+        server tea-svc.default.svc.cluster.local;
+        server [::1]:8093;
+        keepalive 16;
+    }`);
+  assert.deepEqual(http.upstreams[0], {
+    name: 'tea',
+    servers: [
+      { host: '127.0.0.1', port: 8091, weight: 3 },
+      { host: 'tea-svc.default.svc.cluster.local', port: 80, weight: 1 },
+      { host: '::1', port: 8093, weight: 1 },
+    ],
+    keepalive: 16,
+    source: { file: '/etc/limitswitch/nginx.conf', line: 4 },
+  });
+});
+
+test('server: listen forms, default_server, server names; defaults *:80 and ""', () => {
+  const http = load(`
+    server {
+        listen 8081 default_server;
+        listen 127.0.0.1:8082;
+        listen [::1]:8083 reuseport backlog=511;
+        server_name Cafe.Example.com *.example.com .example.org www.example.* "" ~^(?<sub>.+)\\.example\\.net$;
+    }
+    server { }`);
+  const [cafe, bare] = http.servers;
+  assert.deepEqual(cafe?.listen, [
+    { host: null, port: 8081, defaultServer: true },
+    { host: '127.0.0.1', port: 8082, defaultServer: false },
+    { host: '::1', port: 8083, defaultServer: false },
+  ]);
+  assert.deepEqual(cafe?.serverNames, [
+    'cafe.example.com',
+    '*.example.com',
+    '.example.org',
+    'www.example.*',
+    '',
+    '~^(?<sub>.+)\\.example\\.net$',
+  ]);
+  assert.deepEqual(bare?.listen, [{ host: null, port: 80, defaultServer: false }]);
+  assert.deepEqual(bare?.serverNames, ['']);
+});
+
+test('location: modifiers in both spellings, nesting, named locations left out of the model', () => {
+  const http = load(`
+    server {
+        location = /exact {}
+        location =/exact2 {}
+        location ^~ /images/ {}
+        location ~ \\.php$ {}
+        location ~* \\.JPG$ {}
+        location ~*\\.png$ {}
+        location /api/ {
+            location /api/v9/ {}
+            location ~ ^/api/(?<ver>[0-9]+)/ { return 200 $ver; }
+        }
+        location @fallback {}
+    }`);
+  const locations = http.servers[0]!.locations;
+  assert.deepEqual(
+    locations.map((l) => [l.match, l.pattern]),
+    [
+      ['=', '/exact'],
+      ['=', '/exact2'],
+      ['^~', '/images/'],
+      ['~', '\\.php$'],
+      ['~*', '\\.JPG$'],
+      ['~*', '\\.png$'],
+      ['prefix', '/api/'],
+    ],
+  );
+  assert.deepEqual(
+    locations[6]?.locations.map((l) => [l.match, l.pattern]),
+    [
+      ['prefix', '/api/v9/'],
+      ['~', '^/api/(?<ver>[0-9]+)/'],
+    ],
+  );
+});
+
+test('return: code, code with text, URL (302), $scheme URL; the first return of a level answers', () => {
+  const http = load(`
+    server {
+        return 301 https://$host$request_uri;
+        location /a { return 204; }
+        location /b { return 429 "slow down\\n"; return 200; }
+        location /c { return http://example.com/; }
+        location /d { return $scheme://example.com$uri; }
+    }`);
+  const server = http.servers[0]!;
+  assert.deepEqual(server.return, {
+    code: 301,
+    text: {
+      raw: 'https://$host$request_uri',
+      parts: [{ text: 'https://' }, { variable: 'host' }, { variable: 'request_uri' }],
+    },
+  });
+  assert.deepEqual(
+    server.locations.map((l) => [l.return?.code, l.return?.text?.raw ?? null]),
+    [
+      [204, null],
+      [429, 'slow down\n'],
+      [302, 'http://example.com/'],
+      [302, '$scheme://example.com$uri'],
+    ],
+  );
+});
+
+test('proxy_pass and api: the content handler written last wins', () => {
+  const http = load(`
+    upstream tea { server 127.0.0.1:8091; }
+    server {
+        location /tea { proxy_pass http://tea; }
+        location /v { proxy_pass http://127.0.0.1:8092$request_uri; }
+        location /api { api write=on; }
+        location /ro { api; }
+        location /both { api; proxy_pass http://tea/; }
+    }`);
+  assert.deepEqual(
+    http.servers[0]!.locations.map((l) => [l.proxyPass, l.api]),
+    [
+      ['http://tea', null],
+      ['http://127.0.0.1:8092$request_uri', null],
+      [null, { write: true }],
+      [null, { write: false }],
+      ['http://tea/', null],
+    ],
+  );
+});
+
+test('realip and access lists are read in order', () => {
+  const http = load(`
+    set_real_ip_from 10.0.0.0/8;
+    set_real_ip_from 2001:db8::/32;
+    real_ip_header X-Forwarded-For;
+    real_ip_recursive on;
+    server {
+        allow 127.0.0.1;
+        allow 192.168.1.0/24;
+        deny all;
+    }`);
+  const server = http.servers[0]!;
+  assert.deepEqual(server.realIp, {
+    trustedFrom: ['10.0.0.0/8', '2001:db8::/32'],
+    header: 'X-Forwarded-For',
+    recursive: true,
+  });
+  assert.deepEqual(server.access, [
+    { action: 'allow', from: '127.0.0.1' },
+    { action: 'allow', from: '192.168.1.0/24' },
+    { action: 'deny', from: 'all' },
+  ]);
+});
+
+test('ignored directives are accepted in their nginx contexts and still checked', () => {
+  const http = load(`
+    log_format main '$remote_addr - $remote_user [$time_local] "$request"';
+    access_log /var/log/nginx/access.log main;
+    sendfile on;
+    ssl_protocols TLSv1.2 TLSv1.3;
+    gzip_types text/plain application/json;
+    types { text/html html; application/json json; }
+    server {
+        ssl_certificate /etc/ssl/cafe.pem;
+        location / { root /usr/share/nginx/html; index index.html; add_header X-Cafe tea always; }
+    }`);
+  assert.equal(http.servers.length, 1);
+  assert.equal(
+    errorText('server { location / { ssl_certificate x.pem; } }'),
+    '[emerg] "ssl_certificate" directive is not allowed here in /etc/limitswitch/nginx.conf:3',
+  );
+  assert.equal(
+    errorText('sendfile;'),
+    '[emerg] invalid number of arguments in "sendfile" directive in /etc/limitswitch/nginx.conf:3',
+  );
+  assert.equal(
+    errorText('types { text/html html { } }'),
+    '[emerg] unexpected "{" in /etc/limitswitch/nginx.conf:3',
+  );
+});
+
+test('the main context needs neither events nor http', () => {
+  const config = loadConfigText('worker_processes 1;\npid /run/nginx.pid;\n', 'main.conf');
+  assert.equal(config.file, 'main.conf');
+  assert.deepEqual(config.http.servers, []);
+  assert.deepEqual(config.http.limitReqZones, []);
+});
+
+test('conflicting server names on a shared address are a warning, like nginx', () => {
+  const warnings: ConfigWarning[] = [];
+  load(
+    `
+    server { listen 8080; server_name cafe.example.com; }
+    server { listen 8080; server_name CAFE.example.com; }
+    server { listen 8081; server_name cafe.example.com; }`,
+    warnings,
+  );
+  assert.deepEqual(warnings, [
+    { text: 'conflicting server name "cafe.example.com" on 0.0.0.0:8080, ignored', file: '', line: 0 },
+  ]);
+});
+
+test('suspicious server names and low address bits are warnings', () => {
+  const warnings: ConfigWarning[] = [];
+  load('server { server_name cafe/tea; allow 10.0.0.1/8; }', warnings);
+  assert.deepEqual(
+    warnings.map((w) => w.text),
+    ['server name "cafe/tea" has suspicious symbols', 'low address bits of 10.0.0.1/8 are meaningless'],
+  );
+});
+
+test('the model is frozen', () => {
+  const http = load('limit_req_zone $uri zone=a:1m rate=1r/s;');
+  assert.ok(Object.isFrozen(http));
+  assert.ok(Object.isFrozen(http.limitReqZones[0]?.key.parts));
+});
