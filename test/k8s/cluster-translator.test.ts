@@ -47,10 +47,15 @@ describe('one bad Ingress never takes down the others', () => {
 
   it('a bad update keeps the last good version of that Ingress', () => {
     const t = new ClusterTranslator();
+    const zones = configMap('cfg', {
+      'http-snippets': ['a', 'b', 'c']
+        .map((z) => `limit_req_zone $binary_remote_addr zone=${z}:1m rate=1r/s;`)
+        .join('\n'),
+    });
     const v1 = site('shop', { 'nginx.org/location-snippets': 'limit_req zone=a;' }, '1');
     const v2 = site('shop', { 'nginx.org/location-snippets': 'limit_req zone=b;\n}\nlocation /evil {' }, '2');
-    t.translate(objects([v1, site('other')]));
-    const r = t.translate(objects([v2, site('other')]));
+    t.translate(objects([v1, site('other')], zones));
+    const r = t.translate(objects([v2, site('other')], zones));
     assert.deepEqual(r.problems, [
       {
         object: ref('shop', '2'),
@@ -65,9 +70,12 @@ describe('one bad Ingress never takes down the others', () => {
     assert.equal(r.ingresses.get('default/other'), 'current');
     // Fixing it brings the new version in; deleting it forgets the old one.
     const v3 = site('shop', { 'nginx.org/location-snippets': 'limit_req zone=c;' }, '3');
-    assert.equal(locationBlock(t.translate(objects([v3])).text, 'location /')?.[0], 'limit_req zone=c;');
-    t.translate(objects([]));
-    const again = t.translate(objects([v2]));
+    assert.equal(
+      locationBlock(t.translate(objects([v3], zones)).text, 'location /')?.[0],
+      'limit_req zone=c;',
+    );
+    t.translate(objects([], zones));
+    const again = t.translate(objects([v2], zones));
     assert.equal(again.problems[0]?.keptLastGood, false);
     assert.equal(serverBlock(again.text, 'shop.example.com'), null);
   });

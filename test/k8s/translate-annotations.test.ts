@@ -205,7 +205,8 @@ describe('ConfigMap settings', () => {
       'set-real-ip-from': '10.0.0.0/8, 192.168.0.0/16',
       'real-ip-header': 'X-Forwarded-For',
       'real-ip-recursive': 'true',
-      'http-snippets': 'limit_req_zone $binary_remote_addr zone=global:1m rate=1r/s;',
+      'http-snippets':
+        'limit_req_zone $binary_remote_addr zone=global:1m rate=1r/s;\nlimit_req_zone $binary_remote_addr zone=own:1m rate=1r/s;',
     };
     const plain = cafe('plain', {}, ['/tea']);
     const own = ingress('own', {

@@ -67,8 +67,9 @@ describe('the seed article, legacy extensions/v1beta1 objects', () => {
       ingresses: readYamlObjects(fixture('seed-annotation-v1beta1.yaml'), 'x').ingresses,
       services: [],
       endpointSlices: [],
-      configMap: null,
+      configMap: readYamlObjects(fixture('seed-configmap.yaml'), 'y').configMaps[0]!,
     });
+    assert.deepEqual(all.problems, []);
     for (const path of ['/tea', '/coffee']) {
       assert.deepEqual(locationBlock(all.text, `location ${path}`)?.slice(0, 2), [
         'limit_req zone=req_zone_10 burst=1 nodelay;',

@@ -4,11 +4,14 @@
  * annotation or snippet rejects only that Ingress; its last good version stays in the config and the
  * problem is reported for an Event and a log line. Stateful only in what it remembers as last good.
  */
+
+import { ConfigError, loadConfigText } from '../../config/index.ts';
 import type {
   ConfigMap,
   EndpointSlice,
   Ingress,
   KubeObject,
+  ObjectRef,
   Service,
   TranslationProblem,
 } from '../objects.ts';
@@ -29,8 +32,20 @@ export interface ClusterObjects {
   readonly replicas?: number | null;
 }
 
-/** Loads config text and throws (with the parser's message) when it is not valid. */
+/**
+ * Loads config text and throws when it is not valid. A thrown `ConfigError` (with `text` and `line`)
+ * lets the problem name the annotation or ConfigMap key the bad line came from.
+ */
 export type ConfigCheck = (text: string, sourceName: string) => void;
+
+const loadCheck: ConfigCheck = (text, sourceName) => {
+  loadConfigText(text, sourceName);
+};
+
+interface CheckFailure {
+  readonly error: string;
+  readonly line: number;
+}
 
 export interface ClusterTranslatorOptions {
   /** Only Ingresses of this class; undefined or null: every Ingress (as `render` does). */
@@ -38,7 +53,7 @@ export interface ClusterTranslatorOptions {
   /** With `ingressClass`, also take Ingresses that name no class (NIC's `-watch-ingress-without-class`). */
   readonly watchIngressWithoutClass?: boolean;
   readonly listenPort?: number;
-  /** The config parser; without it only the structural checks apply. */
+  /** The config parser (default: `loadConfigText`); null: only the translator's own checks. */
   readonly checkConfig?: ConfigCheck | null;
 }
 
@@ -59,21 +74,24 @@ export class ClusterTranslator {
   private readonly lastGoodIngress = new Map<string, Ingress>();
   private lastGoodConfigMap: ConfigMap | null = null;
   private lastGoodText: string | null = null;
-  /** Text → parser error (null when valid); fragments rarely change, so most checks are hits. */
-  private readonly checked = new Map<string, string | null>();
+  /** Text → parser failure (null when valid); fragments rarely change, so most checks are hits. */
+  private readonly checked = new Map<string, CheckFailure | null>();
 
   constructor(private readonly options: ClusterTranslatorOptions = {}) {}
 
-  private check(text: string, sourceName: string): string | null {
-    const check = this.options.checkConfig;
+  private check(text: string, sourceName: string): CheckFailure | null {
+    const check = this.options.checkConfig === undefined ? loadCheck : this.options.checkConfig;
     if (!check) return null;
     const hit = this.checked.get(text);
     if (hit !== undefined) return hit;
-    let error: string | null = null;
+    let error: CheckFailure | null = null;
     try {
       check(text, sourceName);
     } catch (err) {
-      error = err instanceof Error ? err.message : String(err);
+      error =
+        err instanceof ConfigError
+          ? { error: err.text, line: err.line }
+          : { error: err instanceof Error ? err.message : String(err), line: 0 };
     }
     if (this.checked.size >= CHECK_CACHE_LIMIT) this.checked.delete(this.checked.keys().next().value!);
     this.checked.set(text, error);
@@ -93,11 +111,17 @@ export class ClusterTranslator {
     const current = readConfigMap(cm, ref);
     let error = current.problems[0];
     if (!error && ref) {
-      const parseError = this.check(
-        renderConfig(current.settings, [], this.renderOpts(cm)).text,
-        `configmap:${keyOf(cm!)}`,
+      // A probe server and location carry the global server/location snippets, so they are checked too.
+      const probe = renderConfig(
+        current.settings,
+        [probeFragment(current.settings, ref)],
+        this.renderOpts(cm),
       );
-      if (parseError) error = { object: ref, field: 'data', error: parseError, severity: 'error' };
+      const failure = this.check(probe.text, `configmap:${keyOf(cm!)}`);
+      if (failure) {
+        const field = probe.originOf(failure.line) ?? 'data';
+        error = { object: ref, field, error: failure.error, severity: 'error' };
+      }
     }
     if (!error) {
       this.lastGoodConfigMap = cm;
@@ -125,9 +149,10 @@ export class ClusterTranslator {
     const all = [...problems, ...t.problems];
     if (!t.fragment) return { fragment: null, problems: all };
     const alone = renderConfig(settings, [t.fragment], { ...this.renderOpts(cm), standaloneMinions: true });
-    const parseError = this.check(alone.text, `ingress:${keyOf(ing)}`);
-    if (parseError) {
-      all.push({ object: ingress.ref, field: 'metadata.annotations', error: parseError, severity: 'error' });
+    const failure = this.check(alone.text, `ingress:${keyOf(ing)}`);
+    if (failure) {
+      const field = alone.originOf(failure.line) ?? 'metadata.annotations';
+      all.push({ object: ingress.ref, field, error: failure.error, severity: 'error' });
       return { fragment: null, problems: all };
     }
     return { fragment: t.fragment, problems: all };
@@ -181,8 +206,9 @@ export class ClusterTranslator {
 
     const whole = renderConfig(settings, chosen, this.renderOpts(cm));
     problems.push(...whole.problems);
-    const parseError = this.check(whole.text, 'kubernetes');
-    if (parseError) {
+    const failure = this.check(whole.text, 'kubernetes');
+    if (failure) {
+      const parseError = failure.error;
       // Each fragment passed alone, so only an interaction between objects gets here.
       const object = cm
         ? refOf(cm, 'ConfigMap', 'v1')
@@ -201,4 +227,37 @@ export class ClusterTranslator {
     this.lastGoodText = whole.text;
     return { text: whole.text, problems, ingresses: status };
   }
+}
+
+/** A stand-in Ingress that carries the ConfigMap's server and location snippets through the check. */
+function probeFragment(settings: GlobalSettings, ref: ObjectRef): IngressFragment {
+  return {
+    key: 'configmap-probe',
+    ref,
+    role: 'plain',
+    createdMs: 0,
+    httpBlocks: [],
+    upstreams: [{ name: 'configmap-probe', servers: ['127.0.0.1:8181'], note: null }],
+    servers: [
+      {
+        host: 'configmap-probe.invalid',
+        tls: false,
+        tlsSecret: null,
+        serverSnippets: settings.serverSnippets,
+        serverSnippetsField: 'data[server-snippets]',
+        locations: [
+          {
+            match: 'prefix',
+            path: '/',
+            owner: '',
+            comments: [],
+            snippets: settings.locationSnippets,
+            snippetsField: 'data[location-snippets]',
+            upstream: 'configmap-probe',
+            limitLines: [],
+          },
+        ],
+      },
+    ],
+  };
 }

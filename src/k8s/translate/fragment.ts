@@ -14,6 +14,8 @@ export interface LocationFragment {
   readonly owner: string;
   readonly comments: readonly string[];
   readonly snippets: readonly string[];
+  /** Where the snippets came from (`metadata.annotations[…]` or the ConfigMap's `data[…]`). */
+  readonly snippetsField: string;
   readonly upstream: string;
   /** `limit_req …;` and friends generated from annotations (after `proxy_pass`, as NIC writes them). */
   readonly limitLines: readonly string[];
@@ -26,6 +28,7 @@ export interface ServerFragment {
   readonly tlsSecret: string | null;
   readonly tls: boolean;
   readonly serverSnippets: readonly string[];
+  readonly serverSnippetsField: string;
   readonly locations: readonly LocationFragment[];
 }
 
@@ -41,8 +44,8 @@ export interface IngressFragment {
   readonly role: IngressRole;
   /** Creation order, for "the oldest wins". */
   readonly createdMs: number;
-  /** Each block is a list of lines at http level (zones, `geo`, `map`). */
-  readonly httpBlocks: readonly (readonly string[])[];
+  /** Lines at http level (zones, `geo`, `map`), each block with the annotation it came from. */
+  readonly httpBlocks: readonly { readonly lines: readonly string[]; readonly field: string }[];
   readonly upstreams: readonly UpstreamFragment[];
   readonly servers: readonly ServerFragment[];
 }

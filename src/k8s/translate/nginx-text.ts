@@ -17,6 +17,8 @@ export function directive(name: string, ...args: string[]): string {
 /** Accumulates lines with four-space indentation per nesting level, like nginx's own examples. */
 export class ConfigWriter {
   private readonly lines: string[] = [];
+  /** Line index → the object field that line came from (snippets), for pointing parse errors back. */
+  private readonly origins = new Map<number, string>();
   private depth = 0;
 
   line(text: string): this {
@@ -25,9 +27,17 @@ export class ConfigWriter {
   }
 
   /** Lines taken verbatim from a snippet, re-indented to the current level (their own indent kept). */
-  snippet(lines: readonly string[]): this {
-    for (const l of lines) this.line(l);
+  snippet(lines: readonly string[], origin?: string): this {
+    for (const l of lines) {
+      if (origin !== undefined) this.origins.set(this.lines.length, origin);
+      this.line(l);
+    }
     return this;
+  }
+
+  /** The field a 1-based line of the text came from, when it was written with an origin. */
+  originOf(line: number): string | undefined {
+    return this.origins.get(line - 1);
   }
 
   open(header: string): this {

@@ -20,6 +20,8 @@ export interface RenderOptions {
 
 export interface RenderedConfig {
   readonly text: string;
+  /** The object field a 1-based line came from (snippet lines only). */
+  readonly originOf: (line: number) => string | undefined;
   readonly problems: readonly TranslationProblem[];
 }
 
@@ -108,7 +110,7 @@ function writeRealIp(w: ConfigWriter, s: GlobalSettings): void {
 function writeLocation(w: ConfigWriter, loc: LocationFragment): void {
   w.open(loc.match === '=' ? `location = ${loc.path}` : `location ${loc.path}`);
   w.snippet(loc.comments);
-  w.snippet(loc.snippets);
+  w.snippet(loc.snippets, loc.snippetsField);
   w.line(directive('proxy_pass', `http://${loc.upstream}`));
   w.snippet(loc.limitLines);
   w.close();
@@ -138,14 +140,14 @@ export function renderConfig(
   if (settings.httpSnippets.length > 0) {
     const cm = opts.configMap;
     w.line(cm ? `# ConfigMap ${cm.namespace}/${cm.name}: http-snippets` : '# ConfigMap: http-snippets');
-    w.snippet(settings.httpSnippets);
+    w.snippet(settings.httpSnippets, 'data[http-snippets]');
     w.blank();
   }
   if (settings.limitReqStatus !== null)
     w.line(directive('limit_req_status', String(settings.limitReqStatus))).blank();
 
   for (const f of used) {
-    for (const block of f.httpBlocks) w.snippet(block).blank();
+    for (const block of f.httpBlocks) w.snippet(block.lines, block.field).blank();
   }
   const upstreams = new Map<string, UpstreamFragment>();
   for (const f of used) for (const u of f.upstreams) upstreams.set(u.name, u);
@@ -162,7 +164,7 @@ export function renderConfig(
   w.line(directive('server_name', '_'));
   writeRealIp(w, settings);
   if (defaultPlan) {
-    w.snippet(defaultPlan.server.serverSnippets);
+    w.snippet(defaultPlan.server.serverSnippets, defaultPlan.server.serverSnippetsField);
     for (const loc of defaultPlan.locations) writeLocation(w, loc);
   } else {
     w.line(directive('return', '404'));
@@ -181,10 +183,10 @@ export function renderConfig(
     w.line(directive('listen', port));
     w.line(directive('server_name', host));
     writeRealIp(w, settings);
-    w.snippet(plan.server.serverSnippets);
+    w.snippet(plan.server.serverSnippets, plan.server.serverSnippetsField);
     for (const loc of plan.locations) writeLocation(w, loc);
     w.close();
   }
   w.close();
-  return { text: w.toString(), problems };
+  return { text: w.toString(), problems, originOf: (line) => w.originOf(line) };
 }

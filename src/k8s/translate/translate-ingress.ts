@@ -97,7 +97,7 @@ export function translateIngress(
   if (problems.some((p) => p.severity === 'error')) return { fragment: null, problems };
 
   const { namespace, name } = ing.ref;
-  const httpBlocks: string[][] = [];
+  const httpBlocks: { lines: string[]; field: string }[] = [];
   const nic = nicLimitReq(values, namespace, name, ctx.replicas);
   const ingNginx = ingressNginxLimits(
     values,
@@ -108,11 +108,21 @@ export function translateIngress(
   );
   // A master has no locations of its own, so its zone would be unused (NIC does not write it either).
   if (role !== 'master') {
-    if (nic) httpBlocks.push([`# Ingress ${namespace}/${name}`, nic.zoneLine]);
-    if (ingNginx) httpBlocks.push([...ingNginx.httpLines]);
+    // A zone line fails on its key (rate and size are checked already).
+    const nicField = annotationField(
+      values.limitReqKey !== undefined ? ANNOTATIONS.limitReqKey.name : ANNOTATIONS.limitReqRate.name,
+    );
+    if (nic) httpBlocks.push({ lines: [`# Ingress ${namespace}/${name}`, nic.zoneLine], field: nicField });
+    if (ingNginx) {
+      const field = annotationField(values.limitRps ? ANNOTATIONS.limitRps.name : ANNOTATIONS.limitRpm.name);
+      httpBlocks.push({ lines: [...ingNginx.httpLines], field });
+    }
   }
   const limitLines = [...(nic?.locationLines ?? []), ...(ingNginx?.locationLines ?? [])];
   const snippets = values.locationSnippets ?? ctx.settings.locationSnippets;
+  const snippetsField = values.locationSnippets
+    ? annotationField(ANNOTATIONS.locationSnippets.name)
+    : 'ConfigMap data[location-snippets]';
   const comments = role === 'minion' ? [`# location for minion ${namespace}/${name}`] : [];
 
   const upstreams = new Map<string, UpstreamFragment>();
@@ -150,6 +160,7 @@ export function translateIngress(
         owner: `${namespace}/${name}`,
         comments,
         snippets,
+        snippetsField,
         upstream: upstreamFor(rule.host, p.backend),
         limitLines,
       });
@@ -162,6 +173,7 @@ export function translateIngress(
         owner: `${namespace}/${name}`,
         comments,
         snippets,
+        snippetsField,
         upstream: upstreamFor('', ing.defaultBackend),
         limitLines,
       });
@@ -172,6 +184,9 @@ export function translateIngress(
       tls: tlsEntry !== undefined,
       tlsSecret: tlsEntry?.secretName ?? null,
       serverSnippets: role === 'minion' ? [] : (values.serverSnippets ?? ctx.settings.serverSnippets),
+      serverSnippetsField: values.serverSnippets
+        ? annotationField(ANNOTATIONS.serverSnippets.name)
+        : 'ConfigMap data[server-snippets]',
       locations,
     });
   }
