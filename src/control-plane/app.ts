@@ -17,6 +17,7 @@ import { LimitswitchError } from '../shared/errors.ts';
 import type { KeyvalStore, KeyvalZoneInfo } from '../store/keyval-store.ts';
 import { AccessControl, type AuthOptions } from './access-control.ts';
 import type { ControlPlaneContext } from './context.ts';
+import { ExpirySweeper } from './expiry-sweeper.ts';
 import { alertmanagerHookRoutes } from './hooks/alertmanager-hook.ts';
 import { newRequestId, nginxErrorBody, toApiError } from './nginx-error.ts';
 import { clusterRoutes } from './routes/cluster.ts';
@@ -43,6 +44,8 @@ export interface ControlPlaneOptions {
   readonly storeTimeoutMs?: number;
   /** Request bodies larger than this answer 413. Default 64 KiB. */
   readonly bodyLimitBytes?: number;
+  /** How often expired keys are removed from the store; 0 disables. Default 1000. */
+  readonly expirySweepMs?: number;
   /** `wait=applied` polling interval. Default 20. */
   readonly waitPollMs?: number;
   /** `--alert-rules FILE`: enables `POST /hooks/alertmanager` (404 without). */
@@ -135,6 +138,12 @@ export async function controlPlane(app: FastifyInstance, options: ControlPlaneOp
   clusterRoutes(app, ctx);
   operationsRoutes(app, ctx);
   alertmanagerHookRoutes(app, ctx, options.alertRules);
+
+  const sweepMs = options.expirySweepMs ?? 1000;
+  if (sweepMs > 0) {
+    const sweeper = new ExpirySweeper(gateway, sweepMs, app.log);
+    app.addHook('onClose', async () => sweeper.stop());
+  }
 
   app.addHook('onReady', async () => {
     const zones = ctx.zones.configuredKeyvalZones;
