@@ -27,16 +27,20 @@ function add(into: YamlObjects, obj: KubeObject, source: string): void {
     for (const item of (obj as { items?: KubeObject[] }).items ?? []) add(into, item, source);
     return;
   }
-  if (typeof kind !== 'string' || typeof obj.metadata?.name !== 'string') {
-    throw new YamlObjectsError(`${source}: a document without kind or metadata.name`);
+  if (typeof kind !== 'string') throw new YamlObjectsError(`${source}: a document without kind`);
+  const read = kind === 'Ingress' || kind === 'Service' || kind === 'EndpointSlice' || kind === 'ConfigMap';
+  if (!read) {
+    into.skipped.set(kind, (into.skipped.get(kind) ?? 0) + 1);
+    return;
   }
+  if (typeof obj.metadata?.name !== 'string')
+    throw new YamlObjectsError(`${source}: a ${kind} without metadata.name`);
   // Objects applied without a namespace land in "default", as kubectl does by default.
   const withNs = { ...obj, metadata: { ...obj.metadata, namespace: obj.metadata.namespace ?? 'default' } };
   if (kind === 'Ingress') into.ingresses.push(withNs);
   else if (kind === 'Service') into.services.push(withNs);
   else if (kind === 'EndpointSlice') into.endpointSlices.push(withNs);
-  else if (kind === 'ConfigMap') into.configMaps.push(withNs);
-  else into.skipped.set(kind, (into.skipped.get(kind) ?? 0) + 1);
+  else into.configMaps.push(withNs);
 }
 
 /** Adds every document of `text` to `into`; `source` names the file in errors. */

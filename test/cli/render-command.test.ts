@@ -1,0 +1,151 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { render } from '../../src/cli/render-command.ts';
+import { locationBlock, serverBlock } from '../k8s/builders.ts';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const cafe = join(root, 'deploy/examples/cafe');
+const fixtures = join(root, 'test/k8s/fixtures');
+const cli = join(root, 'bin/limitswitch.js');
+
+function run(args: string[], input?: string) {
+  const r = spawnSync(process.execPath, [cli, ...args], { input, encoding: 'utf8', timeout: 60_000 });
+  return { stdout: r.stdout, stderr: r.stderr, status: r.status };
+}
+
+describe('limitswitch render', () => {
+  it('the cafe example (v1) gives /tea and /coffee with the seed’s limit_req lines', () => {
+    const out = render({ file: [cafe], ingressClass: 'limitswitch' });
+    assert.deepEqual(out.messages, []);
+    assert.equal(out.exitCode, 0);
+    assert.deepEqual(locationBlock(out.text, 'location /tea'), [
+      '# location for minion default/cafe-ingress-teasvc-minion',
+      'limit_req zone=req_zone_10 burst=1 nodelay;',
+      'limit_req zone=perserver nodelay;',
+      'proxy_pass http://default-cafe-ingress-teasvc-minion-cafe.example.com-tea-svc-80;',
+    ]);
+    assert.deepEqual(locationBlock(out.text, 'location /coffee'), [
+      '# location for minion default/cafe-ingress-coffeesvc-minion',
+      'limit_req zone=req_zone_20 burst=1 nodelay;',
+      'limit_req zone=perserver nodelay;',
+      'proxy_pass http://default-cafe-ingress-coffeesvc-minion-cafe.example.com-coffee-svc-80;',
+    ]);
+  });
+
+  it('the seed’s legacy extensions/v1beta1 objects render the same server', () => {
+    const legacy = render({
+      file: [join(fixtures, 'seed-configmap.yaml'), join(fixtures, 'seed-mergeable-v1beta1.yaml')],
+      ingressClass: 'nginx',
+    });
+    const v1 = render({ file: [cafe], ingressClass: 'limitswitch' });
+    assert.equal(legacy.exitCode, 0);
+    assert.deepEqual(serverBlock(legacy.text, 'cafe.example.com'), serverBlock(v1.text, 'cafe.example.com'));
+  });
+
+  it('simulate on the rendered config limits /coffee once it is switched on, and never /tea', () => {
+    const rendered = run(['render', '-f', cafe, '--ingress-class', 'limitswitch']);
+    assert.equal(rendered.stderr, '');
+    assert.equal(rendered.status, 0);
+    const dir = mkdtempSync(join(tmpdir(), 'limitswitch-render-'));
+    try {
+      const conf = join(dir, 'cafe.conf');
+      writeFileSync(conf, rendered.stdout);
+      const req = (t: number, uri: string) =>
+        JSON.stringify({ t, addr: '10.0.0.1', host: 'cafe.example.com', uri, port: 80 });
+      const input = [
+        req(1000, '/coffee'),
+        req(1000, '/coffee'),
+        req(1000, '/coffee'),
+        JSON.stringify({ t: 1001, keyval: { zone: 'limitreq_uri', key: '/coffee', value: '1' } }),
+        req(1002, '/coffee'),
+        req(1002, '/coffee'),
+        req(1002, '/coffee'),
+        req(1002, '/tea'),
+        req(1002, '/tea'),
+        req(1002, '/tea'),
+      ].join('\n');
+      const sim = run(['simulate', '-c', conf], `${input}\n`);
+      assert.equal(sim.stderr, '');
+      const rows = sim.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { status: string; code: number; zone: string | null });
+      assert.deepEqual(
+        rows.map((r) => [r.status, r.code, r.zone]),
+        [
+          ['', 200, null],
+          ['', 200, null],
+          ['', 200, null],
+          ['PASSED', 200, 'req_zone_20'],
+          ['PASSED', 200, 'req_zone_20'],
+          ['REJECTED', 503, 'req_zone_20'],
+          ['', 200, null],
+          ['', 200, null],
+          ['', 200, null],
+        ],
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('reports a rejected object on stderr and exits 1, still printing the rest', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'limitswitch-render-'));
+    try {
+      const bad = join(dir, 'bad.yaml');
+      writeFileSync(
+        bad,
+        [
+          'apiVersion: networking.k8s.io/v1',
+          'kind: Ingress',
+          'metadata:',
+          '  name: bad',
+          '  annotations:',
+          '    nginx.org/limit-req-rate: "10 per second"',
+          'spec:',
+          '  rules:',
+          '  - host: bad.example.com',
+          '    http:',
+          '      paths:',
+          '      - path: /',
+          '        pathType: Prefix',
+          '        backend: {service: {name: web, port: {number: 80}}}',
+        ].join('\n'),
+      );
+      const r = run(['render', '-f', cafe, bad]);
+      assert.equal(r.status, 1);
+      assert.equal(
+        r.stderr,
+        'limitswitch: [error] Ingress default/bad: metadata.annotations[nginx.org/limit-req-rate]: invalid value "10 per second": must be a rate like 10r/s or 600r/m; not served\n',
+      );
+      assert.ok(serverBlock(r.stdout, 'cafe.example.com'));
+      assert.equal(serverBlock(r.stdout, 'bad.example.com'), null);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('asks which ConfigMap to use when several are given', () => {
+    const r = run(['render', '-f', cafe, join(fixtures, 'seed-configmap.yaml')]);
+    assert.equal(r.status, 1);
+    assert.equal(
+      r.stderr,
+      'limitswitch render: several ConfigMaps given (limitswitch/limitswitch-config, nginx-ingress/nginx-config); choose one with --configmap NAMESPACE/NAME\n',
+    );
+    const chosen = run([
+      'render',
+      '-f',
+      cafe,
+      join(fixtures, 'seed-configmap.yaml'),
+      '--configmap',
+      'nginx-ingress/nginx-config',
+    ]);
+    assert.equal(chosen.status, 0);
+    assert.match(chosen.stdout, /# ConfigMap nginx-ingress\/nginx-config: http-snippets/);
+  });
+});
