@@ -12,6 +12,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   simulate: async () => (await import('./simulate-command.ts')).registerSimulateCommand,
   replica: async () => (await import('./replica-command.ts')).registerReplicaCommand,
   'control-plane': async () => (await import('./control-plane-command.ts')).registerControlPlaneCommand,
+  render: async () => (await import('./render-command.ts')).registerRenderCommand,
 };
 
 const program = new Command('limitswitch')
