@@ -210,35 +210,56 @@ export class RedisClusterServers {
   }
 }
 
-/** A master and one Sentinel watching it as `mymaster`; `url` is a `redis+sentinel://` URL. */
+/**
+ * A master (optionally with one replica) and one Sentinel watching it as `mymaster`; `url` is a
+ * `redis+sentinel://` URL. With a replica, killing the master makes the Sentinel promote it.
+ */
 export class RedisSentinelServers {
   readonly master: RedisServer;
+  readonly replica: RedisServer | null;
   readonly sentinel: RedisServer;
 
-  private constructor(master: RedisServer, sentinel: RedisServer) {
+  private constructor(master: RedisServer, replica: RedisServer | null, sentinel: RedisServer) {
     this.master = master;
+    this.replica = replica;
     this.sentinel = sentinel;
   }
 
-  static async start(): Promise<RedisSentinelServers> {
+  static async start(options: { replica?: boolean } = {}): Promise<RedisSentinelServers> {
     const master = await RedisServer.start();
+    const replica = options.replica
+      ? await RedisServer.start({ args: ['--replicaof', '127.0.0.1', String(master.port)] })
+      : null;
     const sentinel = await RedisServer.start({
       binary: 'redis-sentinel',
       config: [
         `sentinel monitor mymaster 127.0.0.1 ${master.port} 1`,
-        'sentinel down-after-milliseconds mymaster 2000',
+        'sentinel down-after-milliseconds mymaster 1000',
         'sentinel failover-timeout mymaster 5000',
         '',
       ].join('\n'),
     });
-    const deadline = Date.now() + 15_000;
+    const servers = new RedisSentinelServers(master, replica, sentinel);
+    await servers.waitForMaster(master.port);
+    if (replica) {
+      const deadline = Date.now() + 20_000;
+      while (!(await sentinel.cli('sentinel', 'replicas', 'mymaster')).includes(String(replica.port))) {
+        if (Date.now() > deadline) throw new Error('sentinel does not know the replica');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    return servers;
+  }
+
+  /** Wait until the Sentinel names the server on `port` as the master. */
+  async waitForMaster(port: number, timeoutMs = 20_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
     while (
-      !(await sentinel.cli('sentinel', 'get-master-addr-by-name', 'mymaster')).includes(String(master.port))
+      !(await this.sentinel.cli('sentinel', 'get-master-addr-by-name', 'mymaster')).includes(String(port))
     ) {
-      if (Date.now() > deadline) throw new Error('sentinel does not know mymaster');
+      if (Date.now() > deadline) throw new Error(`sentinel does not name ${port} as master`);
       await new Promise((r) => setTimeout(r, 50));
     }
-    return new RedisSentinelServers(master, sentinel);
   }
 
   get url(): string {
@@ -246,6 +267,6 @@ export class RedisSentinelServers {
   }
 
   async stop(): Promise<void> {
-    await Promise.all([this.sentinel.stop(), this.master.stop()]);
+    await Promise.all([this.sentinel.stop(), this.master.stop(), this.replica?.stop()]);
   }
 }
