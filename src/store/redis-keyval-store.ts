@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
-import { isLimitswitchError, LimitswitchError } from '../shared/errors.ts';
+import { LimitswitchError } from '../shared/errors.ts';
 import { type KeySchema, type KeySchemaOptions, keySchema } from './keys.ts';
 import {
   keyExistsError,
@@ -32,6 +32,7 @@ import {
 } from './keyval-store.ts';
 import { createRedisClient, type RedisConnectionOptions } from './redis-connection.ts';
 import { waitUntilReady } from './redis-ready.ts';
+import { decodeEntry, mapError, pairs } from './redis-replies.ts';
 import { defineScripts, runScript, type ScriptName } from './redis-scripts.ts';
 import { RedisSubscriber } from './redis-subscriber.ts';
 
@@ -340,30 +341,6 @@ export class RedisKeyvalStore implements KeyvalStore {
   #open(): void {
     if (this.#closed) throw storeUnavailableError(new Error('store closed'));
   }
-}
-
-/** Redis replies that mean "not now" (failover, loading, cluster reconfiguring), not "broken". */
-const TRANSIENT = /^(LOADING|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|READONLY|BUSY|NOREPLICAS|MOVED|ASK)\b/;
-
-function mapError(err: unknown): Error {
-  if (isLimitswitchError(err)) return err;
-  const error = err instanceof Error ? err : new Error(String(err));
-  if (error.name === 'ReplyError' && !TRANSIENT.test(error.message)) {
-    return new LimitswitchError('RL_ERR_STORE_PROTOCOL', `keyval store error: ${error.message}`, {
-      cause: error,
-    });
-  }
-  return storeUnavailableError(error);
-}
-
-function decodeEntry(json: unknown): KeyvalEntry {
-  const entry = JSON.parse(String(json)) as KeyvalEntry;
-  return { value: entry.value, expireAtMs: entry.expireAtMs ?? null };
-}
-
-function* pairs(flat: unknown): Generator<[string, unknown]> {
-  const list = (flat ?? []) as unknown[];
-  for (let i = 0; i < list.length; i += 2) yield [String(list[i]), list[i + 1]];
 }
 
 function compare(a: string, b: string): number {
