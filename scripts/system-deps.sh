@@ -3,6 +3,8 @@
 # `check`: install missing ones with apt-get when root, else fail with one line naming them.
 set -eu
 
+# kubectl (test/deploy: kubectl kustomize) is not a Debian package (Debian's kubernetes-client is
+# kubectl 1.20, too old for current kustomizations): install it separately; the test names it.
 # binary -> Debian package
 DEPS="redis-server:redis-server redis-sentinel:redis-sentinel nginx:nginx-light prometheus:prometheus prometheus-alertmanager:prometheus-alertmanager"
 
