@@ -4,6 +4,7 @@
  * NGINX Plus API over it, so `/api/9/http/limit_reqs/` there reports this replica alone.
  */
 import type { Site } from '../engine/http/site.ts';
+import { put } from '../shared/dictionary.ts';
 import { LimitswitchError } from '../shared/errors.ts';
 import type {
   AuditEntry,
@@ -52,7 +53,7 @@ export class LocalStoreView implements KeyvalStore {
     const engineZone = this.#state.site().keyvalZones.get(zone);
     if (engineZone === undefined) return out;
     for (const [key, record] of engineZone.entries()) {
-      if (record.expireAtMs === null || record.expireAtMs > nowMs) out[key] = record;
+      if (record.expireAtMs === null || record.expireAtMs > nowMs) put(out, key, record);
     }
     return out;
   }

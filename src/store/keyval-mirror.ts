@@ -3,6 +3,8 @@
  * change, replacing everything with a snapshot, dropping expired keys. `KeyvalSync` decides what to
  * apply and when.
  */
+
+import { put } from '../shared/dictionary.ts';
 import type { KeyvalChange, KeyvalEntry, KeyvalSnapshot } from './keyval-store.ts';
 
 export class KeyvalMirror {
@@ -74,7 +76,7 @@ export class KeyvalMirror {
   /** One zone's entries (a copy; expired ones included until pruned). */
   zone(name: string): Record<string, KeyvalEntry> {
     const out: Record<string, KeyvalEntry> = {};
-    for (const [key, entry] of this.#zones.get(name) ?? []) out[key] = { ...entry };
+    for (const [key, entry] of this.#zones.get(name) ?? []) put(out, key, { ...entry });
     return out;
   }
 

@@ -3,6 +3,7 @@
  * the control plane and the replica; also the reference the Redis store is tested against.
  */
 import { randomUUID } from 'node:crypto';
+import { put } from '../shared/dictionary.ts';
 import {
   keyExistsError,
   keyNotFoundError,
@@ -86,9 +87,10 @@ export class MemoryKeyvalStore implements KeyvalStore {
     const copy: Record<string, KeyvalEntry> = {};
     for (const key of keys) {
       const entry = entries[key]!;
-      copy[key] = { value: entry.value, expireAtMs: entry.expireAtMs };
-      map.set(key, copy[key]);
-      previous[key] = null;
+      const stored = { value: entry.value, expireAtMs: entry.expireAtMs };
+      put(copy, key, stored);
+      map.set(key, stored);
+      put(previous, key, null);
     }
     const only = keys.length === 1 ? keys[0]! : null;
     const body: ChangeBody =
@@ -126,7 +128,7 @@ export class MemoryKeyvalStore implements KeyvalStore {
     this.#open();
     const map = this.#zones.get(zone);
     const previous: Record<string, string | null> = {};
-    for (const [key, entry] of map ?? []) previous[key] = entry.value;
+    for (const [key, entry] of map ?? []) put(previous, key, entry.value);
     this.#zones.delete(zone);
     return { revision: this.#commit({ op: 'empty', zone }), previous };
   }
@@ -140,7 +142,7 @@ export class MemoryKeyvalStore implements KeyvalStore {
       if (due.length === 0) continue;
       expired[zone] = {};
       for (const [key, entry] of due) {
-        expired[zone][key] = entry.value;
+        put(expired[zone], key, entry.value);
         map.delete(key);
       }
       if (map.size === 0) this.#zones.delete(zone);
@@ -153,7 +155,7 @@ export class MemoryKeyvalStore implements KeyvalStore {
     this.#open();
     const out: Record<string, KeyvalEntry> = {};
     for (const [key, entry] of this.#zones.get(zone) ?? []) {
-      if (isLive(entry, nowMs)) out[key] = { ...entry };
+      if (isLive(entry, nowMs)) put(out, key, { ...entry });
     }
     return out;
   }
@@ -164,7 +166,7 @@ export class MemoryKeyvalStore implements KeyvalStore {
     for (const [zone, map] of this.#zones) {
       if (map.size === 0) continue;
       zones[zone] = {};
-      for (const [key, entry] of map) zones[zone][key] = { ...entry };
+      for (const [key, entry] of map) put(zones[zone], key, { ...entry });
     }
     return { revision: this.#revision, epoch: this.#epoch, zones };
   }

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
+import { put } from '../shared/dictionary.ts';
 import { LimitswitchError } from '../shared/errors.ts';
 import { type KeySchema, type KeySchemaOptions, keySchema } from './keys.ts';
 import {
@@ -89,7 +90,7 @@ export class RedisKeyvalStore implements KeyvalStore {
     const args: (string | number)[] = [];
     for (const key of keys) {
       const entry = { value: entries[key]!.value, expireAtMs: entries[key]!.expireAtMs };
-      copy[key] = entry;
+      put(copy, key, entry);
       args.push(key, JSON.stringify(entry), entry.expireAtMs ?? '');
     }
     const only = keys.length === 1 ? keys[0]! : null;
@@ -119,7 +120,7 @@ export class RedisKeyvalStore implements KeyvalStore {
   async empty(zone: string): Promise<MutationResult> {
     const reply = await this.#mutate('empty-6', zone, [zone, JSON.stringify({ op: 'empty', zone })]);
     const previous: Record<string, string | null> = {};
-    for (const [key, json] of pairs(reply[2])) previous[key] = decodeEntry(json).value;
+    for (const [key, json] of pairs(reply[2])) put(previous, key, decodeEntry(json).value);
     return { revision: Number(reply[1]), previous };
   }
 
@@ -131,7 +132,7 @@ export class RedisKeyvalStore implements KeyvalStore {
     for (let i = 2; i < reply.length; i += 2) {
       const zone = String(reply[i]);
       expired[zone] = {};
-      for (const [key, json] of pairs(reply[i + 1])) expired[zone][key] = decodeEntry(json).value;
+      for (const [key, json] of pairs(reply[i + 1])) put(expired[zone], key, decodeEntry(json).value);
     }
     return { revision, previous: {}, expired };
   }
@@ -141,7 +142,7 @@ export class RedisKeyvalStore implements KeyvalStore {
     const out: Record<string, KeyvalEntry> = {};
     for (const [key, json] of Object.entries(hash)) {
       const entry = decodeEntry(json);
-      if (entry.expireAtMs === null || entry.expireAtMs > nowMs) out[key] = entry;
+      if (entry.expireAtMs === null || entry.expireAtMs > nowMs) put(out, key, entry);
     }
     return out;
   }
@@ -156,7 +157,7 @@ export class RedisKeyvalStore implements KeyvalStore {
     const zones: Record<string, Record<string, KeyvalEntry>> = {};
     for (let i = 2; i < reply.length; i += 2) {
       const entries: Record<string, KeyvalEntry> = {};
-      for (const [key, json] of pairs(reply[i + 1])) entries[key] = decodeEntry(json);
+      for (const [key, json] of pairs(reply[i + 1])) put(entries, key, decodeEntry(json));
       if (Object.keys(entries).length > 0) zones[String(reply[i])] = entries;
     }
     return { revision: Number(reply[0]), epoch: String(reply[1]), zones };

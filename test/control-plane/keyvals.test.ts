@@ -196,3 +196,21 @@ describe('keyvals: NGINX Plus semantics', () => {
     assert.equal((await app.inject(post('/api/9/http/keyvals/prefixes', '{"/coffee":"1"}'))).statusCode, 201);
   });
 });
+
+describe('keyvals: keys that are JavaScript property names', () => {
+  it('stores, lists and deletes a key named __proto__ like any other', async () => {
+    const { app } = await buildApp();
+    const created = await app.inject(
+      post('/api/9/http/keyvals/zone_one', '{"__proto__":"1","constructor":"2"}'),
+    );
+    assert.equal(created.statusCode, 201);
+    const zone = await app.inject({ method: 'GET', url: '/api/9/http/keyvals/zone_one' });
+    assert.equal(zone.body, '{"__proto__":"1","constructor":"2"}');
+    const deleted = await app.inject(patch('/api/9/http/keyvals/zone_one', '{"__proto__":null}'));
+    assert.equal(deleted.statusCode, 204);
+    assert.equal(
+      (await app.inject({ method: 'GET', url: '/api/9/http/keyvals/zone_one' })).body,
+      '{"constructor":"2"}',
+    );
+  });
+});

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import type { KeyvalChange, KeyvalStore } from '../../src/store/keyval-store.ts';
+import type { KeyvalChange, KeyvalEntry, KeyvalStore } from '../../src/store/keyval-store.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 export interface StoreHarness {
@@ -218,6 +218,24 @@ export function keyvalStoreContract(name: string, harness: StoreHarness): void {
       const [change] = (await store.changesSince(0))!;
       assert.deepEqual(change, { revision: 1, op: 'set', zone: 'z:1', key, value, expireAtMs: null });
       assert.deepEqual(await store.expireDue(Date.now()), null);
+    });
+
+    it('keeps a key named __proto__ as data', async () => {
+      const store = await harness.create();
+      const entries = JSON.parse('{"__proto__":{"value":"1","expireAtMs":null}}') as Record<
+        string,
+        KeyvalEntry
+      >;
+      await store.add('z', entries);
+      await store.set('z', 'constructor', never('2'));
+      const zone = await store.getZone('z', Date.now());
+      assert.deepEqual(Object.entries(zone), [
+        ['__proto__', never('1')],
+        ['constructor', never('2')],
+      ]);
+      assert.deepEqual(Object.keys((await store.snapshot()).zones.z ?? {}), ['__proto__', 'constructor']);
+      await store.delete('z', '__proto__');
+      assert.deepEqual(Object.keys(await store.getZone('z', Date.now())), ['constructor']);
     });
 
     it('changesSince: in order; null when the bounded log no longer reaches back or the revision is ahead', async () => {

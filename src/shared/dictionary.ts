@@ -1,0 +1,7 @@
+/**
+ * Stores `value` under a user-chosen key (a keyval key, a zone name) as an own data property, so a key
+ * such as `__proto__` is kept as data instead of changing the object's prototype.
+ */
+export function put<T>(target: Record<string, T>, key: string, value: T): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
