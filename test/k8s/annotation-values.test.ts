@@ -87,6 +87,14 @@ describe('snippet check', () => {
     });
   });
 
+  it('refuses include, which would read the replica’s files into the config', () => {
+    assert.equal(
+      checkSnippet('limit_req zone=a;\n  include /etc/passwd;'),
+      '"include" is not allowed in a snippet (line 2)',
+    );
+    assert.equal(checkSnippet('set $x include;'), null);
+  });
+
   it('refuses unterminated statements, blocks and strings', () => {
     assert.equal(
       checkSnippet('limit_req zone=a'),

@@ -20,6 +20,7 @@ class Harness {
   readonly configs: string[] = [];
   readonly problems: TranslationProblem[] = [];
   readonly restarts: string[] = [];
+  readonly logLines: [string, object, string][] = [];
   source!: KubernetesConfigSource;
   private waiters: (() => void)[] = [];
 
@@ -32,6 +33,10 @@ class Harness {
       configMap: CM,
       debounceMs: 20,
       backoff: { initialMs: 50, maxMs: 400 },
+      logger: {
+        warn: (fields, message) => this.logLines.push(['warn', fields, message]),
+        error: (fields, message) => this.logLines.push(['error', fields, message]),
+      },
     });
     this.source.on('config', (text) => {
       this.configs.push(text);
@@ -169,6 +174,18 @@ describe('KubernetesConfigSource against a fake API server (list/watch protocol)
       'metadata.annotations[nginx.org/limit-req-rate]: invalid value "fast": must be a rate like 10r/s or 600r/m; the last good version is still served',
     );
     assert.equal(h.problems.at(-1)?.field, 'metadata.annotations[nginx.org/limit-req-rate]');
+    assert.deepEqual(h.logLines, [
+      [
+        'error',
+        {
+          object: 'default/cafe',
+          kind: 'Ingress',
+          field: 'metadata.annotations[nginx.org/limit-req-rate]',
+          error: 'invalid value "fast": must be a rate like 10r/s or 600r/m',
+        },
+        'Ingress default/cafe: metadata.annotations[nginx.org/limit-req-rate]: invalid value "fast": must be a rate like 10r/s or 600r/m; the last good version is still served',
+      ],
+    ]);
     // The last good cafe (5r/s) is still what is served: no new config was needed.
     assert.equal(h.configs.length, before);
     assert.ok(h.source.current()!.includes('zone=default/cafe:10m rate=5r/s;'));

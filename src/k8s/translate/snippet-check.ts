@@ -50,7 +50,8 @@ export function checkSnippet(text: string): string | null {
       i++;
       continue;
     }
-    if (!pending) pendingLine = line;
+    const starts = !pending;
+    if (starts) pendingLine = line;
     pending = true;
     if (ch === '"' || ch === "'") {
       const start = line;
@@ -65,6 +66,7 @@ export function checkSnippet(text: string): string | null {
       continue;
     }
     // An unquoted token runs to whitespace or a special character; `${name}` stays inside it.
+    const tokenStart = i;
     while (i < text.length) {
       const c = text[i]!;
       if (c === '$' && text[i + 1] === '{') {
@@ -77,6 +79,9 @@ export function checkSnippet(text: string): string | null {
       if (c === '\\') i++;
       i++;
     }
+    // `include` would read files of the replica's filesystem into the config.
+    if (starts && text.slice(tokenStart, i) === 'include')
+      return `"include" is not allowed in a snippet (line ${line})`;
   }
   if (pending) return `unexpected end of snippet, expecting ";" after the statement on line ${pendingLine}`;
   if (depth > 0) return 'unexpected end of snippet, expecting "}"';

@@ -19,7 +19,7 @@ import {
   ClusterTranslator,
   type ClusterTranslatorOptions,
 } from '../translate/cluster-translator.ts';
-import { EventRecorder, problemKey } from './event-recorder.ts';
+import { EventRecorder, problemKey, problemMessage } from './event-recorder.ts';
 import { type Backoff, DEFAULT_BACKOFF, RestartingInformer } from './restarting-informer.ts';
 
 export interface KubernetesSourceOptions extends ClusterTranslatorOptions {
@@ -34,6 +34,13 @@ export interface KubernetesSourceOptions extends ClusterTranslatorOptions {
   /** Post Kubernetes Events for problems (needs `events create`). Default true. */
   readonly recordEvents?: boolean;
   readonly component?: string;
+  /** Where each new problem is logged (pino-compatible); problems are also emitted as `problem`. */
+  readonly logger?: ProblemLogger;
+}
+
+export interface ProblemLogger {
+  warn(fields: object, message: string): void;
+  error(fields: object, message: string): void;
 }
 
 export interface KubernetesSourceEvents {
@@ -165,7 +172,15 @@ export class KubernetesConfigSource extends EventEmitter<KubernetesSourceEvents>
     this.last = t;
     // Only problems of the current state are remembered: one that goes away and comes back is news.
     const keys = new Set(t.problems.map(problemKey));
-    for (const p of t.problems) if (!this.seenProblems.has(problemKey(p))) this.emit('problem', p);
+    for (const p of t.problems) {
+      if (this.seenProblems.has(problemKey(p))) continue;
+      const o = p.object;
+      const line = `${o.kind} ${o.namespace}/${o.name}: ${problemMessage(p)}`;
+      const fields = { object: `${o.namespace}/${o.name}`, kind: o.kind, field: p.field, error: p.error };
+      if (p.severity === 'error') this.options.logger?.error(fields, line);
+      else this.options.logger?.warn(fields, line);
+      this.emit('problem', p);
+    }
     this.seenProblems = keys;
     if (this.events) void this.events.record(t.problems);
     if (t.text !== this.text) {
