@@ -7,6 +7,8 @@
  * location holds its effective settings. `source` points at the directive for `file:line` messages.
  */
 import type { ComplexValue } from '../engine/complex-value.ts';
+import type { GeoDefinition } from '../engine/variables/geo-variable.ts';
+import type { MapDefinition, MapEntryDefinition } from '../engine/variables/map-variable.ts';
 
 export interface SourceRef {
   readonly file: string;
@@ -72,36 +74,18 @@ export interface KeyvalSpec {
   readonly source: SourceRef;
 }
 
-export type MapEntrySpec =
-  | { readonly kind: 'exact'; readonly match: string; readonly value: ComplexValue }
-  | {
-      readonly kind: 'regex';
-      readonly pattern: string;
-      readonly caseless: boolean;
-      readonly value: ComplexValue;
-    };
+export type MapEntrySpec = MapEntryDefinition;
 
-/** `map source $variable { hostnames; volatile; default v; match v; ~regex v; ~*regex v; }` */
-export interface MapSpec {
-  readonly source: ComplexValue;
-  readonly variable: string;
-  readonly hostnames: boolean;
-  readonly volatile: boolean;
-  /** `null` when absent: the result is then the empty string. */
-  readonly defaultValue: ComplexValue | null;
-  /** In configuration order (regexes are tried in this order). Exact keys are lowercased already. */
-  readonly entries: readonly MapEntrySpec[];
+/**
+ * `map source $variable { hostnames; volatile; default v; match v; ~regex v; ~*regex v; }`: the engine's
+ * definition (entries in configuration order, exact keys lowercased) plus where it was written.
+ */
+export interface MapSpec extends MapDefinition {
   readonly sourceRef: SourceRef;
 }
 
-/** `geo [$address] $variable { default v; CIDR v; }` */
-export interface GeoSpec {
-  /** `$remote_addr` when omitted. */
-  readonly address: ComplexValue;
-  readonly variable: string;
-  readonly defaultValue: string;
-  /** CIDR text as written (`10.0.0.0/8`, `::1`, `192.168.1.1`), normalised by the engine. */
-  readonly entries: readonly { readonly cidr: string; readonly value: string }[];
+/** `geo [$address] $variable { default v; CIDR v; }` (`$remote_addr` when the address is omitted). */
+export interface GeoSpec extends GeoDefinition {
   readonly sourceRef: SourceRef;
 }
 
