@@ -5,6 +5,7 @@
  * problem is reported for an Event and a log line. Stateful only in what it remembers as last good.
  */
 
+import { createHash } from 'node:crypto';
 import { ConfigError, loadConfigText } from '../../config/index.ts';
 import type {
   ConfigMap,
@@ -74,7 +75,7 @@ export class ClusterTranslator {
   private readonly lastGoodIngress = new Map<string, Ingress>();
   private lastGoodConfigMap: ConfigMap | null = null;
   private lastGoodText: string | null = null;
-  /** Text → parser failure (null when valid); fragments rarely change, so most checks are hits. */
+  /** Text digest → parser failure (null when valid); fragments rarely change, so most checks are hits. */
   private readonly checked = new Map<string, CheckFailure | null>();
 
   constructor(private readonly options: ClusterTranslatorOptions = {}) {}
@@ -82,7 +83,9 @@ export class ClusterTranslator {
   private check(text: string, sourceName: string): CheckFailure | null {
     const check = this.options.checkConfig === undefined ? loadCheck : this.options.checkConfig;
     if (!check) return null;
-    const hit = this.checked.get(text);
+    // Keyed by a digest: the whole config can be large and the cache holds many entries.
+    const key = createHash('sha256').update(text).digest('base64');
+    const hit = this.checked.get(key);
     if (hit !== undefined) return hit;
     let error: CheckFailure | null = null;
     try {
@@ -94,7 +97,7 @@ export class ClusterTranslator {
           : { error: err instanceof Error ? err.message : String(err), line: 0 };
     }
     if (this.checked.size >= CHECK_CACHE_LIMIT) this.checked.delete(this.checked.keys().next().value!);
-    this.checked.set(text, error);
+    this.checked.set(key, error);
     return error;
   }
 
