@@ -168,3 +168,32 @@ export function countStatus(shots: readonly Shot[], status: number, replicas: nu
   for (const shot of shots) if (shot.status === status) counts[shot.replica]!++;
   return counts;
 }
+
+/** Per replica, when the earliest-sent request that was rejected was sent. */
+export function earliestRejectSent(shots: readonly Shot[], replicas: number): number[] {
+  const out = new Array<number>(replicas).fill(Number.POSITIVE_INFINITY);
+  for (const s of shots) if (s.status === 503) out[s.replica] = Math.min(out[s.replica]!, s.sentMs);
+  return out;
+}
+
+/** When the first request to `replica` sent at or after `fromMs` was sent (Infinity: none). */
+export function firstSentAfter(shots: readonly Shot[], replica: number, fromMs: number): number {
+  let first = Number.POSITIVE_INFINITY;
+  for (const s of shots) if (s.replica === replica && s.sentMs >= fromMs) first = Math.min(first, s.sentMs);
+  return first;
+}
+
+/** A replica's requests answered after `zeroMs`, as `status@sent→answered` (ms from it). */
+export function timeline(shots: readonly Shot[], replica: number, zeroMs: number): string {
+  return shots
+    .filter((s) => s.replica === replica && s.doneMs >= zeroMs)
+    .sort((a, b) => a.sentMs - b.sentMs)
+    .slice(0, 24)
+    .map((s) => `${s.status}@${(s.sentMs - zeroMs).toFixed(0)}→${(s.doneMs - zeroMs).toFixed(0)}`)
+    .join(' ');
+}
+
+/** When the last of `shots` was answered. */
+export function lastAnswer(shots: readonly Shot[]): number {
+  return Math.max(...shots.map((s) => s.doneMs));
+}

@@ -9,8 +9,9 @@
  * 4. After each step, once flushed, /limit_reqs is exactly what clients saw (200 = passed, 503 =
  *    rejected in the zone switched on), and ?by=replica adds up to it, replica by replica.
  * 5. Propagation: on every replica, the first rejected request was sent ≤ 50 ms after the toggle's
- *    response (the arrival of its 503 is reported too), through the store's notification (load
- *    running before the write) and with ?wait=applied.
+ *    response (counted from the first request the test sent after it; the arrival of its 503 is
+ *    reported too), through the store's notification (load running before the write) and with
+ *    ?wait=applied.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it, type TestContext } from 'node:test';
@@ -30,10 +31,14 @@ import {
 import {
   CafeLoad,
   countStatus,
+  earliestRejectSent,
+  firstSentAfter,
   type Hammer,
+  lastAnswer,
   type Shot,
   sumZones,
   tallyShots,
+  timeline,
   type ZoneCounters,
 } from './cafe-load.ts';
 
@@ -44,8 +49,19 @@ const HAMMER_LOOPS = 8;
 /** examples/cafe follows the article's mergeable Ingress: /coffee → req_zone_20 (20 r/s, burst 1). */
 const COFFEE = { zone: 'req_zone_20', ratePerS: 20, burst: 1 };
 const PERSERVER = { zone: 'perserver', ratePerS: 50, burst: 0 };
+
 const HEAVY = ['10.0.1.1', '10.0.1.2', '10.0.1.3', '10.0.1.4'];
 const LIGHT = ['10.0.2.1', '10.0.2.2', '10.0.2.3', '10.0.2.4'];
+
+interface Propagation {
+  readonly label: string;
+  /**
+   * Per replica: when the earliest-sent rejected request was sent, from the toggle's answer or from
+   * the first request sent after it, whichever is later.
+   */
+  readonly boundMs: readonly number[];
+  readonly timelines: readonly string[];
+}
 
 describe('the cafe scenario end to end: 3 replicas, a control plane, Redis', { timeout: 180_000 }, () => {
   let cluster: CafeCluster;
@@ -94,28 +110,37 @@ describe('the cafe scenario end to end: 3 replicas, a control plane, Redis', { t
   }
 
   /**
-   * Step 5's figure for one toggle: per replica, how long after the toggle's answer the first rejected
-   * request was sent, and when its 503 arrived. The bound applies to the first: it is the propagation
-   * itself, while the second adds that request's own latency (which a loaded machine stretches).
+   * Step 5's figures for one toggle, per replica: when the first rejected request was sent and when
+   * its 503 arrived, from the toggle's answer. The bound applies to the send, counted from the first
+   * request this test managed to send to that replica after the answer: the switch can only show on
+   * requests that exist, and on a loaded machine the test process itself is sometimes not scheduled
+   * for tens of ms (its sends stall, which says nothing about the cluster). The arrival adds that
+   * request's own latency and is reported only. Checked by `assertPropagation` after the step's
+   * counters (a late switch is no reason to leave them unchecked).
    */
-  function propagation(t: TestContext, hammer: Hammer, written: Toggle, label: string): number[] {
-    assert.ok(
-      hammer.firstRejectMs.every((ms) => ms !== null),
-      `${label}: a 503 on every replica`,
+  function propagation(t: TestContext, hammer: Hammer, written: Toggle, label: string): Propagation {
+    const zero = written.answeredMs;
+    const rejectSent = earliestRejectSent(hammer.shots, REPLICAS);
+    const sentMs = rejectSent.map((ms) => ms - zero);
+    const boundMs = rejectSent.map((ms, replica) =>
+      ms <= zero ? ms - zero : ms - firstSentAfter(hammer.shots, replica, zero),
     );
-    const sent = earliestRejectSent(hammer.shots).map((ms) => ms - written.answeredMs);
-    const answered = hammer.firstRejectMs.map((ms) => ms! - written.answeredMs);
+    const answeredMs = hammer.firstRejectMs.map((ms) => (ms ?? Number.POSITIVE_INFINITY) - zero);
     report(
       t,
-      `propagation, ${label}: first rejected request sent ${formatMs(sent)}, its 503 arrived ${formatMs(answered)} after the toggle's answer`,
+      `propagation, ${label}, replica 1 / 2 / 3: first rejected request sent ${formatMs(sentMs)} after the toggle's answer (${formatMs(boundMs)} after the first request sent after it), its 503 arrived ${formatMs(answeredMs)} after the answer`,
     );
-    for (const ms of sent) {
+    const timelines = ids.map((_, replica) => timeline(hammer.shots, replica, zero));
+    return { label, boundMs, timelines };
+  }
+
+  function assertPropagation(p: Propagation): void {
+    p.boundMs.forEach((ms, replica) => {
       assert.ok(
         ms <= PROPAGATION_BOUND_MS,
-        `${label}: first rejected request sent after ${ms.toFixed(1)} ms`,
+        `${p.label}: first rejected request on ${ids[replica]} sent ${ms.toFixed(1)} ms after the first request after the answer; requests around the answer (status@sent→answered, ms from it): ${p.timelines[replica]}`,
       );
-    }
-    return sent;
+    });
   }
 
   /** Switched with ?wait=applied, then loaded at once: every request is counted. */
@@ -124,8 +149,10 @@ describe('the cafe scenario end to end: 3 replicas, a control plane, Redis', { t
     const hammer = load.hammer(path, '10.0.9.1', HAMMER_LOOPS);
     await hammer.rejectedEverywhere;
     const shots = await hammer.stop();
-    propagation(t, hammer, written, `${label}, ?wait=applied, load after the answer`);
-    return shots;
+    return {
+      shots,
+      figure: propagation(t, hammer, written, `${label}, ?wait=applied, load after the answer`),
+    };
   }
 
   function reportStep(t: TestContext, step: string, shots: readonly Shot[]): void {
@@ -151,6 +178,9 @@ describe('the cafe scenario end to end: 3 replicas, a control plane, Redis', { t
       load.burst(['/tea', '/tea/green'], HEAVY, 5),
       load.burst(['/coffee/mocha'], LIGHT, 1),
     ]);
+    const shots = [...hammered.shots, ...coffee, ...tea, ...light];
+    tallyShots(expected, shots, (s) => (s.path.startsWith('/coffee') ? COFFEE.zone : null));
+    reportStep(t, 'step 1 (/coffee on)', shots);
     assert.deepEqual(countStatus(tea, 503, REPLICAS), [0, 0, 0]);
     assert.ok(tea.every((s) => s.status === 200));
     // A client's first request always passes: other addresses' load does not limit it.
@@ -168,10 +198,8 @@ describe('the cafe scenario end to end: 3 replicas, a control plane, Redis', { t
         `${client} was limited`,
       );
     }
-    const shots = [...hammered, ...coffee, ...tea, ...light];
-    tallyShots(expected, shots, (s) => (s.path.startsWith('/coffee') ? COFFEE.zone : null));
-    reportStep(t, 'step 1 (/coffee on)', shots);
     await assertCountersMatch(shots);
+    assertPropagation(hammered.figure);
   });
 
   it('2. limitper_server {"cafe.example.com":"1"}, both paths "0": both limited by perserver', async (t) => {
@@ -186,24 +214,25 @@ describe('the cafe scenario end to end: 3 replicas, a control plane, Redis', { t
       true,
     );
     const hammered = await strictPropagation(t, written, '/tea', 'step 2 (perserver on)');
-    const shots = await load.burst(['/tea', '/coffee', '/coffee/latte'], [...HEAVY, ...LIGHT], 2);
+    const burst = await load.burst(['/tea', '/coffee', '/coffee/latte'], [...HEAVY, ...LIGHT], 2);
+    const shots = [...hammered.shots, ...burst];
+    tallyShots(expected, shots, () => PERSERVER.zone);
+    reportStep(t, 'step 2 (perserver on)', shots);
     for (let replica = 0; replica < REPLICAS; replica++) {
       assertWithinRate(
-        shots.filter((s) => s.replica === replica),
+        burst.filter((s) => s.replica === replica),
         PERSERVER,
         ids[replica]!,
       );
       for (const path of ['/tea', '/coffee']) {
-        const limited = shots.some(
+        const limited = burst.some(
           (s) => s.replica === replica && s.path.startsWith(path) && s.status === 503,
         );
         assert.ok(limited, `${path} limited by perserver on ${ids[replica]}`);
       }
     }
-    const all = [...hammered, ...shots];
-    tallyShots(expected, all, () => PERSERVER.zone);
-    reportStep(t, 'step 2 (perserver on)', all);
-    await assertCountersMatch(all);
+    await assertCountersMatch(shots);
+    assertPropagation(hammered.figure);
   });
 
   it('3. every switch off: nothing is limited, nothing is counted', async (t) => {
@@ -229,7 +258,7 @@ describe('the cafe scenario end to end: 3 replicas, a control plane, Redis', { t
 
   it('5. propagation: load running, /coffee switched on: rejected on every replica ≤ 50 ms after the answer', async (t) => {
     const before = await readCounters(cluster.controlPlaneUrl);
-    const rounds: { shots: Shot[]; written: Toggle; first: number[] }[] = [];
+    const rounds: { shots: Shot[]; written: Toggle; first: (number | null)[]; figure: Propagation }[] = [];
     for (const wait of [false, true]) {
       const hammer = load.hammer('/coffee', '10.0.5.1', HAMMER_LOOPS);
       // Load first, so the switch lands on requests already flowing.
@@ -248,9 +277,8 @@ describe('the cafe scenario end to end: 3 replicas, a control plane, Redis', { t
       await hammer.rejectedEverywhere;
       const shots = await hammer.stop();
       const how = wait ? '?wait=applied' : 'store notification (no wait)';
-      propagation(t, hammer, written, `load running, ${how}`);
-      const first = hammer.firstRejectMs.map((ms) => ms!);
-      rounds.push({ shots, written, first });
+      const figure = propagation(t, hammer, written, `load running, ${how}`);
+      rounds.push({ shots, written, first: [...hammer.firstRejectMs], figure });
       const off = await toggle(cluster.controlPlaneUrl, 'PATCH', 'limitreq_uri', { '/coffee': '0' }, true);
       assert.equal(off.status, 204, off.body);
     }
@@ -265,12 +293,14 @@ describe('the cafe scenario end to end: 3 replicas, a control plane, Redis', { t
       let perhapsCounted = 0;
       for (const { shots, written, first } of rounds) {
         const mine = shots.filter((s) => s.replica === replica && s.status === 200);
-        surelyCounted += mine.filter((s) => s.sentMs > first[replica]!).length;
+        const applied = first[replica] ?? Number.POSITIVE_INFINITY;
+        surelyCounted += mine.filter((s) => s.sentMs > applied).length;
         perhapsCounted += mine.filter((s) => s.doneMs > written.sentMs).length;
       }
       assert.ok(delta.passed >= surelyCounted && delta.passed <= perhapsCounted, JSON.stringify(delta));
     }
     assert.deepEqual(sumByReplica(settled.byReplica), settled.totals);
+    for (const { figure } of rounds) assertPropagation(figure);
   });
 });
 
@@ -290,17 +320,6 @@ function assertWithinRate(
   assert.ok(passed <= allowed, `${who}: ${passed} passed in ${spanS.toFixed(3)} s, at most ${allowed}`);
 }
 
-/** Per replica, when the earliest-sent request that was rejected was sent. */
-function earliestRejectSent(shots: readonly Shot[]): number[] {
-  const out = new Array<number>(REPLICAS).fill(Number.POSITIVE_INFINITY);
-  for (const s of shots) if (s.status === 503) out[s.replica] = Math.min(out[s.replica]!, s.sentMs);
-  return out;
-}
-
-function lastAnswer(shots: readonly Shot[]): number {
-  return Math.max(...shots.map((s) => s.doneMs));
-}
-
 function formatMs(values: readonly number[]): string {
-  return `${values.map((v) => v.toFixed(1)).join(' / ')} ms (replica 1 / 2 / 3)`;
+  return `${values.map((v) => v.toFixed(1)).join(' / ')} ms`;
 }
