@@ -4,19 +4,33 @@
  * `amtool`, and the chain alert → Alertmanager route → control-plane rule → keyval key.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { parse, stringify } from 'yaml';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 import { parseAlertRules } from '../../src/automation/alert-rules.ts';
 import { matchesAll, parseLabelMatcher } from '../../src/automation/label-matcher.ts';
 
 const run = promisify(execFile);
 const DEPLOY = new URL('../../deploy/automation/', import.meta.url);
 const read = (file: string) => readFileSync(new URL(file, DEPLOY), 'utf8');
+
+interface K8sObject {
+  kind: string;
+  metadata: { name: string; namespace?: string };
+  data?: Record<string, string>;
+  spec?: {
+    template: {
+      spec: {
+        containers: { name: string; args: string[]; volumeMounts: { name: string }[] }[];
+        volumes: { name: string; configMap?: { name: string } }[];
+      };
+    };
+  };
+}
 
 interface PromRule {
   alert: string;
@@ -56,26 +70,26 @@ describe('deploy/automation', () => {
       interval: '1m',
       input_series: [
         counter(
-          'nginxplus_upstream_server_requests{upstream="coffee",server="10.0.0.1:80",instance="replica-1"}',
+          'nginxplus_upstream_server_requests{job="limitswitch-replica",upstream="coffee",server="10.0.0.1:80",instance="replica-1"}',
           12_000,
         ),
         counter(
-          'nginxplus_upstream_server_requests{upstream="tea",server="10.0.0.2:80",instance="replica-1"}',
+          'nginxplus_upstream_server_requests{job="limitswitch-replica",upstream="tea",server="10.0.0.2:80",instance="replica-1"}',
           600,
         ),
         counter(
-          'nginxplus_upstream_server_responses{upstream="coffee",server="10.0.0.1:80",code="5xx",instance="replica-1"}',
+          'nginxplus_upstream_server_responses{job="limitswitch-replica",upstream="coffee",server="10.0.0.1:80",code="5xx",instance="replica-1"}',
           1200,
         ),
         counter(
-          'nginxplus_upstream_server_responses{upstream="tea",server="10.0.0.2:80",code="5xx",instance="replica-1"}',
+          'nginxplus_upstream_server_responses{job="limitswitch-replica",upstream="tea",server="10.0.0.2:80",code="5xx",instance="replica-1"}',
           0,
         ),
-        counter('nginxplus_limit_request_rejected{zone="req_zone_10"}', 600),
-        counter('nginxplus_limit_request_passed{zone="req_zone_10"}', 300),
-        counter('nginxplus_limit_request_delayed{zone="req_zone_10"}', 0),
-        counter('nginxplus_limit_request_rejected{zone="perserver"}', 600),
-        counter('nginxplus_limit_request_passed{zone="perserver"}', 0),
+        counter('nginxplus_limit_request_rejected{job="limitswitch-replica",zone="req_zone_10"}', 600),
+        counter('nginxplus_limit_request_passed{job="limitswitch-replica",zone="req_zone_10"}', 300),
+        counter('nginxplus_limit_request_delayed{job="limitswitch-replica",zone="req_zone_10"}', 0),
+        counter('nginxplus_limit_request_rejected{job="limitswitch-replica",zone="perserver"}', 600),
+        counter('nginxplus_limit_request_passed{job="limitswitch-replica",zone="perserver"}', 0),
       ],
       alert_rule_test: [
         {
@@ -127,11 +141,14 @@ describe('deploy/automation', () => {
     const quiet = {
       interval: '1m',
       input_series: [
-        counter('nginxplus_upstream_server_requests{upstream="coffee"}', 1200),
-        counter('nginxplus_upstream_server_responses{upstream="coffee",code="5xx"}', 12),
-        counter('nginxplus_limit_request_rejected{zone="req_zone_10"}', 10),
-        counter('nginxplus_limit_request_passed{zone="req_zone_10"}', 1000),
-        counter('nginxplus_limit_request_delayed{zone="req_zone_10"}', 0),
+        counter('nginxplus_upstream_server_requests{job="limitswitch-replica",upstream="coffee"}', 1200),
+        counter(
+          'nginxplus_upstream_server_responses{job="limitswitch-replica",upstream="coffee",code="5xx"}',
+          12,
+        ),
+        counter('nginxplus_limit_request_rejected{job="limitswitch-replica",zone="req_zone_10"}', 10),
+        counter('nginxplus_limit_request_passed{job="limitswitch-replica",zone="req_zone_10"}', 1000),
+        counter('nginxplus_limit_request_delayed{job="limitswitch-replica",zone="req_zone_10"}', 0),
       ],
       alert_rule_test: ['UpstreamOverloaded', 'UpstreamErrorRatioHigh', 'LimitRejectionRatioHigh'].map(
         (alertname) => ({
@@ -152,6 +169,59 @@ describe('deploy/automation', () => {
       },
     );
     assert.match(result.stdout, /SUCCESS/);
+  });
+
+  it('as a kustomize Component on the base: rules ConfigMap mounted, --alert-rules passed, PrometheusRule added', () => {
+    const overlay = mkdtempSync(join(tmpdir(), 'limitswitch-overlay-'));
+    try {
+      const deploy = relative(overlay, new URL('..', DEPLOY).pathname);
+      writeFileSync(
+        join(overlay, 'kustomization.yaml'),
+        stringify({
+          apiVersion: 'kustomize.config.k8s.io/v1beta1',
+          kind: 'Kustomization',
+          resources: [`${deploy}/base`],
+          components: [`${deploy}/automation`],
+        }),
+      );
+      const result = spawnSync('kubectl', ['kustomize', overlay], { encoding: 'utf8' });
+      assert.equal(
+        result.error,
+        undefined,
+        'the deploy tests need kubectl (with its built-in kustomize) on PATH',
+      );
+      assert.equal(result.status, 0, result.stderr);
+      const objects = parseAllDocuments(result.stdout).map((d) => d.toJS() as K8sObject);
+      const configMap = objects.find(
+        (o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('limitswitch-alert-rules-'),
+      );
+      assert.ok(configMap, 'the rules ConfigMap');
+      assert.equal(configMap.metadata.namespace, 'limitswitch');
+      assert.equal(
+        parseAlertRules(configMap.data!['alert-rules.yaml']!, 'configmap').rules.length,
+        rules.rules.length,
+      );
+      const deployment = objects.find(
+        (o) => o.kind === 'Deployment' && o.metadata.name === 'limitswitch-control-plane',
+      )!;
+      const pod = deployment.spec!.template.spec;
+      const container = pod.containers.find((c) => c.name === 'control-plane')!;
+      assert.ok(container.args.includes('--alert-rules=/etc/limitswitch/automation/alert-rules.yaml'));
+      assert.deepEqual(
+        container.volumeMounts.find((m) => m.name === 'alert-rules'),
+        { name: 'alert-rules', mountPath: '/etc/limitswitch/automation', readOnly: true },
+      );
+      assert.equal(
+        pod.volumes.find((v) => v.name === 'alert-rules')?.configMap?.name,
+        configMap.metadata.name,
+      );
+      const rule = objects.find(
+        (o) => o.kind === 'PrometheusRule' && o.metadata.name === 'limitswitch-automation',
+      );
+      assert.equal(rule?.metadata.namespace, 'limitswitch');
+    } finally {
+      rmSync(overlay, { recursive: true, force: true });
+    }
   });
 
   it('the Alertmanager config passes amtool check-config and calls the webhook with a bearer token', async () => {
