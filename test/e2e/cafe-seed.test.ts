@@ -83,7 +83,8 @@ describe('the cafe scenario end to end: 3 replicas, a control plane, Redis', { t
 
   after(async () => {
     await load?.close();
-    const codes = await cluster?.stop();
+    if (!cluster) return;
+    const codes = await cluster.stop();
     console.log(`\ncafe scenario figures\n${figures.map((f) => `  ${f}`).join('\n')}\n`);
     assert.deepEqual(codes, {
       'replica-1': 0,
