@@ -165,8 +165,9 @@ export function translateIngress(
         limitLines,
       });
     }
-    // NIC serves `spec.defaultBackend` at `/` when no rule path is `/` (upstream named with an empty host).
-    if (role !== 'minion' && ing.defaultBackend && !seen.has('prefix /')) {
+    // NIC serves `spec.defaultBackend` at `/` when no rule path is `/` (upstream named with an empty
+    // host); a master's and a minion's are dropped, as NIC drops them.
+    if (role === 'plain' && ing.defaultBackend && !seen.has('prefix /')) {
       locations.push({
         match: 'prefix',
         path: '/',

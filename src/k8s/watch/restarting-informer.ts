@@ -70,7 +70,7 @@ export class RestartingInformer<T extends KubernetesObject> extends EventEmitter
     this.emit('restart', err, this.attempt, delayMs);
     this.timer = setTimeout(() => {
       this.timer = null;
-      void this.run();
+      this.run().catch((e: unknown) => this.scheduleRestart(e));
     }, delayMs);
   }
 
@@ -88,7 +88,7 @@ export class RestartingInformer<T extends KubernetesObject> extends EventEmitter
   /** Starts listing and watching; `synced` resolves once the first list has arrived. */
   start(): void {
     this.stopped = false;
-    void this.run();
+    this.run().catch((e: unknown) => this.scheduleRestart(e));
   }
 
   async stop(): Promise<void> {
