@@ -24,7 +24,7 @@ const SERVER = { alertname: 'ServerOverloaded', host: 'cafe.example.com' };
 type StoreFactory = (clock: Clock) => Promise<KeyvalStore>;
 
 function automationSuite(name: string, makeStore: StoreFactory): void {
-  describe(`alert automation on the ${name} store`, () => {
+  describe(`alert automation on the ${name} store`, { timeout: 60_000 }, () => {
     async function setup() {
       const clock = new Clock();
       const store = await makeStore(clock);
@@ -280,7 +280,7 @@ const peers = new WeakMap<KeyvalStore, (clock: Clock) => Promise<KeyvalStore>>()
 
 automationSuite('memory', async (clock) => new MemoryKeyvalStore({ nowMs: clock.now }));
 
-describe('alert automation: Redis', () => {
+describe('alert automation: Redis', { timeout: 90_000 }, () => {
   let redis: RedisServer;
   const opened: RedisKeyvalStore[] = [];
   before(async () => {

@@ -57,7 +57,7 @@ function basic(id: string, token: string): string {
 
 const firing = notification([alert('firing', 'fp-coffee', COFFEE)]);
 
-describe('POST /hooks/alertmanager', () => {
+describe('POST /hooks/alertmanager', { timeout: 120_000 }, () => {
   it('answers 404 without --alert-rules', async () => {
     const { app: a } = await app({ alertRules: undefined });
     const res = await a.inject({ method: 'POST', url: URL_PATH, payload: firing });
