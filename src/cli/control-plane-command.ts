@@ -13,9 +13,7 @@ import { type ConfiguredZones, zonesOfConfig } from '../control-plane/config-zon
 import { parseIpRange } from '../control-plane/ip-text.ts';
 import { startControlPlaneServer } from '../control-plane/server.ts';
 import { LimitswitchError } from '../shared/errors.ts';
-import type { KeyvalStore } from '../store/keyval-store.ts';
-import { MemoryKeyvalStore } from '../store/memory-keyval-store.ts';
-import { RedisKeyvalStore } from '../store/redis-keyval-store.ts';
+import { openStore } from './open-store.ts';
 
 interface ControlPlaneFlags {
   listen: string;
@@ -35,7 +33,7 @@ export function registerControlPlaneCommand(program: Command): void {
     .option('--listen <host:port>', 'address to listen on', '127.0.0.1:8080')
     .option(
       '--redis <url>',
-      'shared store: redis://, rediss://, redis+sentinel://, redis+cluster:// (default: in memory)',
+      'shared store: redis://, rediss://, redis+sentinel://, redis+cluster:// (default: REDIS_URL, else in memory)',
     )
     .option('-c, --config <file>', 'nginx.conf whose keyval_zone/limit_req_zone the API serves')
     .option(
@@ -63,11 +61,7 @@ async function runControlPlane(flags: ControlPlaneFlags): Promise<void> {
   const zones = flags.config ? loadZones(flags.config) : { keyvalZones: [], limitReqZones: [] };
   const alertRules = flags.alertRules ? loadAlertRules(flags.alertRules) : undefined;
   const logger = pino({ name: 'limitswitch-control-plane' });
-  const store: KeyvalStore = flags.redis
-    ? new RedisKeyvalStore({ url: flags.redis })
-    : new MemoryKeyvalStore();
-  if (!flags.redis)
-    logger.warn('no --redis: keyvals live in this process only; replicas elsewhere cannot see them');
+  const store = openStore(flags.redis ?? process.env.REDIS_URL, logger);
   const server = await startControlPlaneServer({
     store,
     auth,
