@@ -130,7 +130,8 @@ function localStoreCase(): () => number {
 function density(): { bytesPerState: number; statesPer1m: number } {
   const zone = new LimitReqZone('d', parseComplexValue('$binary_remote_addr'), 1024 * 1024, 1000);
   let i = 0;
-  while (zone.table.usedBytes + IPV4_STATE_BYTES <= zone.table.budgetBytes) zone.lookup(binaryIp(i++), 0, 0, true);
+  while (zone.table.usedBytes + IPV4_STATE_BYTES <= zone.table.budgetBytes)
+    zone.lookup(binaryIp(i++), 0, 0, true);
   return { bytesPerState: zone.table.allocatedBytes() / zone.table.count, statesPer1m: zone.table.count };
 }
 
