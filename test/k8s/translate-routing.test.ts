@@ -228,3 +228,61 @@ describe('paths, hosts and backends', () => {
     );
   });
 });
+
+describe('legacy and less common shapes', () => {
+  it('extensions/v1beta1: servicePort by name or number-as-text, spec.backend as the default', () => {
+    const legacy = {
+      apiVersion: 'extensions/v1beta1',
+      kind: 'Ingress',
+      metadata: { name: 'old', namespace: 'shop', uid: 'u1', resourceVersion: '3' },
+      spec: {
+        backend: { serviceName: 'fallback', servicePort: '8080' },
+        rules: [
+          {
+            host: '*.shop.example.com',
+            http: { paths: [{ path: '/api', backend: { serviceName: 'api', servicePort: 'http' } }] },
+          },
+        ],
+      },
+    };
+    const { text, problems } = translate(
+      [legacy],
+      [service('api', [{ name: 'http', port: 80 }], 'shop')],
+      [endpointSlice('api', [{ name: 'http', port: 9000 }], [{ ip: '10.9.0.1' }], { ns: 'shop' })],
+    );
+    assert.deepEqual(problems, []);
+    const server = serverBlock(text, '*.shop.example.com')!;
+    assert.ok(server.includes('location /api {'));
+    assert.ok(server.includes('proxy_pass http://shop-old-_.shop.example.com-api-http;'));
+    assert.ok(server.includes('proxy_pass http://shop-old--fallback-8080;'));
+    assert.deepEqual(locationBlock(text, 'upstream shop-old-_.shop.example.com-api-http'), [
+      'server 10.9.0.1:9000;',
+    ]);
+  });
+
+  it('ExternalName Services point at their DNS name; TLS hosts are noted', () => {
+    const ext: Service = {
+      kind: 'Service',
+      apiVersion: 'v1',
+      metadata: { name: 'ext', namespace: 'default' },
+      spec: { type: 'ExternalName', externalName: 'api.partner.example', ports: [{ port: 443 }] },
+    };
+    const { text } = translate(
+      [
+        ingress('ext', {
+          tls: [{ hosts: ['a.example.com'], secretName: 'a-tls' }],
+          rules: [{ host: 'a.example.com', paths: [{ path: '/', svc: 'ext', port: 443 }] }],
+        }),
+      ],
+      [ext],
+    );
+    assert.deepEqual(locationBlock(text, 'upstream default-ext-a.example.com-ext-443'), [
+      'server api.partner.example:443;',
+    ]);
+    assert.ok(
+      serverBlock(text, 'a.example.com')!.includes(
+        '# TLS for this host (secret a-tls) is terminated in front of the replica',
+      ),
+    );
+  });
+});

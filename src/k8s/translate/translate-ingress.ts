@@ -48,8 +48,9 @@ export function roleOf(annotations: Readonly<Record<string, string>>): IngressRo
   return v === 'master' || v === 'minion' ? v : 'plain';
 }
 
+/** NIC's `<ns>-<ingress>-<host>-<service>-<port>`; the `*` of a wildcard host, not valid in a `proxy_pass` host, becomes `_`. */
 function upstreamName(ref: ObjectRef, host: string, b: NormalBackend): string {
-  return `${ref.namespace}-${ref.name}-${host}-${b.service}-${b.port}`;
+  return `${ref.namespace}-${ref.name}-${host}-${b.service}-${b.port}`.replaceAll('*', '_');
 }
 
 function checkMergeable(ing: NormalIngress, role: IngressRole, problems: TranslationProblem[]): void {
