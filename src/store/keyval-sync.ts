@@ -81,7 +81,11 @@ export class KeyvalSync {
    * keep retrying in the background. Resolves either way; see `state()`.
    */
   async start(): Promise<void> {
-    this.#timer = setInterval(() => this.#requestSync(), this.#intervalMs);
+    // A check still running covers the tick; queueing another behind it would, while the store is
+    // down (each check waits out its timeout), keep the loop — and this start() — going forever.
+    this.#timer = setInterval(() => {
+      if (!this.#syncing) void this.#requestSync();
+    }, this.#intervalMs);
     this.#timer.unref();
     await this.#requestSync();
     if (!this.#connected && this.#source === 'none' && this.#stateFile) {
