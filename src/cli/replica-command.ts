@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import type { Command } from 'commander';
 import { pino } from 'pino';
 import { parseHostPort } from '../config/address.ts';
-import { loadConfigFile } from '../config/index.ts';
+import { ConfigError, loadConfigFile } from '../config/index.ts';
 import { ErrorLog, type ErrorLogLevel } from '../replica/error-log.ts';
 import { Replica } from '../replica/replica.ts';
 import { LimitswitchError } from '../shared/errors.ts';
@@ -57,15 +57,16 @@ async function runReplica(flags: ReplicaFlags): Promise<void> {
   const id = flags.id ?? process.env.POD_NAME ?? `${hostname()}:${process.pid}`;
   let status: Awaited<ReturnType<typeof startReplicaStatus>> | null = null;
 
+  const errorLog = new ErrorLog((line) => errorStream.write(line), flags.errorLogLevel);
   const replica = new Replica({
     id,
     config,
     store,
     stateFile: flags.stateFile,
-    errorLog: new ErrorLog((line) => errorStream.write(line), flags.errorLogLevel),
-    onResponse: (req, res, seconds) => {
-      status?.metrics.observeRequest(res.statusCode, seconds);
-      accessStream?.write(formatAccessLine(req, res));
+    errorLog,
+    onResponse: (req, _res, facts) => {
+      status?.metrics.observeRequest(facts.status, facts.seconds);
+      accessStream?.write(formatAccessLine(req, facts));
     },
     onClientClosed: (phase) => status?.metrics.countClientClosed(phase),
     log: (level, message, fields) => logger[level](fields ?? {}, message),
@@ -93,8 +94,20 @@ async function runReplica(flags: ReplicaFlags): Promise<void> {
       logger.info({ config: flags.config }, 'configuration reloaded');
     } catch (err) {
       status?.metrics.countReload(false);
-      errorStream.write(`${err instanceof Error ? err.message : String(err)}\n`);
-      logger.error({ config: flags.config }, 'reload failed; the previous configuration stays in force');
+      // nginx logs a refused reload as `[emerg] <text> in FILE:LINE` in its error log.
+      const text =
+        err instanceof ConfigError
+          ? err.line > 0
+            ? `${err.text} in ${err.file}:${err.line}`
+            : err.text
+          : err instanceof Error
+            ? err.message
+            : String(err);
+      errorLog.message('emerg', text);
+      logger.error(
+        { config: flags.config, err: text },
+        'reload failed; the previous configuration stays in force',
+      );
     }
   });
   const stop = async (signal: string): Promise<void> => {

@@ -3,12 +3,12 @@
  * own state (so `/api/9/http/limit_reqs/` and `/api/9/http/keyvals/` report this replica alone, in
  * NGINX Plus form), with the replica's metrics in the same `/metrics`.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { startControlPlaneServer } from '../control-plane/server.ts';
 import { ControlPlaneMetrics } from '../metrics/control-plane-metrics.ts';
 import { ReplicaMetrics } from '../metrics/replica-metrics.ts';
 import { LocalStoreView } from '../replica/local-store-view.ts';
-import type { Replica } from '../replica/replica.ts';
+import type { Replica, ResponseFacts } from '../replica/replica.ts';
 
 export interface ReplicaStatus {
   readonly url: string;
@@ -41,13 +41,10 @@ export async function startReplicaStatus(
 }
 
 /** nginx's `combined` log format. */
-export function formatAccessLine(req: IncomingMessage, res: ServerResponse): string {
-  const length = res.getHeader('content-length');
-  const bytes = typeof length === 'string' || typeof length === 'number' ? String(length) : '0';
+export function formatAccessLine(req: IncomingMessage, facts: ResponseFacts, now = new Date()): string {
   const referer = req.headers.referer ?? '-';
   const agent = req.headers['user-agent'] ?? '-';
-  const status = res.headersSent ? res.statusCode : 499;
-  return `${req.socket.remoteAddress ?? '-'} - - [${timeLocal(new Date())}] "${req.method} ${req.url} HTTP/${req.httpVersion}" ${status} ${bytes} "${referer}" "${agent}"\n`;
+  return `${facts.remoteAddr} - - [${timeLocal(now)}] "${req.method} ${req.url} HTTP/${req.httpVersion}" ${facts.status} ${facts.bodyBytes} "${referer}" "${agent}"\n`;
 }
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];

@@ -5,12 +5,19 @@
  */
 import type { Decision as EngineDecision, Route, Site } from '../engine/http/site.ts';
 import type { RequestFacts } from '../engine/variables/request-context.ts';
-import type { ErrorLog } from './error-log.ts';
+import { type ErrorLog, requestLogContext } from './error-log.ts';
 import type { Decision, RequestContext } from './http/decision.ts';
 import { type ProxyTargets, rewriteTarget } from './proxy-targets.ts';
 
-/** A data-path decision that remembers the engine's verdict (for 499 accounting and access logs). */
-export type ReplicaDecision = Decision & { readonly limitReqStatus?: string; readonly zone?: string | null };
+/**
+ * A data-path decision that remembers the engine's verdict (for 499 accounting and access logs); a
+ * delay also names the server, for the line logged when its client leaves while held.
+ */
+export type ReplicaDecision = Decision & {
+  readonly limitReqStatus?: string;
+  readonly zone?: string | null;
+  readonly serverName?: string;
+};
 
 export interface EngineHookOptions {
   readonly site: () => Site;
@@ -26,8 +33,6 @@ const BAD_REQUEST: ReplicaDecision = Object.freeze({ action: 'return', code: 400
 const NOT_FOUND: ReplicaDecision = Object.freeze({ action: 'return', code: 404 });
 const FORBIDDEN: ReplicaDecision = Object.freeze({ action: 'return', code: 403 });
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-
-let connectionSerial = 0;
 
 export function engineHook(options: EngineHookOptions): (ctx: RequestContext) => ReplicaDecision {
   const now = options.nowMs ?? Date.now;
@@ -96,6 +101,7 @@ function toDataPath(decision: EngineDecision, route: Route, targets: ProxyTarget
           path,
           limitReqStatus: decision.status,
           zone: decision.zone,
+          serverName: route.serverName,
         };
       }
       return {
@@ -110,13 +116,6 @@ function toDataPath(decision: EngineDecision, route: Route, targets: ProxyTarget
 }
 
 function writeLogs(log: ErrorLog, decision: EngineDecision, route: Route, ctx: RequestContext): void {
-  const req = ctx.req;
-  const context = {
-    connection: ++connectionSerial,
-    client: ctx.remoteAddr,
-    server: route.serverName,
-    requestLine: `${req.method} ${req.url} HTTP/${req.httpVersion}`,
-    host: ctx.host,
-  };
+  const context = requestLogContext(ctx, route.serverName);
   for (const entry of decision.logs) log.request(entry, context);
 }

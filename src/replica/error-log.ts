@@ -3,7 +3,9 @@
  * `2020/03/15 14:58:26 [error] 54#54: *6506 limiting requests, excess: 1.960 by zone "req_zone_10",
  * client: 192.168.1.254, server: cafe.example.com, request: "GET /coffee HTTP/1.0", host: "cafe.example.com"`
  */
+import type { Socket } from 'node:net';
 import type { LimitReqLog } from '../engine/limit-req/limit-req.ts';
+import type { RequestContext } from './http/decision.ts';
 
 export type ErrorLogLevel = 'debug' | 'info' | 'notice' | 'warn' | 'error' | 'crit' | 'alert' | 'emerg';
 
@@ -24,6 +26,30 @@ export interface RequestLogContext {
   readonly server: string;
   readonly requestLine: string;
   readonly host: string;
+  /** The Referer header; nginx adds `, referrer: "…"` when the request has one. */
+  readonly referrer?: string;
+}
+
+const kConnection = Symbol('connection');
+let connectionSerial = 0;
+
+/**
+ * The context nginx's log handler appends to a request's lines. The connection number (`*N`) is given
+ * to a connection the first time one of its requests is logged, so its lines share it, as in nginx.
+ */
+export function requestLogContext(ctx: RequestContext, server: string): RequestLogContext {
+  const req = ctx.req;
+  const socket = req.socket as Socket & { [kConnection]?: number };
+  socket[kConnection] ??= ++connectionSerial;
+  const referrer = req.headers.referer;
+  return {
+    connection: socket[kConnection],
+    client: ctx.remoteAddr,
+    server,
+    requestLine: `${req.method} ${req.url} HTTP/${req.httpVersion}`,
+    host: ctx.host,
+    ...(referrer === undefined ? {} : { referrer }),
+  };
 }
 
 export class ErrorLog {
@@ -42,11 +68,18 @@ export class ErrorLog {
     return SEVERITY[level] <= this.#threshold;
   }
 
+  /** A line without request context, e.g. `[emerg] … in FILE:LINE` for a configuration a reload refused. */
+  message(level: ErrorLogLevel, text: string, now = new Date()): void {
+    if (!this.enabled(level)) return;
+    this.#write(`${timestamp(now)} [${level}] ${this.#pid}#${this.#pid}: ${text}\n`);
+  }
+
   request(entry: LimitReqLog, ctx: RequestLogContext, now = new Date()): void {
     if (!this.enabled(entry.level)) return;
     const host = ctx.host === '' ? '' : `, host: "${ctx.host}"`;
+    const referrer = ctx.referrer === undefined ? '' : `, referrer: "${ctx.referrer}"`;
     this.#write(
-      `${timestamp(now)} [${entry.level}] ${this.#pid}#${this.#pid}: *${ctx.connection} ${entry.message}, client: ${ctx.client}, server: ${ctx.server}, request: "${ctx.requestLine}"${host}\n`,
+      `${timestamp(now)} [${entry.level}] ${this.#pid}#${this.#pid}: *${ctx.connection} ${entry.message}, client: ${ctx.client}, server: ${ctx.server}, request: "${ctx.requestLine}"${host}${referrer}\n`,
     );
   }
 }

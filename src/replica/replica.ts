@@ -17,7 +17,8 @@ import type { KeyvalHead, KeyvalStore, ReplicaInfo } from '../store/keyval-store
 import { KeyvalSync } from '../store/keyval-sync.ts';
 import { CounterFlusher } from './counter-flusher.ts';
 import { engineHook, type ReplicaDecision } from './engine-hook.ts';
-import { ErrorLog } from './error-log.ts';
+import { ErrorLog, requestLogContext } from './error-log.ts';
+import type { RequestContext } from './http/decision.ts';
 import { ProxyServer } from './http/proxy-server.ts';
 import { UpstreamSet } from './http/upstream-group.ts';
 import { applyChange, applySnapshot } from './keyval-applier.ts';
@@ -39,7 +40,7 @@ export interface ReplicaOptions {
   readonly heartbeatIntervalMs?: number;
   readonly heartbeatTtlMs?: number;
   /** Called for every finished response (access log, latency metrics). */
-  readonly onResponse?: (req: IncomingMessage, res: ServerResponse, seconds: number) => void;
+  readonly onResponse?: (req: IncomingMessage, res: ServerResponse, facts: ResponseFacts) => void;
   /** A client went away while held or forwarded (nginx 499). */
   readonly onClientClosed?: (phase: string) => void;
   /** Structured events (reload errors, store trouble) for the process log. */
@@ -49,6 +50,21 @@ export interface ReplicaOptions {
     fields?: Record<string, unknown>,
   ) => void;
 }
+
+/** What the access log and the latency histogram learn of a finished response, in nginx's terms. */
+export interface ResponseFacts {
+  /** `$remote_addr`: the client, after realip. */
+  readonly remoteAddr: string;
+  /** `$status`: 444 for a connection closed by `limit_req_status 444`, 499 when the client left first. */
+  readonly status: number;
+  /** `$body_bytes_sent`: what went out after the response head. */
+  readonly bodyBytes: number;
+  /** `$request_time`, in seconds. */
+  readonly seconds: number;
+}
+
+const kFacts = Symbol('responseFacts');
+type TaggedRequest = IncomingMessage & { [kFacts]?: { remoteAddr: string; closed: boolean } };
 
 export class Replica {
   readonly id: string;
@@ -123,7 +139,9 @@ export class Replica {
 
   async start(): Promise<void> {
     await this.sync.start();
-    await this.#report();
+    // With the store away, the first heartbeat would only wait out its timeout before we serve.
+    if (this.sync.state().connected) await this.#report();
+    else void this.#report();
     const flushMs = this.#options.flushIntervalMs ?? 1000;
     const heartbeatMs = this.#options.heartbeatIntervalMs ?? 1000;
     this.#timers.push(
@@ -152,7 +170,12 @@ export class Replica {
     this.#config = config;
     this.#configHash = hashConfig(config);
     void oldUpstreams.close();
-    for (const port of this.#proxyPorts()) if (!this.#listeners.has(port)) void this.#listen(port);
+    for (const port of this.#proxyPorts()) {
+      if (this.#listeners.has(port)) continue;
+      this.#listen(port).catch((err: unknown) =>
+        this.#log('error', 'could not listen on a port added by the reload', { port, err: String(err) }),
+      );
+    }
     void this.#report();
   }
 
@@ -194,23 +217,49 @@ export class Replica {
     const listenHost = server?.listen.find((l) => l.port === configuredPort)?.host ?? null;
     // realip is configured per listener on the data path: the first server on the port decides.
     const realIp = server?.handler.realIp ?? null;
-    const proxy = new ProxyServer<ReplicaDecision>({
-      decide: engineHook({
-        site: () => this.#site,
-        targets: () => this.#targets,
-        errorLog: this.#options.errorLog ?? new ErrorLog((line) => process.stderr.write(line)),
-        port: configuredPort,
-      }),
-      upstreams: { get: (name: string) => this.#upstreams.get(name) } as UpstreamSet,
-      realIp: realIp && realIp.trustedFrom.length !== 0 ? realIp : null,
-      onClientClosed: (_ctx, _decision, phase) => this.#options.onClientClosed?.(phase),
-      onHookError: (err) => this.#log('error', 'request failed in the engine', { err: String(err) }),
+    const errorLog = this.#options.errorLog ?? new ErrorLog((line) => process.stderr.write(line));
+    const engine = engineHook({
+      site: () => this.#site,
+      targets: () => this.#targets,
+      errorLog,
+      port: configuredPort,
     });
     const onResponse = this.#options.onResponse;
+    const proxy = new ProxyServer<ReplicaDecision>({
+      decide: onResponse === undefined ? engine : (ctx) => tagged(ctx, engine(ctx)),
+      upstreams: { get: (name: string) => this.#upstreams.get(name) } as UpstreamSet,
+      realIp: realIp && realIp.trustedFrom.length !== 0 ? realIp : null,
+      onClientClosed: (ctx, decision, phase) => {
+        // nginx notices the EOF while the request waits out its delay, and says so at info.
+        if (phase === 'delay') {
+          errorLog.request(
+            { level: 'info', message: 'client prematurely closed connection' },
+            requestLogContext(ctx, decision.serverName ?? ''),
+          );
+        }
+        this.#options.onClientClosed?.(phase);
+      },
+      onHookError: (err) => this.#log('error', 'request failed in the engine', { err: String(err) }),
+    });
     if (onResponse) {
-      proxy.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      // Before the data path's own listener, so the byte count starts ahead of this response.
+      proxy.server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
         const start = process.hrtime.bigint();
-        res.once('close', () => onResponse(req, res, Number(process.hrtime.bigint() - start) / 1e9));
+        const socket = req.socket;
+        const writtenBefore = socket.bytesWritten;
+        res.once('close', () => {
+          const tag = (req as TaggedRequest)[kFacts];
+          const head = (res as ServerResponse & { _header?: string | null })._header;
+          onResponse(req, res, {
+            remoteAddr: tag?.remoteAddr ?? socket.remoteAddress ?? '-',
+            status: tag?.closed ? 444 : res.headersSent ? res.statusCode : 499,
+            bodyBytes:
+              res.headersSent && typeof head === 'string'
+                ? Math.max(0, socket.bytesWritten - writtenBefore - Buffer.byteLength(head, 'latin1'))
+                : 0,
+            seconds: Number(process.hrtime.bigint() - start) / 1e9,
+          });
+        });
       });
     }
     const address = await proxy.listen(port, this.#options.host ?? listenHost ?? '0.0.0.0');
@@ -252,6 +301,15 @@ export class Replica {
   #log(level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>): void {
     this.#options.log?.(level, message, fields);
   }
+}
+
+/** Remembers what the access log needs from the data path's view of the request. */
+function tagged(ctx: RequestContext, decision: ReplicaDecision): ReplicaDecision {
+  (ctx.req as TaggedRequest)[kFacts] = {
+    remoteAddr: ctx.remoteAddr,
+    closed: decision.action === 'reject' && decision.code === 444,
+  };
+  return decision;
 }
 
 function isApiOnly(locations: readonly SiteLocation[]): boolean {
