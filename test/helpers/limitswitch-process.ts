@@ -1,0 +1,247 @@
+/**
+ * `limitswitch replica` and `limitswitch control-plane` as child processes, for end-to-end tests: each
+ * is started from `bin/limitswitch.js`, its pino lines are parsed as they arrive, and start-up is
+ * awaited on the process's own "listening" line (never a sleep). Every child is killed when the test
+ * process exits, whatever happens.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from './free-port.ts';
+
+const BIN = new URL('../../bin/limitswitch.js', import.meta.url).pathname;
+const live = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of live) child.kill('SIGKILL');
+});
+
+/** One pino line. */
+export interface LogLine {
+  readonly level: number;
+  readonly msg: string;
+  readonly [field: string]: unknown;
+}
+
+export interface Exit {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+}
+
+/** A running `limitswitch` command. */
+export class LimitswitchProcess {
+  readonly child: ChildProcess;
+  /** Resolves when the process has exited. */
+  readonly exited: Promise<Exit>;
+  readonly #lines: LogLine[] = [];
+  readonly #waiters: { match: (line: LogLine) => boolean; resolve: (line: LogLine) => void }[] = [];
+  #stdout = '';
+  #stderr = '';
+  #partial = '';
+
+  constructor(command: string, args: readonly string[], env: Record<string, string> = {}) {
+    const child = spawn(process.execPath, [BIN, command, ...args], {
+      env: { ...process.env, LIMITSWITCH_TOKENS: '', REDIS_URL: '', POD_NAME: '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child = child;
+    live.add(child);
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => this.#onStdout(chunk));
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      this.#stderr += chunk;
+    });
+    this.exited = new Promise((resolve) => {
+      child.once('exit', (code, signal) => {
+        live.delete(child);
+        resolve({ code, signal });
+      });
+    });
+  }
+
+  get pid(): number {
+    return this.child.pid ?? -1;
+  }
+
+  /** Everything written to stdout so far (pino lines and, with `--access-log stdout`, the access log). */
+  get stdout(): string {
+    return this.#stdout;
+  }
+
+  /** Everything written to stderr so far (the nginx-format error log by default). */
+  get stderr(): string {
+    return this.#stderr;
+  }
+
+  /** The pino lines so far. */
+  get lines(): readonly LogLine[] {
+    return this.#lines;
+  }
+
+  /** The first log line (already written or still to come) whose `msg` is `msg` and that `match`es. */
+  waitForLog(
+    msg: string,
+    match: (line: LogLine) => boolean = () => true,
+    timeoutMs = 60_000,
+  ): Promise<LogLine> {
+    const test = (line: LogLine) => line.msg === msg && match(line);
+    const seen = this.#lines.find(test);
+    if (seen) return Promise.resolve(seen);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        reject(new Error(`no "${msg}" log line within ${timeoutMs} ms; output:\n${this.output()}`));
+      }, timeoutMs);
+      const onExit = this.exited.then((exit) => {
+        clearTimeout(timer);
+        reject(new Error(`exited (${JSON.stringify(exit)}) before "${msg}"; output:\n${this.output()}`));
+      });
+      void onExit;
+      this.#waiters.push({
+        match: test,
+        resolve: (line) => {
+          clearTimeout(timer);
+          resolve(line);
+        },
+      });
+    });
+  }
+
+  /** stdout and stderr, for failure messages. */
+  output(): string {
+    return `--- stdout\n${this.#stdout}--- stderr\n${this.#stderr}`;
+  }
+
+  signal(signal: NodeJS.Signals): void {
+    this.child.kill(signal);
+  }
+
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves with the exit. */
+  async stop(graceMs = 30_000): Promise<Exit> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGTERM');
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
+    const exit = await this.exited;
+    clearTimeout(timer);
+    return exit;
+  }
+
+  #onStdout(chunk: string): void {
+    this.#stdout += chunk;
+    const text = this.#partial + chunk;
+    const parts = text.split('\n');
+    this.#partial = parts.pop() ?? '';
+    for (const part of parts) {
+      if (!part.startsWith('{')) continue;
+      let line: LogLine;
+      try {
+        line = JSON.parse(part) as LogLine;
+      } catch {
+        continue;
+      }
+      this.#lines.push(line);
+      for (let i = this.#waiters.length - 1; i >= 0; i--) {
+        const waiter = this.#waiters[i]!;
+        if (waiter.match(line)) {
+          this.#waiters.splice(i, 1);
+          waiter.resolve(line);
+        }
+      }
+    }
+  }
+}
+
+/** A started replica: where it listens. */
+export interface ReplicaRun {
+  readonly process: LimitswitchProcess;
+  /** Actual port per configured `listen` port. */
+  readonly ports: Readonly<Record<string, number>>;
+  /** `http://host:port` of `--status-listen`, or null. */
+  readonly statusUrl: string | null;
+}
+
+/**
+ * `limitswitch replica -c configFile …args`, resolved once it logged "replica listening". A status
+ * listener on a free port is added unless `args` has `--status-listen` or `status` is false.
+ */
+export async function startReplica(
+  configFile: string,
+  args: readonly string[] = [],
+  options: { status?: boolean; env?: Record<string, string> } = {},
+): Promise<ReplicaRun> {
+  const all = [...args];
+  if (options.status !== false && !all.includes('--status-listen')) {
+    all.push('--status-listen', `127.0.0.1:${await freePort()}`);
+  }
+  const child = new LimitswitchProcess('replica', ['-c', configFile, ...all], options.env);
+  const line = await started(child, 'replica listening');
+  return {
+    process: child,
+    ports: line.ports as Record<string, number>,
+    statusUrl: (line.status as string | null) ?? null,
+  };
+}
+
+/** A started control plane. */
+export interface ControlPlaneRun {
+  readonly process: LimitswitchProcess;
+  readonly url: string;
+}
+
+/** `limitswitch control-plane --listen 127.0.0.1:<free> …args`, resolved once it is listening. */
+export async function startControlPlane(args: readonly string[]): Promise<ControlPlaneRun> {
+  const port = await freePort();
+  const child = new LimitswitchProcess('control-plane', ['--listen', `127.0.0.1:${port}`, ...args]);
+  await started(child, 'control plane listening');
+  return { process: child, url: `http://127.0.0.1:${port}` };
+}
+
+/** Waits for the start-up line; a process that does not get there is killed (it would keep the test alive). */
+async function started(child: LimitswitchProcess, msg: string): Promise<LogLine> {
+  try {
+    return await child.waitForLog(msg);
+  } catch (err) {
+    child.child.kill('SIGKILL');
+    await child.exited;
+    throw err;
+  }
+}
+
+/** A temporary directory for config, log and state files, removed by `remove()`. */
+export class TempDir {
+  readonly path = mkdtempSync(join(tmpdir(), 'limitswitch-e2e-'));
+
+  file(name: string): string {
+    return join(this.path, name);
+  }
+
+  write(name: string, content: string): string {
+    const file = this.file(name);
+    writeFileSync(file, content);
+    return file;
+  }
+
+  read(name: string): string {
+    try {
+      return readFileSync(this.file(name), 'utf8');
+    } catch {
+      return '';
+    }
+  }
+
+  remove(): void {
+    rmSync(this.path, { recursive: true, force: true });
+  }
+}
+
+/** Free ports, `n` of them, distinct. */
+export async function freePorts(n: number): Promise<number[]> {
+  const ports = new Set<number>();
+  while (ports.size < n) ports.add(await freePort());
+  return [...ports];
+}
+
+/** A metric's value from a Prometheus text page (`name{labels} value`); 0 when the series is absent. */
+export function metricValue(text: string, series: string): number {
+  for (const line of text.split('\n')) {
+    if (line.startsWith(`${series} `)) return Number(line.slice(series.length + 1));
+  }
+  return 0;
+}
