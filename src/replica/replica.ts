@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { buildSite } from '../config/build-site.ts';
-import type { Config } from '../config/model.ts';
+import type { Config, RealIpConf } from '../config/model.ts';
 import type { Site, SiteLocation } from '../engine/http/site.ts';
 import type { LimitReqZone } from '../engine/limit-req/limit-req-zone.ts';
 import type { KeyvalHead, KeyvalStore, ReplicaInfo } from '../store/keyval-store.ts';
@@ -170,6 +170,7 @@ export class Replica {
     this.#config = config;
     this.#configHash = hashConfig(config);
     void oldUpstreams.close();
+    for (const [port, listener] of this.#listeners) listener.server.setRealIp(this.#realIpOf(port));
     for (const port of this.#proxyPorts()) {
       if (this.#listeners.has(port)) continue;
       this.#listen(port).catch((err: unknown) =>
@@ -215,8 +216,6 @@ export class Replica {
     const port = this.#options.portMap?.get(configuredPort) ?? configuredPort;
     const server = this.#site.servers.find((s) => s.listen.some((l) => l.port === configuredPort));
     const listenHost = server?.listen.find((l) => l.port === configuredPort)?.host ?? null;
-    // realip is configured per listener on the data path: the first server on the port decides.
-    const realIp = server?.handler.realIp ?? null;
     const errorLog = this.#options.errorLog ?? new ErrorLog((line) => process.stderr.write(line));
     const engine = engineHook({
       site: () => this.#site,
@@ -228,7 +227,7 @@ export class Replica {
     const proxy = new ProxyServer<ReplicaDecision>({
       decide: onResponse === undefined ? engine : (ctx) => tagged(ctx, engine(ctx)),
       upstreams: { get: (name: string) => this.#upstreams.get(name) } as UpstreamSet,
-      realIp: realIp && realIp.trustedFrom.length !== 0 ? realIp : null,
+      realIp: this.#realIpOf(configuredPort),
       onClientClosed: (ctx, decision, phase) => {
         // nginx notices the EOF while the request waits out its delay, and says so at info.
         if (phase === 'delay') {
@@ -264,6 +263,13 @@ export class Replica {
     }
     const address = await proxy.listen(port, this.#options.host ?? listenHost ?? '0.0.0.0');
     this.#listeners.set(configuredPort, { server: proxy, port: address.port });
+  }
+
+  /** realip is configured per listener on the data path: the first server on the port decides. */
+  #realIpOf(configuredPort: number): RealIpConf | null {
+    const server = this.#site.servers.find((s) => s.listen.some((l) => l.port === configuredPort));
+    const realIp = server?.handler.realIp ?? null;
+    return realIp && realIp.trustedFrom.length !== 0 ? realIp : null;
   }
 
   async #flush(): Promise<void> {

@@ -1,12 +1,12 @@
 /**
  * SIGHUP on a replica process reloads its configuration file. With a good file, zones whose key and
  * size are unchanged keep their state (a client already over its burst stays rejected), a zone whose
- * size changed starts afresh, and new locations serve at once. With a bad file, the error is logged in
+ * size changed starts afresh, and new locations and realip settings apply at once. With a bad file, the error is logged in
  * nginx's form with file:line, the old configuration stays in force, and the metric says so.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { request } from 'undici';
+import { Client, request } from 'undici';
 import { freePort } from '../helpers/free-port.ts';
 import { metricValue, type ReplicaRun, startReplica, TempDir } from '../helpers/limitswitch-process.ts';
 import { waitFor } from '../helpers/wait-for.ts';
@@ -71,14 +71,23 @@ describe('replica: SIGHUP reload', () => {
     return metricValue(text, `limitswitch_config_reloads_total{result="${result}"}`);
   }
 
-  test('a good file: kept zones keep their state, a resized zone starts afresh, new locations serve', async () => {
+  test('a good file: kept zones keep their state, a resized zone starts afresh, new settings apply', async () => {
     assert.deepEqual(await statuses('/kept', 3), [200, 200, 503]);
     assert.deepEqual(await statuses('/resized', 3), [200, 200, 503]);
     assert.equal((await get('/menu')).status, 404);
 
     dir.write(
       'nginx.conf',
-      config(listen, upstream.port, '2m', '        location = /menu { return 200 "reloaded\\n"; }'),
+      config(
+        listen,
+        upstream.port,
+        '2m',
+        [
+          '        location = /menu { return 200 "reloaded\\n"; }',
+          '        set_real_ip_from 127.0.0.1;',
+          '        real_ip_header X-Forwarded-For;',
+        ].join('\n'),
+      ),
     );
     replica.process.signal('SIGHUP');
     await replica.process.waitForLog('configuration reloaded');
@@ -87,6 +96,19 @@ describe('replica: SIGHUP reload', () => {
     assert.deepEqual(await statuses('/kept', 2), [503, 503]);
     assert.deepEqual(await statuses('/resized', 3), [200, 200, 503]);
     assert.deepEqual(await get('/menu'), { status: 200, text: 'reloaded\n' });
+    // New realip settings: on a new connection, X-Forwarded-For from 127.0.0.1 now names the client.
+    const client = new Client(base);
+    try {
+      const other = await client.request({
+        method: 'GET',
+        path: '/kept',
+        headers: { 'x-forwarded-for': '198.51.100.1' },
+      });
+      await other.body.dump();
+      assert.equal(other.statusCode, 200);
+    } finally {
+      await client.close();
+    }
     assert.equal(await reloads('ok'), 1);
     assert.equal(await reloads('error'), 0);
   });

@@ -53,7 +53,7 @@ export class ProxyServer<D extends Decision = Decision> implements ExchangeHost<
   readonly scheme: string;
   readonly onClientClosed: ClientClosedCallback<D> | null;
   readonly #decide: DecideHook<D>;
-  readonly #realIp: RealIpResolver | null;
+  #realIp: RealIpResolver | null;
   readonly #onHookError: ((err: unknown) => void) | null;
   /** Requests currently held by a `delay` decision. */
   held = 0;
@@ -78,6 +78,14 @@ export class ProxyServer<D extends Decision = Decision> implements ExchangeHost<
     );
     this.server.keepAliveTimeout = options.keepAliveTimeoutMs ?? 75_000;
     this.server.on('connection', this.#onConnection);
+  }
+
+  /**
+   * New realip settings (a configuration reload). Connections already open keep the trust their peer
+   * was given; the header is read with the new settings.
+   */
+  setRealIp(realIp: RealIpConf | null): void {
+    this.#realIp = compileRealIp(realIp);
   }
 
   get closing(): boolean {
@@ -141,8 +149,8 @@ export class ProxyServer<D extends Decision = Decision> implements ExchangeHost<
     const peer = socket[kPeer] ?? this.#peerOf(socket);
     let addr = peer.text;
     let port = peer.port;
-    if (peer.trusted !== null) {
-      const real = this.#realIp!.resolve(peer.trusted, req.rawHeaders);
+    if (peer.trusted !== null && this.#realIp !== null) {
+      const real = this.#realIp.resolve(peer.trusted, req.rawHeaders);
       if (real !== null) {
         addr = real.text;
         port = real.port;
