@@ -45,7 +45,7 @@ http {
 }
 `,
     );
-    replica = await startReplica(config);
+    replica = await startReplica(config, [], { status: false });
     xffPort = replica.ports[String(a)]!;
     xRealIpPort = replica.ports[String(b)]!;
   });

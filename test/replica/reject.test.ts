@@ -122,5 +122,10 @@ ${zones}
     assert.equal(metricValue(metrics, 'nginxplus_limit_request_rejected{zone="plain"}'), 2);
     assert.equal(metricValue(metrics, 'nginxplus_limit_request_passed{zone="retry"}'), 2);
     assert.equal(metricValue(metrics, 'nginxplus_limit_request_rejected_dry_run{zone="dry"}'), 1);
+    // Latency by status code, the closed connection as nginx logs it (444).
+    assert.equal(metricValue(metrics, 'limitswitch_request_duration_seconds_count{code="503"}'), 2);
+    assert.equal(metricValue(metrics, 'limitswitch_request_duration_seconds_count{code="429"}'), 2);
+    assert.equal(metricValue(metrics, 'limitswitch_request_duration_seconds_count{code="444"}'), 1);
+    assert.equal(metricValue(metrics, 'limitswitch_request_duration_seconds_count{code="200"}'), 7);
   });
 });

@@ -63,7 +63,7 @@ http {
 }
 `,
     );
-    replica = await startReplica(config);
+    replica = await startReplica(config, [], { status: false });
     base = `http://127.0.0.1:${replica.ports[String(port)]}`;
   });
 
