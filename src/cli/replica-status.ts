@@ -25,6 +25,7 @@ export async function startReplicaStatus(
   const replicaMetrics = new ReplicaMetrics(metrics.registry, {
     zones: () => replica.site.limitReqZones.values(),
     sync: () => replica.sync.state(),
+    locationRequests: () => replica.locationRequests,
   });
   const server = await startControlPlaneServer({
     store: new LocalStoreView({

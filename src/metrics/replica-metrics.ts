@@ -28,6 +28,8 @@ export interface SyncStateSource {
 export interface ReplicaMetricsSources {
   zones(): Iterable<ZoneCounterSource>;
   sync(): SyncStateSource;
+  /** Requests routed so far, keyed `server name\0location name` (limited ones included). */
+  locationRequests(): ReadonlyMap<string, number>;
 }
 
 export class ReplicaMetrics {
@@ -56,6 +58,20 @@ export class ReplicaMetrics {
         },
       });
     }
+    const seenRequests = new Map<string, number>();
+    new Counter({
+      name: 'limitswitch_location_requests_total',
+      help: 'Requests routed to each location (rejected and delayed ones included), by server and location',
+      labelNames: ['server', 'location'],
+      registers,
+      collect() {
+        for (const [key, total] of sources.locationRequests()) {
+          const [server = '', location = ''] = key.split('\0');
+          this.inc({ server, location }, total - (seenRequests.get(key) ?? 0));
+          seenRequests.set(key, total);
+        }
+      },
+    });
     new Gauge({
       name: 'limitswitch_sync_connected',
       help: '1 while the replica is in contact with the keyval store, 0 while it serves the last known state',

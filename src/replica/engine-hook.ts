@@ -25,6 +25,8 @@ export interface EngineHookOptions {
   readonly errorLog: ErrorLog;
   /** The `listen` port this listener serves (it may be bound elsewhere, see `portMap`). */
   readonly port: number;
+  /** Counts each routed request by server name and location name (for the request-rate metric). */
+  readonly countRequest?: (server: string, location: string) => void;
   /** The engine's clock (epoch ms; nginx's cached `ngx_current_msec`). */
   readonly nowMs?: () => number;
 }
@@ -42,6 +44,7 @@ export function engineHook(options: EngineHookOptions): (ctx: RequestContext) =>
     const socket = req.socket;
     const route = site.route(req.url ?? '/', ctx.host, socket.localAddress ?? '', options.port);
     if (route === null) return BAD_REQUEST;
+    options.countRequest?.(route.serverName, route.handler.name);
     const facts: RequestFacts = {
       method: req.method ?? 'GET',
       scheme: 'http',

@@ -76,6 +76,8 @@ export class Replica {
   #upstreams: UpstreamSet;
   #configHash: string;
   readonly #startedAtMs = Date.now();
+  /** Requests routed per `server name\0location name`, for `limitswitch_location_requests_total`. */
+  readonly locationRequests = new Map<string, number>();
   readonly #listeners = new Map<number, { server: ProxyServer<ReplicaDecision>; port: number }>();
   readonly #flusher: CounterFlusher;
   readonly #options: ReplicaOptions;
@@ -222,6 +224,10 @@ export class Replica {
       targets: () => this.#targets,
       errorLog,
       port: configuredPort,
+      countRequest: (server, location) => {
+        const key = `${server}\0${location}`;
+        this.locationRequests.set(key, (this.locationRequests.get(key) ?? 0) + 1);
+      },
     });
     const onResponse = this.#options.onResponse;
     const proxy = new ProxyServer<ReplicaDecision>({
