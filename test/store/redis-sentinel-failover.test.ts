@@ -51,6 +51,7 @@ it('writers and replicas follow a Sentinel failover', async (t) => {
   );
   t.diagnostic(`writes accepted again ${failoverMs.toFixed(0)} ms after the Sentinel named the new master`);
   await waitFor(async () => (await Promise.all(syncs.map((s) => converged(s, writer)))).every(Boolean), {
+    timeoutMs: 20_000,
     message: 'replicas equal to the promoted master',
   });
   assert.deepEqual(await writer.head(), { revision: 2, epoch });
