@@ -12,9 +12,18 @@ import { freePort } from './free-port.ts';
 
 const BIN = new URL('../../bin/limitswitch.js', import.meta.url).pathname;
 const live = new Set<ChildProcess>();
+const running = new Set<LimitswitchProcess>();
 process.once('exit', () => {
   for (const child of live) child.kill('SIGKILL');
 });
+
+/**
+ * Stops every process still running (SIGTERM, then SIGKILL): for `after` hooks, so one that a failed
+ * `before` never handed back cannot keep the test process alive.
+ */
+export async function stopAll(): Promise<void> {
+  await Promise.all([...running].map((p) => p.stop()));
+}
 
 /** One pino line. */
 export interface LogLine {
@@ -46,6 +55,7 @@ export class LimitswitchProcess {
     });
     this.child = child;
     live.add(child);
+    running.add(this);
     child.stdout?.setEncoding('utf8').on('data', (chunk: string) => this.#onStdout(chunk));
     child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
       this.#stderr += chunk;
@@ -53,6 +63,7 @@ export class LimitswitchProcess {
     this.exited = new Promise((resolve) => {
       child.once('exit', (code, signal) => {
         live.delete(child);
+        running.delete(this);
         resolve({ code, signal });
       });
     });

@@ -9,7 +9,13 @@ import { performance } from 'node:perf_hooks';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
 import { freePort } from '../helpers/free-port.ts';
-import { metricValue, type ReplicaRun, startReplica, TempDir } from '../helpers/limitswitch-process.ts';
+import {
+  metricValue,
+  type ReplicaRun,
+  startReplica,
+  stopAll,
+  TempDir,
+} from '../helpers/limitswitch-process.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 import { startUpstream, type TestUpstream } from './http/harness.ts';
 
@@ -48,7 +54,7 @@ http {
   });
 
   after(async () => {
-    await replica?.process.stop();
+    await stopAll();
     await upstream?.close();
     dir.remove();
   });

@@ -12,6 +12,7 @@ import {
   type ReplicaRun,
   startControlPlane,
   startReplica,
+  stopAll,
   TempDir,
 } from '../helpers/limitswitch-process.ts';
 import { RedisServer } from '../helpers/redis-server.ts';
@@ -67,7 +68,7 @@ http {
   });
 
   after(async () => {
-    await Promise.all([stopped?.process.stop(), killed?.process.stop(), controlPlane?.process.stop()]);
+    await stopAll();
     await redis?.stop();
     dir.remove();
   });

@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { freePort } from '../helpers/free-port.ts';
-import { type ReplicaRun, startReplica, TempDir } from '../helpers/limitswitch-process.ts';
+import { type ReplicaRun, startReplica, stopAll, TempDir } from '../helpers/limitswitch-process.ts';
 import { type RunningNginx, startNginx } from '../helpers/nginx.ts';
 import { type Observation, runTimeline, type TimelineRequest } from '../helpers/timeline.ts';
 import { startUpstream, type TestUpstream } from './http/harness.ts';
@@ -159,7 +159,7 @@ describe('replica vs nginx over HTTP: same timeline, same statuses', () => {
   });
 
   after(async () => {
-    await Promise.all([nginx?.stop(), replica?.process.stop()]);
+    await Promise.all([nginx?.stop(), stopAll()]);
     await upstream?.close();
     dir.remove();
   });

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { freePort } from '../helpers/free-port.ts';
-import { type ReplicaRun, startReplica, TempDir } from '../helpers/limitswitch-process.ts';
+import { type ReplicaRun, startReplica, stopAll, TempDir } from '../helpers/limitswitch-process.ts';
 import { type RunningNginx, startNginx } from '../helpers/nginx.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 import { startUpstream, type TestUpstream } from './http/harness.ts';
@@ -148,7 +148,7 @@ describe('replica: nginx-format error and access logs', () => {
   });
 
   after(async () => {
-    await Promise.all([nginx?.stop(), replica?.process.stop()]);
+    await Promise.all([nginx?.stop(), stopAll()]);
     await upstream?.close();
     dir.remove();
   });

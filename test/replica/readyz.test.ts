@@ -6,7 +6,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
 import { freePort } from '../helpers/free-port.ts';
-import { metricValue, type ReplicaRun, startReplica, TempDir } from '../helpers/limitswitch-process.ts';
+import {
+  metricValue,
+  type ReplicaRun,
+  startReplica,
+  stopAll,
+  TempDir,
+} from '../helpers/limitswitch-process.ts';
 import { RedisServer } from '../helpers/redis-server.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
@@ -35,7 +41,7 @@ http {
   });
 
   after(async () => {
-    await replica?.process.stop();
+    await stopAll();
     await redis?.stop();
     dir.remove();
   });

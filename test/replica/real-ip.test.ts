@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Client } from 'undici';
 import { freePort } from '../helpers/free-port.ts';
-import { type ReplicaRun, startReplica, TempDir } from '../helpers/limitswitch-process.ts';
+import { type ReplicaRun, startReplica, stopAll, TempDir } from '../helpers/limitswitch-process.ts';
 import { startUpstream, type TestUpstream, type UpstreamRecord } from './http/harness.ts';
 
 describe('replica: real client address', () => {
@@ -52,7 +52,7 @@ http {
 
   after(async () => {
     await Promise.all(clients.map((c) => c.close()));
-    await replica?.process.stop();
+    await stopAll();
     await upstream?.close();
     dir.remove();
   });

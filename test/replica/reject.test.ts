@@ -8,7 +8,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
 import { freePort } from '../helpers/free-port.ts';
-import { metricValue, type ReplicaRun, startReplica, TempDir } from '../helpers/limitswitch-process.ts';
+import {
+  metricValue,
+  type ReplicaRun,
+  startReplica,
+  stopAll,
+  TempDir,
+} from '../helpers/limitswitch-process.ts';
 import { nginxPage, rawRequest, startUpstream, type TestUpstream } from './http/harness.ts';
 
 // 1r/m: a second request right after the first is over any burst of 0 (excess 1.000, 16 milli-requests
@@ -54,7 +60,7 @@ ${zones}
   });
 
   after(async () => {
-    await replica?.process.stop();
+    await stopAll();
     await upstream?.close();
     dir.remove();
   });

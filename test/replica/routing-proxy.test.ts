@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
 import { freePort } from '../helpers/free-port.ts';
-import { type ReplicaRun, startReplica, TempDir } from '../helpers/limitswitch-process.ts';
+import { type ReplicaRun, startReplica, stopAll, TempDir } from '../helpers/limitswitch-process.ts';
 import {
   echo,
   rawRequest,
@@ -68,7 +68,7 @@ http {
   });
 
   after(async () => {
-    await replica?.process.stop();
+    await stopAll();
     await Promise.all([tea?.close(), beans?.close()]);
     dir.remove();
   });

@@ -8,7 +8,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Client, request } from 'undici';
 import { freePort } from '../helpers/free-port.ts';
-import { metricValue, type ReplicaRun, startReplica, TempDir } from '../helpers/limitswitch-process.ts';
+import {
+  metricValue,
+  type ReplicaRun,
+  startReplica,
+  stopAll,
+  TempDir,
+} from '../helpers/limitswitch-process.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 import { startUpstream, type TestUpstream } from './http/harness.ts';
 
@@ -46,7 +52,7 @@ describe('replica: SIGHUP reload', () => {
   });
 
   after(async () => {
-    await replica?.process.stop();
+    await stopAll();
     await upstream?.close();
     dir.remove();
   });

@@ -13,6 +13,7 @@ import {
   type ReplicaRun,
   startControlPlane,
   startReplica,
+  stopAll,
   TempDir,
 } from '../helpers/limitswitch-process.ts';
 import { RedisServer } from '../helpers/redis-server.ts';
@@ -68,7 +69,7 @@ http {
 
   after(async () => {
     releaseSlow();
-    await Promise.all([replica?.process.stop(), controlPlane?.process.stop()]);
+    await stopAll();
     await Promise.all([redis?.stop(), upstream?.close()]);
     dir.remove();
   });

@@ -12,6 +12,7 @@ import {
   type ReplicaRun,
   startControlPlane,
   startReplica,
+  stopAll,
   TempDir,
 } from '../helpers/limitswitch-process.ts';
 import { RedisServer } from '../helpers/redis-server.ts';
@@ -55,7 +56,7 @@ http {
   });
 
   after(async () => {
-    await Promise.all([first?.process.stop(), second?.process.stop(), controlPlane?.process.stop()]);
+    await stopAll();
     await Promise.all([redis?.stop(), upstream?.close()]);
     dir.remove();
   });

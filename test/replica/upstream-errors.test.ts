@@ -6,7 +6,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
-import { freePorts, type ReplicaRun, startReplica, TempDir } from '../helpers/limitswitch-process.ts';
+import {
+  freePorts,
+  type ReplicaRun,
+  startReplica,
+  stopAll,
+  TempDir,
+} from '../helpers/limitswitch-process.ts';
 import { nginxPage, startUpstream, type TestUpstream } from './http/harness.ts';
 
 describe('replica: upstream errors', () => {
@@ -49,7 +55,7 @@ http {
   });
 
   after(async () => {
-    await replica?.process.stop();
+    await stopAll();
     await upstream?.close();
     dir.remove();
   });
