@@ -1,7 +1,8 @@
 /**
- * `limitswitch replica -c FILE`: an ingress replica. SIGHUP reloads the file (a bad one is logged and
- * the old configuration kept); SIGTERM/SIGINT stop gracefully (in-flight and held requests finish,
- * counters are flushed, the replica deregisters).
+ * `limitswitch replica -c FILE | --kubernetes`: an ingress replica. SIGHUP reloads the file (a bad one
+ * is logged and the old configuration kept); with `--kubernetes` the configuration follows the objects
+ * (see replica-kubernetes.ts) and SIGHUP changes nothing. SIGTERM/SIGINT stop gracefully (in-flight
+ * and held requests finish, counters are flushed, the replica deregisters).
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { hostname } from 'node:os';
@@ -13,10 +14,12 @@ import { ErrorLog, type ErrorLogLevel } from '../replica/error-log.ts';
 import { Replica } from '../replica/replica.ts';
 import { LimitswitchError } from '../shared/errors.ts';
 import { openStore } from './open-store.ts';
+import { checkConfigMode, type KubernetesFlags, startKubernetesConfig } from './replica-kubernetes.ts';
 import { formatAccessLine, startReplicaStatus } from './replica-status.ts';
 
-interface ReplicaFlags {
-  config: string;
+interface ReplicaFlags extends KubernetesFlags {
+  config?: string;
+  kubernetes?: boolean;
   redis?: string;
   id?: string;
   statusListen?: string;
@@ -32,7 +35,26 @@ export function registerReplicaCommand(program: Command): void {
     .description(
       'serve the server blocks of FILE, enforcing limit_req in process, following the keyval store',
     )
-    .requiredOption('-c, --config <file>', 'nginx.conf-subset file')
+    .option('-c, --config <file>', 'nginx.conf-subset file')
+    .option('--kubernetes', 'build the configuration from Ingress, Service, EndpointSlice, ConfigMap objects')
+    .option(
+      '--kubeconfig <file>',
+      'with --kubernetes: API server credentials (default: in-cluster, else ~/.kube/config)',
+    )
+    .option(
+      '--namespace <ns>',
+      'with --kubernetes: watch Ingresses, Services, EndpointSlices here only (default: all)',
+    )
+    .option(
+      '--ingress-class <name>',
+      'with --kubernetes: serve Ingresses of this class (default: limitswitch)',
+    )
+    .option('--watch-ingress-without-class', 'with --kubernetes: also serve Ingresses that name no class')
+    .option(
+      '--configmap <namespace/name>',
+      'with --kubernetes: the ConfigMap with http-snippets and settings',
+    )
+    .option('--listen-port <port>', 'with --kubernetes: the port Ingress traffic is served on (default: 80)')
     .option('--redis <url>', 'shared store (default: REDIS_URL, else an in-process memory store)')
     .option('--id <name>', 'replica id in the cluster (default: POD_NAME, else hostname:pid)')
     .option('--status-listen <host:port>', 'serve the read-only Plus API, /metrics, /healthz, /readyz here')
@@ -50,12 +72,20 @@ export function registerReplicaCommand(program: Command): void {
 
 async function runReplica(flags: ReplicaFlags): Promise<void> {
   const logger = pino({ name: 'limitswitch-replica' });
-  const config = loadConfigFile(flags.config);
+  checkConfigMode(flags);
+  const fileConfig = flags.config !== undefined ? loadConfigFile(flags.config) : null;
   const store = openStore(flags.redis ?? process.env.REDIS_URL, logger);
   const errorStream = openLog(flags.errorLog, process.stderr);
   const accessStream = flags.accessLog ? openLog(flags.accessLog, process.stdout) : null;
   const id = flags.id ?? process.env.POD_NAME ?? `${hostname()}:${process.pid}`;
   let status: Awaited<ReturnType<typeof startReplicaStatus>> | null = null;
+  const k8s = fileConfig
+    ? null
+    : await startKubernetesConfig(flags, { store, id, logger }).catch(async (err: unknown) => {
+        await store.close();
+        throw err;
+      });
+  const config = k8s?.config ?? fileConfig!;
 
   const errorLog = new ErrorLog((line) => errorStream.write(line), flags.errorLogLevel);
   const replica = new Replica({
@@ -87,7 +117,12 @@ async function runReplica(flags: ReplicaFlags): Promise<void> {
     'replica listening',
   );
 
+  k8s?.follow(replica, (ok) => status?.metrics.countReload(ok));
   process.on('SIGHUP', () => {
+    if (!flags.config) {
+      logger.info('SIGHUP: the configuration follows the Kubernetes API; nothing to reload');
+      return;
+    }
     try {
       replica.reload(loadConfigFile(flags.config));
       status?.metrics.countReload(true);
@@ -112,6 +147,7 @@ async function runReplica(flags: ReplicaFlags): Promise<void> {
   });
   const stop = async (signal: string): Promise<void> => {
     logger.info({ signal }, 'stopping: finishing in-flight requests');
+    await k8s?.stop();
     await replica.close();
     await status?.close();
     await store.close();
