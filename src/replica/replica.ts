@@ -82,6 +82,8 @@ export class Replica {
   readonly #flusher: CounterFlusher;
   readonly #options: ReplicaOptions;
   #timers: NodeJS.Timeout[] = [];
+  /** Listeners a reload dropped, still finishing their requests. */
+  readonly #closing: Promise<void>[] = [];
   #closed: Promise<void> | null = null;
   #reportQueued = false;
 
@@ -172,8 +174,17 @@ export class Replica {
     this.#config = config;
     this.#configHash = hashConfig(config);
     void oldUpstreams.close();
-    for (const [port, listener] of this.#listeners) listener.server.setRealIp(this.#realIpOf(port));
-    for (const port of this.#proxyPorts()) {
+    const ports = this.#proxyPorts();
+    for (const [port, listener] of this.#listeners) {
+      if (ports.includes(port)) {
+        listener.server.setRealIp(this.#realIpOf(port));
+        continue;
+      }
+      // A port the new configuration no longer listens on: stop accepting, finish what it has.
+      this.#listeners.delete(port);
+      this.#closing.push(listener.server.close({ forceAfterMs: 30_000 }));
+    }
+    for (const port of ports) {
       if (this.#listeners.has(port)) continue;
       this.#listen(port).catch((err: unknown) =>
         this.#log('error', 'could not listen on a port added by the reload', { port, err: String(err) }),
@@ -189,9 +200,10 @@ export class Replica {
 
   async #shutdown(): Promise<void> {
     for (const timer of this.#timers) clearInterval(timer);
-    await Promise.all(
-      [...this.#listeners.values()].map(({ server }) => server.close({ forceAfterMs: 30_000 })),
-    );
+    await Promise.all([
+      ...[...this.#listeners.values()].map(({ server }) => server.close({ forceAfterMs: 30_000 })),
+      ...this.#closing,
+    ]);
     await this.#upstreams.close();
     await this.#flush();
     try {

@@ -6,6 +6,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './free-port.ts';
@@ -255,4 +256,16 @@ export function metricValue(text: string, series: string): number {
     if (line.startsWith(`${series} `)) return Number(line.slice(series.length + 1));
   }
   return 0;
+}
+
+/** True when a new TCP connection to 127.0.0.1:`port` is refused (nothing listens there). */
+export function connectionRefused(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', () => resolve(true));
+  });
 }

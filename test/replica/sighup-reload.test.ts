@@ -7,8 +7,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Client, request } from 'undici';
-import { freePort } from '../helpers/free-port.ts';
 import {
+  connectionRefused,
+  freePorts,
   metricValue,
   type ReplicaRun,
   startReplica,
@@ -18,8 +19,11 @@ import {
 import { waitFor } from '../helpers/wait-for.ts';
 import { startUpstream, type TestUpstream } from './http/harness.ts';
 
-/** The configuration, with `extra` lines in the server block and `changedSize` for one zone. */
-function config(listen: number, upstream: number, changedSize: string, extra = ''): string {
+/**
+ * The configuration, with `extra` lines in the server block and `changedSize` for one zone; `second`
+ * adds a server on another port.
+ */
+function config(listen: number, upstream: number, changedSize: string, extra = '', second = 0): string {
   return `events {}
 http {
     limit_req_zone $binary_remote_addr zone=kept:1m rate=1r/m;
@@ -31,6 +35,7 @@ http {
         location /resized { limit_req zone=resized burst=1 nodelay; proxy_pass http://backend; }
 ${extra}
     }
+${second === 0 ? '' : `    server { listen ${second}; location / { return 200 "second\\n"; } }`}
 }
 `;
 }
@@ -40,13 +45,17 @@ describe('replica: SIGHUP reload', () => {
   let upstream: TestUpstream;
   let replica: ReplicaRun;
   let listen: number;
+  /** A second server's port, dropped by the reload, and the port the reload adds instead. */
+  let dropped: number;
+  let added: number;
   let base: string;
   let file: string;
 
   before(async () => {
-    listen = await freePort();
+    const ports = await freePorts(3);
+    [listen, dropped, added] = [ports[0]!, ports[1]!, ports[2]!];
     upstream = await startUpstream();
-    file = dir.write('nginx.conf', config(listen, upstream.port, '1m'));
+    file = dir.write('nginx.conf', config(listen, upstream.port, '1m', '', dropped));
     replica = await startReplica(file);
     base = `http://127.0.0.1:${replica.ports[String(listen)]}`;
   });
@@ -81,6 +90,7 @@ describe('replica: SIGHUP reload', () => {
     assert.deepEqual(await statuses('/kept', 3), [200, 200, 503]);
     assert.deepEqual(await statuses('/resized', 3), [200, 200, 503]);
     assert.equal((await get('/menu')).status, 404);
+    assert.equal((await request(`http://127.0.0.1:${dropped}/`)).statusCode, 200);
 
     dir.write(
       'nginx.conf',
@@ -93,6 +103,7 @@ describe('replica: SIGHUP reload', () => {
           '        set_real_ip_from 127.0.0.1;',
           '        real_ip_header X-Forwarded-For;',
         ].join('\n'),
+        added,
       ),
     );
     replica.process.signal('SIGHUP');
@@ -115,6 +126,16 @@ describe('replica: SIGHUP reload', () => {
     } finally {
       await client.close();
     }
+    // The second server moved: its old port is closed, the new one serves.
+    await waitFor(() => connectionRefused(dropped), { message: 'the dropped port to close' });
+    await waitFor(
+      () =>
+        request(`http://127.0.0.1:${added}/`).then(
+          (res) => res.body.text().then((text) => text === 'second\n'),
+          () => false,
+        ),
+      { intervalMs: 50, message: 'the added port to serve' },
+    );
     assert.equal(await reloads('ok'), 1);
     assert.equal(await reloads('error'), 0);
   });

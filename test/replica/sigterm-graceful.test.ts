@@ -4,12 +4,12 @@
  * cluster totals (`/api/9/http/limit_reqs/`, from Redis) equal exactly what the clients saw.
  */
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
 import { freePort } from '../helpers/free-port.ts';
 import {
   type ControlPlaneRun,
+  connectionRefused,
   type ReplicaRun,
   startControlPlane,
   startReplica,
@@ -98,7 +98,7 @@ http {
       'the delayed request is still held when the stop begins',
     );
     // New connections are refused while the old ones finish.
-    await waitFor(() => refused(port), { message: 'the listener to close' });
+    await waitFor(() => connectionRefused(port), { message: 'the listener to close' });
     assert.equal(replica.process.child.exitCode, null, 'still running: requests are in flight');
 
     releaseSlow();
@@ -121,15 +121,3 @@ http {
     assert.match(replica.process.stdout, /"msg":"stopped"/);
   });
 });
-
-/** True when a new TCP connection to `port` is refused. */
-function refused(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(false);
-    });
-    socket.once('error', () => resolve(true));
-  });
-}
