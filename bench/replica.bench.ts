@@ -4,13 +4,14 @@
  *   off     — the replica's data path with limits switched off (the hook passes everything)
  *   on      — the data path with a hook that does a leaky-bucket decision per request (stand-in)
  *   engine  — the data path with the replica's real engine hook: keyval switch on, nothing limited
+ *   bare    — reference: the leanest node:http + undici forwarder (no hook, no header rewriting)
  * Every server, the upstream and the load generator run in their own processes. Cases are interleaved
  * over rounds (the order rotates) and medians reported. Server CPU per request comes from
  * /proc/<pid>/stat (all threads; for nginx the master and its worker).
  *
  * Run: npm run bench:replica     (last line: JSON)
  * Knobs: BENCH_ROUNDS (3), BENCH_WARMUP_MS (2000), BENCH_DURATION_MS (8000), BENCH_CONNECTIONS (50),
- *        BENCH_ENGINE=0 to skip the engine case.
+ *        BENCH_ENGINE=0 / BENCH_BARE=0 to skip the engine / bare cases.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -25,6 +26,7 @@ const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 2000);
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 8000);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const WITH_ENGINE = process.env.BENCH_ENGINE !== '0';
+const WITH_BARE = process.env.BENCH_BARE !== '0';
 const NGINX_BIN = process.env.NGINX_BIN ?? '/usr/sbin/nginx';
 const HERE = new URL('.', import.meta.url).pathname;
 
@@ -160,6 +162,7 @@ interface Sample {
   readonly rps: number;
   readonly cpuUsPerRequest: number;
   readonly upstreamCpuUsPerRequest: number;
+  readonly loadCpuUsPerRequest: number;
   readonly errors: number;
   readonly non2xx: number;
 }
@@ -175,14 +178,17 @@ async function measure(loadGen: ChildProcess, target: Target, upstreamPid: numbe
   await once(loadGen, 'message'); // measuring
   const cpuStart = cpuOf(target.pids);
   const upstreamStart = cpuUs(upstreamPid);
+  const loadStart = cpuUs(loadGen.pid!);
   const [done] = (await once(loadGen, 'message')) as [LoadResult];
   const cpuEnd = cpuOf(target.pids);
   const upstreamEnd = cpuUs(upstreamPid);
+  const loadEnd = cpuUs(loadGen.pid!);
   const requests = Math.max(1, done.requests);
   return {
     rps: done.requests / (done.elapsedMs / 1000),
     cpuUsPerRequest: (cpuEnd - cpuStart) / requests,
     upstreamCpuUsPerRequest: (upstreamEnd - upstreamStart) / requests,
+    loadCpuUsPerRequest: (loadEnd - loadStart) / requests,
     errors: done.errors,
     non2xx: done.non2xx,
   };
@@ -205,11 +211,16 @@ async function main(): Promise<void> {
     const proxy = await startNode<{ port: number }>('proxy-main.ts', [mode, String(upstreamPort)]);
     targets.push({ name, port: proxy.first.port, pids: [proxy.child.pid!] });
   }
+  if (WITH_BARE) {
+    const bare = await startNode<{ port: number }>('bare-proxy.ts', [String(upstreamPort)]);
+    targets.push({ name: 'bare', port: bare.first.port, pids: [bare.child.pid!] });
+  }
   const loadGen = (await startNode<unknown>('load-generator.ts')).child;
 
   const samples = new Map<string, Sample[]>(targets.map((t) => [t.name, []]));
+  const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
   console.log(
-    `replica proxy benchmark: ${ROUNDS} rounds, ${CONNECTIONS} connections, ${WARMUP_MS} ms warm-up + ${DURATION_MS} ms per case`,
+    `replica proxy benchmark: ${ROUNDS} rounds, ${CONNECTIONS} connections, ${WARMUP_MS} ms warm-up + ${DURATION_MS} ms per case; load average ${loadAverage()}`,
   );
   for (let r = 0; r < ROUNDS; r++) {
     // rotate the order so no case always runs first or last
@@ -220,7 +231,8 @@ async function main(): Promise<void> {
       console.log(
         `round ${r + 1}  ${target.name.padEnd(6)} ${sample.rps.toFixed(0).padStart(7)} req/s  ` +
           `server ${sample.cpuUsPerRequest.toFixed(1).padStart(5)} µs CPU/req  ` +
-          `upstream ${sample.upstreamCpuUsPerRequest.toFixed(1).padStart(5)} µs/req` +
+          `upstream ${sample.upstreamCpuUsPerRequest.toFixed(1).padStart(5)} µs/req  ` +
+          `load ${sample.loadCpuUsPerRequest.toFixed(1).padStart(5)} µs/req` +
           (sample.errors || sample.non2xx ? `  errors ${sample.errors} non-2xx ${sample.non2xx}` : ''),
       );
     }
@@ -228,6 +240,7 @@ async function main(): Promise<void> {
 
   const rps = (name: string) => median(samples.get(name)?.map((s) => s.rps) ?? [Number.NaN]);
   const cpu = (name: string) => median(samples.get(name)?.map((s) => s.cpuUsPerRequest) ?? [Number.NaN]);
+  console.log(`load average at the end: ${loadAverage()}`);
   console.log('');
   console.log('median       req/s   server µs CPU/req');
   for (const target of targets) {
@@ -245,6 +258,12 @@ async function main(): Promise<void> {
     off_cpu_us: round(cpu('off'), 1),
     on_cpu_us: round(cpu('on'), 1),
   };
+  if (WITH_BARE) {
+    result.bare_rps = round(rps('bare'), 0);
+    result.bare_vs_nginx = round(rps('bare') / rps('nginx'), 3);
+    result.off_vs_bare = round(rps('off') / rps('bare'), 3);
+    result.bare_cpu_us = round(cpu('bare'), 1);
+  }
   if (WITH_ENGINE) {
     result.engine_rps = round(rps('engine'), 0);
     result.engine_vs_off = round(rps('engine') / rps('off'), 3);
@@ -253,7 +272,8 @@ async function main(): Promise<void> {
   console.log('');
   console.log(
     `ratios: off/nginx ${result.off_vs_nginx} (bar ≥ 0.6), on/off ${result.on_vs_off} (bar ≥ 0.97)` +
-      (WITH_ENGINE ? `, engine/off ${result.engine_vs_off}` : ''),
+      (WITH_ENGINE ? `, engine/off ${result.engine_vs_off}` : '') +
+      (WITH_BARE ? `, bare/nginx ${result.bare_vs_nginx}, off/bare ${result.off_vs_bare}` : ''),
   );
   nginx.stop();
   for (const child of children) if (child !== undefined && child.exitCode === null) child.disconnect?.();
