@@ -5,6 +5,7 @@
  * unchanged keep their state). The live replica count is read from the store's registry every few
  * seconds and fed to `nginx.org/limit-req-scale`; a new count re-renders with the new rate.
  */
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { ConfigError, loadConfigText } from '../config/index.ts';
 import type { Config } from '../config/model.ts';
@@ -115,8 +116,15 @@ export async function startKubernetesConfig(
   const configMap = flags.configmap ? parseConfigMapRef(flags.configmap) : null;
   const listenPort = parseListenPort(flags.listenPort);
   const ingressClass = flags.ingressClass ?? DEFAULT_INGRESS_CLASS;
+  let kubeConfig: KubeConfig;
+  try {
+    kubeConfig = loadKubeConfig({ kubeconfig: flags.kubeconfig });
+  } catch (err) {
+    const what = flags.kubeconfig ? `--kubeconfig ${flags.kubeconfig}` : 'the kubeconfig';
+    usage(`${what}: ${err instanceof Error ? err.message : String(err)}`);
+  }
   const source = new KubernetesConfigSource({
-    kubeConfig: loadKubeConfig({ kubeconfig: flags.kubeconfig }),
+    kubeConfig,
     namespace: flags.namespace ?? null,
     ingressClass,
     watchIngressWithoutClass: flags.watchIngressWithoutClass === true,
