@@ -119,10 +119,24 @@ async function answers(url: string): Promise<boolean> {
   );
 }
 
-export async function startCafeCluster(replicaCount: number): Promise<CafeCluster> {
+/** What a test may add to the cluster; ports chosen beforehand let other servers point at it early. */
+export interface CafeClusterOptions {
+  /** More `limitswitch control-plane` arguments (`--alert-rules FILE`, `--token-file FILE`, …). */
+  readonly controlPlaneArgs?: readonly string[];
+  /** The control plane's port; default a free one. */
+  readonly controlPlanePort?: number;
+  /** Each replica's `--status-listen` port, in order; default free ones. */
+  readonly statusPorts?: readonly number[];
+}
+
+export async function startCafeCluster(
+  replicaCount: number,
+  options: CafeClusterOptions = {},
+): Promise<CafeCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'limitswitch-cafe-'));
   const redis = await RedisServer.start();
-  const [teaPort, coffeePort, cpPort] = [await freePort(), await freePort(), await freePort()];
+  const [teaPort, coffeePort] = [await freePort(), await freePort()];
+  const cpPort = options.controlPlanePort ?? (await freePort());
   const upstreams = new Child('upstreams', [
     '-e',
     UPSTREAMS_SCRIPT,
@@ -141,10 +155,12 @@ export async function startCafeCluster(replicaCount: number): Promise<CafeCluste
     CAFE_CONFIG,
     '--listen',
     `127.0.0.1:${cpPort}`,
+    ...(options.controlPlaneArgs ?? []),
   ]);
   const replicas: CafeReplica[] = [];
   for (let i = 1; i <= replicaCount; i++) {
-    const [proxyPort, statusPort] = [await freePort(), await freePort()];
+    const proxyPort = await freePort();
+    const statusPort = options.statusPorts?.[i - 1] ?? (await freePort());
     const file = join(dir, `replica-${i}.conf`);
     writeFileSync(file, cafeConfigCopy(proxyPort, teaPort, coffeePort));
     const id = `replica-${i}`;
