@@ -1,210 +1,285 @@
 /**
- * The whole loop with the real programs: a metric source → Prometheus (scrape, alert rule) →
- * Alertmanager (route, webhook with a bearer token) → the control plane over HTTP → the store; then the
- * source calms down, the alert resolves, and the key is removed. Intervals are 1 s everywhere, so the
- * loop takes seconds; each step prints its time.
+ * The whole alert loop through real replicas, every part its own process: load on `/coffee` through
+ * two replicas → Prometheus (scraping `limitswitch_location_requests_total` from each) fires
+ * CoffeeOverloaded → Alertmanager posts to the control plane's webhook with a bearer token →
+ * `limitreq_uri["/coffee"]` is set in Redis → every replica limits `/coffee` per client (503s) → the
+ * alert keeps firing while the load lasts (limited requests still count) → the load stops → the alert
+ * resolves → the key is deleted → `/coffee` answers 200 everywhere again. Each step prints its time.
  */
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
 import { after, describe, it } from 'node:test';
-import { parseAlertRules } from '../../src/automation/alert-rules.ts';
-import { type ControlPlaneServer, startControlPlaneServer } from '../../src/control-plane/server.ts';
-import type { KeyvalChange, KeyvalZoneInfo } from '../../src/store/keyval-store.ts';
-import { MemoryKeyvalStore } from '../../src/store/memory-keyval-store.ts';
-import { type MonitoringProcess, startAlertmanager, startPrometheus } from '../helpers/prometheus-stack.ts';
+import { request } from 'undici';
+import { keySchema } from '../../src/store/keys.ts';
 import { waitFor } from '../helpers/wait-for.ts';
+import {
+  ALERT,
+  type AlertLoopStack,
+  type AlertStatus,
+  activeAlertmanagers,
+  alertStatus,
+  query,
+  RULE,
+  startAlertLoopStack,
+  THRESHOLD_PER_S,
+  TOKEN_ID,
+  WINDOW_MS,
+} from './alert-loop-stack.ts';
+import { PacedLoad } from './paced-load.ts';
 
-const TOKEN = 'alertmanager-e2e-token-0123456789';
-const ZONES: KeyvalZoneInfo[] = [{ name: 'limitreq_uri', type: 'prefix', timeoutMs: null }];
+const REPLICAS = 2;
+/** Each step's deadline: the loop takes seconds; this only keeps a broken loop from hanging. */
+const STEP_TIMEOUT_MS = 30_000;
+const POLL = { timeoutMs: STEP_TIMEOUT_MS, intervalMs: 100 } as const;
+/** examples/cafe: /coffee is limited per client by req_zone_20 (20 r/s, burst 1, nodelay). */
+const BURST = 1;
 
-const CONTROL_PLANE_RULES = `rules:
-  - name: coffee-overloaded
-    matchers: ['alertname="CoffeeOverloaded"', 'path=~"/.+"']
-    zone: limitreq_uri
-    key: "{{ .Labels.path }}"
-    value: "1"
-    on_resolve: delete
-    ttl: 10m
-`;
-
-const PROMETHEUS_RULES = `groups:
-  - name: limitswitch-e2e
-    interval: 1s
-    rules:
-      - alert: CoffeeOverloaded
-        expr: limitswitch_e2e_request_rate{path="/coffee"} > 10
-        labels:
-          severity: page
-        annotations:
-          summary: "{{ $labels.path }} gets {{ $value }} requests/s"
-`;
-
-/** A scrape target with one gauge the test sets: the request rate of `/coffee`. */
-async function startMetricSource(): Promise<{ server: Server; port: number; setRate(rate: number): void }> {
-  let rate = 0;
-  const server = createServer((_req, res) => {
-    res.setHeader('content-type', 'text/plain; version=0.0.4');
-    res.end(
-      '# HELP limitswitch_e2e_request_rate Requests per second by path\n' +
-        '# TYPE limitswitch_e2e_request_rate gauge\n' +
-        `limitswitch_e2e_request_rate{path="/coffee"} ${rate}\n` +
-        'limitswitch_e2e_request_rate{path="/tea"} 1\n',
-    );
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  return {
-    server,
-    port,
-    setRate: (r) => {
-      rate = r;
-    },
-  };
+interface AuditEntry {
+  time: string;
+  token_id: string | null;
+  zone: string;
+  key: string | null;
+  old: string | null;
+  new: string | null;
+  revision: number;
+  reason: string | null;
 }
 
-describe('alert loop with real Prometheus and Alertmanager', () => {
-  const cleanups: (() => Promise<unknown>)[] = [];
+describe('alert loop through real replicas, Prometheus and Alertmanager', () => {
+  let stack: AlertLoopStack | undefined;
+  const loads: PacedLoad[] = [];
   after(async () => {
-    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
+    for (const load of loads) await load.close();
+    await stack?.stop();
   });
 
-  it('an alert fires, the key is set over the webhook; the alert resolves, the key is removed', {
-    timeout: 55_000,
+  it('load on /coffee limits it on every replica until the load stops, then it is unlimited again', {
+    timeout: 150_000,
   }, async () => {
-    const startedMs = performance.now();
-    const step = (what: string) =>
-      console.log(`[${((performance.now() - startedMs) / 1000).toFixed(2)} s] ${what}`);
-    const store = new MemoryKeyvalStore();
-    await store.registerZones(ZONES);
-    const changes: KeyvalChange[] = [];
-    const waiters: { test: (c: KeyvalChange) => boolean; resolve: (c: KeyvalChange) => void }[] = [];
-    await store.subscribe((change) => {
-      changes.push(change);
-      for (const w of waiters.filter((w) => w.test(change))) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve(change);
-      }
-    });
-    /** The next change of `/coffee` matching `test`, or a failure naming what the programs logged. */
-    const nextCoffeeChange = (op: KeyvalChange['op'], what: string, logs: () => string) =>
-      new Promise<KeyvalChange>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no ${what} within 30 s\n${logs()}`)), 30_000);
-        waiters.push({
-          test: (c) =>
-            c.zone === 'limitreq_uri' &&
-            c.op === op &&
-            (op !== 'set' || (c as { key: string }).key === '/coffee'),
-          resolve: (c) => {
-            clearTimeout(timer);
-            resolve(c);
-          },
-        });
-      });
+    const startedAtMs = Date.now();
+    const at: Record<string, number> = {};
+    const seconds = (atMs: number) => `${((atMs - startedAtMs) / 1000).toFixed(2)} s`;
+    const step = (name: string, what: string, atMs = Date.now()) => {
+      at[name] = atMs;
+      console.log(`[${seconds(atMs).padStart(8)}] ${what}`);
+    };
 
-    const source = await startMetricSource();
-    cleanups.push(() => new Promise((resolve) => source.server.close(resolve)));
-    const controlPlane: ControlPlaneServer = await startControlPlaneServer({
-      store,
-      keyvalZones: ZONES,
-      auth: { tokens: new Map([['alertmanager', TOKEN]]) },
-      alertRules: parseAlertRules(CONTROL_PLANE_RULES, 'alert-rules.yaml'),
-      host: '127.0.0.1',
-      port: 0,
-    });
-    cleanups.push(() => controlPlane.close());
-    step(`metric source on :${source.port}, control plane at ${controlPlane.url}`);
-
-    const alertmanager: MonitoringProcess = await startAlertmanager(`global:
-  resolve_timeout: 5s
-route:
-  receiver: limitswitch
-  group_by: [alertname, path]
-  group_wait: 1s
-  group_interval: 1s
-  repeat_interval: 1m
-receivers:
-  - name: limitswitch
-    webhook_configs:
-      - url: ${controlPlane.url}/hooks/alertmanager
-        send_resolved: true
-        http_config:
-          authorization:
-            type: Bearer
-            credentials: ${TOKEN}
-`);
-    cleanups.push(() => alertmanager.stop());
-    step(`alertmanager ready at ${alertmanager.url}`);
-
-    const prometheus: MonitoringProcess = await startPrometheus({
-      config: `global:
-  scrape_interval: 1s
-  evaluation_interval: 1s
-rule_files: [rules.yml]
-scrape_configs:
-  - job_name: cafe
-    static_configs:
-      - targets: ['127.0.0.1:${source.port}']
-alerting:
-  alertmanagers:
-    - static_configs:
-        - targets: ['127.0.0.1:${alertmanager.port}']
-`,
-      rules: PROMETHEUS_RULES,
-    });
-    cleanups.push(() => prometheus.stop());
-    step(`prometheus ready at ${prometheus.url}`);
-    const logs = () => `--- prometheus\n${prometheus.log}\n--- alertmanager\n${alertmanager.log}`;
-
-    const set = nextCoffeeChange('set', 'set of /coffee', logs);
-    source.setRate(50);
-    step('load on /coffee: 50 requests/s');
-    const setChange = await set;
-    step(`alert fired, webhook set limitreq_uri["/coffee"] (revision ${setChange.revision})`);
-    const live = await store.getZone('limitreq_uri', Date.now());
-    assert.equal(live['/coffee']?.value, '1');
-    assert.ok((live['/coffee']?.expireAtMs ?? 0) > Date.now(), 'the key carries the rule TTL');
-    // The audit line follows the write within the same webhook call.
-    const coffeeAudit = async () => (await store.audit(10)).filter((e) => e.key === '/coffee');
-    await waitFor(async () => (await coffeeAudit()).length === 1, { message: 'the audit entry of the set' });
-    const [fired] = await coffeeAudit();
-    assert.equal(fired!.tokenId, 'alertmanager');
-    assert.equal(fired!.new, '1');
-    const firedReason =
-      /^alert CoffeeOverloaded firing \(fingerprint ([0-9a-f]{16}), rule coffee-overloaded\)$/.exec(
-        fired!.reason ?? '',
+    stack = await startAlertLoopStack(REPLICAS);
+    const { cluster, prometheus } = stack;
+    const logs = stack.logs;
+    /** Polls Prometheus until the alert is in `state`: when that was seen, and the poll before it. */
+    const alertReaches = async (state: AlertStatus['state']) => {
+      let status: AlertStatus | undefined;
+      let seenAtMs = Date.now();
+      let notYetAtMs = seenAtMs;
+      await waitFor(
+        async () => {
+          notYetAtMs = seenAtMs;
+          seenAtMs = Date.now();
+          status = await alertStatus(prometheus, ALERT);
+          return status.state === state;
+        },
+        { ...POLL, message: `${ALERT} ${state}\n${logs()}` },
       );
-    assert.ok(firedReason, fired!.reason ?? 'no reason');
+      return { status: status!, seenAtMs, notYetAtMs };
+    };
+    const replicas = cluster.replicas;
+    step('up', `redis, upstreams, control plane, ${REPLICAS} replicas, alertmanager, prometheus answer`);
 
-    const removed = nextCoffeeChange('delete', 'delete of /coffee', logs);
-    source.setRate(0);
-    step('load on /coffee stopped');
-    const deleteChange = await removed;
-    step(`alert resolved, webhook deleted limitreq_uri["/coffee"] (revision ${deleteChange.revision})`);
-    assert.deepEqual(await store.getZone('limitreq_uri', Date.now()), {});
-    await waitFor(async () => (await coffeeAudit()).length === 2, {
-      message: 'the audit entry of the delete',
-    });
-    const [resolved] = await coffeeAudit();
-    assert.equal(
-      resolved!.reason,
-      `alert CoffeeOverloaded resolved (fingerprint ${firedReason[1]}, rule coffee-overloaded)`,
+    const keyvals = async (statusUrl: string) =>
+      (await request(`${statusUrl}/api/9/http/keyvals/limitreq_uri`)).body.json() as Promise<
+        Record<string, string>
+      >;
+    const coffeeGet = async (url: string, client: string) => {
+      const res = await request(`${url}/coffee`, {
+        headers: { host: 'cafe.example.com', 'x-forwarded-for': client },
+      });
+      await res.body.dump();
+      return res.statusCode;
+    };
+    const audit = async () =>
+      ((await (await request(`${cluster.controlPlaneUrl}/audit?limit=50`)).body.json()) as AuditEntry[])
+        .filter((e) => e.zone === 'limitreq_uri')
+        .reverse();
+
+    // One request per replica creates the /coffee series before the load: rate() has a start.
+    for (const r of replicas) assert.equal(await coffeeGet(r.url, '10.0.0.1'), 200);
+    const coffeeSeries = `limitswitch_location_requests_total{job="limitswitch-replica",location="location /coffee"}`;
+    await waitFor(
+      async () =>
+        (await query(prometheus, `count(${coffeeSeries})`))[0] === REPLICAS &&
+        (await activeAlertmanagers(prometheus)) === 1,
+      { ...POLL, message: `prometheus scraping ${REPLICAS} replicas and knowing alertmanager\n${logs()}` },
     );
-    assert.deepEqual([resolved!.old, resolved!.new], ['1', null]);
-    // /tea never crossed the threshold: nothing but /coffee was ever written outside the automation zone.
+    assert.equal((await alertStatus(prometheus, ALERT)).state, 'inactive');
+    step('ready', `prometheus scrapes every replica's /coffee count and sends alerts to alertmanager`);
+
+    const coffee = new PacedLoad(
+      replicas.map((r) => r.url),
+      { path: '/coffee', clients: ['10.0.1.1', '10.0.1.2', '10.0.1.3'], perTick: BURST + 1, tickMs: 50 },
+    );
+    const tea = new PacedLoad(
+      replicas.map((r) => r.url),
+      { path: '/tea', clients: ['10.0.2.1'], perTick: 1, tickMs: 250 },
+    );
+    loads.push(coffee, tea);
+    coffee.start();
+    tea.start();
+    step(
+      'load',
+      `load on /coffee: ${coffee.ratePerS} requests/s from 3 clients (threshold ${THRESHOLD_PER_S}/s); ` +
+        `/tea ${tea.ratePerS} requests/s`,
+    );
+
+    const firing = await alertReaches('firing');
+    step('pending', `prometheus: ${ALERT} pending (activeAt; for: 2s)`, firing.status.activeAtMs!);
+    step(
+      'firing',
+      `prometheus: ${ALERT} firing (seen by polling; the poll at ${seconds(firing.notYetAtMs)} was not)`,
+      firing.seenAtMs,
+    );
+
+    let set: AuditEntry | undefined;
+    await waitFor(
+      async () => {
+        set = (await audit()).find((e) => e.key === '/coffee' && e.new === '1');
+        return set !== undefined;
+      },
+      { ...POLL, message: `the webhook setting /coffee\n${logs()}` },
+    );
+    step(
+      'set',
+      `alertmanager → webhook: limitreq_uri["/coffee"]="1" (revision ${set!.revision})`,
+      Date.parse(set!.time),
+    );
+    assert.equal(set!.token_id, TOKEN_ID);
+    const fired = new RegExp(`^alert ${ALERT} firing \\(fingerprint ([0-9a-f]{16}), rule ${RULE}\\)$`).exec(
+      set!.reason ?? '',
+    );
+    assert.ok(fired, set!.reason ?? 'no reason');
+    // The rule's TTL is the key's expiry in the store: a lost `resolved` cannot leave it on.
+    const stored = JSON.parse(
+      await cluster.redis.cli('HGET', keySchema().zone('limitreq_uri'), '/coffee'),
+    ) as { value: string; expireAtMs: number };
+    assert.equal(stored.value, '1');
+    assert.ok(stored.expireAtMs > Date.parse(set!.time) + 9 * 60_000, `expiry ${stored.expireAtMs}`);
+
+    await coffee.answeredEverywhere(503, STEP_TIMEOUT_MS);
+    const firstRejected = coffee.firstAnswer(503) as number[];
+    for (const r of replicas) assert.deepEqual(await keyvals(r.statusUrl), { '/coffee': '1' }, r.id);
+    step(
+      'limited',
+      `/coffee limited on every replica: limitreq_uri["/coffee"] there, 503s ${firstRejected
+        .map((t) => `+${t - Date.parse(set!.time)} ms`)
+        .join(', ')} after the write`,
+      Math.max(...firstRejected),
+    );
+
+    // Hysteresis: a rule evaluation whose whole rate window lies in the limited phase still fires.
+    const limitedWindowEndMs = Math.max(...firstRejected) + WINDOW_MS;
+    await waitFor(
+      async () => {
+        const body = await prometheus.api<{ data: { groups: { lastEvaluation: string }[] } }>(
+          '/api/v1/rules',
+        );
+        return Date.parse(body.data.groups[0]?.lastEvaluation ?? '') > limitedWindowEndMs;
+      },
+      { ...POLL, message: 'a rule evaluation over a limited window' },
+    );
+    assert.equal((await alertStatus(prometheus, ALERT)).state, 'firing');
+    const [counted = 0] = await query(prometheus, `sum(rate(${coffeeSeries}[${WINDOW_MS / 1000}s]))`);
+    assert.ok(counted > THRESHOLD_PER_S, `${counted} requests/s counted while limited`);
     assert.deepEqual(
-      [...new Set(changes.filter((c) => c.zone === 'limitreq_uri').map((c) => ('key' in c ? c.key : c.op)))],
-      ['/coffee'],
+      (await audit()).map((e) => e.new),
+      ['1'],
+      'no change while the alert fires',
     );
-    const metrics = await (await fetch(`${controlPlane.url}/metrics`)).text();
-    assert.match(
-      metrics,
-      /limitswitch_automation_changes_total\{rule="coffee-overloaded",action="set"\} 1\n/,
+    for (const r of replicas) assert.deepEqual(await keyvals(r.statusUrl), { '/coffee': '1' });
+    const rejected = coffee.countByReplica(503).reduce((a, b) => a + b, 0);
+    step(
+      'held',
+      `still firing over a limited window: ${counted.toFixed(0)} requests/s counted, ` +
+        `${rejected} of ${coffee.shots.length} requests rejected so far`,
     );
-    assert.match(
-      metrics,
-      /limitswitch_automation_changes_total\{rule="coffee-overloaded",action="delete"\} 1\n/,
+
+    const shots = await coffee.stop();
+    step(
+      'stopped',
+      `load on /coffee stopped: ${shots.length} requests, 200 per replica ` +
+        `${coffee.countByReplica(200).join('/')}, 503 per replica ${coffee.countByReplica(503).join('/')}`,
     );
-    step('done');
+
+    const resolved = await alertReaches('inactive');
+    step(
+      'resolved',
+      `prometheus: ${ALERT} resolved (seen by polling; the poll at ${seconds(resolved.notYetAtMs)} was not)`,
+      resolved.seenAtMs,
+    );
+
+    let removed: AuditEntry | undefined;
+    await waitFor(
+      async () => {
+        removed = (await audit()).find((e) => e.key === '/coffee' && e.new === null);
+        return removed !== undefined;
+      },
+      { ...POLL, message: `the webhook deleting /coffee\n${logs()}` },
+    );
+    step(
+      'deleted',
+      `alertmanager → webhook: limitreq_uri["/coffee"] deleted (revision ${removed!.revision})`,
+      Date.parse(removed!.time),
+    );
+    assert.equal(removed!.reason, `alert ${ALERT} resolved (fingerprint ${fired[1]}, rule ${RULE})`);
+    assert.deepEqual([removed!.old, removed!.token_id], ['1', TOKEN_ID]);
+
+    await waitFor(
+      async () => {
+        for (const r of replicas) if ('/coffee' in (await keyvals(r.statusUrl))) return false;
+        return true;
+      },
+      { ...POLL, message: '/coffee switched off on every replica' },
+    );
+    step('cleared', 'limitreq_uri["/coffee"] gone on every replica');
+
+    // Three at once from one client: with the limit on, only 1 + burst would pass.
+    for (const r of replicas) {
+      const statuses = await Promise.all([0, 1, 2].map(() => coffeeGet(r.url, '10.0.3.1')));
+      assert.deepEqual(statuses, [200, 200, 200], `${r.id} after the alert resolved`);
+    }
+    step('unlimited', '/coffee answers 200 on every replica again');
+
+    // What the clients saw: only 200s until the alert fired (a poll saw it not firing yet, so no write
+    // had happened), 200 or 503 after it.
+    for (const status of new Set(shots.map((s) => s.status)))
+      assert.ok([200, 503].includes(status), `${status}`);
+    for (let i = 0; i < REPLICAS; i++) {
+      const id = replicas[i]!.id;
+      assert.ok(firstRejected[i]! > firing.notYetAtMs, `${id} limited before the alert fired`);
+      assert.ok(
+        shots.some((s) => s.replica === i && s.status === 200 && s.answeredAtMs < firing.notYetAtMs),
+        `${id} served the load before the alert fired`,
+      );
+    }
+    const teaShots = await tea.stop();
+    assert.deepEqual([...new Set(teaShots.map((s) => s.status))], [200], '/tea is never limited');
+    // Exactly one switch on and one off, /coffee only, and the control plane counted them by rule.
+    assert.deepEqual(
+      (await audit()).map((e) => `${e.key} ${e.old} → ${e.new}`),
+      ['/coffee null → 1', '/coffee 1 → null'],
+    );
+    const metrics = await (await request(`${cluster.controlPlaneUrl}/metrics`)).body.text();
+    for (const action of ['set', 'delete']) {
+      assert.match(
+        metrics,
+        new RegExp(`limitswitch_automation_changes_total\\{rule="${RULE}",action="${action}"\\} 1\\n`),
+      );
+    }
+
+    const s = (from: string, to: string) => `${((at[to]! - at[from]!) / 1000).toFixed(1)} s`;
+    console.log(
+      `loop: load → webhook set ${s('load', 'set')} → 503s everywhere ${s('load', 'limited')}; ` +
+        `load stopped → webhook delete ${s('stopped', 'deleted')} → unlimited everywhere ` +
+        `${s('stopped', 'unlimited')}; load → unlimited ${s('load', 'unlimited')}`,
+    );
+    assert.ok(at.unlimited! - at.load! < 60_000, 'the loop is bounded well under a minute');
   });
 });
