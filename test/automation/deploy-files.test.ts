@@ -64,11 +64,27 @@ describe('deploy/automation', () => {
     assert.match(stdout, /SUCCESS: 3 rules found/);
   });
 
-  it('its alerts fire on an overloaded or failing upstream and on a limit rejecting most requests, with the labels the rules need', async () => {
+  it('its alerts fire on a path under load, a failing upstream and a limit rejecting most requests, with the labels the rules need', async () => {
     writeFileSync(join(dir, 'rules.yml'), stringify(prometheusRule.spec));
     const busy = {
       interval: '1m',
       input_series: [
+        // /coffee over two replicas: 6000 + 6000 requests a minute = 200/s, limited ones included.
+        ...['replica-1', 'replica-2'].map((instance) =>
+          counter(
+            `limitswitch_location_requests_total{job="limitswitch-replica",server="cafe.example.com",location="location /coffee",instance="${instance}"}`,
+            6000,
+          ),
+        ),
+        counter(
+          'limitswitch_location_requests_total{job="limitswitch-replica",server="cafe.example.com",location="location /tea",instance="replica-1"}',
+          600,
+        ),
+        // Busy, but not a prefix location: no path to switch, no alert.
+        counter(
+          'limitswitch_location_requests_total{job="limitswitch-replica",server="cafe.example.com",location="location = /healthz",instance="replica-1"}',
+          12_000,
+        ),
         counter(
           'nginxplus_upstream_server_requests{job="limitswitch-replica",upstream="coffee",server="10.0.0.1:80",instance="replica-1"}',
           12_000,
@@ -97,7 +113,7 @@ describe('deploy/automation', () => {
           alertname: 'UpstreamOverloaded',
           exp_alerts: [
             {
-              exp_labels: { severity: 'warning', upstream: 'coffee', path: '/coffee' },
+              exp_labels: { severity: 'warning', location: 'location /coffee', path: '/coffee' },
               exp_annotations: {
                 summary: '/coffee receives 200 requests/s',
                 description:
@@ -141,6 +157,10 @@ describe('deploy/automation', () => {
     const quiet = {
       interval: '1m',
       input_series: [
+        counter(
+          'limitswitch_location_requests_total{job="limitswitch-replica",server="cafe.example.com",location="location /coffee"}',
+          1200,
+        ),
         counter('nginxplus_upstream_server_requests{job="limitswitch-replica",upstream="coffee"}', 1200),
         counter(
           'nginxplus_upstream_server_responses{job="limitswitch-replica",upstream="coffee",code="5xx"}',
@@ -244,6 +264,7 @@ describe('deploy/automation', () => {
         ...rule.labels,
         alertname: rule.alert,
         path: '/coffee',
+        location: 'location /coffee',
         upstream: 'coffee',
         zone: 'req_zone_10',
       };
