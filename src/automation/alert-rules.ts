@@ -10,10 +10,11 @@ import { type Document, LineCounter, parseDocument } from 'yaml';
 import { LimitswitchError } from '../shared/errors.ts';
 import { AUTOMATION_ZONE } from './automation-zone.ts';
 import { parseDurationMs } from './duration.ts';
+import type { OnResolve } from './key-state.ts';
 import { type LabelMatcher, parseLabelMatcher } from './label-matcher.ts';
 import { type LabelTemplate, parseLabelTemplate } from './label-template.ts';
 
-export type OnResolve = 'delete' | 'restore';
+export type { OnResolve };
 
 /** One compiled rule. */
 export interface AlertRule {

@@ -14,7 +14,9 @@
  *   as they left it.
  */
 import type { KeyvalEntry } from '../store/keyval-store.ts';
-import type { OnResolve } from './alert-rules.ts';
+
+/** What a rule does to its key when the last alert holding it resolves. */
+export type OnResolve = 'delete' | 'restore';
 
 /** An alert holding the key. */
 export interface Holder {
