@@ -10,12 +10,13 @@ import type { Command } from 'commander';
 import { pino } from 'pino';
 import { parseHostPort } from '../config/address.ts';
 import { ConfigError, loadConfigFile } from '../config/index.ts';
+import { formatAccessLine } from '../replica/access-log.ts';
 import { ErrorLog, type ErrorLogLevel } from '../replica/error-log.ts';
 import { Replica } from '../replica/replica.ts';
 import { LimitswitchError } from '../shared/errors.ts';
 import { openStore } from './open-store.ts';
 import { checkConfigMode, type KubernetesFlags, startKubernetesConfig } from './replica-kubernetes.ts';
-import { formatAccessLine, startReplicaStatus } from './replica-status.ts';
+import type { ReplicaStatus } from './replica-status.ts';
 
 interface ReplicaFlags extends KubernetesFlags {
   config?: string;
@@ -78,7 +79,7 @@ async function runReplica(flags: ReplicaFlags): Promise<void> {
   const errorStream = openLog(flags.errorLog, process.stderr);
   const accessStream = flags.accessLog ? openLog(flags.accessLog, process.stdout) : null;
   const id = flags.id ?? process.env.POD_NAME ?? `${hostname()}:${process.pid}`;
-  let status: Awaited<ReturnType<typeof startReplicaStatus>> | null = null;
+  let status: ReplicaStatus | null = null;
   const k8s = fileConfig
     ? null
     : await startKubernetesConfig(flags, { store, id, logger }).catch(async (err: unknown) => {
@@ -110,6 +111,8 @@ async function runReplica(flags: ReplicaFlags): Promise<void> {
         `--status-listen ${flags.statusListen}: ${listen.error ?? 'port required'}`,
       );
     }
+    // Loaded only when asked for: the status server brings fastify and the API schema.
+    const { startReplicaStatus } = await import('./replica-status.ts');
     status = await startReplicaStatus(replica, listen.host ?? '127.0.0.1', listen.port);
   }
   logger.info(

@@ -9,8 +9,6 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { ConfigError, loadConfigText } from '../config/index.ts';
 import type { Config } from '../config/model.ts';
-import { loadKubeConfig } from '../k8s/watch/kube-config.ts';
-import { KubernetesConfigSource } from '../k8s/watch/kubernetes-config-source.ts';
 import type { Replica } from '../replica/replica.ts';
 import { LimitswitchError } from '../shared/errors.ts';
 import type { KeyvalStore } from '../store/keyval-store.ts';
@@ -116,6 +114,9 @@ export async function startKubernetesConfig(
   const configMap = flags.configmap ? parseConfigMapRef(flags.configmap) : null;
   const listenPort = parseListenPort(flags.listenPort);
   const ingressClass = flags.ingressClass ?? DEFAULT_INGRESS_CLASS;
+  // The Kubernetes client is loaded only for --kubernetes replicas.
+  const { loadKubeConfig } = await import('../k8s/watch/kube-config.ts');
+  const { KubernetesConfigSource } = await import('../k8s/watch/kubernetes-config-source.ts');
   let kubeConfig: KubeConfig;
   try {
     kubeConfig = loadKubeConfig({ kubeconfig: flags.kubeconfig });

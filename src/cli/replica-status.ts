@@ -3,12 +3,11 @@
  * own state (so `/api/9/http/limit_reqs/` and `/api/9/http/keyvals/` report this replica alone, in
  * NGINX Plus form), with the replica's metrics in the same `/metrics`.
  */
-import type { IncomingMessage } from 'node:http';
 import { startControlPlaneServer } from '../control-plane/server.ts';
 import { ControlPlaneMetrics } from '../metrics/control-plane-metrics.ts';
 import { ReplicaMetrics } from '../metrics/replica-metrics.ts';
 import { LocalStoreView } from '../replica/local-store-view.ts';
-import type { Replica, ResponseFacts } from '../replica/replica.ts';
+import type { Replica } from '../replica/replica.ts';
 
 export interface ReplicaStatus {
   readonly url: string;
@@ -39,21 +38,4 @@ export async function startReplicaStatus(
     port,
   });
   return { url: server.url, metrics: replicaMetrics, close: () => server.close() };
-}
-
-/** nginx's `combined` log format. */
-export function formatAccessLine(req: IncomingMessage, facts: ResponseFacts, now = new Date()): string {
-  const referer = req.headers.referer ?? '-';
-  const agent = req.headers['user-agent'] ?? '-';
-  return `${facts.remoteAddr} - - [${timeLocal(now)}] "${req.method} ${req.url} HTTP/${req.httpVersion}" ${facts.status} ${facts.bodyBytes} "${referer}" "${agent}"\n`;
-}
-
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-
-function timeLocal(now: Date): string {
-  const p = (n: number) => String(n).padStart(2, '0');
-  const offset = -now.getTimezoneOffset();
-  const sign = offset >= 0 ? '+' : '-';
-  const zone = `${sign}${p(Math.floor(Math.abs(offset) / 60))}${p(Math.abs(offset) % 60)}`;
-  return `${p(now.getDate())}/${MONTHS[now.getMonth()]}/${now.getFullYear()}:${p(now.getHours())}:${p(now.getMinutes())}:${p(now.getSeconds())} ${zone}`;
 }
