@@ -40,9 +40,10 @@ export function registerDemoCommand(program: Command): void {
 }
 
 async function runDemo(flags: DemoFlags): Promise<void> {
-  const logger = pino({ name: 'limitswitch-demo', level: 'warn' });
   const config = loadConfigFile(flags.config);
-  const store = openStore(flags.redis ?? process.env.REDIS_URL, logger);
+  const redisUrl = flags.redis ?? process.env.REDIS_URL;
+  // The banner says which store runs; the memory store's "one process only" warning is the point here.
+  const store = openStore(redisUrl, pino({ name: 'limitswitch-demo', level: redisUrl ? 'warn' : 'error' }));
   const upstreams = await Promise.all(
     config.http.upstreams.map((u) => startCafeApp(u.name, u.servers[0]!.host, u.servers[0]!.port)),
   );
@@ -74,6 +75,9 @@ async function runDemo(flags: DemoFlags): Promise<void> {
       flags.host,
       ports,
       config.http.upstreams.map((u) => u.name),
+      redisUrl
+        ? `Redis at ${redisUrl}`
+        : 'embedded memory store (this process only; --redis URL to share it)',
     ),
   );
 
@@ -101,13 +105,20 @@ function startCafeApp(name: string, host: string, port: number): Promise<Server>
   });
 }
 
-function banner(controlPlane: string, host: string, ports: number[], upstreams: string[]): string {
+function banner(
+  controlPlane: string,
+  host: string,
+  ports: number[],
+  upstreams: string[],
+  store: string,
+): string {
   const first = `http://${host}:${ports[0]}`;
   const keyvals = `${controlPlane}/api/9/http/keyvals`;
   return `
 limitswitch demo — cafe.example.com, limits switched without a reload
 
   control plane   ${controlPlane}   (NGINX Plus API v9, /limit_reqs, /cluster/replicas, /docs)
+  store           ${store}
   replicas        ${ports.map((p) => `http://${host}:${p}`).join('  ')}
   upstreams       ${upstreams.join(', ')}
 
