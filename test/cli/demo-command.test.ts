@@ -1,0 +1,106 @@
+/**
+ * `npm start` (`limitswitch demo`) as a new user meets it: one process, the banner with the curl
+ * commands, a /coffee switch that limits on every replica, cluster-wide counters, a clean Ctrl-C.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
+import { freePort } from '../helpers/free-port.ts';
+import { waitFor } from '../helpers/wait-for.ts';
+
+const BIN = fileURLToPath(new URL('../../bin/limitswitch.js', import.meta.url));
+const CAFE = fileURLToPath(new URL('../../examples/cafe/nginx.conf', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'limitswitch-demo-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+it('runs the cafe: banner, /coffee switched on limits every replica, counters add up, Ctrl-C exits 0', async () => {
+  const [cp, tea, coffee, ...replicaPorts] = await Promise.all([1, 2, 3, 4, 5, 6].map(() => freePort()));
+  // The example's upstream ports, moved to free ones so the test cannot collide with anything.
+  const config = join(dir, 'nginx.conf');
+  writeFileSync(
+    config,
+    readFileSync(CAFE, 'utf8')
+      .replace('127.0.0.1:8091', `127.0.0.1:${tea}`)
+      .replace('127.0.0.1:8092', `127.0.0.1:${coffee}`),
+  );
+  const child = spawn(
+    process.execPath,
+    [
+      BIN,
+      'demo',
+      '-c',
+      config,
+      '--control-plane-port',
+      String(cp),
+      '--replica-ports',
+      replicaPorts.join(','),
+    ],
+    { env: { ...process.env, REDIS_URL: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const exited = once(child, 'exit');
+  let stdout = '';
+  child.stdout.setEncoding('utf8');
+  const banner = new Promise<void>((resolve) =>
+    child.stdout.on('data', (chunk: string) => {
+      stdout += chunk;
+      if (stdout.includes('Ctrl-C stops everything.')) resolve();
+    }),
+  );
+  await Promise.race([banner, exited.then(() => assert.fail(`demo exited early:\n${stdout}`))]);
+
+  assert.match(stdout, new RegExp(`control plane   http://127\\.0\\.0\\.1:${cp}`));
+  assert.match(stdout, /store {11}embedded memory store/);
+  assert.match(
+    stdout,
+    new RegExp(
+      `curl -X POST -d '\\{"/coffee":"1","/tea":"0"\\}' 'http://127\\.0\\.0\\.1:${cp}/api/9/http/keyvals/limitreq_uri\\?wait=applied'`,
+    ),
+  );
+
+  const base = `http://127.0.0.1:${cp}`;
+  const toggle = await request(`${base}/api/9/http/keyvals/limitreq_uri?wait=applied`, {
+    method: 'POST',
+    body: '{"/coffee":"1","/tea":"0"}',
+  });
+  await toggle.body.dump();
+  assert.equal(toggle.statusCode, 201);
+
+  const get = async (port: number, path: string): Promise<number> => {
+    const res = await request(`http://127.0.0.1:${port}${path}`, { headers: { host: 'cafe.example.com' } });
+    await res.body.dump();
+    return res.statusCode;
+  };
+  const seen: Record<number, number[]> = {};
+  for (const port of replicaPorts) {
+    seen[port] = await Promise.all(Array.from({ length: 6 }, () => get(port, '/coffee/latte')));
+    assert.ok(seen[port]!.includes(503), `replica :${port} limits /coffee: ${seen[port]}`);
+    assert.equal(await get(port, '/tea'), 200);
+  }
+
+  // Counters reach the cluster view within a flush (1 s); poll until they add up.
+  const rejected = Object.values(seen)
+    .flat()
+    .filter((code) => code === 503).length;
+  const passed = Object.values(seen)
+    .flat()
+    .filter((code) => code === 200).length;
+  let zone: { passed: number; rejected: number } | undefined;
+  await waitFor(
+    async () => {
+      const res = await request(`${base}/limit_reqs`);
+      zone = ((await res.body.json()) as Record<string, { passed: number; rejected: number }>).req_zone_20;
+      return zone?.rejected === rejected && zone.passed === passed;
+    },
+    { intervalMs: 100, message: `/limit_reqs req_zone_20 = ${passed} passed, ${rejected} rejected` },
+  ).catch(() => assert.deepEqual({ passed: zone?.passed, rejected: zone?.rejected }, { passed, rejected }));
+
+  child.kill('SIGINT');
+  const [code] = await exited;
+  assert.equal(code, 0);
+});
