@@ -83,7 +83,7 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
 
   const handler = (
     name: string,
-    conf: Pick<LocationConf, 'limitReq' | 'access' | 'realIp'> & Partial<LocationConf>,
+    conf: Pick<LocationConf, 'limitReq' | 'access' | 'realIp' | 'proxyTimeouts'> & Partial<LocationConf>,
   ): LocationHandler => ({
     name,
     limitReq: policy(conf.limitReq),
@@ -93,6 +93,7 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
     api: conf.api ?? null,
     access: new AccessList(conf.access),
     realIp: conf.realIp,
+    proxyTimeouts: conf.proxyTimeouts,
   });
 
   const location = (conf: LocationConf): SiteLocation => ({
@@ -109,7 +110,12 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
     serverNames: conf.serverNames,
     locations: conf.locations.map(location),
     return: compileReturn(conf.return),
-    handler: handler('server', { limitReq: conf.limitReq, access: conf.access, realIp: conf.realIp }),
+    handler: handler('server', {
+      limitReq: conf.limitReq,
+      access: conf.access,
+      realIp: conf.realIp,
+      proxyTimeouts: conf.proxyTimeouts,
+    }),
   });
 
   return new Site({ servers: http.servers.map(server), variables, limitReqZones, keyvalZones });

@@ -30,6 +30,9 @@ export interface LevelBuilder {
   realIpHeader: string | null;
   realIpRecursive: boolean | null;
   access: AccessRule[] | null;
+  proxyConnectTimeoutMs: number | null;
+  proxyReadTimeoutMs: number | null;
+  proxySendTimeoutMs: number | null;
 }
 
 export interface LocationBuilder extends LevelBuilder {
@@ -109,6 +112,9 @@ export function newLevel(source: SourceRef): LevelBuilder {
     realIpHeader: null,
     realIpRecursive: null,
     access: null,
+    proxyConnectTimeoutMs: null,
+    proxyReadTimeoutMs: null,
+    proxySendTimeoutMs: null,
   };
 }
 

@@ -3,6 +3,7 @@
  * - `limit_req`: a level's list replaces the enclosing one only when the level has any `limit_req`;
  * - `limit_req_status`, `_log_level`, `_dry_run`, `_retry_after`, `real_ip_header`,
  *   `real_ip_recursive`: the innermost level that sets one wins;
+ * - `proxy_connect_timeout`, `proxy_read_timeout`, `proxy_send_timeout`: the innermost level wins (60 s);
  * - `set_real_ip_from` and `allow`/`deny`: a level's list is used only when it has one, else inherited.
  * Nested locations inherit from their enclosing location. Defaults: status 503, level `error`,
  * dry run off, header `X-Real-IP`; `listen *:80` and `server_name ""` for a server that has none.
@@ -13,6 +14,7 @@ import type {
   EffectiveLimitReq,
   HttpConf,
   LocationConf,
+  ProxyTimeouts,
   RealIpConf,
   ServerConf,
 } from './model.ts';
@@ -21,12 +23,14 @@ interface Inherited {
   readonly limitReq: EffectiveLimitReq;
   readonly access: readonly AccessRule[];
   readonly realIp: RealIpConf;
+  readonly proxyTimeouts: ProxyTimeouts;
 }
 
 const DEFAULTS: Inherited = {
   limitReq: { limits: [], status: 503, logLevel: 'error', dryRun: false, retryAfter: false },
   access: [],
   realIp: { trustedFrom: [], header: 'X-Real-IP', recursive: false },
+  proxyTimeouts: { connectMs: 60_000, readMs: 60_000, sendMs: 60_000 },
 };
 
 /** The settings in force at `level` given those of the enclosing level. */
@@ -44,6 +48,11 @@ export function inherit(level: LevelBuilder, parent: Inherited): Inherited {
       trustedFrom: level.realIpFrom ?? parent.realIp.trustedFrom,
       header: level.realIpHeader ?? parent.realIp.header,
       recursive: level.realIpRecursive ?? parent.realIp.recursive,
+    },
+    proxyTimeouts: {
+      connectMs: level.proxyConnectTimeoutMs ?? parent.proxyTimeouts.connectMs,
+      readMs: level.proxyReadTimeoutMs ?? parent.proxyTimeouts.readMs,
+      sendMs: level.proxySendTimeoutMs ?? parent.proxyTimeouts.sendMs,
     },
   };
 }
@@ -99,6 +108,7 @@ function buildLocation(location: LocationBuilder, parent: Inherited): LocationCo
     api: location.api,
     access: settings.access,
     realIp: settings.realIp,
+    proxyTimeouts: settings.proxyTimeouts,
     source: location.source,
   };
 }

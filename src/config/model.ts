@@ -52,6 +52,13 @@ export interface EffectiveLimitReq {
   readonly retryAfter: boolean;
 }
 
+/** `proxy_connect_timeout`, `proxy_read_timeout`, `proxy_send_timeout` after inheritance (60 s each). */
+export interface ProxyTimeouts {
+  readonly connectMs: number;
+  readonly readMs: number;
+  readonly sendMs: number;
+}
+
 export type KeyvalZoneType = 'string' | 'ip' | 'prefix';
 
 /** `keyval_zone zone=name:size [state=file] [timeout=time] [type=string|ip|prefix] [sync];` */
@@ -145,6 +152,7 @@ export interface LocationConf {
   readonly api: { readonly write: boolean } | null;
   readonly access: readonly AccessRule[];
   readonly realIp: RealIpConf;
+  readonly proxyTimeouts: ProxyTimeouts;
   readonly source: SourceRef;
 }
 
@@ -159,6 +167,7 @@ export interface ServerConf {
   readonly limitReq: EffectiveLimitReq;
   readonly access: readonly AccessRule[];
   readonly realIp: RealIpConf;
+  readonly proxyTimeouts: ProxyTimeouts;
   readonly source: SourceRef;
 }
 

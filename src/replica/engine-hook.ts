@@ -96,12 +96,14 @@ function toDataPath(decision: EngineDecision, route: Route, targets: ProxyTarget
       const target = targets.byHandler.get(route.handler);
       if (target === undefined) return NOT_FOUND;
       const path = rewriteTarget(target, route.target.uri, route.target.args, route.target.hasArgs);
+      const readTimeoutMs = route.handler.proxyTimeouts.readMs;
       if (decision.delayMs > 0) {
         return {
           action: 'delay',
           delayMs: decision.delayMs,
           upstream: target.upstream,
           path,
+          readTimeoutMs,
           limitReqStatus: decision.status,
           zone: decision.zone,
           serverName: route.serverName,
@@ -111,6 +113,7 @@ function toDataPath(decision: EngineDecision, route: Route, targets: ProxyTarget
         action: 'proxy',
         upstream: target.upstream,
         path,
+        readTimeoutMs,
         limitReqStatus: decision.status,
         zone: decision.zone,
       };

@@ -1,7 +1,8 @@
 /**
  * Upstream failures on a replica process, answered as nginx does: 502 with nginx's page when the
  * upstream refuses the connection (group or host:port) or drops it without answering, and a group
- * whose first server refuses still serves from the next one.
+ * whose first server refuses still serves from the next one; an upstream slower than the location's
+ * `proxy_read_timeout` is a 504.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -29,6 +30,11 @@ describe('replica: upstream errors', () => {
         req.socket.destroy();
         return;
       }
+      if (req.url === '/slow') {
+        // Answers long after the location's proxy_read_timeout (and well before the test's end).
+        setTimeout(() => res.end(record.url), 3000).unref();
+        return;
+      }
       res.end(record.url);
     });
     const config = dir.write(
@@ -46,6 +52,7 @@ http {
         location /refused-address { proxy_pass http://127.0.0.1:${deadA}; }
         location /hangup { proxy_pass http://127.0.0.1:${upstream.port}; }
         location /mixed { proxy_pass http://mixed; }
+        location /slow { proxy_read_timeout 300ms; proxy_pass http://127.0.0.1:${upstream.port}; }
     }
 }
 `,
@@ -69,6 +76,13 @@ http {
     const page = nginxPage('502 Bad Gateway');
     assert.deepEqual(await get('/refused'), { status: 502, text: page });
     assert.deepEqual(await get('/refused-address'), { status: 502, text: page });
+  });
+
+  test('an upstream slower than proxy_read_timeout is a 504 with nginx page, after that timeout', async () => {
+    const started = performance.now();
+    assert.deepEqual(await get('/slow'), { status: 504, text: nginxPage('504 Gateway Time-out') });
+    const elapsedMs = performance.now() - started;
+    assert.ok(elapsedMs >= 290 && elapsedMs < 2900, `answered after ${elapsedMs.toFixed(0)} ms`);
   });
 
   test('an upstream that closes without answering is a 502', async () => {

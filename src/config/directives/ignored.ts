@@ -52,9 +52,6 @@ const ENTRIES: readonly (readonly [string, readonly ContextKind[], ArgSpec])[] =
   // proxying details (proxy_pass itself is supported)
   ['proxy_set_header', HSL, [2]],
   ['proxy_http_version', HSL, [1]],
-  ['proxy_connect_timeout', HSL, [1]],
-  ['proxy_read_timeout', HSL, [1]],
-  ['proxy_send_timeout', HSL, [1]],
   ['proxy_next_upstream', HSL, '1+'],
   ['proxy_next_upstream_tries', HSL, [1]],
   ['proxy_next_upstream_timeout', HSL, [1]],

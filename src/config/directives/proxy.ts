@@ -1,13 +1,14 @@
 /**
- * ngx_http_proxy_module's `proxy_pass`. Other proxy_* directives only tune the proxying and are in
- * the ignored list.
+ * ngx_http_proxy_module's `proxy_pass` and its timeouts (`proxy_connect_timeout`, `proxy_read_timeout`,
+ * `proxy_send_timeout`). Other proxy_* directives only tune the proxying and are in the ignored list.
  */
 
 import { parseHostPort } from '../address.ts';
-import type { LocationBuilder } from '../builders.ts';
+import type { LevelBuilder, LocationBuilder } from '../builders.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
-import { complexValue, duplicate, httpOf, ref } from './helpers.ts';
+import { parseTimeMs } from '../values.ts';
+import { complexValue, duplicate, httpOf, levelOf, ref } from './helpers.ts';
 import type { DirectiveSpec, Scope } from './types.ts';
 
 /** Locations that already had a proxy_pass (it may since have been replaced by `api`). */
@@ -42,6 +43,24 @@ function proxyPass(d: Directive, scope: Scope): void {
   httpOf(scope).proxyTargets.push({ host: parsed.host, port: parsed.port, source: ref(d) });
 }
 
+type TimeoutField = 'proxyConnectTimeoutMs' | 'proxyReadTimeoutMs' | 'proxySendTimeoutMs';
+
+/** `proxy_*_timeout time;` — ngx_conf_set_msec_slot. */
+function timeout(field: TimeoutField): (d: Directive, scope: Scope) => void {
+  return (d, scope) => {
+    const level: LevelBuilder = levelOf(scope);
+    if (level[field] !== null) throw duplicate(d);
+    const ms = parseTimeMs(d.args[0]!);
+    if (ms === null) throw configError(`"${d.name}" directive invalid value`, d);
+    level[field] = ms;
+  };
+}
+
+const LEVELS = ['http', 'server', 'location'] as const;
+
 export const proxyDirectives: readonly DirectiveSpec[] = [
   { name: 'proxy_pass', contexts: ['location'], args: [1], handle: proxyPass },
+  { name: 'proxy_connect_timeout', contexts: LEVELS, args: [1], handle: timeout('proxyConnectTimeoutMs') },
+  { name: 'proxy_read_timeout', contexts: LEVELS, args: [1], handle: timeout('proxyReadTimeoutMs') },
+  { name: 'proxy_send_timeout', contexts: LEVELS, args: [1], handle: timeout('proxySendTimeoutMs') },
 ];

@@ -41,6 +41,8 @@ export interface LocationHandler {
   readonly api: { readonly write: boolean } | null;
   readonly access: AccessList;
   readonly realIp: RealIpDefinition;
+  /** `proxy_connect_timeout`, `proxy_read_timeout`, `proxy_send_timeout`, for whoever proxies. */
+  readonly proxyTimeouts: { readonly connectMs: number; readonly readMs: number; readonly sendMs: number };
 }
 
 export interface SiteLocation extends RoutableLocation<SiteLocation> {

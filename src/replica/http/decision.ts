@@ -32,6 +32,8 @@ export interface RequestContext {
 export interface ProxyTarget {
   readonly upstream?: string;
   readonly path?: string;
+  /** `proxy_read_timeout` for this request (waiting for the head, then between body reads); absent: the pool's. */
+  readonly readTimeoutMs?: number;
 }
 
 /** Forward now, to the default upstream unless the target says otherwise (limits passed or off). */

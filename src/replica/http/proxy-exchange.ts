@@ -84,6 +84,7 @@ export class Exchange<D extends Decision> implements RequestContext {
   #peer: UpstreamPeer | null = null;
   #tried: UpstreamPeer[] | null = null;
   #path = '';
+  #readTimeoutMs: number | undefined = undefined;
   #abort: ((err?: Error) => void) | null = null;
   #resume: (() => void) | null = null;
   #status = 0;
@@ -218,6 +219,7 @@ export class Exchange<D extends Decision> implements RequestContext {
     }
     this.#group = group;
     this.#path = target.path ?? this.req.url ?? '/';
+    this.#readTimeoutMs = target.readTimeoutMs;
     this.#dispatch();
   }
 
@@ -234,6 +236,8 @@ export class Exchange<D extends Decision> implements RequestContext {
         method: this.req.method ?? 'GET',
         headers: this.#headers,
         body: this.hasBody ? this.req : null,
+        headersTimeout: this.#readTimeoutMs,
+        bodyTimeout: this.#readTimeoutMs,
       },
       this,
     );
