@@ -57,7 +57,10 @@ export function registerReplicaCommand(program: Command): void {
     )
     .option('--listen-port <port>', 'with --kubernetes: the port Ingress traffic is served on (default: 80)')
     .option('--redis <url>', 'shared store (default: REDIS_URL, else an in-process memory store)')
-    .option('--id <name>', 'replica id in the cluster (default: POD_NAME, else hostname:pid)')
+    .option(
+      '--id <name>',
+      'replica id in the cluster (default: POD_NAME, else hostname:port of the first listen)',
+    )
     .option('--status-listen <host:port>', 'serve the read-only Plus API, /metrics, /healthz, /readyz here')
     .option(
       '--state-file <file>',
@@ -78,7 +81,9 @@ async function runReplica(flags: ReplicaFlags): Promise<void> {
   const store = openStore(flags.redis ?? process.env.REDIS_URL, logger);
   const errorStream = openLog(flags.errorLog, process.stderr);
   const accessStream = flags.accessLog ? openLog(flags.accessLog, process.stdout) : null;
-  const id = flags.id ?? process.env.POD_NAME ?? `${hostname()}:${process.pid}`;
+  // host:port of the first listener (two replicas on one host differ by port).
+  const firstPort = fileConfig?.http.servers[0]?.listen[0]?.port ?? Number(flags.listenPort ?? 80);
+  const id = flags.id ?? process.env.POD_NAME ?? `${hostname()}:${firstPort}`;
   let status: ReplicaStatus | null = null;
   const k8s = fileConfig
     ? null
