@@ -34,6 +34,7 @@ describe('limit_reqs: cluster-wide sums', () => {
       '/api/9/http/limit_reqs/',
       '/api/6/http/limit_reqs',
       '/limit_reqs',
+      '/limit_reqs/',
     ]) {
       const res = await app.inject({ method: 'GET', url });
       assert.equal(res.statusCode, 200, url);
