@@ -54,11 +54,6 @@ export function parseComplexValue(raw: string): ComplexValue {
   return { raw, parts };
 }
 
-/** True when the value holds no variables (nginx stores such values verbatim). */
-export function isStaticValue(value: ComplexValue): boolean {
-  return value.parts.every((part) => 'text' in part);
-}
-
 /** The variable names a value reads, in order. */
 export function variablesOf(value: ComplexValue): string[] {
   return value.parts.flatMap((part) => ('variable' in part ? [part.variable] : []));

@@ -29,6 +29,7 @@ const WILDCARD_HOSTS = new Set([null, '*', '0.0.0.0', '[::]']);
 
 export class ServerSelector<S extends NamedServer> {
   private readonly groups: ListenGroup<S>[] = [];
+  readonly #byAddress = new Map<string, ListenGroup<S> | undefined>();
 
   constructor(servers: readonly S[]) {
     for (const server of servers) {
@@ -60,10 +61,7 @@ export class ServerSelector<S extends NamedServer> {
 
   /** The server for a connection to `serverAddr:port` with `host` (lower-case, no port); null if none. */
   select(serverAddr: string, port: number, host: string): S | null {
-    const group =
-      this.groups.find((g) => g.port === port && g.host === serverAddr) ??
-      this.groups.find((g) => g.port === port && g.host === null) ??
-      this.groups.find((g) => g.port === port);
+    const group = this.#groupFor(serverAddr, port);
     if (group === undefined) return null;
     const named = group.names.match(host);
     if (named !== undefined) return named;
@@ -71,6 +69,18 @@ export class ServerSelector<S extends NamedServer> {
       for (const { re, server } of group.regexes) if (re.test(host)) return server;
     }
     return group.defaultServer;
+  }
+
+  /** The listen group a connection lands in: exact address, else the wildcard, else any on the port (memoised). */
+  #groupFor(serverAddr: string, port: number): ListenGroup<S> | undefined {
+    const key = `${serverAddr} ${port}`;
+    if (this.#byAddress.has(key)) return this.#byAddress.get(key);
+    const group =
+      this.groups.find((g) => g.port === port && g.host === serverAddr) ??
+      this.groups.find((g) => g.port === port && g.host === null) ??
+      this.groups.find((g) => g.port === port);
+    this.#byAddress.set(key, group);
+    return group;
   }
 
   private addNames(group: ListenGroup<S>, server: S): void {

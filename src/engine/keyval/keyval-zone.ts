@@ -67,11 +67,6 @@ export class KeyvalZone {
     else if (this.type === 'prefix') this.reindexPrefixes();
   }
 
-  /** The record stored under exactly `key` (API reads), ignoring expiry. */
-  get(key: string): KeyvalRecord | undefined {
-    return this.records.get(key);
-  }
-
   entries(): IterableIterator<[string, KeyvalRecord]> {
     return this.records.entries();
   }

@@ -135,19 +135,6 @@ export class StateTable {
     );
   }
 
-  /** Drops every node (used by tests and zone resets). */
-  clear(): void {
-    this.slots.fill(0);
-    this.byText.clear();
-    this.keyText = [];
-    this.freeList = [];
-    this.highWater = 0;
-    this.head = NIL;
-    this.tail = NIL;
-    this.count = 0;
-    this.usedBytes = 0;
-  }
-
   private allocNode(): number {
     const reused = this.freeList.pop();
     if (reused !== undefined) return reused;

@@ -84,9 +84,4 @@ export class VariableTable {
       return out;
     };
   }
-
-  /** Names declared but never defined (a `keyval`/`map` result referenced but missing). */
-  undefinedNames(): string[] {
-    return [...this.slotOf].filter(([, slot]) => this.getters[slot] === undefined).map(([name]) => name);
-  }
 }
