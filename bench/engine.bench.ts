@@ -15,7 +15,6 @@ import { loadConfigText } from '../src/config/index.ts';
 import { parseComplexValue } from '../src/engine/complex-value.ts';
 import { type LimitReqPolicy, limitRequest, newOutcome } from '../src/engine/limit-req/limit-req.ts';
 import { LimitReqZone } from '../src/engine/limit-req/limit-req-zone.ts';
-import { IPV4_STATE_BYTES } from '../src/engine/limit-req/state-table.ts';
 import type { RequestFacts } from '../src/engine/variables/request-context.ts';
 
 const require = createRequire(import.meta.url);
@@ -166,8 +165,7 @@ function localStoreCase(): () => number {
 function density(): { bytesPerState: number; statesPer1m: number } {
   const zone = new LimitReqZone('d', parseComplexValue('$binary_remote_addr'), 1024 * 1024, 1000);
   let i = 0;
-  while (zone.table.usedBytes + IPV4_STATE_BYTES <= zone.table.budgetBytes)
-    zone.lookup(binaryIp(i++), 0, 0, true);
+  while (zone.table.hasRoomFor(binaryIp(i))) zone.lookup(binaryIp(i++), 0, 0, true);
   return { bytesPerState: zone.table.allocatedBytes() / zone.table.count, statesPer1m: zone.table.count };
 }
 

@@ -4,12 +4,14 @@
  *
  * Layout is struct-of-arrays (typed arrays), not a Map of objects: a 4-byte key (`$binary_remote_addr`
  * for IPv4) is stored as a uint32 in an open-addressing hash table, so an IPv4 state costs
- * {@link IPV4_STATE_BYTES} bytes. Other keys (IPv6, text) are indexed by a `Map<string, node>`.
+ * {@link IPV4_NODE_BYTES} bytes plus its share of the index (a power of two, at most half full: 8–16
+ * bytes per state). Other keys (IPv6, text) are indexed by a `Map<string, node>`.
  * Keys are byte strings (one char per byte, 0..255), compared exactly, as nginx compares raw bytes.
+ * Every byte allocated is charged to the zone's `size`, so a zone never holds more than it.
  */
 
-/** Accounted bytes of one IPv4 node: key 4 + excess 8 + last 8 + LRU links 8 + hash slots 8 (load ≤ 0.5). */
-export const IPV4_STATE_BYTES = 36;
+/** Bytes of one IPv4 node in the node arrays: key 4 + excess 8 + last 8 + LRU links 8. */
+export const IPV4_NODE_BYTES = 28;
 /** Accounted bytes of a node with a non-4-byte key, plus the key bytes rounded up to 8. */
 export const KEYED_STATE_BYTES = 64;
 /** nginx refuses zones smaller than 8 pages. */
@@ -19,15 +21,34 @@ export const ZONE_HEADER_BYTES = 1024;
 
 const NIL = -1;
 const INITIAL_NODES = 256;
+/** 2^32 / φ, odd: multiplicative (Fibonacci) hashing spreads nearby addresses over the table. */
+const FIBONACCI = 0x9e3779b1;
+const SLOT_BYTES = 4;
 
-/** Bytes a node with this key costs against the zone size. */
+/** Bytes a node with this key costs against the zone size (the uint32 index is charged apart). */
 export function stateBytes(key: string): number {
-  return key.length === 4 ? IPV4_STATE_BYTES : KEYED_STATE_BYTES + ((key.length + 7) & ~7);
+  return key.length === 4 ? IPV4_NODE_BYTES : KEYED_STATE_BYTES + ((key.length + 7) & ~7);
+}
+
+/** Index slots for `nodes` uint32 keys: a power of two, at least twice as many (load ≤ 0.5). */
+function slotsFor(nodes: number): number {
+  return 2 ** Math.ceil(Math.log2(Math.max(1, nodes * 2)));
+}
+
+/** The most IPv4 nodes whose arrays and index fit in `budgetBytes`. */
+function maxIpv4Nodes(budgetBytes: number): number {
+  let best = 0;
+  for (let slots = 2; slots * SLOT_BYTES < budgetBytes; slots *= 2) {
+    const fit = Math.floor((budgetBytes - slots * SLOT_BYTES) / IPV4_NODE_BYTES);
+    best = Math.max(best, Math.min(slots / 2, fit));
+  }
+  return best;
 }
 
 export class StateTable {
-  /** Bytes available for nodes: `size` minus the zone header. */
+  /** Bytes available for nodes and index: `size` minus the zone header. */
   readonly budgetBytes: number;
+  /** Bytes charged: every node, and the uint32 index as allocated. */
   usedBytes = 0;
   count = 0;
 
@@ -44,24 +65,30 @@ export class StateTable {
   head = NIL;
   tail = NIL;
 
+  /** Node arrays never grow past what the budget could hold (all IPv4, the densest case). */
+  private readonly maxNodes: number;
   private freeList: number[] = [];
   private highWater = 0;
 
-  /** Open addressing for uint32 keys: slot → node + 1 (0 = empty); two slots per node. */
+  /** Open addressing for uint32 keys: slot → node + 1 (0 = empty); a power of two, at most half full. */
   private slots: Int32Array;
-  private slotCount: number;
+  /** 32 − log2(slots.length): Fibonacci hashing keeps the top bits of the product. */
+  private slotShift: number;
+  private u32Count = 0;
   private readonly byText = new Map<string, number>();
 
   constructor(sizeBytes: number) {
     this.budgetBytes = Math.max(0, sizeBytes - ZONE_HEADER_BYTES);
-    const nodes = INITIAL_NODES;
+    this.maxNodes = Math.max(1, maxIpv4Nodes(this.budgetBytes));
+    const nodes = Math.min(INITIAL_NODES, this.maxNodes);
     this.excess = new Float64Array(nodes);
     this.last = new Float64Array(nodes);
     this.prev = new Int32Array(nodes);
     this.next = new Int32Array(nodes);
     this.keyU32 = new Uint32Array(nodes);
-    this.slots = new Int32Array(nodes * 2);
-    this.slotCount = nodes * 2;
+    this.slots = new Int32Array(slotsFor(nodes));
+    this.slotShift = 32 - Math.log2(this.slots.length);
+    this.usedBytes = this.slots.byteLength;
   }
 
   /** The node holding `key`, or -1. */
@@ -69,21 +96,26 @@ export class StateTable {
     if (key.length !== 4) return this.byText.get(key) ?? NIL;
     const k = packU32(key);
     const slots = this.slots;
-    const count = this.slotCount;
+    const mask = slots.length - 1;
     const keys = this.keyU32;
-    for (let slot = home(k, count); ; slot = slot + 1 === count ? 0 : slot + 1) {
+    for (let slot = Math.imul(k, FIBONACCI) >>> this.slotShift; ; slot = (slot + 1) & mask) {
       const entry = slots[slot]!;
       if (entry === 0) return NIL;
       if (keys[entry - 1] === k) return entry - 1;
     }
   }
 
+  /** Whether a node for `key` fits in the zone now (its bytes, and the index growth it needs). */
+  hasRoomFor(key: string): boolean {
+    return this.usedBytes + stateBytes(key) + this.indexGrowthBytes(key) <= this.budgetBytes;
+  }
+
   /** Allocates a node for `key` at the MRU head, or returns -1 when the zone has no room left. */
   insert(key: string, excessMilli: number, lastMs: number): number {
-    const bytes = stateBytes(key);
-    if (this.usedBytes + bytes > this.budgetBytes) return NIL;
+    if (!this.hasRoomFor(key)) return NIL;
+    if (this.indexGrowthBytes(key) !== 0) this.rehash(this.slots.length * 2);
     const node = this.allocNode();
-    this.usedBytes += bytes;
+    this.usedBytes += stateBytes(key);
     this.count++;
     this.excess[node] = excessMilli;
     this.last[node] = lastMs;
@@ -92,6 +124,7 @@ export class StateTable {
       this.keyU32[node] = k;
       this.keyText[node] = undefined;
       this.slotInsert(k, node);
+      this.u32Count++;
     } else {
       this.keyText[node] = key;
       this.byText.set(key, node);
@@ -100,13 +133,14 @@ export class StateTable {
     return node;
   }
 
-  /** Removes a node from the queue and the index and frees its bytes. */
+  /** Removes a node from the queue and the index and frees its bytes (the index keeps its size). */
   remove(node: number): void {
     this.unlink(node);
     const text = this.keyText[node];
     if (text === undefined) {
       this.slotDelete(this.keyU32[node]!);
-      this.usedBytes -= IPV4_STATE_BYTES;
+      this.u32Count--;
+      this.usedBytes -= IPV4_NODE_BYTES;
     } else {
       this.byText.delete(text);
       this.keyText[node] = undefined;
@@ -135,6 +169,11 @@ export class StateTable {
     );
   }
 
+  /** Extra index bytes inserting `key` needs: the index doubles when it would pass half full. */
+  private indexGrowthBytes(key: string): number {
+    return key.length === 4 && (this.u32Count + 1) * 2 > this.slots.length ? this.slots.byteLength : 0;
+  }
+
   private allocNode(): number {
     const reused = this.freeList.pop();
     if (reused !== undefined) return reused;
@@ -144,43 +183,42 @@ export class StateTable {
 
   /** Doubles node storage, but never beyond what the zone budget can hold. */
   private grow(): void {
-    const maxNodes = Math.max(INITIAL_NODES, Math.floor(this.budgetBytes / IPV4_STATE_BYTES) + 1);
-    const nodes = Math.min(this.excess.length * 2, maxNodes);
+    const nodes = Math.min(this.excess.length * 2, this.maxNodes);
     this.excess = growArray(this.excess, new Float64Array(nodes));
     this.last = growArray(this.last, new Float64Array(nodes));
     this.prev = growArray(this.prev, new Int32Array(nodes));
     this.next = growArray(this.next, new Int32Array(nodes));
     this.keyU32 = growArray(this.keyU32, new Uint32Array(nodes));
-    this.rehash(nodes * 2);
   }
 
   private rehash(slotCount: number): void {
+    this.usedBytes += (slotCount - this.slots.length) * SLOT_BYTES;
     this.slots = new Int32Array(slotCount);
-    this.slotCount = slotCount;
+    this.slotShift = 32 - Math.log2(slotCount);
     for (let node = this.head; node !== NIL; node = this.next[node]!) {
       if (this.keyText[node] === undefined) this.slotInsert(this.keyU32[node]!, node);
     }
   }
 
   private slotInsert(k: number, node: number): void {
-    const count = this.slotCount;
-    let slot = home(k, count);
-    while (this.slots[slot] !== 0) slot = slot + 1 === count ? 0 : slot + 1;
+    const mask = this.slots.length - 1;
+    let slot = this.home(k);
+    while (this.slots[slot] !== 0) slot = (slot + 1) & mask;
     this.slots[slot] = node + 1;
   }
 
   /** Linear-probing delete with backward shift, so no tombstones accumulate. */
   private slotDelete(k: number): void {
     const slots = this.slots;
-    const count = this.slotCount;
     const keys = this.keyU32;
-    const next = (slot: number): number => (slot + 1 === count ? 0 : slot + 1);
-    let slot = home(k, count);
+    const mask = slots.length - 1;
+    const next = (slot: number): number => (slot + 1) & mask;
+    let slot = this.home(k);
     while (slots[slot] !== 0 && keys[slots[slot]! - 1] !== k) slot = next(slot);
     if (slots[slot] === 0) return;
     let hole = slot;
     for (let probe = next(hole); slots[probe] !== 0; probe = next(probe)) {
-      const want = home(keys[slots[probe]! - 1]!, count);
+      const want = this.home(keys[slots[probe]! - 1]!);
       // Move the entry back if its home is not cyclically within (hole, probe].
       const inRange = hole <= probe ? want > hole && want <= probe : want > hole || want <= probe;
       if (!inRange) {
@@ -189,6 +227,11 @@ export class StateTable {
       }
     }
     slots[hole] = 0;
+  }
+
+  /** The home slot of a uint32 key. */
+  private home(k: number): number {
+    return Math.imul(k, FIBONACCI) >>> this.slotShift;
   }
 
   private linkHead(node: number): void {
@@ -214,12 +257,6 @@ function packU32(key: string): number {
     ((key.charCodeAt(0) << 24) | (key.charCodeAt(1) << 16) | (key.charCodeAt(2) << 8) | key.charCodeAt(3)) >>>
     0
   );
-}
-
-/** The home slot of a key: a mixed 32-bit hash scaled onto `count` slots (no power-of-two waste). */
-function home(k: number, count: number): number {
-  const h = Math.imul(k ^ (k >>> 16), 0x45d9f3b) >>> 0;
-  return Math.floor((h * count) / 4294967296);
 }
 
 function growArray<T extends Float64Array | Int32Array | Uint32Array>(from: T, to: T): T {
