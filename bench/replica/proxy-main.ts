@@ -1,8 +1,8 @@
 /**
  * One benchmark proxy process: `node --import tsx bench/replica/proxy-main.ts <mode> <upstreamPort>`.
- * Modes: `off` (limits switched off: the hook passes everything), `stand-in` (the Map leaky bucket
- * below), `engine` (the replica's real engine hook on a seed-style config with the switch on and a
- * rate nothing reaches). Reports `{ port }` to the parent over IPC.
+ * Modes: `off` (limits switched off: the hook passes everything), `engine` (the replica's engine hook
+ * on a seed-style config with the switch on and a rate nothing reaches). Reports `{ port }` to the
+ * parent over IPC.
  */
 import { createServer } from 'node:net';
 import { buildSite } from '../../src/config/build-site.ts';
@@ -13,7 +13,6 @@ import { type DecideHook, type Decision, PASS } from '../../src/replica/http/dec
 import { ProxyServer } from '../../src/replica/http/proxy-server.ts';
 import { UpstreamSet } from '../../src/replica/http/upstream-group.ts';
 import { resolveProxyTargets } from '../../src/replica/proxy-targets.ts';
-import { standInDecide } from './stand-in-limiter.ts';
 
 const [mode = 'off', upstreamPortText = ''] = process.argv.slice(2);
 const upstreamPort = Number(upstreamPortText);
@@ -54,11 +53,6 @@ async function main(): Promise<void> {
   switch (mode) {
     case 'off':
       decide = () => PASS;
-      break;
-    case 'stand-in':
-      // ─── ENGINE PLUG-IN POINT ───────────────────────────────────────────────────────────────────
-      // The stand-in does a leaky-bucket decision per request; `engine` mode below is the real thing.
-      decide = standInDecide();
       break;
     case 'engine': {
       const config = loadConfigText(engineConfig(port), 'bench-replica.conf');
