@@ -4,7 +4,7 @@
  *   off     — the replica's data path with limits switched off (the hook passes everything)
  *   on      — the data path with the replica's engine hook: keyval switch on, limit_req on every
  *             request, nothing limited
- *   bare    — reference: the leanest node:http + undici forwarder (no hook, no header rewriting)
+ *   bare    — reference: the straightforward node:http + undici `pool.request` forwarder
  * Every server, the upstream and the load generator run in their own processes. Cases are interleaved
  * over rounds (the order rotates); req/s and CPU are medians over rounds, and each ratio is the median
  * of the ratios within a round, so a slow stretch of the machine (shared cores) hits both sides of a

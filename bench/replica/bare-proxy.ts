@@ -1,7 +1,8 @@
 /**
- * Reference only: the leanest forwarder node:http and undici allow (no hook, no header rewriting, no
- * error pages), as in the ecosystem survey's "bare node:http + undici Pool" figure. It shows how much of
- * the distance to nginx is the platform's and how much is the replica's data path.
+ * Reference only: the straightforward node:http + undici Pool forwarder (`pool.request`, body piped; no
+ * hook, no header rewriting, no error pages), as in the ecosystem survey's "bare node:http + undici
+ * Pool" figure. It shows how much of the distance to nginx is the platform's and how much is the
+ * replica's data path.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
