@@ -77,6 +77,21 @@ describe('state table', () => {
     assert.ok(table.usedBytes <= table.budgetBytes);
     assert.ok(table.allocatedBytes() + ZONE_HEADER_BYTES <= 1024 * 1024);
   });
+
+  it('holds a mix of IPv4 and longer keys past the all-IPv4 node count, all still found', () => {
+    // 40k budget: 1024 IPv4 nodes fill a 2048-slot index (36 864 bytes); 56 one-byte keys (72 bytes each)
+    // fill the rest, one node more than an all-IPv4 zone of this size could hold.
+    const table = new StateTable(40960 + ZONE_HEADER_BYTES);
+    for (let i = 0; i < 1024; i++) assert.notEqual(table.insert(ip(i), 0, 0), -1);
+    let text = 0;
+    while (table.insert(String.fromCharCode(text), 0, 0) !== -1) text++;
+    assert.equal(text, 56);
+    assert.equal(table.count, 1080);
+    assert.ok(table.usedBytes <= table.budgetBytes);
+    for (let i = 0; i < 1024; i++) assert.notEqual(table.find(ip(i)), -1);
+    for (let t = 0; t < text; t++) assert.notEqual(table.find(String.fromCharCode(t)), -1);
+    assert.equal(keysInLruOrder(table).length, 1080);
+  });
 });
 
 describe('zone expiry (ngx_http_limit_req_expire)', () => {

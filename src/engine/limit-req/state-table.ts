@@ -181,9 +181,14 @@ export class StateTable {
     return this.highWater++;
   }
 
-  /** Doubles node storage, but never beyond what the zone budget can hold. */
+  /**
+   * Doubles node storage up to what an all-IPv4 zone can hold. A zone that mixes in longer keys (charged
+   * more per node, but filling the index less) can hold a few more nodes: past the cap, grow by an eighth.
+   */
   private grow(): void {
-    const nodes = Math.min(this.excess.length * 2, this.maxNodes);
+    const length = this.excess.length;
+    const nodes =
+      length < this.maxNodes ? Math.min(length * 2, this.maxNodes) : length + Math.ceil(length / 8);
     this.excess = growArray(this.excess, new Float64Array(nodes));
     this.last = growArray(this.last, new Float64Array(nodes));
     this.prev = growArray(this.prev, new Int32Array(nodes));
