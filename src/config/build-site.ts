@@ -21,6 +21,7 @@ import { compileMap } from '../engine/variables/map-variable.ts';
 import type { RequestContext } from '../engine/variables/request-context.ts';
 import { VariableTable } from '../engine/variables/variable-table.ts';
 import type { EffectiveLimitReq, HttpConf, LocationConf, ReturnSpec, ServerConf } from './model.ts';
+import { proxiesUpgrades } from './proxy-upgrade.ts';
 
 export function buildSite(http: HttpConf, previous?: Site): Site {
   const variables = new VariableTable();
@@ -83,7 +84,11 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
 
   const handler = (
     name: string,
-    conf: Pick<LocationConf, 'limitReq' | 'access' | 'realIp' | 'proxyTimeouts'> & Partial<LocationConf>,
+    conf: Pick<
+      LocationConf,
+      'limitReq' | 'access' | 'realIp' | 'proxyTimeouts' | 'proxyHttpVersion' | 'proxySetHeaders'
+    > &
+      Partial<LocationConf>,
   ): LocationHandler => ({
     name,
     limitReq: policy(conf.limitReq),
@@ -94,6 +99,7 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
     access: new AccessList(conf.access),
     realIp: conf.realIp,
     proxyTimeouts: conf.proxyTimeouts,
+    proxyUpgrade: proxiesUpgrades(conf),
   });
 
   const location = (conf: LocationConf): SiteLocation => ({
@@ -115,6 +121,8 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
       access: conf.access,
       realIp: conf.realIp,
       proxyTimeouts: conf.proxyTimeouts,
+      proxyHttpVersion: conf.proxyHttpVersion,
+      proxySetHeaders: conf.proxySetHeaders,
     }),
   });
 

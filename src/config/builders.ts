@@ -13,6 +13,8 @@ import type {
   LocationMatch,
   LogLevel,
   MapSpec,
+  ProxyHttpVersion,
+  ProxySetHeader,
   ReturnSpec,
   SourceRef,
   UpstreamServerSpec,
@@ -33,6 +35,8 @@ export interface LevelBuilder {
   proxyConnectTimeoutMs: number | null;
   proxyReadTimeoutMs: number | null;
   proxySendTimeoutMs: number | null;
+  proxyHttpVersion: ProxyHttpVersion | null;
+  proxySetHeaders: ProxySetHeader[] | null;
 }
 
 export interface LocationBuilder extends LevelBuilder {
@@ -115,6 +119,8 @@ export function newLevel(source: SourceRef): LevelBuilder {
     proxyConnectTimeoutMs: null,
     proxyReadTimeoutMs: null,
     proxySendTimeoutMs: null,
+    proxyHttpVersion: null,
+    proxySetHeaders: null,
   };
 }
 

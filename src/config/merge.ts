@@ -4,7 +4,9 @@
  * - `limit_req_status`, `_log_level`, `_dry_run`, `_retry_after`, `real_ip_header`,
  *   `real_ip_recursive`: the innermost level that sets one wins;
  * - `proxy_connect_timeout`, `proxy_read_timeout`, `proxy_send_timeout`: the innermost level wins (60 s);
- * - `set_real_ip_from` and `allow`/`deny`: a level's list is used only when it has one, else inherited.
+ *   so does `proxy_http_version` (1.0);
+ * - `set_real_ip_from`, `allow`/`deny` and `proxy_set_header`: a level's list is used only when it has
+ *   one, else inherited.
  * Nested locations inherit from their enclosing location. Defaults: status 503, level `error`,
  * dry run off, header `X-Real-IP`; `listen *:80` and `server_name ""` for a server that has none.
  */
@@ -14,6 +16,8 @@ import type {
   EffectiveLimitReq,
   HttpConf,
   LocationConf,
+  ProxyHttpVersion,
+  ProxySetHeader,
   ProxyTimeouts,
   RealIpConf,
   ServerConf,
@@ -24,6 +28,8 @@ interface Inherited {
   readonly access: readonly AccessRule[];
   readonly realIp: RealIpConf;
   readonly proxyTimeouts: ProxyTimeouts;
+  readonly proxyHttpVersion: ProxyHttpVersion;
+  readonly proxySetHeaders: readonly ProxySetHeader[];
 }
 
 const DEFAULTS: Inherited = {
@@ -31,6 +37,8 @@ const DEFAULTS: Inherited = {
   access: [],
   realIp: { trustedFrom: [], header: 'X-Real-IP', recursive: false },
   proxyTimeouts: { connectMs: 60_000, readMs: 60_000, sendMs: 60_000 },
+  proxyHttpVersion: '1.0',
+  proxySetHeaders: [],
 };
 
 /** The settings in force at `level` given those of the enclosing level. */
@@ -54,6 +62,8 @@ export function inherit(level: LevelBuilder, parent: Inherited): Inherited {
       readMs: level.proxyReadTimeoutMs ?? parent.proxyTimeouts.readMs,
       sendMs: level.proxySendTimeoutMs ?? parent.proxyTimeouts.sendMs,
     },
+    proxyHttpVersion: level.proxyHttpVersion ?? parent.proxyHttpVersion,
+    proxySetHeaders: level.proxySetHeaders ?? parent.proxySetHeaders,
   };
 }
 
@@ -109,6 +119,8 @@ function buildLocation(location: LocationBuilder, parent: Inherited): LocationCo
     access: settings.access,
     realIp: settings.realIp,
     proxyTimeouts: settings.proxyTimeouts,
+    proxyHttpVersion: settings.proxyHttpVersion,
+    proxySetHeaders: settings.proxySetHeaders,
     source: location.source,
   };
 }

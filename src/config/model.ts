@@ -59,6 +59,15 @@ export interface ProxyTimeouts {
   readonly sendMs: number;
 }
 
+/** `proxy_http_version` (default `1.0`). */
+export type ProxyHttpVersion = '1.0' | '1.1';
+
+/** `proxy_set_header field value;` as written (the value is not evaluated). */
+export interface ProxySetHeader {
+  readonly field: string;
+  readonly value: string;
+}
+
 export type KeyvalZoneType = 'string' | 'ip' | 'prefix';
 
 /** `keyval_zone zone=name:size [state=file] [timeout=time] [type=string|ip|prefix] [sync];` */
@@ -153,6 +162,9 @@ export interface LocationConf {
   readonly access: readonly AccessRule[];
   readonly realIp: RealIpConf;
   readonly proxyTimeouts: ProxyTimeouts;
+  readonly proxyHttpVersion: ProxyHttpVersion;
+  /** The `proxy_set_header` list in force: a level's own list, else the enclosing level's. */
+  readonly proxySetHeaders: readonly ProxySetHeader[];
   readonly source: SourceRef;
 }
 
@@ -168,6 +180,9 @@ export interface ServerConf {
   readonly access: readonly AccessRule[];
   readonly realIp: RealIpConf;
   readonly proxyTimeouts: ProxyTimeouts;
+  readonly proxyHttpVersion: ProxyHttpVersion;
+  /** The `proxy_set_header` list in force: a level's own list, else the enclosing level's. */
+  readonly proxySetHeaders: readonly ProxySetHeader[];
   readonly source: SourceRef;
 }
 

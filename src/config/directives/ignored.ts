@@ -50,8 +50,6 @@ const ENTRIES: readonly (readonly [string, readonly ContextKind[], ArgSpec])[] =
   ['open_log_file_cache', HSL, [1, 2, 3, 4]],
   ['status_zone', SL, [1]],
   // proxying details (proxy_pass itself is supported)
-  ['proxy_set_header', HSL, [2]],
-  ['proxy_http_version', HSL, [1]],
   ['proxy_next_upstream', HSL, '1+'],
   ['proxy_next_upstream_tries', HSL, [1]],
   ['proxy_next_upstream_timeout', HSL, [1]],

@@ -1,6 +1,8 @@
 /**
- * ngx_http_proxy_module's `proxy_pass` and its timeouts (`proxy_connect_timeout`, `proxy_read_timeout`,
- * `proxy_send_timeout`). Other proxy_* directives only tune the proxying and are in the ignored list.
+ * ngx_http_proxy_module's `proxy_pass`, its timeouts (`proxy_connect_timeout`, `proxy_read_timeout`,
+ * `proxy_send_timeout`), and `proxy_http_version` / `proxy_set_header`, which decide whether a location
+ * tunnels WebSocket upgrades (see proxy-upgrade.ts). Other proxy_* directives only tune the proxying and
+ * are in the ignored list.
  */
 
 import { parseHostPort } from '../address.ts';
@@ -56,6 +58,25 @@ function timeout(field: TimeoutField): (d: Directive, scope: Scope) => void {
   };
 }
 
+/** `proxy_http_version 1.0 | 1.1;` — ngx_conf_set_enum_slot. */
+function httpVersion(d: Directive, scope: Scope): void {
+  const level = levelOf(scope);
+  if (level.proxyHttpVersion !== null) throw duplicate(d);
+  const value = d.args[0]!;
+  if (value !== '1.0' && value !== '1.1') throw configError(`invalid value "${value}"`, d);
+  level.proxyHttpVersion = value;
+}
+
+/**
+ * `proxy_set_header field value;` — kept as written. The value is not evaluated (nor are its variables
+ * checked): only whether `Upgrade` and `Connection` are set matters to the replica.
+ */
+function setHeader(d: Directive, scope: Scope): void {
+  const level = levelOf(scope);
+  level.proxySetHeaders ??= [];
+  level.proxySetHeaders.push({ field: d.args[0]!, value: d.args[1]! });
+}
+
 const LEVELS = ['http', 'server', 'location'] as const;
 
 export const proxyDirectives: readonly DirectiveSpec[] = [
@@ -63,4 +84,6 @@ export const proxyDirectives: readonly DirectiveSpec[] = [
   { name: 'proxy_connect_timeout', contexts: LEVELS, args: [1], handle: timeout('proxyConnectTimeoutMs') },
   { name: 'proxy_read_timeout', contexts: LEVELS, args: [1], handle: timeout('proxyReadTimeoutMs') },
   { name: 'proxy_send_timeout', contexts: LEVELS, args: [1], handle: timeout('proxySendTimeoutMs') },
+  { name: 'proxy_http_version', contexts: LEVELS, args: [1], handle: httpVersion },
+  { name: 'proxy_set_header', contexts: LEVELS, args: [2], handle: setHeader },
 ];

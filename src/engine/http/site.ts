@@ -43,6 +43,8 @@ export interface LocationHandler {
   readonly realIp: RealIpDefinition;
   /** `proxy_connect_timeout`, `proxy_read_timeout`, `proxy_send_timeout`, for whoever proxies. */
   readonly proxyTimeouts: { readonly connectMs: number; readonly readMs: number; readonly sendMs: number };
+  /** `proxy_http_version 1.1` with `proxy_set_header Upgrade`/`Connection`: WebSocket upgrades are tunnelled. */
+  readonly proxyUpgrade: boolean;
 }
 
 export interface SiteLocation extends RoutableLocation<SiteLocation> {
