@@ -1,7 +1,8 @@
 /**
- * nginx-format error-log lines for limit_req events:
+ * nginx-format error-log lines for limit_req events and upstream failures:
  * `2020/03/15 14:58:26 [error] 54#54: *6506 limiting requests, excess: 1.960 by zone "req_zone_10",
  * client: 192.168.1.254, server: cafe.example.com, request: "GET /coffee HTTP/1.0", host: "cafe.example.com"`
+ * (a line about a proxied request adds `upstream: "http://127.0.0.1:8080/coffee"` before `host`).
  */
 import type { Socket } from 'node:net';
 import type { LimitReqLog } from '../engine/limit-req/limit-req.ts';
@@ -26,6 +27,8 @@ export interface RequestLogContext {
   readonly server: string;
   readonly requestLine: string;
   readonly host: string;
+  /** nginx's `upstream:` field (scheme, server, URI sent) for a request that was being proxied. */
+  readonly upstream?: string;
   /** The Referer header; nginx adds `, referrer: "…"` when the request has one. */
   readonly referrer?: string;
 }
@@ -37,7 +40,7 @@ let connectionSerial = 0;
  * The context nginx's log handler appends to a request's lines. The connection number (`*N`) is given
  * to a connection the first time one of its requests is logged, so its lines share it, as in nginx.
  */
-export function requestLogContext(ctx: RequestContext, server: string): RequestLogContext {
+export function requestLogContext(ctx: RequestContext, server: string, upstream?: string): RequestLogContext {
   const req = ctx.req;
   const socket = req.socket as Socket & { [kConnection]?: number };
   socket[kConnection] ??= ++connectionSerial;
@@ -48,6 +51,7 @@ export function requestLogContext(ctx: RequestContext, server: string): RequestL
     server,
     requestLine: `${req.method} ${req.url} HTTP/${req.httpVersion}`,
     host: ctx.host,
+    ...(upstream === undefined ? {} : { upstream }),
     ...(referrer === undefined ? {} : { referrer }),
   };
 }
@@ -76,10 +80,11 @@ export class ErrorLog {
 
   request(entry: LimitReqLog, ctx: RequestLogContext, now = new Date()): void {
     if (!this.enabled(entry.level)) return;
+    const upstream = ctx.upstream === undefined ? '' : `, upstream: "${ctx.upstream}"`;
     const host = ctx.host === '' ? '' : `, host: "${ctx.host}"`;
     const referrer = ctx.referrer === undefined ? '' : `, referrer: "${ctx.referrer}"`;
     this.#write(
-      `${timestamp(now)} [${entry.level}] ${this.#pid}#${this.#pid}: *${ctx.connection} ${entry.message}, client: ${ctx.client}, server: ${ctx.server}, request: "${ctx.requestLine}"${host}${referrer}\n`,
+      `${timestamp(now)} [${entry.level}] ${this.#pid}#${this.#pid}: *${ctx.connection} ${entry.message}, client: ${ctx.client}, server: ${ctx.server}, request: "${ctx.requestLine}"${upstream}${host}${referrer}\n`,
     );
   }
 }

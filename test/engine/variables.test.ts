@@ -64,6 +64,17 @@ describe('variables', () => {
     assert.equal(value.charCodeAt(15), 1);
   });
 
+  it('keeps IPv4-mapped and IPv4-compatible $binary_remote_addr apart, and drops a zone id', () => {
+    const table = new VariableTable();
+    const binary = (remoteAddr: string) =>
+      table.compile(cv('$binary_remote_addr'))(context(table, { remoteAddr }));
+    const bytes = (...b: number[]) => String.fromCharCode(...b);
+    assert.equal(binary('::ffff:1.2.3.4'), bytes(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 1, 2, 3, 4));
+    assert.equal(binary('::1.2.3.4'), bytes(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4));
+    assert.equal(binary('fe80::1%eth0'), binary('fe80::1'));
+    assert.equal(binary('unix:'), 'unix:');
+  });
+
   it('rejects unknown variables with nginx’s message', () => {
     assert.throws(() => new VariableTable().compile(cv('$nope')), new UnknownVariableError('nope'));
     assert.throws(() => new VariableTable().compile(cv('$nope')), { message: 'unknown "nope" variable' });

@@ -3,7 +3,8 @@
  * `string` (exact, case-sensitive), `prefix` (the longest record key that is a prefix of the search key
  * wins) or `ip` (the most specific CIDR containing the search address wins). Pure: time is `nowMs`.
  */
-import { CidrTable, parseCidr } from '../net/cidr-table.ts';
+import { parseCidr } from '../net/address-text.ts';
+import { CidrTable } from '../net/cidr-table.ts';
 
 export type KeyvalType = 'string' | 'ip' | 'prefix';
 

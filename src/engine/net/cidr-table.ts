@@ -3,36 +3,18 @@
  * NGINX Plus for `keyval_zone type=ip`. IPv4 is matched as uint32 per prefix length; IPv6 as hex
  * strings per prefix length. IPv4-mapped IPv6 addresses (`::ffff:a.b.c.d`) are matched as IPv4.
  */
-import ipaddr from 'ipaddr.js';
+import { type Cidr, ipv4Mask, parseCidr, parseClientAddr } from './address-text.ts';
+import { mappedIpv4, parseIpv4 } from './ip-text.ts';
 
-export type ParsedCidr =
-  | { readonly v4: number; readonly bits: number }
-  | { readonly v6: string; readonly bits: number };
-
-/** Parses `a.b.c.d`, `a.b.c.d/n`, IPv6 and IPv6/n. Host bits are cleared. Returns null when invalid. */
-export function parseCidr(text: string): ParsedCidr | null {
-  const slash = text.indexOf('/');
-  const addressText = slash === -1 ? text : text.slice(0, slash);
-  const bitsText = slash === -1 ? null : text.slice(slash + 1);
-  const v4 = parseIpv4(addressText);
-  if (v4 !== null) {
-    const bits = bitsText === null ? 32 : parseBits(bitsText, 32);
-    if (bits === null) return null;
-    return { v4: maskV4(v4, bits), bits };
-  }
-  if (!ipaddr.IPv6.isValid(addressText)) return null;
-  const v6 = ipaddr.IPv6.parse(addressText);
-  const bits = bitsText === null ? 128 : parseBits(bitsText, 128);
-  if (bits === null) return null;
-  if (v6.isIPv4MappedAddress() && bits >= 96) {
-    return { v4: maskV4(bytesToU32(v6.toIPv4Address().toByteArray()), bits - 96), bits: bits - 96 };
-  }
-  return { v6: maskV6(toHex(v6.toByteArray()), bits), bits };
-}
-
-/** Parses a textual address (no prefix) into the same shape, or null. */
-export function parseAddress(text: string): ParsedCidr | null {
-  return text.includes('/') ? null : parseCidr(text);
+/**
+ * parseCidr as the engine matches ranges: an IPv4-mapped range of /96 or longer is the IPv4 range inside
+ * it (`::ffff:10.0.0.0/104` is 10.0.0.0/8), so that IPv4 clients fall in it.
+ */
+export function parseRange(text: string): Cidr | null {
+  const cidr = parseCidr(text);
+  if (cidr === null || cidr.v6 === null || cidr.bits < 96) return cidr;
+  const v4 = mappedIpv4(cidr.v6);
+  return v4 < 0 ? cidr : { v4, v6: null, bits: cidr.bits - 96, lowBits: cidr.lowBits };
 }
 
 export class CidrTable<T> {
@@ -45,20 +27,20 @@ export class CidrTable<T> {
 
   /** Adds or replaces a range; false when `cidr` is not a valid address or CIDR. */
   set(cidr: string, value: T): boolean {
-    const parsed = parseCidr(cidr);
-    if (parsed === null) return false;
-    if ('v4' in parsed) setCounting(this, this.bucket(this.v4, this.v4Bits, parsed.bits), parsed.v4, value);
-    else setCounting(this, this.bucket(this.v6, this.v6Bits, parsed.bits), parsed.v6, value);
+    const range = parseRange(cidr);
+    if (range === null) return false;
+    if (range.v6 === null) setCounting(this, this.bucket(this.v4, this.v4Bits, range.bits), range.v4, value);
+    else setCounting(this, this.bucket(this.v6, this.v6Bits, range.bits), toHex(range.v6), value);
     return true;
   }
 
   delete(cidr: string): boolean {
-    const parsed = parseCidr(cidr);
-    if (parsed === null) return false;
+    const range = parseRange(cidr);
+    if (range === null) return false;
     const removed =
-      'v4' in parsed
-        ? this.v4.get(parsed.bits)?.delete(parsed.v4)
-        : this.v6.get(parsed.bits)?.delete(parsed.v6);
+      range.v6 === null
+        ? this.v4.get(range.bits)?.delete(range.v4)
+        : this.v6.get(range.bits)?.delete(toHex(range.v6));
     if (removed) this.size--;
     return removed === true;
   }
@@ -74,12 +56,13 @@ export class CidrTable<T> {
   /** The value of the most specific range containing `address`, or undefined. */
   lookup(address: string): T | undefined {
     const v4 = parseIpv4(address);
-    if (v4 !== null) return this.lookupV4(v4);
-    const parsed = parseAddress(address);
+    if (v4 >= 0) return this.lookupV4(v4);
+    const parsed = parseClientAddr(address);
     if (parsed === null) return undefined;
-    if ('v4' in parsed) return this.lookupV4(parsed.v4);
+    if (parsed.v4 >= 0) return this.lookupV4(parsed.v4);
+    const hex = toHex(parsed.v6!);
     for (const bits of this.v6Bits) {
-      const hit = this.v6.get(bits)!.get(maskV6(parsed.v6, bits));
+      const hit = this.v6.get(bits)!.get(maskV6(hex, bits));
       if (hit !== undefined) return hit;
     }
     return undefined;
@@ -87,7 +70,7 @@ export class CidrTable<T> {
 
   lookupV4(address: number): T | undefined {
     for (const bits of this.v4Bits) {
-      const hit = this.v4.get(bits)!.get(maskV4(address, bits));
+      const hit = this.v4.get(bits)!.get((address & ipv4Mask(bits)) >>> 0);
       if (hit !== undefined) return hit;
     }
     return undefined;
@@ -105,43 +88,9 @@ export class CidrTable<T> {
   }
 }
 
-/** Fast dotted-quad parser; null for anything else (including leading zeros nginx would reject). */
-export function parseIpv4(text: string): number | null {
-  let value = 0;
-  let octet = 0;
-  let digits = 0;
-  let dots = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 48 && c <= 57) {
-      octet = octet * 10 + (c - 48);
-      if (++digits > 3 || octet > 255) return null;
-    } else if (c === 46 && digits > 0 && dots < 3) {
-      value = value * 256 + octet;
-      octet = 0;
-      digits = 0;
-      dots++;
-    } else {
-      return null;
-    }
-  }
-  if (dots !== 3 || digits === 0) return null;
-  return value * 256 + octet;
-}
-
 function setCounting<K, T>(table: { size: number }, bucket: Map<K, T>, key: K, value: T): void {
   if (!bucket.has(key)) table.size++;
   bucket.set(key, value);
-}
-
-function parseBits(text: string, max: number): number | null {
-  if (!/^\d{1,3}$/.test(text)) return null;
-  const bits = Number(text);
-  return bits <= max ? bits : null;
-}
-
-function maskV4(address: number, bits: number): number {
-  return bits === 0 ? 0 : (address & (0xffffffff << (32 - bits))) >>> 0;
 }
 
 function maskV6(hex: string, bits: number): string {
@@ -152,10 +101,8 @@ function maskV6(hex: string, bits: number): string {
   return out.padEnd(32, '0');
 }
 
-function bytesToU32(bytes: number[]): number {
-  return ((bytes[0]! << 24) | (bytes[1]! << 16) | (bytes[2]! << 8) | bytes[3]!) >>> 0;
-}
-
-function toHex(bytes: number[]): string {
-  return bytes.map((b) => b.toString(16).padStart(2, '0')).join('');
+function toHex(bytes: Uint8Array): string {
+  let hex = '';
+  for (const b of bytes) hex += b.toString(16).padStart(2, '0');
+  return hex;
 }

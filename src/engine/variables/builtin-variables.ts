@@ -2,8 +2,8 @@
  * Evaluators of nginx's built-in variables over a {@link RequestContext}. Values are byte strings;
  * `$binary_remote_addr` is 4 bytes for IPv4 and 16 for IPv6, as in ngx_http_variables.c.
  */
-import ipaddr from 'ipaddr.js';
-import { parseIpv4 } from '../net/cidr-table.ts';
+import { parseClientAddr } from '../net/address-text.ts';
+import { parseIpv4 } from '../net/ip-text.ts';
 import type { RequestContext } from './request-context.ts';
 
 export type VariableGetter = (ctx: RequestContext) => string;
@@ -81,9 +81,7 @@ function cookieValue(header: string | undefined, name: string): string {
 /** The 4- or 16-byte binary form of a textual address; the text itself for anything else (unix:). */
 export function binaryAddress(address: string): string {
   const v4 = parseIpv4(address);
-  if (v4 !== null) {
-    return String.fromCharCode(v4 >>> 24, (v4 >>> 16) & 255, (v4 >>> 8) & 255, v4 & 255);
-  }
-  if (!ipaddr.IPv6.isValid(address)) return address;
-  return String.fromCharCode(...ipaddr.IPv6.parse(address).toByteArray());
+  if (v4 >= 0) return String.fromCharCode(v4 >>> 24, (v4 >>> 16) & 255, (v4 >>> 8) & 255, v4 & 255);
+  const v6 = parseClientAddr(address)?.v6;
+  return v6 ? String.fromCharCode(...v6) : address;
 }

@@ -34,6 +34,13 @@ export interface ProxyTarget {
   readonly path?: string;
   /** `proxy_read_timeout` for this request (waiting for the head, then between body reads); absent: the pool's. */
   readonly readTimeoutMs?: number;
+  /** `proxy_connect_timeout`: establishing a connection to the server; absent: the upstream options'. */
+  readonly connectTimeoutMs?: number;
+  /**
+   * `proxy_send_timeout`: how long the server may accept nothing more of the request body (a client
+   * that is slow to send its body is not the server's fault); absent: the upstream options'.
+   */
+  readonly sendTimeoutMs?: number;
 }
 
 /** Forward now, to the default upstream unless the target says otherwise (limits passed or off). */
@@ -95,6 +102,23 @@ export type ClientClosedCallback<D extends Decision = Decision> = (
   ctx: RequestContext,
   decision: D,
   phase: ClientClosedPhase,
+) => void;
+
+/** An upstream failure as nginx logs it, for the owner's error log. */
+export interface UpstreamError {
+  /** `error` for the failure itself, `warn` for a server taken out of its group for a while. */
+  readonly level: 'error' | 'warn';
+  /** nginx's text, e.g. `connect() failed (111: Connection refused) while connecting to upstream`. */
+  readonly message: string;
+  /** nginx's `upstream:` field: `http://`, the server (or the group, when none was live) and the URI sent. */
+  readonly upstream: string;
+}
+
+/** Hears each upstream failure of a forwarded request (the client gets 502/504 or a cut response). */
+export type UpstreamErrorCallback<D extends Decision = Decision> = (
+  ctx: RequestContext,
+  decision: D,
+  error: UpstreamError,
 ) => void;
 
 /** The shared answer for "limits passed": one object, no allocation per request. */

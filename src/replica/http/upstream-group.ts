@@ -1,5 +1,6 @@
 /**
- * `upstream` groups on the data path: one keep-alive undici `Pool` per server, servers chosen by nginx's
+ * `upstream` groups on the data path: keep-alive undici `Pool`s per server (one per distinct
+ * `proxy_connect_timeout`, since undici applies a connect timeout per pool), servers chosen by nginx's
  * smooth weighted round robin (ngx_http_upstream_get_peer), a server that failed to connect skipped for
  * `failTimeoutMs` (nginx's `max_fails=1 fail_timeout=10s`; a group of one server is never skipped).
  */
@@ -12,6 +13,8 @@ export interface UpstreamOptions {
   readonly connectTimeoutMs: number;
   /** `proxy_read_timeout` (60 s): waiting for the response head, and between body reads. */
   readonly readTimeoutMs: number;
+  /** `proxy_send_timeout` (60 s): the server accepting nothing more of a request body → 504. */
+  readonly sendTimeoutMs: number;
   /** How long an idle upstream connection is kept (undici caps it by the server's Keep-Alive hint). */
   readonly keepAliveTimeoutMs: number;
   /** Most connections per server; null is unbounded, like nginx (which only caps the idle ones). */
@@ -23,6 +26,7 @@ export interface UpstreamOptions {
 export const DEFAULT_UPSTREAM_OPTIONS: UpstreamOptions = Object.freeze({
   connectTimeoutMs: 60_000,
   readTimeoutMs: 60_000,
+  sendTimeoutMs: 60_000,
   keepAliveTimeoutMs: 60_000,
   connections: null,
   failTimeoutMs: 10_000,
@@ -36,19 +40,56 @@ export class UpstreamPeer {
   currentWeight = 0;
   /** `Date.now()` until which the server is skipped; 0 when it is up. */
   downUntilMs = 0;
+  readonly #options: UpstreamOptions;
+  /** Pools for connect timeouts other than the options' one, made on first use. */
+  readonly #pools = new Map<number, Pool>();
+  #closed = false;
 
   constructor(server: UpstreamServerSpec, options: UpstreamOptions) {
     const host = server.host.includes(':') ? `[${server.host}]` : server.host;
     this.origin = `http://${host}:${server.port}`;
     this.weight = server.weight;
-    this.pool = new Pool(this.origin, {
+    this.#options = options;
+    this.pool = this.#newPool(options.connectTimeoutMs);
+  }
+
+  /**
+   * The pool whose new connections must be established within `connectTimeoutMs` (a location's
+   * `proxy_connect_timeout`); absent or the options' value: `pool`. Allocates only the first time a
+   * value is seen; after `close()` every answer is the (closed) `pool`.
+   */
+  poolFor(connectTimeoutMs: number | undefined): Pool {
+    if (
+      connectTimeoutMs === undefined ||
+      connectTimeoutMs === this.#options.connectTimeoutMs ||
+      this.#closed
+    ) {
+      return this.pool;
+    }
+    let pool = this.#pools.get(connectTimeoutMs);
+    if (pool === undefined) {
+      pool = this.#newPool(connectTimeoutMs);
+      this.#pools.set(connectTimeoutMs, pool);
+    }
+    return pool;
+  }
+
+  /** Closes every pool once its in-flight requests are done. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await Promise.all([this.pool, ...this.#pools.values()].map((pool) => pool.close()));
+  }
+
+  #newPool(connectTimeoutMs: number): Pool {
+    const options = this.#options;
+    return new Pool(this.origin, {
       connections: options.connections,
       pipelining: 1,
       keepAliveTimeout: options.keepAliveTimeoutMs,
       keepAliveMaxTimeout: options.keepAliveTimeoutMs,
       headersTimeout: options.readTimeoutMs,
       bodyTimeout: options.readTimeoutMs,
-      connect: { timeout: options.connectTimeoutMs },
+      connect: { timeout: connectTimeoutMs },
     });
   }
 }
@@ -57,6 +98,8 @@ export class UpstreamPeer {
 export class UpstreamGroup {
   readonly name: string;
   readonly peers: readonly UpstreamPeer[];
+  /** `proxy_send_timeout` for requests whose decision names none. */
+  readonly sendTimeoutMs: number;
   readonly #single: UpstreamPeer | null;
   readonly #failTimeoutMs: number;
 
@@ -66,6 +109,7 @@ export class UpstreamGroup {
     this.peers = servers.map((server) => new UpstreamPeer(server, options));
     this.#single = this.peers.length === 1 ? this.peers[0]! : null;
     this.#failTimeoutMs = options.failTimeoutMs;
+    this.sendTimeoutMs = options.sendTimeoutMs;
   }
 
   /**
@@ -92,13 +136,18 @@ export class UpstreamGroup {
     return best;
   }
 
-  /** A connect failure: leave the server out for `failTimeoutMs` (never the only server). */
-  markFailed(peer: UpstreamPeer): void {
-    if (this.#single === null) peer.downUntilMs = Date.now() + this.#failTimeoutMs;
+  /**
+   * A connect failure: leave the server out for `failTimeoutMs` (never the only server). True when it
+   * was left out (nginx then warns "upstream server temporarily disabled").
+   */
+  markFailed(peer: UpstreamPeer): boolean {
+    if (this.#single !== null) return false;
+    peer.downUntilMs = Date.now() + this.#failTimeoutMs;
+    return true;
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.peers.map((peer) => peer.pool.close()));
+    await Promise.all(this.peers.map((peer) => peer.close()));
   }
 }
 
