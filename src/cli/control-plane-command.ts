@@ -5,13 +5,13 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { pino } from 'pino';
 import { loadAlertRules } from '../automation/alert-rules.ts';
-import { parseHostPort } from '../config/address.ts';
 import { loadConfigFile } from '../config/index.ts';
 import type { AuthOptions } from '../control-plane/access-control.ts';
 import { parseTokens } from '../control-plane/access-control.ts';
 import { type ConfiguredZones, zonesOfConfig } from '../control-plane/config-zones.ts';
 import { parseIpRange } from '../control-plane/ip-text.ts';
 import { startControlPlaneServer } from '../control-plane/server.ts';
+import { parseHostPort } from '../engine/net/address-text.ts';
 import { LimitswitchError } from '../shared/errors.ts';
 import { openStore } from './open-store.ts';
 

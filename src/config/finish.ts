@@ -6,9 +6,9 @@
  * nginx prints "unknown variable", "zero size shared memory zone" and some upstream errors without a
  * position; limitswitch adds the file:line of the first directive concerned.
  */
-import { isIPv6 } from 'node:net';
+import { listenAddressText } from '../engine/net/address-text.ts';
+import { parseIpv4, parseIpv6 } from '../engine/net/ip-text.ts';
 import { isBuiltinVariable } from '../engine/variables/builtin-names.ts';
-import { listenAddressText, parseIPv4 } from './address.ts';
 import type { HttpBuilder, LocationBuilder } from './builders.ts';
 import { configError } from './config-error.ts';
 import type { Session } from './directives/types.ts';
@@ -34,7 +34,7 @@ function checkProxyTargets(http: HttpBuilder): void {
         throw configError(`upstream "${target.host}" may not have port ${target.port}`, target.source);
       continue;
     }
-    const address = parseIPv4(target.host) !== null || isIPv6(target.host);
+    const address = parseIpv4(target.host) >= 0 || parseIpv6(target.host) !== null;
     if (!address && target.host !== 'localhost' && !target.host.includes('.'))
       throw configError(`host not found in upstream "${target.host}"`, target.source);
   }

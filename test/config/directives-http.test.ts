@@ -176,6 +176,34 @@ test('realip and access lists are read in order', () => {
   ]);
 });
 
+test('addresses in geo, set_real_ip_from and allow/deny are read as nginx reads them', () => {
+  const warnings: ConfigWarning[] = [];
+  const http = load(
+    `
+    geo $net { 0010.1.2.3 a; 10.1.2.3/32 b; 255.255.255.255 c; }
+    set_real_ip_from 1..2.3;
+    server { allow ::ffff:1.2.3.4/120; deny 10.0.0.0/0032; }`,
+    warnings,
+  );
+  assert.deepEqual(
+    warnings.map((w) => w.text),
+    [
+      'duplicate network "10.1.2.3/32", value: "b", old value: "a"',
+      'low address bits of ::ffff:1.2.3.4/120 are meaningless',
+    ],
+  );
+  assert.deepEqual(http.servers[0]!.realIp?.trustedFrom, ['1..2.3']);
+  const at = 'in /etc/limitswitch/nginx.conf:3';
+  assert.equal(errorText('geo $net { fe80::1%eth0 x; }'), `[emerg] invalid network "fe80::1%eth0" ${at}`);
+  assert.equal(errorText('geo $net { 1.2.3 x; }'), `[emerg] invalid network "1.2.3" ${at}`);
+  assert.equal(
+    errorText('set_real_ip_from "10.0.0.1 ";'),
+    `[emerg] host not found in set_real_ip_from "10.0.0.1 " ${at}`,
+  );
+  assert.equal(errorText('allow "";'), `[emerg] invalid parameter "" ${at}`);
+  assert.equal(errorText('deny 10.0.0.0/33;'), `[emerg] invalid parameter "10.0.0.0/33" ${at}`);
+});
+
 test('ignored directives are accepted in their nginx contexts and still checked', () => {
   const http = load(`
     log_format main '$remote_addr - $remote_user [$time_local] "$request"';

@@ -3,7 +3,7 @@
  * are read by the geo handler itself. `ranges`, `proxy`, `proxy_recursive` and `delete` are not supported.
  */
 import { parseComplexValue } from '../../engine/complex-value.ts';
-import { parseCidr } from '../address.ts';
+import { cidrText, parseCidr } from '../../engine/net/address-text.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
 import type { GeoSpec } from '../model.ts';
@@ -45,14 +45,15 @@ function geo(d: Directive, scope: Scope): void {
     const cidr = parseCidr(net);
     if (!cidr) throw configError(`invalid network "${net}"`, line);
     if (cidr.lowBits) scope.session.warn(`low address bits of ${net} are meaningless`, ref(line));
-    const existing = networks.get(cidr.network);
+    const network = cidrText(cidr);
+    const existing = networks.get(network);
     if (existing) {
       duplicateNetwork(net, value, existing.value, line, scope);
       existing.value = value;
       continue;
     }
     const entry = { cidr: net, value };
-    networks.set(cidr.network, entry);
+    networks.set(network, entry);
     entries.push(entry);
   }
   scope.session.blockEnd(d);

@@ -5,7 +5,7 @@
  * are in the ignored list.
  */
 
-import { parseHostPort } from '../address.ts';
+import { parseHostPort } from '../../engine/net/address-text.ts';
 import type { LevelBuilder, LocationBuilder } from '../builders.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';

@@ -3,7 +3,7 @@
  * ngx_http_access_module (allow, deny). Addresses must be IP addresses or CIDR blocks: host names are
  * not resolved and `unix:` does not apply to a TCP-only proxy.
  */
-import { parseCidr } from '../address.ts';
+import { parseCidr } from '../../engine/net/address-text.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
 import { duplicate, flagArg, levelOf, ref } from './helpers.ts';

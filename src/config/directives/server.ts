@@ -2,7 +2,7 @@
  * ngx_http_core_module's server level: `server { }`, `listen`, `server_name`.
  */
 import { hostname } from 'node:os';
-import { listenAddressText, parseHostPort } from '../address.ts';
+import { listenAddressText, parseHostPort } from '../../engine/net/address-text.ts';
 import { newServer } from '../builders.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';

@@ -3,7 +3,7 @@
  * Round robin with weights is all the replica does, so balancing methods and server states that would
  * change the choice of server (`backup`, `down`, `least_conn`, …) are rejected as not supported.
  */
-import { parseHostPort } from '../address.ts';
+import { parseHostPort } from '../../engine/net/address-text.ts';
 import type { UpstreamBuilder } from '../builders.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
