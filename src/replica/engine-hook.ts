@@ -36,13 +36,18 @@ const NOT_FOUND: ReplicaDecision = Object.freeze({ action: 'return', code: 404 }
 const FORBIDDEN: ReplicaDecision = Object.freeze({ action: 'return', code: 403 });
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
+/** The server and location nginx would pick for the request (null: a bad request target). */
+function routeOf(site: Site, ctx: RequestContext, port: number): Route | null {
+  return site.route(ctx.req.url ?? '/', ctx.host, ctx.req.socket.localAddress ?? '', port);
+}
+
 export function engineHook(options: EngineHookOptions): (ctx: RequestContext) => ReplicaDecision {
   const now = options.nowMs ?? Date.now;
   return (ctx) => {
     const site = options.site();
     const req = ctx.req;
     const socket = req.socket;
-    const route = site.route(req.url ?? '/', ctx.host, socket.localAddress ?? '', options.port);
+    const route = routeOf(site, ctx, options.port);
     if (route === null) return BAD_REQUEST;
     options.countRequest?.(route.serverName, route.handler.name);
     const facts: RequestFacts = {
@@ -59,6 +64,20 @@ export function engineHook(options: EngineHookOptions): (ctx: RequestContext) =>
     const decision = site.decide(route, facts, now());
     if (decision.logs.length !== 0) writeLogs(options.errorLog, decision, route, ctx);
     return toDataPath(decision, route, options.targets());
+  };
+}
+
+/**
+ * The data path's `canUpgrade` hook: an upgrade request is tunnelled when its location proxies and is
+ * configured for it (`proxy_http_version 1.1`, `proxy_set_header Upgrade`/`Connection`). Routing only:
+ * limits are left to the one `decide` call that follows.
+ */
+export function upgradeHook(
+  options: Pick<EngineHookOptions, 'site' | 'port'>,
+): (ctx: RequestContext) => boolean {
+  return (ctx) => {
+    const route = routeOf(options.site(), ctx, options.port);
+    return route !== null && route.handler.proxyPass !== null && route.handler.proxyUpgrade;
   };
 }
 

@@ -16,7 +16,7 @@ import type { LimitReqZone } from '../engine/limit-req/limit-req-zone.ts';
 import type { KeyvalHead, KeyvalStore, ReplicaInfo } from '../store/keyval-store.ts';
 import { KeyvalSync } from '../store/keyval-sync.ts';
 import { CounterFlusher } from './counter-flusher.ts';
-import { engineHook, type ReplicaDecision } from './engine-hook.ts';
+import { engineHook, type ReplicaDecision, upgradeHook } from './engine-hook.ts';
 import { ErrorLog, requestLogContext } from './error-log.ts';
 import type { RequestContext } from './http/decision.ts';
 import { ProxyServer } from './http/proxy-server.ts';
@@ -244,6 +244,7 @@ export class Replica {
     const onResponse = this.#options.onResponse;
     const proxy = new ProxyServer<ReplicaDecision>({
       decide: onResponse === undefined ? engine : (ctx) => tagged(ctx, engine(ctx)),
+      canUpgrade: upgradeHook({ site: () => this.#site, port: configuredPort }),
       upstreams: { get: (name: string) => this.#upstreams.get(name) } as UpstreamSet,
       realIp: this.#realIpOf(configuredPort),
       onClientClosed: (ctx, decision, phase) => {

@@ -199,3 +199,17 @@ export function clientResponseHeaders(rawHeaders: readonly (Buffer | string)[]):
   }
   return named === null ? out : withoutNamed(out, named);
 }
+
+/**
+ * The headers relayed with a 101 (Switching Protocols): `Connection: upgrade` and the upstream's
+ * `Upgrade`, as nginx's header filter writes them, then the rest as for any response.
+ */
+export function switchingProtocolsHeaders(rawHeaders: readonly string[]): string[] {
+  const out = ['Connection', 'upgrade'];
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length === 7 && name.toLowerCase() === 'upgrade') out.push(name, rawHeaders[i + 1]!);
+  }
+  for (const header of clientResponseHeaders(rawHeaders)) out.push(header);
+  return out;
+}

@@ -19,6 +19,7 @@ import type {
 } from './decision.ts';
 import { appendForwarded, clientResponseHeaders, upstreamRequestHeaders } from './forward-headers.ts';
 import { closesConnection, errorPage, statusReason, wireStatus } from './status-pages.ts';
+import { UPGRADE_CONNECT_TIMEOUT, UPGRADE_READ_TIMEOUT } from './upgrade-dispatch.ts';
 import type { UpstreamGroup, UpstreamPeer, UpstreamSet } from './upstream-group.ts';
 
 /** What every exchange of one listener shares. */
@@ -46,8 +47,14 @@ const CONNECT_FAILURES: ReadonlySet<string> = new Set([
   'UND_ERR_CONNECT_TIMEOUT',
   'EHOSTUNREACH',
   'ENETUNREACH',
+  UPGRADE_CONNECT_TIMEOUT,
 ]);
-const TIMEOUTS: ReadonlySet<string> = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT']);
+const TIMEOUTS: ReadonlySet<string> = new Set([
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  UPGRADE_CONNECT_TIMEOUT,
+  UPGRADE_READ_TIMEOUT,
+]);
 
 const kExchange = Symbol('exchange');
 type TrackedResponse = ServerResponse & { [kExchange]?: Exchange<Decision> };
@@ -230,17 +237,39 @@ export class Exchange<D extends Decision> implements RequestContext {
       return;
     }
     this.#peer = peer;
+    this.send(peer, this.#path, this.#headers, this.#readTimeoutMs);
+  }
+
+  /** Sends the request to `peer`; the answer comes back through the handler callbacks below. */
+  protected send(
+    peer: UpstreamPeer,
+    path: string,
+    headers: string[],
+    readTimeoutMs: number | undefined,
+  ): void {
     peer.pool.dispatch(
       {
-        path: this.#path,
+        path,
         method: this.req.method ?? 'GET',
-        headers: this.#headers,
+        headers,
         body: this.hasBody ? this.req : null,
-        headersTimeout: this.#readTimeoutMs,
-        bodyTimeout: this.#readTimeoutMs,
+        headersTimeout: readTimeoutMs,
+        bodyTimeout: readTimeoutMs,
       },
       this,
     );
+  }
+
+  /** Held, or waiting for the upstream's answer (no byte of it sent yet). */
+  protected get waiting(): boolean {
+    return this.#state === HELD || (this.#state === FORWARDING && !this.res.headersSent);
+  }
+
+  /** The connection leaves the exchange (a 101): done, no 499, no page. False if already done. */
+  protected handOver(): boolean {
+    if (this.#state !== FORWARDING) return false;
+    this.#state = DONE;
+    return true;
   }
 
   /** @internal `res` emitted 'close': the response ended, or the client went away before that. */
@@ -276,7 +305,12 @@ export class Exchange<D extends Decision> implements RequestContext {
     if (this.#state === DONE) abort();
   }
 
-  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean {
+  onHeaders(
+    statusCode: number,
+    rawHeaders: readonly (Buffer | string)[],
+    resume: () => void,
+    statusText: string,
+  ): boolean {
     if (statusCode < 200) return true;
     if (this.#state === DONE) return false;
     this.#resume = resume;

@@ -1,22 +1,34 @@
 /**
  * The replica's HTTP listener: a bare `node:http` server (no framework on the data path) that resolves
- * the client address, asks the `decide` hook, and answers, holds or forwards each request.
+ * the client address, asks the `decide` hook, and answers, holds or forwards each request. Upgrade
+ * requests (WebSocket) to a location that tunnels them take the same path up to the upstream
+ * (upgrade-exchange.ts); to any other location they are plain requests (upgrade-replay.ts).
  *
  * Graceful close: stop accepting, let in-flight and held requests finish (their answers carry
- * `Connection: close`), close keep-alive connections as they fall idle, then resolve.
+ * `Connection: close`), close keep-alive connections as they fall idle, end open tunnels at once,
+ * then resolve.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { RealIpConf } from '../../config/model.ts';
-import type { ClientClosedCallback, DecideHook, Decision } from './decision.ts';
+import type { ClientClosedCallback, DecideHook, Decision, RequestContext } from './decision.ts';
 import { type NginxAddr, normalizePeerAddress, parseAddr } from './ip-text.ts';
-import { Exchange, type ExchangeHost } from './proxy-exchange.ts';
+import { Exchange } from './proxy-exchange.ts';
 import { compileRealIp, type RealIpResolver } from './real-ip.ts';
+import type { Tunnel } from './tunnel.ts';
+import { UpgradeExchange, type UpgradeHost } from './upgrade-exchange.ts';
+import { replayWithoutUpgrade } from './upgrade-replay.ts';
 import type { UpstreamGroup, UpstreamSet } from './upstream-group.ts';
 
 export interface ProxyServerOptions<D extends Decision = Decision> {
   /** The limiting hook, called once per request. */
   readonly decide: DecideHook<D>;
+  /**
+   * Whether the request's location tunnels protocol upgrades (nginx: `proxy_http_version 1.1` with
+   * `proxy_set_header Upgrade`/`Connection`). Called before `decide`, for upgrade requests only.
+   * Absent: no location does, and upgrade requests are forwarded as plain ones.
+   */
+  readonly canUpgrade?: (ctx: RequestContext) => boolean;
   /** Every upstream group a decision may name. The owner closes them after `close()`. */
   readonly upstreams: UpstreamSet;
   /** The group for `pass`/`delay` decisions that name none. */
@@ -46,7 +58,7 @@ interface PeerInfo {
 const kPeer = Symbol('peer');
 type PeerSocket = Socket & { [kPeer]?: PeerInfo };
 
-export class ProxyServer<D extends Decision = Decision> implements ExchangeHost<D> {
+export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D> {
   readonly server: Server;
   readonly upstreams: UpstreamSet;
   readonly defaultGroup: UpstreamGroup | null;
@@ -55,6 +67,10 @@ export class ProxyServer<D extends Decision = Decision> implements ExchangeHost<
   readonly #decide: DecideHook<D>;
   #realIp: RealIpResolver | null;
   readonly #onHookError: ((err: unknown) => void) | null;
+  readonly #canUpgrade: ((ctx: RequestContext) => boolean) | null;
+  /** Connections taken by an upgrade request: in its exchange, then in its tunnel. */
+  readonly #upgrading = new Set<Socket>();
+  readonly #tunnels = new Set<Tunnel>();
   /** Requests currently held by a `delay` decision. */
   held = 0;
   #closing = false;
@@ -72,12 +88,14 @@ export class ProxyServer<D extends Decision = Decision> implements ExchangeHost<
     this.#decide = options.decide;
     this.#realIp = compileRealIp(options.realIp);
     this.#onHookError = options.onHookError ?? null;
+    this.#canUpgrade = options.canUpgrade ?? null;
     this.server = createServer(
       { noDelay: true, requestTimeout: 0, headersTimeout: options.headersTimeoutMs ?? 60_000 },
       this.#onRequest,
     );
     this.server.keepAliveTimeout = options.keepAliveTimeoutMs ?? 75_000;
     this.server.on('connection', this.#onConnection);
+    if (this.#canUpgrade !== null) this.server.on('upgrade', this.#onUpgrade);
   }
 
   /**
@@ -103,9 +121,16 @@ export class ProxyServer<D extends Decision = Decision> implements ExchangeHost<
     });
   }
 
+  /** Tunnels (upgraded connections) open now. */
+  get tunnels(): number {
+    return this.#tunnels.size;
+  }
+
   /**
-   * Graceful close. `forceAfterMs` cuts whatever is still open after that long (held requests and
-   * slow responses included).
+   * Graceful close. Open tunnels are ended at once: a WebSocket never finishes by itself, so waiting
+   * for it would only hold the close until `forceAfterMs` (what nginx's worker_shutdown_timeout does),
+   * and the client reconnects elsewhere anyway. `forceAfterMs` cuts whatever is still open after that
+   * long (held requests, slow responses and upgrade requests waiting for their upstream included).
    */
   close(options: { forceAfterMs?: number } = {}): Promise<void> {
     if (this.#closed !== null) return this.#closed;
@@ -117,15 +142,31 @@ export class ProxyServer<D extends Decision = Decision> implements ExchangeHost<
         resolve();
       });
       if (options.forceAfterMs !== undefined) {
-        force = setTimeout(() => this.server.closeAllConnections(), options.forceAfterMs);
+        force = setTimeout(() => {
+          this.server.closeAllConnections();
+          for (const tunnel of this.#tunnels) tunnel.destroy();
+          for (const socket of this.#upgrading) socket.destroy();
+        }, options.forceAfterMs);
       }
     });
+    for (const tunnel of this.#tunnels) tunnel.close();
     return this.#closed;
   }
 
   /** @internal */
   exchangeEnded(): void {
     if (this.#closing) setImmediate(() => this.server.closeIdleConnections());
+  }
+
+  /** @internal */
+  tunnelOpened(tunnel: Tunnel): void {
+    this.#tunnels.add(tunnel);
+    if (this.#closing) tunnel.close();
+  }
+
+  /** @internal */
+  tunnelClosed(tunnel: Tunnel): void {
+    this.#tunnels.delete(tunnel);
   }
 
   #onConnection = (socket: PeerSocket): void => {
@@ -143,20 +184,50 @@ export class ProxyServer<D extends Decision = Decision> implements ExchangeHost<
     return { text, port, trusted };
   }
 
-  #onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+  /** `$remote_addr`/`$remote_port` of a request and its connection's peer. */
+  #clientOf(req: IncomingMessage): { peer: PeerInfo; addr: string; port: number } {
     const socket = req.socket as PeerSocket;
     // 'connection' always comes first; the fallback covers sockets handed in by `emit('connection')`.
     const peer = socket[kPeer] ?? this.#peerOf(socket);
-    let addr = peer.text;
-    let port = peer.port;
     if (peer.trusted !== null && this.#realIp !== null) {
       const real = this.#realIp.resolve(peer.trusted, req.rawHeaders);
-      if (real !== null) {
-        addr = real.text;
-        port = real.port;
-      }
+      if (real !== null) return { peer, addr: real.text, port: real.port };
     }
-    const exchange = new Exchange<D>(this, req, res, peer.text, peer.port, addr, port);
+    return { peer, addr: peer.text, port: peer.port };
+  }
+
+  #onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    const { peer, addr, port } = this.#clientOf(req);
+    this.#run(new Exchange<D>(this, req, res, peer.text, peer.port, addr, port));
+  };
+
+  #onUpgrade = (req: IncomingMessage, socket: Socket, head: Buffer): void => {
+    // The parser is gone from this connection: answers go out through a response of our own, and
+    // the connection closes after it (unless it becomes a tunnel).
+    const res = new ServerResponse(req);
+    res.shouldKeepAlive = false;
+    res.assignSocket(socket);
+    const { peer, addr, port } = this.#clientOf(req);
+    const exchange = new UpgradeExchange<D>(this, req, res, peer.text, peer.port, addr, port, head);
+    let upgrades: boolean;
+    try {
+      upgrades = this.#canUpgrade!(exchange);
+    } catch (err) {
+      this.#onHookError?.(err);
+      upgrades = false;
+    }
+    if (!upgrades) {
+      res.detachSocket(socket);
+      replayWithoutUpgrade(this.server, req, socket, head);
+      return;
+    }
+    res.once('finish', endConnection);
+    this.#upgrading.add(socket);
+    socket.once('close', () => this.#upgrading.delete(socket));
+    this.#run(exchange);
+  };
+
+  #run(exchange: Exchange<D>): void {
     let decision: D;
     try {
       decision = this.#decide(exchange);
@@ -166,7 +237,12 @@ export class ProxyServer<D extends Decision = Decision> implements ExchangeHost<
       return;
     }
     exchange.run(decision);
-  };
+  }
+}
+
+/** A response of an upgrade request that did not become a tunnel: the connection ends with it. */
+function endConnection(this: ServerResponse): void {
+  this.socket?.destroySoon();
 }
 
 /** A listener for `options`; call `listen` to start it. */

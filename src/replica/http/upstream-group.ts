@@ -34,8 +34,13 @@ export const DEFAULT_UPSTREAM_OPTIONS: UpstreamOptions = Object.freeze({
 
 /** One server of a group with its pool and its round-robin state. */
 export class UpstreamPeer {
+  readonly host: string;
+  readonly port: number;
   readonly origin: string;
   readonly pool: Pool;
+  /** For connections made outside the pool (upgrades): `proxy_connect_timeout`, `proxy_read_timeout`. */
+  readonly connectTimeoutMs: number;
+  readonly readTimeoutMs: number;
   readonly weight: number;
   currentWeight = 0;
   /** `Date.now()` until which the server is skipped; 0 when it is up. */
@@ -47,7 +52,11 @@ export class UpstreamPeer {
 
   constructor(server: UpstreamServerSpec, options: UpstreamOptions) {
     const host = server.host.includes(':') ? `[${server.host}]` : server.host;
+    this.host = server.host;
+    this.port = server.port;
     this.origin = `http://${host}:${server.port}`;
+    this.connectTimeoutMs = options.connectTimeoutMs;
+    this.readTimeoutMs = options.readTimeoutMs;
     this.weight = server.weight;
     this.#options = options;
     this.pool = this.#newPool(options.connectTimeoutMs);

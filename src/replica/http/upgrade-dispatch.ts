@@ -1,0 +1,113 @@
+/**
+ * Sends an upgrade request to one upstream server, on a connection of its own (an upgraded connection
+ * never goes back to a pool), and reports the answer in the undici handler's terms, so the exchange
+ * relays a non-101 answer exactly as any response. A 101 hands the connection over (`onUpgrade`).
+ *
+ * Timeouts, as nginx's: `proxy_connect_timeout` for the connection, then `proxy_read_timeout` of
+ * silence while the answer is awaited or its body read.
+ */
+import { type ClientRequest, type IncomingMessage, request } from 'node:http';
+import type { Socket } from 'node:net';
+import type { UpstreamPeer } from './upstream-group.ts';
+
+/** Error codes for this path's timeouts; the exchange counts them with undici's (504, retry). */
+export const UPGRADE_CONNECT_TIMEOUT = 'LIMITSWITCH_UPGRADE_CONNECT_TIMEOUT';
+export const UPGRADE_READ_TIMEOUT = 'LIMITSWITCH_UPGRADE_READ_TIMEOUT';
+
+export interface UpgradeRequest {
+  readonly method: string;
+  readonly path: string;
+  /** Flat `[name, value, …]`, sent as is (they carry `Host`, `Upgrade` and `Connection: upgrade`). */
+  readonly headers: readonly string[];
+  readonly readTimeoutMs: number;
+}
+
+export interface UpgradeHandler {
+  onConnect(abort: (err?: Error) => void): void;
+  onHeaders(
+    statusCode: number,
+    rawHeaders: readonly string[],
+    resume: () => void,
+    statusText: string,
+  ): boolean;
+  onData(chunk: Buffer): boolean;
+  onComplete(): void;
+  onError(err: Error & { code?: string }): void;
+  /** A 101: `socket` is the upstream connection, `head` what the server sent after the response head. */
+  onUpgrade(statusText: string, rawHeaders: readonly string[], socket: Socket, head: Buffer): void;
+}
+
+function codedError(message: string, code: string): Error & { code: string } {
+  return Object.assign(new Error(message), { code });
+}
+
+export function dispatchUpgrade(peer: UpstreamPeer, upgrade: UpgradeRequest, handler: UpgradeHandler): void {
+  let settled = false;
+  let connected = false;
+  const req: ClientRequest = request({
+    host: peer.host,
+    port: peer.port,
+    method: upgrade.method,
+    path: upgrade.path,
+    headers: upgrade.headers as string[],
+    agent: false,
+    timeout: peer.connectTimeoutMs,
+  });
+  const fail = (err: Error & { code?: string }): void => {
+    if (settled) return;
+    settled = true;
+    handler.onError(err);
+  };
+  req.on('socket', (socket: Socket) => {
+    socket.setNoDelay(true);
+    socket.once('connect', () => {
+      connected = true;
+      req.setTimeout(upgrade.readTimeoutMs);
+    });
+  });
+  req.on('timeout', () => {
+    req.destroy(
+      connected
+        ? codedError('upstream timed out', UPGRADE_READ_TIMEOUT)
+        : codedError('upstream connect timed out', UPGRADE_CONNECT_TIMEOUT),
+    );
+  });
+  req.on('error', fail);
+  req.on('upgrade', (res: IncomingMessage, socket: Socket, head: Buffer) => {
+    if (settled) {
+      socket.destroy();
+      return;
+    }
+    settled = true;
+    handler.onUpgrade(res.statusMessage ?? '', res.rawHeaders, socket, head);
+  });
+  req.on('response', (res: IncomingMessage) => {
+    // a 101 without `Connection: upgrade` switches to nothing this side can follow
+    if (res.statusCode === 101) {
+      req.destroy(codedError('upstream sent a 101 without "Connection: upgrade"', 'ECONNRESET'));
+      return;
+    }
+    const resume = () => res.resume();
+    if (!handler.onHeaders(res.statusCode ?? 502, res.rawHeaders, resume, res.statusMessage ?? '')) {
+      settled = true;
+      req.destroy();
+      return;
+    }
+    res.on('data', (chunk: Buffer) => {
+      if (!handler.onData(chunk)) res.pause();
+    });
+    res.on('end', () => {
+      if (settled) return;
+      settled = true;
+      handler.onComplete();
+      req.destroy();
+    });
+    res.on('error', fail);
+  });
+  handler.onConnect((err) => {
+    if (settled) return;
+    settled = true;
+    req.destroy(err);
+  });
+  req.end();
+}

@@ -1,0 +1,102 @@
+/**
+ * An upgrade request (WebSocket) to a location that tunnels upgrades. Up to the upstream it is the
+ * plain exchange: the hook decides once, a rejection gets the zone's page, a delay holds, 444 closes,
+ * the group picks the server (round robin, failover on a refused connection, 502/504 with nginx's
+ * pages). The request then goes out with `Upgrade` and `Connection: upgrade` on a connection of its own
+ * (upgrade-dispatch.ts); a 101 splices the two connections (tunnel.ts), any other answer is relayed as
+ * a response. Node's parser stops at an upgrade request, so the client connection closes after any
+ * answer that is not a 101.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Decision } from './decision.ts';
+import { switchingProtocolsHeaders } from './forward-headers.ts';
+import { Exchange, type ExchangeHost } from './proxy-exchange.ts';
+import { Tunnel } from './tunnel.ts';
+import { dispatchUpgrade, type UpgradeHandler } from './upgrade-dispatch.ts';
+import type { UpstreamPeer } from './upstream-group.ts';
+
+/** What the listener does with tunnels: it closes the open ones when it closes. */
+export interface UpgradeHost<D extends Decision> extends ExchangeHost<D> {
+  tunnelOpened(tunnel: Tunnel): void;
+  tunnelClosed(tunnel: Tunnel): void;
+}
+
+/** Bytes a client may send before the 101 that are kept for the upstream; past it, reading pauses. */
+const EARLY_BYTES_MAX = 64 * 1024;
+
+export class UpgradeExchange<D extends Decision> extends Exchange<D> implements UpgradeHandler {
+  readonly #listener: UpgradeHost<D>;
+  readonly #early: Buffer[];
+  #earlyBytes: number;
+  #readTimeoutMs = 0;
+
+  constructor(
+    host: UpgradeHost<D>,
+    req: IncomingMessage,
+    res: ServerResponse,
+    peerAddr: string,
+    peerPort: number,
+    remoteAddr: string,
+    remotePort: number,
+    head: Buffer,
+  ) {
+    super(host, req, res, peerAddr, peerPort, remoteAddr, remotePort);
+    this.#listener = host;
+    this.#early = head.length === 0 ? [] : [head];
+    this.#earlyBytes = head.length;
+  }
+
+  override run(decision: D): void {
+    // The parser left the connection: read it here, to keep early bytes and to see the client leave.
+    const socket = this.req.socket;
+    socket.on('data', this.#onEarlyData);
+    socket.on('end', this.#onEarlyEnd);
+    super.run(decision);
+  }
+
+  #onEarlyData = (chunk: Buffer): void => {
+    this.#early.push(chunk);
+    this.#earlyBytes += chunk.length;
+    if (this.#earlyBytes >= EARLY_BYTES_MAX) this.req.socket.pause();
+  };
+
+  /** A client that ends its side while held or while the upstream is asked is gone, for nginx too (499). */
+  #onEarlyEnd = (): void => {
+    if (this.waiting) this.req.socket.destroy();
+  };
+
+  protected override send(
+    peer: UpstreamPeer,
+    path: string,
+    headers: string[],
+    readTimeoutMs: number | undefined,
+  ): void {
+    this.#readTimeoutMs = readTimeoutMs ?? peer.readTimeoutMs;
+    const upgrade = [...headers, 'Upgrade', this.req.headers.upgrade ?? '', 'Connection', 'upgrade'];
+    // undici would add the upstream's address as Host; a raw request must do it itself
+    if (this.host === '') upgrade.push('Host', peer.origin.slice('http://'.length));
+    dispatchUpgrade(
+      peer,
+      { method: this.req.method ?? 'GET', path, headers: upgrade, readTimeoutMs: this.#readTimeoutMs },
+      this,
+    );
+  }
+
+  onUpgrade(statusText: string, rawHeaders: readonly string[], upstream: Socket, upstreamHead: Buffer): void {
+    const client = this.req.socket;
+    if (client.destroyed || !this.handOver()) {
+      upstream.destroy();
+      return;
+    }
+    client.off('data', this.#onEarlyData);
+    client.off('end', this.#onEarlyEnd);
+    this.res.detachSocket(client);
+    const headers = switchingProtocolsHeaders(rawHeaders);
+    let head = `HTTP/1.1 101 ${statusText || 'Switching Protocols'}\r\nDate: ${new Date().toUTCString()}\r\n`;
+    for (let i = 0; i < headers.length; i += 2) head += `${headers[i]}: ${headers[i + 1]}\r\n`;
+    const tunnel = new Tunnel(client, upstream, (closed) => this.#listener.tunnelClosed(closed));
+    tunnel.start(`${head}\r\n`, upstreamHead, Buffer.concat(this.#early), this.#readTimeoutMs);
+    this.#listener.tunnelOpened(tunnel);
+  }
+}
