@@ -7,9 +7,8 @@ import { pino } from 'pino';
 import { loadAlertRules } from '../automation/alert-rules.ts';
 import { loadConfigFile } from '../config/index.ts';
 import type { AuthOptions } from '../control-plane/access-control.ts';
-import { parseTokens } from '../control-plane/access-control.ts';
+import { parseAllowRange, parseTokens } from '../control-plane/access-control.ts';
 import { type ConfiguredZones, zonesOfConfig } from '../control-plane/config-zones.ts';
-import { parseIpRange } from '../control-plane/ip-text.ts';
 import { startControlPlaneServer } from '../control-plane/server.ts';
 import { parseHostPort } from '../engine/net/address-text.ts';
 import { LimitswitchError } from '../shared/errors.ts';
@@ -91,7 +90,7 @@ function authOptions(flags: ControlPlaneFlags): AuthOptions {
     fromFile ?? (fromEnv ? parseTokens(fromEnv, 'LIMITSWITCH_TOKENS') : new Map<string, string>());
   for (const cidr of flags.allow) {
     try {
-      parseIpRange(cidr);
+      parseAllowRange(cidr);
     } catch (err) {
       throw new LimitswitchError('RL_ERR_CLI_USAGE', `--allow: ${(err as Error).message}`);
     }

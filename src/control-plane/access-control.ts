@@ -4,8 +4,8 @@
  * configured, writes are accepted from loopback clients only.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { type Cidr, cidrMatch, isLoopback, parseCidr, parseClientAddr } from '../engine/net/address-text.ts';
 import { LimitswitchError } from '../shared/errors.ts';
-import { type IpRange, isLoopback, parseIpRange } from './ip-text.ts';
 
 export interface AuthOptions {
   /** Token id → token. Empty: writes only from loopback. */
@@ -51,19 +51,26 @@ export function parseTokens(text: string, source: string): Map<string, string> {
   return tokens;
 }
 
+/** An allowed client range (`--allow`): an address or CIDR as nginx reads it; throws naming the text. */
+export function parseAllowRange(text: string): Cidr {
+  const range = parseCidr(text);
+  if (range === null) throw new Error(`invalid address or CIDR "${text}"`);
+  return range;
+}
+
 function digest(text: string): Buffer {
   return createHash('sha256').update(text).digest();
 }
 
 export class AccessControl {
   readonly #tokens: readonly { id: string; digest: Buffer }[];
-  readonly #allow: readonly IpRange[];
+  readonly #allow: readonly Cidr[];
   readonly readOnly: boolean;
   readonly readAuth: boolean;
 
   constructor(options: AuthOptions = {}) {
     this.#tokens = [...(options.tokens ?? new Map())].map(([id, token]) => ({ id, digest: digest(token) }));
-    this.#allow = (options.allow ?? []).map(parseIpRange);
+    this.#allow = (options.allow ?? []).map(parseAllowRange);
     this.readOnly = options.readOnly ?? false;
     this.readAuth = options.readAuth ?? false;
   }
@@ -87,8 +94,14 @@ export class AccessControl {
     return this.#authenticate(client, authorization, false);
   }
 
+  /** IPv4-mapped clients match IPv4 ranges, as nginx's `allow` does. */
+  #allows(client: string): boolean {
+    const address = parseClientAddr(client);
+    return address !== null && this.#allow.some((range) => cidrMatch(range, address));
+  }
+
   #authenticate(client: string, authorization: string | undefined, write: boolean): Principal {
-    if (this.#allow.length > 0 && !this.#allow.some((range) => range.contains(client))) {
+    if (this.#allow.length > 0 && !this.#allows(client)) {
       throw new LimitswitchError('Forbidden', `client ${client} is not allowed`);
     }
     if (this.#tokens.length === 0) {

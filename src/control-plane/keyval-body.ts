@@ -3,9 +3,9 @@
  * `{"k":"v"}`, `{"k":1}` (numbers are stored as their text, as NGINX Plus does),
  * `{"k":{"value":"v","expire":ms}}`, and for PATCH `{"k":null}` (delete). Pure: time is an argument.
  */
+import { parseCidr } from '../engine/net/address-text.ts';
 import { LimitswitchError } from '../shared/errors.ts';
 import type { KeyvalEntry, KeyvalZoneInfo } from '../store/keyval-store.ts';
-import { isIpOrCidr } from './ip-text.ts';
 
 /** POST: the entries to add. */
 export function parsePostBody(
@@ -45,7 +45,7 @@ function bodyPairs(body: unknown): [string, unknown][] {
 
 function checkKey(key: string, zone: KeyvalZoneInfo): void {
   if (key === '') throw format('key required');
-  if (zone.type === 'ip' && !isIpOrCidr(key)) throw format('invalid key format');
+  if (zone.type === 'ip' && parseCidr(key) === null) throw format('invalid key format');
 }
 
 function toEntry(key: string, raw: unknown, zone: KeyvalZoneInfo, nowMs: number): KeyvalEntry {

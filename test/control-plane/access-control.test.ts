@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseTokens } from '../../src/control-plane/access-control.ts';
+import { AccessControl, parseAllowRange, parseTokens } from '../../src/control-plane/access-control.ts';
 import { assertMatchesSpec, assertNginxError, buildApp, JSON_HEADERS } from './harness.ts';
 
 const ALICE = 'alice-0123456789abcdef';
@@ -103,6 +103,27 @@ describe('access control', () => {
       (await app.inject({ method: 'GET', url: '/api/9/', remoteAddress: '192.168.1.1' })).statusCode,
       200,
     );
+  });
+
+  it('--allow ranges and loopback are read as nginx reads addresses', () => {
+    const bearer = `Bearer ${ALICE}`;
+    const allowed = new AccessControl({ tokens, allow: ['fe80::/10', '10.0.0.0/8'] });
+    for (const client of ['fe80::1%eth0', '::ffff:10.0.0.1', '10.0.0.1'])
+      assert.deepEqual(allowed.authorizeWrite(client, bearer), { tokenId: 'alice' }, client);
+    for (const client of ['11.0.0.1', '::10.0.0.1', 'garbage'])
+      assert.throws(() => allowed.authorizeWrite(client, bearer), {
+        message: `client ${client} is not allowed`,
+      });
+    const loopbackOnly = new AccessControl();
+    for (const client of ['127.0.0.1', '::1', '::ffff:127.0.0.1'])
+      assert.deepEqual(loopbackOnly.authorizeWrite(client, undefined), { tokenId: null }, client);
+    assert.throws(() => loopbackOnly.authorizeWrite('10.0.0.1', undefined), {
+      message: 'writes are accepted from loopback only: no token is configured',
+    });
+    assert.throws(() => parseAllowRange('1.2.3'), { message: 'invalid address or CIDR "1.2.3"' });
+    assert.throws(() => new AccessControl({ allow: ['10.0.0.0/33'] }), {
+      message: 'invalid address or CIDR "10.0.0.0/33"',
+    });
   });
 
   it('read-only: every write is 405 MethodDisabled after authentication; nothing changes', async () => {

@@ -51,6 +51,13 @@ describe('keyval bodies', () => {
     assert.throws(() => parsePostBody({ 'not-an-ip': '1' }, ips, 0), formatError('invalid key format'));
   });
 
+  it('type=ip keys are addresses and CIDRs as nginx reads them', () => {
+    for (const key of ['10.0.0.1', '010.0.0.1', '10.0.0.0/8', '::1', '::ffff:1.2.3.4/120', '255.255.255.255'])
+      assert.deepEqual(Object.keys(parsePostBody({ [key]: '1' }, ips, 0)), [key]);
+    for (const key of ['1.2.3', '10.0.0.0/33', 'fe80::1%eth0', ' 10.0.0.1', '10.0.0.1 ', '127.1', '1.2.3.4/'])
+      assert.throws(() => parsePostBody({ [key]: '1' }, ips, 0), formatError('invalid key format'), key);
+  });
+
   it('PATCH: exactly one key; null deletes', () => {
     assert.deepEqual(parsePatchBody({ a: null }, plain, 0), { key: 'a', entry: null });
     assert.deepEqual(parsePatchBody({ a: 'b' }, timed, 5), {

@@ -14,11 +14,11 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AlertAutomation } from '../../automation/alert-automation.ts';
 import { type AlertRules, DEFAULT_MAX_BODY_BYTES } from '../../automation/alert-rules.ts';
 import type { AlertmanagerNotification } from '../../automation/alertmanager-payload.ts';
+import { parseCidr } from '../../engine/net/address-text.ts';
 import { AutomationMetrics } from '../../metrics/automation-metrics.ts';
 import { LimitswitchError } from '../../shared/errors.ts';
 import type { AccessControl, Principal } from '../access-control.ts';
 import type { ControlPlaneContext } from '../context.ts';
-import { isIpOrCidr } from '../ip-text.ts';
 import { toApiError } from '../nginx-error.ts';
 
 /** Notifications refused before any rule looked at them, counted as errors by this reason. */
@@ -85,7 +85,7 @@ function newAutomation(
     call: (op, fn) => ctx.gateway.call(op, fn),
     zoneInfo: (name) => ctx.zones.keyvalZone(name),
     checkKey: (zone, key) =>
-      zone.type === 'ip' && !isIpOrCidr(key)
+      zone.type === 'ip' && parseCidr(key) === null
         ? `key "${key}" is not an address or CIDR (zone "${zone.name}" is type=ip)`
         : null,
     counters,
