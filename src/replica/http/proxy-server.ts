@@ -11,8 +11,8 @@
 import { createServer, type IncomingMessage, type Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { RealIpConf } from '../../config/model.ts';
+import { type NginxAddr, normalizePeerAddress, parseAddr } from '../../engine/net/address-text.ts';
 import type { ClientClosedCallback, DecideHook, Decision, RequestContext } from './decision.ts';
-import { type NginxAddr, normalizePeerAddress, parseAddr } from './ip-text.ts';
 import { Exchange } from './proxy-exchange.ts';
 import { compileRealIp, type RealIpResolver } from './real-ip.ts';
 import type { Tunnel } from './tunnel.ts';

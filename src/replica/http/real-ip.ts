@@ -3,20 +3,15 @@
  * trusted, `$remote_addr` comes from a request header, walked right to left exactly as
  * ngx_http_get_forwarded_addr does. The CIDR list is compiled once; matching is integer work.
  */
-import ipaddr from 'ipaddr.js';
 import type { RealIpConf } from '../../config/model.ts';
+import {
+  type Cidr,
+  cidrMatch,
+  type NginxAddr,
+  parseAddrPort,
+  parseCidr,
+} from '../../engine/net/address-text.ts';
 import { LimitswitchError } from '../../shared/errors.ts';
-import { type NginxAddr, parseAddr, parseAddrPort } from './ip-text.ts';
-
-interface Cidr4 {
-  readonly net: number;
-  readonly mask: number;
-}
-
-interface Cidr6 {
-  readonly net: Uint8Array;
-  readonly mask: Uint8Array;
-}
 
 const DECLINED = 0;
 const OK = 1;
@@ -24,8 +19,7 @@ const DONE = 2;
 
 /** The compiled realip settings of one level. */
 export class RealIpResolver {
-  readonly #v4: Cidr4[] = [];
-  readonly #v6: Cidr6[] = [];
+  readonly #from: readonly Cidr[];
   /** Lower-case header name. */
   readonly #header: string;
   /** Only `real_ip_header X-Forwarded-For` (spelled so) walks every header line; others use the first. */
@@ -33,7 +27,7 @@ export class RealIpResolver {
   readonly #recursive: boolean;
 
   constructor(conf: RealIpConf) {
-    for (const text of conf.trustedFrom) this.#addCidr(text);
+    this.#from = conf.trustedFrom.map(trustedCidr);
     this.#header = conf.header.toLowerCase();
     this.#allLines = conf.header === 'X-Forwarded-For';
     this.#recursive = conf.recursive;
@@ -41,16 +35,7 @@ export class RealIpResolver {
 
   /** ngx_cidr_match: IPv4 (and IPv4-mapped IPv6) against IPv4 entries, other IPv6 against IPv6 entries. */
   matches(addr: NginxAddr): boolean {
-    if (addr.v4 >= 0) {
-      for (const c of this.#v4) if ((addr.v4 & c.mask) >>> 0 === c.net) return true;
-      return false;
-    }
-    const b = addr.v6;
-    if (b === null) return false;
-    next: for (const c of this.#v6) {
-      for (let i = 0; i < 16; i++) if ((b[i]! & c.mask[i]!) !== c.net[i]) continue next;
-      return true;
-    }
+    for (const cidr of this.#from) if (cidrMatch(cidr, addr)) return true;
     return false;
   }
 
@@ -110,27 +95,15 @@ export class RealIpResolver {
     } while (this.#recursive && p > 0);
     return OK;
   }
+}
 
-  #addCidr(text: string): void {
-    const slash = text.indexOf('/');
-    const addr = parseAddr(slash < 0 ? text : text.slice(0, slash));
-    const bitsText = slash < 0 ? null : text.slice(slash + 1);
-    const isV4 = addr !== null && addr.v6 === null;
-    const maxBits = isV4 ? 32 : 128;
-    const bits = bitsText === null ? maxBits : /^[0-9]+$/.test(bitsText) ? Number(bitsText) : -1;
-    if (addr === null || bits < 0 || bits > maxBits) {
-      throw new LimitswitchError('RL_ERR_CONFIG_INVALID', `host not found in set_real_ip_from "${text}"`);
-    }
-    if (isV4) {
-      const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
-      this.#v4.push({ net: (addr.v4 & mask) >>> 0, mask });
-      return;
-    }
-    // nginx masks "low address bits" (with a warning); ipaddr.js gives the prefix mask bytes.
-    const mask = Uint8Array.from(ipaddr.IPv6.subnetMaskFromPrefixLength(bits).toByteArray());
-    const net = addr.v6!.map((b, i) => b & mask[i]!);
-    this.#v6.push({ net, mask });
+/** A `set_real_ip_from` entry; nginx clears host bits (with a warning when the config loads). */
+function trustedCidr(text: string): Cidr {
+  const cidr = parseCidr(text);
+  if (cidr === null) {
+    throw new LimitswitchError('RL_ERR_CONFIG_INVALID', `host not found in set_real_ip_from "${text}"`);
   }
+  return cidr;
 }
 
 /** Compiles a level's realip settings; null when `set_real_ip_from` is empty (the module is inactive). */
