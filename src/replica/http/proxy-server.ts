@@ -222,6 +222,8 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
       return;
     }
     res.once('finish', endConnection);
+    // Node took its own error listener off with the parser: a reset must not become an uncaught error.
+    socket.on('error', destroyOnError);
     this.#upgrading.add(socket);
     socket.once('close', () => this.#upgrading.delete(socket));
     this.#run(exchange);
@@ -238,6 +240,10 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
     }
     exchange.run(decision);
   }
+}
+
+function destroyOnError(this: Socket): void {
+  this.destroy();
 }
 
 /** A response of an upgrade request that did not become a tunnel: the connection ends with it. */

@@ -26,12 +26,15 @@ import {
 const REJECT: Decision = { action: 'reject', code: 503 };
 const CLOSE: Decision = { action: 'reject', code: 444 };
 
-/** The decision for a path: `/reject…`, `/close…`, `/delay…` (300 ms), `/idle…` (read timeout 200 ms). */
+/**
+ * The decision for a path: `/reject…`, `/close…`, `/delay…` (300 ms), `/idle…` and `/stall…` (read
+ * timeout 200 ms).
+ */
 function decide(url: string | undefined): Decision {
   if (url?.startsWith('/reject')) return REJECT;
   if (url?.startsWith('/close')) return CLOSE;
   if (url?.startsWith('/delay')) return { action: 'delay', delayMs: 300 };
-  if (url?.startsWith('/idle')) return { action: 'pass', readTimeoutMs: 200 };
+  if (url?.startsWith('/idle') || url?.startsWith('/stall')) return { action: 'pass', readTimeoutMs: 200 };
   return { action: 'pass' };
 }
 
@@ -137,6 +140,18 @@ describe('data path: upgrade requests', () => {
     assert.equal(upstream.upgrades.length, before);
   });
 
+  test('a client that resets its connection while held is a 499; the listener keeps serving', async () => {
+    const socket = connect(proxy.port, '127.0.0.1');
+    socket.on('error', () => {});
+    socket.write('GET /delay/reset HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n');
+    await waitFor(() => decided.includes('/delay/reset'), { message: 'the decision' });
+    socket.resetAndDestroy();
+    await waitFor(() => clientClosed.some((c) => c.url === '/delay/reset'), { message: 'the 499' });
+    const tunnel = tunnelOf(await openUpgrade(proxy.port, '/after-reset'));
+    assert.equal(await echo(tunnel.socket, 'alive'), 'alive');
+    tunnel.socket.destroy();
+  });
+
   test('an upstream answer other than 101 is relayed as a response', async () => {
     const refused = answerOf(await openUpgrade(proxy.port, '/refuse'));
     assert.equal(refused.status, 403);
@@ -164,6 +179,14 @@ describe('data path: upgrade requests', () => {
     assert.equal(first.headers.connection, 'keep-alive');
     assert.equal(first.headers['x-forwarded-for'], '127.0.0.1');
     assert.equal(second.url, '/plain/next');
+  });
+
+  test('an upstream silent past proxy_read_timeout before its answer: 504 with nginx page', async () => {
+    const startMs = performance.now();
+    const answer = answerOf(await openUpgrade(proxy.port, '/stall'));
+    assert.equal(answer.status, 504);
+    assert.equal(answer.body, nginxPage('504 Gateway Time-out'));
+    assert.ok(performance.now() - startMs >= 180, 'after the read timeout');
   });
 
   test('past proxy_read_timeout without a byte either way, the tunnel is closed', async () => {

@@ -24,11 +24,16 @@ export interface UpgradeUpstream {
   close(): Promise<void>;
 }
 
-/** `/refuse…` answers 403 instead of switching; `/push…` speaks first, right behind its 101. */
+/**
+ * `/refuse…` answers 403 instead of switching; `/stall…` never answers; `/push…` speaks first, right
+ * behind its 101.
+ */
 export async function startUpgradeUpstream(): Promise<UpgradeUpstream> {
   const upgrades: UpstreamRecord[] = [];
   const plain: UpstreamRecord[] = [];
   const waiters: ((socket: Socket) => void)[] = [];
+  // upgraded connections are the server's no more: closeAllConnections() does not see them
+  const upgraded = new Set<Socket>();
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -42,7 +47,10 @@ export async function startUpgradeUpstream(): Promise<UpgradeUpstream> {
   });
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     socket.on('error', () => {});
+    upgraded.add(socket);
+    socket.once('close', () => upgraded.delete(socket));
     upgrades.push(recordOf(req, head));
+    if (req.url?.startsWith('/stall')) return;
     if (req.url?.startsWith('/refuse')) {
       socket.end(
         'HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nContent-Length: 7\r\nConnection: close\r\n\r\nrefused',
@@ -68,6 +76,7 @@ export async function startUpgradeUpstream(): Promise<UpgradeUpstream> {
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();
+        for (const socket of upgraded) socket.destroy();
         server.close(() => resolve());
       }),
   };
