@@ -11,7 +11,8 @@ import { type ProxyTargets, rewriteTarget } from './proxy-targets.ts';
 
 /**
  * A data-path decision that remembers the engine's verdict (for 499 accounting and access logs); a
- * delay also names the server, for the line logged when its client leaves while held.
+ * forwarded or delayed one also names the server, for the error-log lines about it (a client leaving
+ * while held, an upstream failing).
  */
 export type ReplicaDecision = Decision & {
   readonly limitReqStatus?: string;
@@ -115,14 +116,16 @@ function toDataPath(decision: EngineDecision, route: Route, targets: ProxyTarget
       const target = targets.byHandler.get(route.handler);
       if (target === undefined) return NOT_FOUND;
       const path = rewriteTarget(target, route.target.uri, route.target.args, route.target.hasArgs);
-      const readTimeoutMs = route.handler.proxyTimeouts.readMs;
+      const timeouts = route.handler.proxyTimeouts;
       if (decision.delayMs > 0) {
         return {
           action: 'delay',
           delayMs: decision.delayMs,
           upstream: target.upstream,
           path,
-          readTimeoutMs,
+          readTimeoutMs: timeouts.readMs,
+          connectTimeoutMs: timeouts.connectMs,
+          sendTimeoutMs: timeouts.sendMs,
           limitReqStatus: decision.status,
           zone: decision.zone,
           serverName: route.serverName,
@@ -132,9 +135,12 @@ function toDataPath(decision: EngineDecision, route: Route, targets: ProxyTarget
         action: 'proxy',
         upstream: target.upstream,
         path,
-        readTimeoutMs,
+        readTimeoutMs: timeouts.readMs,
+        connectTimeoutMs: timeouts.connectMs,
+        sendTimeoutMs: timeouts.sendMs,
         limitReqStatus: decision.status,
         zone: decision.zone,
+        serverName: route.serverName,
       };
     }
   }

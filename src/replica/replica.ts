@@ -257,6 +257,10 @@ export class Replica {
         }
         this.#options.onClientClosed?.(phase);
       },
+      onUpstreamError: (ctx, decision, error) => {
+        if (!errorLog.enabled(error.level)) return;
+        errorLog.request(error, requestLogContext(ctx, decision.serverName ?? '', error.upstream));
+      },
       onHookError: (err) => this.#log('error', 'request failed in the engine', { err: String(err) }),
     });
     if (onResponse) {

@@ -16,10 +16,23 @@ import type {
   RejectDecision,
   RequestContext,
   ReturnDecision,
+  UpstreamErrorCallback,
 } from './decision.ts';
 import { appendForwarded, clientResponseHeaders, upstreamRequestHeaders } from './forward-headers.ts';
 import { closesConnection, errorPage, statusReason, wireStatus } from './status-pages.ts';
 import { UPGRADE_CONNECT_TIMEOUT, UPGRADE_READ_TIMEOUT } from './upgrade-dispatch.ts';
+import {
+  CONNECTING,
+  NO_LIVE_UPSTREAMS,
+  READING_BODY,
+  READING_HEADER,
+  SENDING,
+  serverDisabled,
+  UPSTREAM_SEND_TIMEOUT,
+  type UpstreamPhase,
+  UpstreamSendTimeoutError,
+  upstreamErrorMessage,
+} from './upstream-failure.ts';
 import type { UpstreamGroup, UpstreamPeer, UpstreamSet } from './upstream-group.ts';
 
 /** What every exchange of one listener shares. */
@@ -28,6 +41,8 @@ export interface ExchangeHost<D extends Decision> {
   readonly defaultGroup: UpstreamGroup | null;
   readonly scheme: string;
   readonly onClientClosed: ClientClosedCallback<D> | null;
+  /** Hears each upstream failure, in nginx's error-log words. */
+  readonly onUpstreamError: UpstreamErrorCallback<D> | null;
   /** True once a graceful close began: answers say `Connection: close`. */
   readonly closing: boolean;
   /** Requests currently held by a delay. */
@@ -52,6 +67,8 @@ const CONNECT_FAILURES: ReadonlySet<string> = new Set([
 const TIMEOUTS: ReadonlySet<string> = new Set([
   'UND_ERR_CONNECT_TIMEOUT',
   'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  UPSTREAM_SEND_TIMEOUT,
   UPGRADE_CONNECT_TIMEOUT,
   UPGRADE_READ_TIMEOUT,
 ]);
@@ -69,6 +86,10 @@ function flushHead(exchange: { flushHead(): void }): void {
 
 function onHoldElapsed(exchange: { holdElapsed(): void }): void {
   exchange.holdElapsed();
+}
+
+function onSendTimeout(exchange: { sendTimedOut(): void }): void {
+  exchange.sendTimedOut();
 }
 
 export class Exchange<D extends Decision> implements RequestContext {
@@ -92,6 +113,12 @@ export class Exchange<D extends Decision> implements RequestContext {
   #tried: UpstreamPeer[] | null = null;
   #path = '';
   #readTimeoutMs: number | undefined = undefined;
+  #connectTimeoutMs: number | undefined = undefined;
+  #sendTimeoutMs = 0;
+  /** Runs while a request body goes upstream: `proxy_send_timeout` since the last write. */
+  #sendTimer: NodeJS.Timeout | null = null;
+  /** The whole request went to the upstream (undici's onRequestSent). */
+  #sent = false;
   #abort: ((err?: Error) => void) | null = null;
   #resume: (() => void) | null = null;
   #status = 0;
@@ -227,16 +254,25 @@ export class Exchange<D extends Decision> implements RequestContext {
     this.#group = group;
     this.#path = target.path ?? this.req.url ?? '/';
     this.#readTimeoutMs = target.readTimeoutMs;
+    this.#connectTimeoutMs = target.connectTimeoutMs;
+    this.#sendTimeoutMs = target.sendTimeoutMs ?? group.sendTimeoutMs;
     this.#dispatch();
   }
 
   #dispatch(): void {
-    const peer = this.#group!.pick(this.#tried);
+    const group = this.#group!;
+    const tried = this.#tried;
+    const peer = group.pick(tried);
     if (peer === null) {
+      // Every server tried is nginx's end of tries; servers left but all down is "no live upstreams".
+      if (tried === null || tried.length < group.peers.length) {
+        this.#report('error', NO_LIVE_UPSTREAMS, `http://${group.name}${this.#path}`);
+      }
       this.#fail(502);
       return;
     }
     this.#peer = peer;
+    this.#abort = null;
     this.send(peer, this.#path, this.#headers, this.#readTimeoutMs);
   }
 
@@ -247,7 +283,7 @@ export class Exchange<D extends Decision> implements RequestContext {
     headers: string[],
     readTimeoutMs: number | undefined,
   ): void {
-    peer.pool.dispatch(
+    peer.poolFor(this.#connectTimeoutMs).dispatch(
       {
         path,
         method: this.req.method ?? 'GET',
@@ -276,6 +312,7 @@ export class Exchange<D extends Decision> implements RequestContext {
   responseClosed(): void {
     const state = this.#state;
     this.#state = DONE;
+    this.#stopSendTimer();
     if (state === HELD || state === FORWARDING) {
       if (this.#timer !== null) {
         clearTimeout(this.#timer);
@@ -302,7 +339,41 @@ export class Exchange<D extends Decision> implements RequestContext {
 
   onConnect(abort: (err?: Error) => void): void {
     this.#abort = abort;
-    if (this.#state === DONE) abort();
+    if (this.#state === DONE) {
+      abort();
+      return;
+    }
+    if (this.hasBody) this.#sendTimer = setTimeout(onSendTimeout, this.#sendTimeoutMs, this);
+  }
+
+  onBodySent(): void {
+    this.#sendTimer?.refresh();
+  }
+
+  onRequestSent(): void {
+    this.#sent = true;
+    this.#stopSendTimer();
+  }
+
+  /**
+   * @internal `proxy_send_timeout` passed since the last write of the request. As in nginx it counts
+   * only while the upstream accepts nothing (undici pauses the body until the socket drains); a wait
+   * for more of the client's body is not the upstream's fault.
+   */
+  sendTimedOut(): void {
+    if (this.#state !== FORWARDING || this.#sent) return;
+    if (!this.req.isPaused()) {
+      this.#sendTimer!.refresh();
+      return;
+    }
+    this.#sendTimer = null;
+    this.#abort?.(new UpstreamSendTimeoutError());
+  }
+
+  #stopSendTimer(): void {
+    if (this.#sendTimer === null) return;
+    clearTimeout(this.#sendTimer);
+    this.#sendTimer = null;
   }
 
   onHeaders(
@@ -355,6 +426,7 @@ export class Exchange<D extends Decision> implements RequestContext {
   }
 
   onComplete(): void {
+    this.#stopSendTimer();
     if (this.#state === DONE) return;
     this.#state = DONE;
     const res = this.res;
@@ -368,18 +440,38 @@ export class Exchange<D extends Decision> implements RequestContext {
     }
   }
 
-  onError(err: Error & { code?: string }): void {
+  onError(err: Error & { code?: string; syscall?: string }): void {
+    this.#stopSendTimer();
     if (this.#state === DONE) return;
     const code = err.code ?? '';
-    if (!this.res.headersSent && CONNECT_FAILURES.has(code)) {
-      this.#group!.markFailed(this.#peer!);
-      if (!this.hasBody && this.#group!.peers.length > 1) {
-        this.#tried ??= [];
-        this.#tried.push(this.#peer!);
-        this.#dispatch();
-        return;
-      }
+    const group = this.#group!;
+    const peer = this.#peer!;
+    const phase = this.#phase(code);
+    const timedOut = TIMEOUTS.has(code);
+    const upstream = `${peer.origin}${this.#path}`;
+    const connectFailed = !this.res.headersSent && CONNECT_FAILURES.has(code);
+    // nginx logs a failure as it meets it, but "upstream timed out" after freeing the server (which
+    // warns when that takes the server out).
+    if (!timedOut) this.#report('error', upstreamErrorMessage(err, phase, false), upstream);
+    if (connectFailed && group.markFailed(peer)) this.#report('warn', serverDisabled(phase), upstream);
+    if (timedOut) this.#report('error', upstreamErrorMessage(err, phase, true), upstream);
+    if (connectFailed && !this.hasBody && group.peers.length > 1) {
+      this.#tried ??= [];
+      this.#tried.push(peer);
+      this.#dispatch();
+      return;
     }
-    this.#fail(TIMEOUTS.has(code) ? 504 : 502);
+    this.#fail(timedOut ? 504 : 502);
+  }
+
+  /** How far the request got with the upstream, for the log's `while …`. */
+  #phase(code: string): UpstreamPhase {
+    if (this.#abort === null || CONNECT_FAILURES.has(code)) return CONNECTING;
+    if (!this.#sent) return SENDING;
+    return this.#status === 0 ? READING_HEADER : READING_BODY;
+  }
+
+  #report(level: 'error' | 'warn', message: string, upstream: string): void {
+    this.#host.onUpstreamError?.(this, this.#decision!, { level, message, upstream });
   }
 }

@@ -12,7 +12,13 @@ import { createServer, type IncomingMessage, type Server, ServerResponse } from 
 import type { AddressInfo, Socket } from 'node:net';
 import type { RealIpConf } from '../../config/model.ts';
 import { type NginxAddr, normalizePeerAddress, parseAddr } from '../../engine/net/address-text.ts';
-import type { ClientClosedCallback, DecideHook, Decision, RequestContext } from './decision.ts';
+import type {
+  ClientClosedCallback,
+  DecideHook,
+  Decision,
+  RequestContext,
+  UpstreamErrorCallback,
+} from './decision.ts';
 import { Exchange } from './proxy-exchange.ts';
 import { compileRealIp, type RealIpResolver } from './real-ip.ts';
 import type { Tunnel } from './tunnel.ts';
@@ -37,6 +43,8 @@ export interface ProxyServerOptions<D extends Decision = Decision> {
   readonly realIp?: RealIpConf | null;
   /** A client closed before its response was complete (nginx's 499), held or forwarding. */
   readonly onClientClosed?: ClientClosedCallback<D>;
+  /** An upstream failed a forwarded request (the client got 502/504 or a cut response), in nginx's words. */
+  readonly onUpstreamError?: UpstreamErrorCallback<D>;
   /** The hook threw: the request got a 500; this hears why. */
   readonly onHookError?: (err: unknown) => void;
   /** nginx `keepalive_timeout` (75 s). */
@@ -64,6 +72,7 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
   readonly defaultGroup: UpstreamGroup | null;
   readonly scheme: string;
   readonly onClientClosed: ClientClosedCallback<D> | null;
+  readonly onUpstreamError: UpstreamErrorCallback<D> | null;
   readonly #decide: DecideHook<D>;
   #realIp: RealIpResolver | null;
   readonly #onHookError: ((err: unknown) => void) | null;
@@ -85,6 +94,7 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
     }
     this.scheme = options.scheme ?? 'http';
     this.onClientClosed = options.onClientClosed ?? null;
+    this.onUpstreamError = options.onUpstreamError ?? null;
     this.#decide = options.decide;
     this.#realIp = compileRealIp(options.realIp);
     this.#onHookError = options.onHookError ?? null;
