@@ -296,6 +296,11 @@ export class Exchange<D extends Decision> implements RequestContext {
     );
   }
 
+  /** The location's `proxy_connect_timeout` (absent: the upstream options'). */
+  protected get connectTimeoutMs(): number | undefined {
+    return this.#connectTimeoutMs;
+  }
+
   /** Held, or waiting for the upstream's answer (no byte of it sent yet). */
   protected get waiting(): boolean {
     return this.#state === HELD || (this.#state === FORWARDING && !this.res.headersSent);

@@ -19,11 +19,14 @@ export interface UpgradeRequest {
   readonly path: string;
   /** Flat `[name, value, …]`, sent as is (they carry `Host`, `Upgrade` and `Connection: upgrade`). */
   readonly headers: readonly string[];
+  readonly connectTimeoutMs: number;
   readonly readTimeoutMs: number;
 }
 
 export interface UpgradeHandler {
   onConnect(abort: (err?: Error) => void): void;
+  /** Connected, and the request (which has no body) written: what follows is the wait for the answer. */
+  onRequestSent(): void;
   onHeaders(
     statusCode: number,
     rawHeaders: readonly string[],
@@ -51,7 +54,7 @@ export function dispatchUpgrade(peer: UpstreamPeer, upgrade: UpgradeRequest, han
     path: upgrade.path,
     headers: upgrade.headers as string[],
     agent: false,
-    timeout: peer.connectTimeoutMs,
+    timeout: upgrade.connectTimeoutMs,
   });
   const fail = (err: Error & { code?: string }): void => {
     if (settled) return;
@@ -63,6 +66,7 @@ export function dispatchUpgrade(peer: UpstreamPeer, upgrade: UpgradeRequest, han
     socket.once('connect', () => {
       connected = true;
       req.setTimeout(upgrade.readTimeoutMs);
+      handler.onRequestSent();
     });
   });
   req.on('timeout', () => {

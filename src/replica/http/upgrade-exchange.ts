@@ -78,7 +78,13 @@ export class UpgradeExchange<D extends Decision> extends Exchange<D> implements 
     if (this.host === '') upgrade.push('Host', peer.origin.slice('http://'.length));
     dispatchUpgrade(
       peer,
-      { method: this.req.method ?? 'GET', path, headers: upgrade, readTimeoutMs: this.#readTimeoutMs },
+      {
+        method: this.req.method ?? 'GET',
+        path,
+        headers: upgrade,
+        connectTimeoutMs: this.connectTimeoutMs ?? peer.connectTimeoutMs,
+        readTimeoutMs: this.#readTimeoutMs,
+      },
       this,
     );
   }

@@ -69,7 +69,10 @@ export function upstreamErrorMessage(
 
 function what(err: Error & { code?: string; syscall?: string }, phase: UpstreamPhase): string {
   const code = err.code ?? '';
-  if (code === 'UND_ERR_SOCKET') return 'upstream prematurely closed connection';
+  // undici's "other side closed"; node:http's "socket hang up" (upgrade requests)
+  if (code === 'UND_ERR_SOCKET' || (code === 'ECONNRESET' && err.syscall === undefined)) {
+    return 'upstream prematurely closed connection';
+  }
   if (code === 'UND_ERR_HEADERS_OVERFLOW') return 'upstream sent too big header';
   // llhttp parses only the head and, after it, the chunked framing of the body.
   if (err.name === 'HTTPParserError') {

@@ -2,13 +2,15 @@
  * Upgrade requests (WebSocket) on the data path, against a real upgrading upstream: the tunnel echoes
  * both ways; decisions apply as to any request (reject page, 444, delay, 499 while held); a location
  * that does not tunnel gets a plain request; a non-101 answer is relayed; connect failures give 502
- * or fail over; silence past proxy_read_timeout and a graceful close end tunnels.
+ * or fail over; a location's connect and read timeouts give 504 and nginx's error-log words; silence
+ * past proxy_read_timeout and a graceful close end tunnels.
  */
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import type { Decision } from '../../../src/replica/http/decision.ts';
+import type { Decision, UpstreamError } from '../../../src/replica/http/decision.ts';
 import { freePort } from '../../helpers/free-port.ts';
+import { startFullBacklogListener } from '../../helpers/full-backlog-listener.ts';
 import { waitFor } from '../../helpers/wait-for.ts';
 import { nginxPage, startProxy, type TestProxy, type UpstreamRecord } from './harness.ts';
 import {
@@ -223,6 +225,59 @@ describe('data path: upgrade failures and failover', () => {
       assert.equal(answer.body, nginxPage('502 Bad Gateway'));
     } finally {
       await proxy.close();
+    }
+  });
+
+  /** nginx's error-log line without the request context. */
+  const logged = (error: UpstreamError) => `[${error.level}] ${error.message}, upstream: "${error.upstream}"`;
+
+  test("a location's proxy_connect_timeout bounds the connect: 504, logged in nginx's words", async () => {
+    const blackhole = await startFullBacklogListener();
+    const errors: string[] = [];
+    const proxy = await startProxy<Decision>([{ port: blackhole.port }], {
+      decide: () => ({ action: 'pass', connectTimeoutMs: 300 }),
+      canUpgrade: () => true,
+      onUpstreamError: (_ctx, _decision, error) => errors.push(logged(error)),
+    });
+    try {
+      const startMs = performance.now();
+      const answer = answerOf(await openUpgrade(proxy.port, '/ws'));
+      const elapsedMs = performance.now() - startMs;
+      assert.equal(answer.status, 504);
+      assert.equal(answer.body, nginxPage('504 Gateway Time-out'));
+      // The listener's own connect timeout is 60 s.
+      assert.ok(elapsedMs >= 290 && elapsedMs < 5000, `answered after ${elapsedMs.toFixed(0)} ms`);
+      assert.deepEqual(errors, [
+        `[error] upstream timed out (110: Connection timed out) while connecting to upstream, upstream: "http://127.0.0.1:${blackhole.port}/ws"`,
+      ]);
+    } finally {
+      await proxy.close();
+      await blackhole.close();
+    }
+  });
+
+  test("a read timeout and a refused connection are logged in nginx's words", async () => {
+    const errors: string[] = [];
+    const proxy = await startProxy<Decision>([{ port: upstream.port }], {
+      decide: () => ({ action: 'pass', readTimeoutMs: 200 }),
+      canUpgrade: () => true,
+      onUpstreamError: (_ctx, _decision, error) => errors.push(logged(error)),
+    });
+    const refused = await startProxy<Decision>([{ port: deadPort }], {
+      decide: () => ({ action: 'pass' }),
+      canUpgrade: () => true,
+      onUpstreamError: (_ctx, _decision, error) => errors.push(logged(error)),
+    });
+    try {
+      assert.equal(answerOf(await openUpgrade(proxy.port, '/stall')).status, 504);
+      assert.equal(answerOf(await openUpgrade(refused.port, '/ws')).status, 502);
+      assert.deepEqual(errors, [
+        `[error] upstream timed out (110: Connection timed out) while reading response header from upstream, upstream: "http://127.0.0.1:${upstream.port}/stall"`,
+        `[error] connect() failed (111: Connection refused) while connecting to upstream, upstream: "http://127.0.0.1:${deadPort}/ws"`,
+      ]);
+    } finally {
+      await proxy.close();
+      await refused.close();
     }
   });
 
