@@ -46,26 +46,46 @@ export function engineHook(options: EngineHookOptions): (ctx: RequestContext) =>
   const now = options.nowMs ?? Date.now;
   return (ctx) => {
     const site = options.site();
-    const req = ctx.req;
-    const socket = req.socket;
     const route = routeOf(site, ctx, options.port);
     if (route === null) return BAD_REQUEST;
     options.countRequest?.(route.serverName, route.handler.name);
-    const facts: RequestFacts = {
-      method: req.method ?? 'GET',
-      scheme: 'http',
-      target: req.url ?? '/',
-      headers: req.headers as Record<string, string | undefined>,
-      remoteAddr: ctx.remoteAddr,
-      remotePort: ctx.remotePort,
-      socketAddr: ctx.realipRemoteAddr,
-      serverAddr: socket.localAddress ?? '',
-      serverPort: options.port,
-    };
+    const facts = new ExchangeFacts(ctx, options.port);
     const decision = site.decide(route, facts, now());
     if (decision.logs.length !== 0) writeLogs(options.errorLog, decision, route, ctx);
     return toDataPath(decision, route, options.targets());
   };
+}
+
+/**
+ * What the engine needs of a request, read from the exchange. `headers` is built only when a variable
+ * reads one: node:http builds `req.headers` lazily from the raw headers, and most configs never ask.
+ */
+class ExchangeFacts implements RequestFacts {
+  readonly method: string;
+  readonly scheme = 'http' as const;
+  readonly target: string;
+  readonly remoteAddr: string;
+  readonly remotePort: number;
+  readonly socketAddr: string;
+  readonly serverAddr: string;
+  readonly serverPort: number;
+  readonly #ctx: RequestContext;
+
+  constructor(ctx: RequestContext, serverPort: number) {
+    const req = ctx.req;
+    this.#ctx = ctx;
+    this.method = req.method ?? 'GET';
+    this.target = req.url ?? '/';
+    this.remoteAddr = ctx.remoteAddr;
+    this.remotePort = ctx.remotePort;
+    this.socketAddr = ctx.realipRemoteAddr;
+    this.serverAddr = req.socket.localAddress ?? '';
+    this.serverPort = serverPort;
+  }
+
+  get headers(): Readonly<Record<string, string | undefined>> {
+    return this.#ctx.req.headers as Record<string, string | undefined>;
+  }
 }
 
 /**
