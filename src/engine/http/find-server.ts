@@ -29,7 +29,8 @@ const WILDCARD_HOSTS = new Set([null, '*', '0.0.0.0', '[::]']);
 
 export class ServerSelector<S extends NamedServer> {
   private readonly groups: ListenGroup<S>[] = [];
-  readonly #byAddress = new Map<string, ListenGroup<S> | undefined>();
+  /** port → server address → its listen group (null: none), filled as connections arrive. */
+  readonly #byPort = new Map<number, Map<string, ListenGroup<S> | null>>();
 
   constructor(servers: readonly S[]) {
     for (const server of servers) {
@@ -62,7 +63,7 @@ export class ServerSelector<S extends NamedServer> {
   /** The server for a connection to `serverAddr:port` with `host` (lower-case, no port); null if none. */
   select(serverAddr: string, port: number, host: string): S | null {
     const group = this.#groupFor(serverAddr, port);
-    if (group === undefined) return null;
+    if (group === null) return null;
     const named = group.names.match(host);
     if (named !== undefined) return named;
     if (host.length !== 0) {
@@ -71,15 +72,25 @@ export class ServerSelector<S extends NamedServer> {
     return group.defaultServer;
   }
 
-  /** The listen group a connection lands in: exact address, else the wildcard, else any on the port (memoised). */
-  #groupFor(serverAddr: string, port: number): ListenGroup<S> | undefined {
-    const key = `${serverAddr} ${port}`;
-    if (this.#byAddress.has(key)) return this.#byAddress.get(key);
-    const group =
-      this.groups.find((g) => g.port === port && g.host === serverAddr) ??
-      this.groups.find((g) => g.port === port && g.host === null) ??
-      this.groups.find((g) => g.port === port);
-    this.#byAddress.set(key, group);
+  /**
+   * The listen group a connection lands in: exact address, else the wildcard, else any on the port.
+   * Memoised by port, then address, so no key is built per request.
+   */
+  #groupFor(serverAddr: string, port: number): ListenGroup<S> | null {
+    let byAddress = this.#byPort.get(port);
+    if (byAddress === undefined) {
+      byAddress = new Map();
+      this.#byPort.set(port, byAddress);
+    }
+    let group = byAddress.get(serverAddr);
+    if (group === undefined) {
+      group =
+        this.groups.find((g) => g.port === port && g.host === serverAddr) ??
+        this.groups.find((g) => g.port === port && g.host === null) ??
+        this.groups.find((g) => g.port === port) ??
+        null;
+      byAddress.set(serverAddr, group);
+    }
     return group;
   }
 

@@ -100,6 +100,8 @@ export class Site {
   readonly keyvalZones: ReadonlyMap<string, KeyvalZone>;
   private readonly selector: ServerSelector<SiteServer>;
   private readonly outcome = newOutcome();
+  #lastHostHeader: string | undefined = undefined;
+  #lastHost = '';
 
   constructor(parts: SiteParts) {
     this.servers = parts.servers;
@@ -118,7 +120,7 @@ export class Site {
   route(target: string, hostHeader: string | undefined, serverAddr: string, port: number): Route | null {
     const parsed = parseRequestTarget(target);
     if (parsed === null) return null;
-    const host = normalizeHost(hostHeader);
+    const host = this.#normalizedHost(hostHeader);
     const server = this.selector.select(serverAddr, port, host);
     if (server === null) return null;
     const serverName = server.serverNames[0] ?? '';
@@ -130,6 +132,18 @@ export class Site {
       host: host.length !== 0 ? host : serverName,
       serverName,
     };
+  }
+
+  /**
+   * `normalizeHost`, remembering the last header: requests in a row mostly carry the same `Host`, and
+   * the remembered result is one string whose hash the name lookups already know.
+   */
+  #normalizedHost(hostHeader: string | undefined): string {
+    if (hostHeader === this.#lastHostHeader) return this.#lastHost;
+    const host = normalizeHost(hostHeader);
+    this.#lastHostHeader = hostHeader;
+    this.#lastHost = host;
+    return host;
   }
 
   /** Runs the phases for a routed request. Mutates zone state and counters. */
