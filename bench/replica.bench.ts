@@ -264,7 +264,9 @@ async function main(): Promise<void> {
     ]);
     sideBySide.push(onSample.rps / offSample.rps);
     console.log(
-      `side by side ${r + 1}  off ${offSample.rps.toFixed(0).padStart(6)} req/s  on ${onSample.rps.toFixed(0).padStart(6)} req/s  on/off ${(onSample.rps / offSample.rps).toFixed(3)}`,
+      `side by side ${r + 1}  off ${offSample.rps.toFixed(0).padStart(6)} req/s ${offSample.cpuUsPerRequest.toFixed(1).padStart(5)} µs CPU/req  ` +
+        `on ${onSample.rps.toFixed(0).padStart(6)} req/s ${onSample.cpuUsPerRequest.toFixed(1).padStart(5)} µs CPU/req  ` +
+        `on/off ${(onSample.rps / offSample.rps).toFixed(3)}`,
     );
   }
 
