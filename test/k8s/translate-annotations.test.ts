@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import type { Ingress } from '../../src/k8s/objects.ts';
 import { ClusterTranslator } from '../../src/k8s/translate/cluster-translator.ts';
 import { rateLimitId } from '../../src/k8s/translate/limit-req-ingress-nginx.ts';
-import { configMap, ingress, locationBlock } from './builders.ts';
+import { configMap, ingress, locationBlock, serverBlock } from './builders.ts';
 
 function translate(
   ingresses: Ingress[],
@@ -180,6 +180,53 @@ describe('ingress-nginx limit-rps / limit-rpm (migration)', () => {
     ]);
   });
 
+  it('an IPv6 CIDR and nginx-read leading zeros in the allowlist reach the geo as written', () => {
+    const allowlist = '2001:db8::/32, 010.0.0.0/8';
+    const ing = cafe(
+      'api',
+      {
+        'nginx.ingress.kubernetes.io/limit-rps': '5',
+        'nginx.ingress.kubernetes.io/limit-allowlist': allowlist,
+      },
+      ['/tea'],
+    );
+    const { text, problems } = translate([ing]);
+    assert.deepEqual(problems, [], 'the config check took the geo too');
+    assert.ok(
+      text.includes('        default 0;\n        010.0.0.0/8 1;\n        2001:db8::/32 1;\n    }'),
+      text,
+    );
+  });
+
+  it('an allowlist entry nginx would refuse rejects the Ingress on that annotation', () => {
+    for (const bad of ['127.1', '0x7f.0.0.1', '10.0.0.0/33', 'fe80::1%eth0']) {
+      const { text, problems } = translate([
+        cafe(
+          'api',
+          {
+            'nginx.ingress.kubernetes.io/limit-rps': '5',
+            'nginx.ingress.kubernetes.io/limit-allowlist': `10.0.0.0/8,${bad}`,
+          },
+          ['/tea'],
+        ),
+      ]);
+      assert.deepEqual(
+        problems.map((p) => [p.object.kind, p.object.name, p.field, p.error, p.severity, p.keptLastGood]),
+        [
+          [
+            'Ingress',
+            'api',
+            'metadata.annotations[nginx.ingress.kubernetes.io/limit-allowlist]',
+            `invalid value "10.0.0.0/8,${bad}": "${bad}" is not an IP address or CIDR`,
+            'error',
+            false,
+          ],
+        ],
+      );
+      assert.equal(serverBlock(text, 'cafe.example.com'), null);
+    }
+  });
+
   it('burst multiplier defaults to 5 and the key to $binary_remote_addr', () => {
     const { text } = translate([cafe('api', { 'nginx.ingress.kubernetes.io/limit-rps': '2' }, ['/tea'])]);
     assert.match(text, /\n {8}0 \$binary_remote_addr;\n/);
@@ -223,5 +270,23 @@ describe('ConfigMap settings', () => {
       text,
       /server_name cafe\.example\.com;\n {8}set_real_ip_from 10\.0\.0\.0\/8;\n {8}set_real_ip_from 192\.168\.0\.0\/16;\n {8}real_ip_header X-Forwarded-For;\n {8}real_ip_recursive on;\n {8}limit_req_dry_run on;\n/,
     );
+  });
+
+  it('a set-real-ip-from entry nginx would refuse is reported on that ConfigMap key', () => {
+    const { text, problems } = translate([cafe('plain', {}, ['/tea'])], null, {
+      'set-real-ip-from': '2001:db8::/32, 127.1',
+    });
+    assert.deepEqual(
+      problems.map((p) => [p.object.kind, p.field, p.error, p.severity]),
+      [
+        [
+          'ConfigMap',
+          'data[set-real-ip-from]',
+          'invalid value "2001:db8::/32, 127.1": "127.1" is not an IP address or CIDR',
+          'error',
+        ],
+      ],
+    );
+    assert.doesNotMatch(text, /set_real_ip_from/);
   });
 });

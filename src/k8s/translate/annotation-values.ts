@@ -3,9 +3,9 @@
  * `InvalidValueError` with a message that names the value and what was expected; the caller adds the
  * object and field. Syntax follows nginx where the value ends up in a directive (rates, sizes, codes).
  */
-import ipaddr from 'ipaddr.js';
 import type { LogLevel } from '../../config/model.ts';
 import { ComplexValueSyntaxError, parseComplexValue } from '../../engine/complex-value.ts';
+import { parseCidr } from '../../engine/net/address-text.ts';
 import { checkSnippet } from './snippet-check.ts';
 
 export class InvalidValueError extends Error {}
@@ -95,32 +95,32 @@ export function parseKey(raw: string): string {
   return text;
 }
 
-/** Comma-separated addresses or CIDRs (ingress-nginx's `limit-allowlist`), sorted like ingress-nginx. */
-export function parseCidrList(raw: string): string[] {
+/**
+ * Comma-separated addresses or CIDRs, each read as the generated `geo` or `set_real_ip_from` line will
+ * read it (ngx_ptocidr): `127.1`, `0x7f.0.0.1`, zone ids and `/33` are refused here, on the object that
+ * carries them, rather than by the config check; `010.0.0.1` is 10.0.0.1, as in nginx.
+ */
+function cidrItems(raw: string): string[] {
   const items = raw
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '');
   for (const item of items) {
-    if (!ipaddr.isValid(item) && !ipaddr.isValidCIDR(item)) {
-      throw new InvalidValueError(`invalid value "${raw}": "${item}" is not an IP address or CIDR`);
-    }
-  }
-  return [...new Set(items)].sort();
-}
-
-/** A comma-separated list of addresses/CIDRs, kept in order (NIC's `set-real-ip-from`). */
-export function parseCidrListInOrder(raw: string): string[] {
-  const items = raw
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
-  for (const item of items) {
-    if (!ipaddr.isValid(item) && !ipaddr.isValidCIDR(item)) {
+    if (parseCidr(item) === null) {
       throw new InvalidValueError(`invalid value "${raw}": "${item}" is not an IP address or CIDR`);
     }
   }
   return items;
+}
+
+/** ingress-nginx's `limit-allowlist`: sorted and deduplicated like ingress-nginx. */
+export function parseCidrList(raw: string): string[] {
+  return [...new Set(cidrItems(raw))].sort();
+}
+
+/** NIC's `set-real-ip-from`: kept in order. */
+export function parseCidrListInOrder(raw: string): string[] {
+  return cidrItems(raw);
 }
 
 /** An HTTP header name (`real-ip-header`). */
