@@ -1,6 +1,8 @@
 /**
- * One request on the data path, from decision to the last byte. The exchange is the `RequestContext`
- * the hook sees and also the undici dispatch handler, so a forwarded request costs one object.
+ * One request on the data path, from decision to the last byte: it answers, holds, or forwards as the
+ * hook decided, relays the upstream's answer, and notices a client that goes away. The exchange is the
+ * `RequestContext` the hook sees and also the undici dispatch handler, so a forwarded request costs
+ * one object; its base class, `UpstreamRequest` (upstream-request.ts), is the side facing the servers.
  *
  * It uses undici's raw handler callbacks (`onConnect`/`onHeaders`/`onData`/`onComplete`/`onError`):
  * they hand over the response head as raw buffers and the body as chunks, which are written straight
@@ -12,33 +14,17 @@ import type {
   ClientClosedCallback,
   Decision,
   DelayDecision,
-  ProxyTarget,
-  RejectDecision,
   RequestContext,
   ReturnDecision,
   UpstreamErrorCallback,
 } from './decision.ts';
-import { appendForwarded, clientResponseHeaders, upstreamRequestHeaders } from './forward-headers.ts';
+import { clientResponseHeaders } from './forward-headers.ts';
 import { closesConnection, errorPage, statusReason, wireStatus } from './status-pages.ts';
-import { UPGRADE_CONNECT_TIMEOUT, UPGRADE_READ_TIMEOUT } from './upgrade-dispatch.ts';
-import {
-  CONNECTING,
-  NO_LIVE_UPSTREAMS,
-  READING_BODY,
-  READING_HEADER,
-  SENDING,
-  serverDisabled,
-  UPSTREAM_SEND_TIMEOUT,
-  type UpstreamPhase,
-  UpstreamSendTimeoutError,
-  upstreamErrorMessage,
-} from './upstream-failure.ts';
-import type { UpstreamGroup, UpstreamPeer, UpstreamSet } from './upstream-group.ts';
+import type { UpstreamPeer } from './upstream-group.ts';
+import { DONE, FORWARDING, HELD, type UpstreamHost, UpstreamRequest } from './upstream-request.ts';
 
 /** What every exchange of one listener shares. */
-export interface ExchangeHost<D extends Decision> {
-  readonly upstreams: UpstreamSet;
-  readonly defaultGroup: UpstreamGroup | null;
+export interface ExchangeHost<D extends Decision> extends UpstreamHost {
   readonly scheme: string;
   readonly onClientClosed: ClientClosedCallback<D> | null;
   /** Hears each upstream failure, in nginx's error-log words. */
@@ -50,28 +36,6 @@ export interface ExchangeHost<D extends Decision> {
   /** Called when a held or forwarded exchange ends (for graceful close). */
   exchangeEnded(): void;
 }
-
-const NEW = 0;
-const HELD = 1;
-const FORWARDING = 2;
-const DONE = 3;
-
-/** Connect failures: the request never reached the server, so another server may be tried. */
-const CONNECT_FAILURES: ReadonlySet<string> = new Set([
-  'ECONNREFUSED',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  UPGRADE_CONNECT_TIMEOUT,
-]);
-const TIMEOUTS: ReadonlySet<string> = new Set([
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-  UPSTREAM_SEND_TIMEOUT,
-  UPGRADE_CONNECT_TIMEOUT,
-  UPGRADE_READ_TIMEOUT,
-]);
 
 const kExchange = Symbol('exchange');
 type TrackedResponse = ServerResponse & { [kExchange]?: Exchange<Decision> };
@@ -88,40 +52,15 @@ function onHoldElapsed(exchange: { holdElapsed(): void }): void {
   exchange.holdElapsed();
 }
 
-function onSendTimeout(exchange: { sendTimedOut(): void }): void {
-  exchange.sendTimedOut();
-}
-
-export class Exchange<D extends Decision> implements RequestContext {
-  readonly req: IncomingMessage;
-  readonly res: ServerResponse;
+export class Exchange<D extends Decision> extends UpstreamRequest implements RequestContext {
   readonly remoteAddr: string;
   readonly remotePort: number;
   readonly realipRemoteAddr: string;
   readonly realipRemotePort: number;
-  // RequestHeaderFacts, filled in by upstreamRequestHeaders
-  host = '';
-  hasBody = false;
-  forwardedFor = '';
 
   readonly #host: ExchangeHost<D>;
-  readonly #headers: string[];
-  #state = NEW;
   #decision: D | null = null;
-  #group: UpstreamGroup | null = null;
-  #peer: UpstreamPeer | null = null;
-  #tried: UpstreamPeer[] | null = null;
-  #path = '';
-  #readTimeoutMs: number | undefined = undefined;
-  #connectTimeoutMs: number | undefined = undefined;
-  #sendTimeoutMs = 0;
-  /** Runs while a request body goes upstream: `proxy_send_timeout` since the last write. */
-  #sendTimer: NodeJS.Timeout | null = null;
-  /** The whole request went to the upstream (undici's onRequestSent). */
-  #sent = false;
-  #abort: ((err?: Error) => void) | null = null;
   #resume: (() => void) | null = null;
-  #status = 0;
   #statusText = '';
   #responseHeaders: string[] | null = null;
   /** The first body chunk, held until the head goes out with it. */
@@ -137,15 +76,12 @@ export class Exchange<D extends Decision> implements RequestContext {
     remoteAddr: string,
     remotePort: number,
   ) {
+    super(req, res, remoteAddr, host.scheme);
     this.#host = host;
-    this.req = req;
-    this.res = res;
     this.realipRemoteAddr = peerAddr;
     this.realipRemotePort = peerPort;
     this.remoteAddr = remoteAddr;
     this.remotePort = remotePort;
-    this.#headers = upstreamRequestHeaders(req.rawHeaders, this);
-    appendForwarded(this.#headers, this, remoteAddr, host.scheme);
   }
 
   /** Acts on the hook's answer. */
@@ -155,13 +91,13 @@ export class Exchange<D extends Decision> implements RequestContext {
       case 'pass':
       case 'proxy':
         this.#track();
-        this.#forward(decision);
+        this.forward(this.#host, decision);
         return;
       case 'delay':
         this.#hold(decision);
         return;
       case 'reject':
-        this.#reject(decision);
+        this.sendPage(decision.code, decision.retryAfterS);
         return;
       case 'return':
         this.#answer(decision);
@@ -172,7 +108,7 @@ export class Exchange<D extends Decision> implements RequestContext {
   /** Answers with nginx's page for `code` (also used for a hook that threw: 500). */
   sendPage(code: number, retryAfterS?: number): void {
     if (closesConnection(code)) {
-      this.#state = DONE;
+      this.state = DONE;
       this.req.socket.destroy();
       return;
     }
@@ -186,16 +122,12 @@ export class Exchange<D extends Decision> implements RequestContext {
   }
 
   #end(status: number, headers: string[], body: Buffer | string | null): void {
-    this.#state = DONE;
+    this.state = DONE;
     const res = this.res;
     if (this.#host.closing) res.shouldKeepAlive = false;
     res.writeHead(status, statusReason(status), headers);
     if (body === null) res.end();
     else res.end(body);
-  }
-
-  #reject(decision: RejectDecision): void {
-    this.sendPage(decision.code, decision.retryAfterS);
   }
 
   #answer(decision: ReturnDecision): void {
@@ -229,7 +161,7 @@ export class Exchange<D extends Decision> implements RequestContext {
   }
 
   #hold(decision: DelayDecision): void {
-    this.#state = HELD;
+    this.state = HELD;
     this.#host.held++;
     this.#track();
     this.#timer = setTimeout(onHoldElapsed, decision.delayMs, this);
@@ -238,42 +170,9 @@ export class Exchange<D extends Decision> implements RequestContext {
   /** @internal the delay timer fired. */
   holdElapsed(): void {
     this.#timer = null;
-    if (this.#state !== HELD) return;
+    if (this.state !== HELD) return;
     this.#host.held--;
-    this.#forward(this.#decision as DelayDecision);
-  }
-
-  #forward(target: ProxyTarget): void {
-    this.#state = FORWARDING;
-    const group =
-      target.upstream === undefined ? this.#host.defaultGroup : this.#host.upstreams.get(target.upstream);
-    if (!group) {
-      this.sendPage(502);
-      return;
-    }
-    this.#group = group;
-    this.#path = target.path ?? this.req.url ?? '/';
-    this.#readTimeoutMs = target.readTimeoutMs;
-    this.#connectTimeoutMs = target.connectTimeoutMs;
-    this.#sendTimeoutMs = target.sendTimeoutMs ?? group.sendTimeoutMs;
-    this.#dispatch();
-  }
-
-  #dispatch(): void {
-    const group = this.#group!;
-    const tried = this.#tried;
-    const peer = group.pick(tried);
-    if (peer === null) {
-      // Every server tried is nginx's end of tries; servers left but all down is "no live upstreams".
-      if (tried === null || tried.length < group.peers.length) {
-        this.#report('error', NO_LIVE_UPSTREAMS, `http://${group.name}${this.#path}`);
-      }
-      this.#fail(502);
-      return;
-    }
-    this.#peer = peer;
-    this.#abort = null;
-    this.send(peer, this.#path, this.#headers, this.#readTimeoutMs);
+    this.forward(this.#host, this.#decision as DelayDecision);
   }
 
   /** Sends the request to `peer`; the answer comes back through the handler callbacks below. */
@@ -283,7 +182,7 @@ export class Exchange<D extends Decision> implements RequestContext {
     headers: string[],
     readTimeoutMs: number | undefined,
   ): void {
-    peer.poolFor(this.#connectTimeoutMs).dispatch(
+    peer.poolFor(this.connectTimeoutMs).dispatch(
       {
         path,
         method: this.req.method ?? 'GET',
@@ -296,90 +195,40 @@ export class Exchange<D extends Decision> implements RequestContext {
     );
   }
 
-  /** The location's `proxy_connect_timeout` (absent: the upstream options'). */
-  protected get connectTimeoutMs(): number | undefined {
-    return this.#connectTimeoutMs;
-  }
-
   /** Held, or waiting for the upstream's answer (no byte of it sent yet). */
   protected get waiting(): boolean {
-    return this.#state === HELD || (this.#state === FORWARDING && !this.res.headersSent);
+    return this.state === HELD || (this.state === FORWARDING && !this.res.headersSent);
   }
 
   /** The connection leaves the exchange (a 101): done, no 499, no page. False if already done. */
   protected handOver(): boolean {
-    if (this.#state !== FORWARDING) return false;
-    this.#state = DONE;
+    if (this.state !== FORWARDING) return false;
+    this.state = DONE;
     return true;
   }
 
   /** @internal `res` emitted 'close': the response ended, or the client went away before that. */
   responseClosed(): void {
-    const state = this.#state;
-    this.#state = DONE;
-    this.#stopSendTimer();
+    const state = this.state;
+    this.state = DONE;
+    this.stopSendTimer();
     if (state === HELD || state === FORWARDING) {
       if (this.#timer !== null) {
         clearTimeout(this.#timer);
         this.#timer = null;
         this.#host.held--;
       }
-      this.#abort?.();
+      this.abortUpstream();
       this.#host.onClientClosed?.(this, this.#decision!, state === HELD ? 'delay' : 'proxy');
     }
     this.#host.exchangeEnded();
   }
 
-  /** nginx answers an upstream failure with its page, or cuts the connection once the head was sent. */
-  #fail(code: number): void {
-    if (!this.res.headersSent) {
-      this.sendPage(code);
-      return;
-    }
-    this.#state = DONE;
-    this.res.destroy();
+  protected report(level: 'error' | 'warn', message: string, upstream: string): void {
+    this.#host.onUpstreamError?.(this, this.#decision!, { level, message, upstream });
   }
 
-  // undici dispatch handler
-
-  onConnect(abort: (err?: Error) => void): void {
-    this.#abort = abort;
-    if (this.#state === DONE) {
-      abort();
-      return;
-    }
-    if (this.hasBody) this.#sendTimer = setTimeout(onSendTimeout, this.#sendTimeoutMs, this);
-  }
-
-  onBodySent(): void {
-    this.#sendTimer?.refresh();
-  }
-
-  onRequestSent(): void {
-    this.#sent = true;
-    this.#stopSendTimer();
-  }
-
-  /**
-   * @internal `proxy_send_timeout` passed since the last write of the request. As in nginx it counts
-   * only while the upstream accepts nothing (undici pauses the body until the socket drains); a wait
-   * for more of the client's body is not the upstream's fault.
-   */
-  sendTimedOut(): void {
-    if (this.#state !== FORWARDING || this.#sent) return;
-    if (!this.req.isPaused()) {
-      this.#sendTimer!.refresh();
-      return;
-    }
-    this.#sendTimer = null;
-    this.#abort?.(new UpstreamSendTimeoutError());
-  }
-
-  #stopSendTimer(): void {
-    if (this.#sendTimer === null) return;
-    clearTimeout(this.#sendTimer);
-    this.#sendTimer = null;
-  }
+  // undici dispatch handler: the answer relayed (the request going out and failures: UpstreamRequest)
 
   onHeaders(
     statusCode: number,
@@ -388,9 +237,9 @@ export class Exchange<D extends Decision> implements RequestContext {
     statusText: string,
   ): boolean {
     if (statusCode < 200) return true;
-    if (this.#state === DONE) return false;
+    if (this.state === DONE) return false;
     this.#resume = resume;
-    this.#status = statusCode;
+    this.status = statusCode;
     this.#statusText = statusText;
     this.#responseHeaders = clientResponseHeaders(rawHeaders);
     // The head waits for the end of this parser run: a small response then goes out head, body and
@@ -401,7 +250,7 @@ export class Exchange<D extends Decision> implements RequestContext {
 
   /** @internal the parser run that delivered the head is over. */
   flushHead(): void {
-    if (this.#state !== FORWARDING || this.res.headersSent) return;
+    if (this.state !== FORWARDING || this.res.headersSent) return;
     this.#writeHead();
     const pending = this.#pending;
     if (pending !== null) {
@@ -413,7 +262,7 @@ export class Exchange<D extends Decision> implements RequestContext {
   #writeHead(): void {
     const res = this.res;
     if (this.#host.closing) res.shouldKeepAlive = false;
-    res.writeHead(this.#status, this.#statusText || statusReason(this.#status), this.#responseHeaders!);
+    res.writeHead(this.status, this.#statusText || statusReason(this.status), this.#responseHeaders!);
   }
 
   onData(chunk: Buffer): boolean {
@@ -431,9 +280,9 @@ export class Exchange<D extends Decision> implements RequestContext {
   }
 
   onComplete(): void {
-    this.#stopSendTimer();
-    if (this.#state === DONE) return;
-    this.#state = DONE;
+    this.stopSendTimer();
+    if (this.state === DONE) return;
+    this.state = DONE;
     const res = this.res;
     if (!res.headersSent) this.#writeHead();
     const pending = this.#pending;
@@ -443,40 +292,5 @@ export class Exchange<D extends Decision> implements RequestContext {
       this.#pending = null;
       res.end(pending);
     }
-  }
-
-  onError(err: Error & { code?: string; syscall?: string }): void {
-    this.#stopSendTimer();
-    if (this.#state === DONE) return;
-    const code = err.code ?? '';
-    const group = this.#group!;
-    const peer = this.#peer!;
-    const phase = this.#phase(code);
-    const timedOut = TIMEOUTS.has(code);
-    const upstream = `${peer.origin}${this.#path}`;
-    const connectFailed = !this.res.headersSent && CONNECT_FAILURES.has(code);
-    // nginx logs a failure as it meets it, but "upstream timed out" after freeing the server (which
-    // warns when that takes the server out).
-    if (!timedOut) this.#report('error', upstreamErrorMessage(err, phase, false), upstream);
-    if (connectFailed && group.markFailed(peer)) this.#report('warn', serverDisabled(phase), upstream);
-    if (timedOut) this.#report('error', upstreamErrorMessage(err, phase, true), upstream);
-    if (connectFailed && !this.hasBody && group.peers.length > 1) {
-      this.#tried ??= [];
-      this.#tried.push(peer);
-      this.#dispatch();
-      return;
-    }
-    this.#fail(timedOut ? 504 : 502);
-  }
-
-  /** How far the request got with the upstream, for the log's `while …`. */
-  #phase(code: string): UpstreamPhase {
-    if (this.#abort === null || CONNECT_FAILURES.has(code)) return CONNECTING;
-    if (!this.#sent) return SENDING;
-    return this.#status === 0 ? READING_HEADER : READING_BODY;
-  }
-
-  #report(level: 'error' | 'warn', message: string, upstream: string): void {
-    this.#host.onUpstreamError?.(this, this.#decision!, { level, message, upstream });
   }
 }

@@ -1,0 +1,237 @@
+/**
+ * The request as it goes upstream: the half of an exchange (proxy-exchange.ts) that faces the servers.
+ * It holds the headers sent, tries the group's servers in turn, runs `proxy_send_timeout` while the
+ * request goes out, knows how far the request got with a server (the log's `while …`), and decides what
+ * a failure comes to: nginx's error-log lines (upstream-failure.ts), the next server after a failed
+ * connect, else 502 or 504.
+ *
+ * It is the exchange's base class, not a helper object, so a forwarded request stays one object. The
+ * exchange says how the request is sent (`send`), answers with a page (`sendPage`) and hears the log
+ * lines (`report`). The undici callbacks about the request going out and failing are here; those that
+ * relay the answer are the exchange's.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ProxyTarget } from './decision.ts';
+import { appendForwarded, type RequestHeaderFacts, upstreamRequestHeaders } from './forward-headers.ts';
+import { UPGRADE_CONNECT_TIMEOUT, UPGRADE_READ_TIMEOUT } from './upgrade-dispatch.ts';
+import {
+  CONNECTING,
+  NO_LIVE_UPSTREAMS,
+  READING_BODY,
+  READING_HEADER,
+  SENDING,
+  serverDisabled,
+  UPSTREAM_SEND_TIMEOUT,
+  type UpstreamPhase,
+  UpstreamSendTimeoutError,
+  upstreamErrorMessage,
+} from './upstream-failure.ts';
+import type { UpstreamGroup, UpstreamPeer, UpstreamSet } from './upstream-group.ts';
+
+/** The listener's upstream groups, which every exchange of it shares. */
+export interface UpstreamHost {
+  readonly upstreams: UpstreamSet;
+  readonly defaultGroup: UpstreamGroup | null;
+}
+
+/** Where an exchange is (`state`): the exchange moves it on; forwarding and failing are done here. */
+export const NEW = 0;
+export const HELD = 1;
+export const FORWARDING = 2;
+export const DONE = 3;
+
+/** Connect failures: the request never reached the server, so another server may be tried. */
+const CONNECT_FAILURES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  UPGRADE_CONNECT_TIMEOUT,
+]);
+const TIMEOUTS: ReadonlySet<string> = new Set([
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  UPSTREAM_SEND_TIMEOUT,
+  UPGRADE_CONNECT_TIMEOUT,
+  UPGRADE_READ_TIMEOUT,
+]);
+
+function onSendTimeout(request: { sendTimedOut(): void }): void {
+  request.sendTimedOut();
+}
+
+export abstract class UpstreamRequest implements RequestHeaderFacts {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  // RequestHeaderFacts, filled in by upstreamRequestHeaders
+  host = '';
+  hasBody = false;
+  forwardedFor = '';
+
+  protected state = NEW;
+  /** The status of the upstream's answer; 0 until its head arrived. */
+  protected status = 0;
+
+  readonly #headers: string[];
+  #group: UpstreamGroup | null = null;
+  #peer: UpstreamPeer | null = null;
+  /** Servers whose connect failed for this request: not picked again. */
+  #tried: UpstreamPeer[] | null = null;
+  #path = '';
+  #readTimeoutMs: number | undefined = undefined;
+  #connectTimeoutMs: number | undefined = undefined;
+  #sendTimeoutMs = 0;
+  /** Runs while a request body goes upstream: `proxy_send_timeout` since the last write. */
+  #sendTimer: NodeJS.Timeout | null = null;
+  /** The whole request went to the upstream (undici's onRequestSent). */
+  #sent = false;
+  #abort: ((err?: Error) => void) | null = null;
+
+  constructor(req: IncomingMessage, res: ServerResponse, remoteAddr: string, scheme: string) {
+    this.req = req;
+    this.res = res;
+    this.#headers = upstreamRequestHeaders(req.rawHeaders, this);
+    appendForwarded(this.#headers, this, remoteAddr, scheme);
+  }
+
+  /** Sends the request to `peer`; the answer comes back through the handler callbacks. */
+  protected abstract send(
+    peer: UpstreamPeer,
+    path: string,
+    headers: string[],
+    readTimeoutMs: number | undefined,
+  ): void;
+
+  /** Answers with nginx's page for `code`. */
+  abstract sendPage(code: number): void;
+
+  /** Hears an upstream failure in nginx's error-log words. */
+  protected abstract report(level: 'error' | 'warn', message: string, upstream: string): void;
+
+  /** Forwards to `target`'s group (the listener's default when it names none); 502 when there is none. */
+  protected forward(listener: UpstreamHost, target: ProxyTarget): void {
+    this.state = FORWARDING;
+    const group =
+      target.upstream === undefined ? listener.defaultGroup : listener.upstreams.get(target.upstream);
+    if (!group) {
+      this.sendPage(502);
+      return;
+    }
+    this.#group = group;
+    this.#path = target.path ?? this.req.url ?? '/';
+    this.#readTimeoutMs = target.readTimeoutMs;
+    this.#connectTimeoutMs = target.connectTimeoutMs;
+    this.#sendTimeoutMs = target.sendTimeoutMs ?? group.sendTimeoutMs;
+    this.#dispatch();
+  }
+
+  #dispatch(): void {
+    const group = this.#group!;
+    const tried = this.#tried;
+    const peer = group.pick(tried);
+    if (peer === null) {
+      // Every server tried is nginx's end of tries; servers left but all down is "no live upstreams".
+      if (tried === null || tried.length < group.peers.length) {
+        this.report('error', NO_LIVE_UPSTREAMS, `http://${group.name}${this.#path}`);
+      }
+      this.#fail(502);
+      return;
+    }
+    this.#peer = peer;
+    this.#abort = null;
+    this.send(peer, this.#path, this.#headers, this.#readTimeoutMs);
+  }
+
+  /** The location's `proxy_connect_timeout` (absent: the upstream options'). */
+  protected get connectTimeoutMs(): number | undefined {
+    return this.#connectTimeoutMs;
+  }
+
+  /** The client went away: the request to the server is aborted. */
+  protected abortUpstream(): void {
+    this.#abort?.();
+  }
+
+  protected stopSendTimer(): void {
+    if (this.#sendTimer === null) return;
+    clearTimeout(this.#sendTimer);
+    this.#sendTimer = null;
+  }
+
+  // undici dispatch handler: the request going out, and failures
+
+  onConnect(abort: (err?: Error) => void): void {
+    this.#abort = abort;
+    if (this.state === DONE) {
+      abort();
+      return;
+    }
+    if (this.hasBody) this.#sendTimer = setTimeout(onSendTimeout, this.#sendTimeoutMs, this);
+  }
+
+  onBodySent(): void {
+    this.#sendTimer?.refresh();
+  }
+
+  onRequestSent(): void {
+    this.#sent = true;
+    this.stopSendTimer();
+  }
+
+  /**
+   * @internal `proxy_send_timeout` passed since the last write of the request. As in nginx it counts
+   * only while the upstream accepts nothing (undici pauses the body until the socket drains); a wait
+   * for more of the client's body is not the upstream's fault.
+   */
+  sendTimedOut(): void {
+    if (this.state !== FORWARDING || this.#sent) return;
+    if (!this.req.isPaused()) {
+      this.#sendTimer!.refresh();
+      return;
+    }
+    this.#sendTimer = null;
+    this.#abort?.(new UpstreamSendTimeoutError());
+  }
+
+  onError(err: Error & { code?: string; syscall?: string }): void {
+    this.stopSendTimer();
+    if (this.state === DONE) return;
+    const code = err.code ?? '';
+    const group = this.#group!;
+    const peer = this.#peer!;
+    const phase = this.#phase(code);
+    const timedOut = TIMEOUTS.has(code);
+    const upstream = `${peer.origin}${this.#path}`;
+    const connectFailed = !this.res.headersSent && CONNECT_FAILURES.has(code);
+    // nginx logs a failure as it meets it, but "upstream timed out" after freeing the server (which
+    // warns when that takes the server out).
+    if (!timedOut) this.report('error', upstreamErrorMessage(err, phase, false), upstream);
+    if (connectFailed && group.markFailed(peer)) this.report('warn', serverDisabled(phase), upstream);
+    if (timedOut) this.report('error', upstreamErrorMessage(err, phase, true), upstream);
+    if (connectFailed && !this.hasBody && group.peers.length > 1) {
+      this.#tried ??= [];
+      this.#tried.push(peer);
+      this.#dispatch();
+      return;
+    }
+    this.#fail(timedOut ? 504 : 502);
+  }
+
+  /** nginx answers an upstream failure with its page, or cuts the connection once the head was sent. */
+  #fail(code: number): void {
+    if (!this.res.headersSent) {
+      this.sendPage(code);
+      return;
+    }
+    this.state = DONE;
+    this.res.destroy();
+  }
+
+  /** How far the request got with the upstream, for the log's `while …`. */
+  #phase(code: string): UpstreamPhase {
+    if (this.#abort === null || CONNECT_FAILURES.has(code)) return CONNECTING;
+    if (!this.#sent) return SENDING;
+    return this.status === 0 ? READING_HEADER : READING_BODY;
+  }
+}
