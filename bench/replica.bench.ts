@@ -14,7 +14,7 @@
  *
  * Run: npm run bench:replica     (last line: JSON)
  * Knobs: BENCH_ROUNDS (12), BENCH_WARMUP_MS (2000 in the first round, a quarter of it later),
- *        BENCH_DURATION_MS (2500), BENCH_CONNECTIONS (50), BENCH_SIDE_BY_SIDE_ROUNDS (6),
+ *        BENCH_DURATION_MS (2500), BENCH_CONNECTIONS (50), BENCH_SIDE_BY_SIDE_ROUNDS (10),
  *        BENCH_BARE=0 to skip the bare case.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
@@ -28,7 +28,7 @@ import type { LoadRequest, LoadResult } from './replica/load-generator.ts';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 12);
 const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 2000);
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 2500);
-const SIDE_BY_SIDE_ROUNDS = Number(process.env.BENCH_SIDE_BY_SIDE_ROUNDS ?? 6);
+const SIDE_BY_SIDE_ROUNDS = Number(process.env.BENCH_SIDE_BY_SIDE_ROUNDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const WITH_BARE = process.env.BENCH_BARE !== '0';
 const NGINX_BIN = process.env.NGINX_BIN ?? '/usr/sbin/nginx';
