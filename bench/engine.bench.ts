@@ -35,8 +35,26 @@ const textKeys = Array.from({ length: KEYS }, (_, i) => textIp(i));
 
 type Ctx = { key: string };
 
+/**
+ * A fixed permutation of 0..n-1 (xorshift32, seed 1), the same in every process: the `_shuffled` cases
+ * first see their 1e5 keys in order, then visit them in this order, as clients arrive in real traffic
+ * (the round-robin cases walk the node arrays in order, which the CPU prefetches).
+ */
+function shuffledIndexes(n: number): Int32Array {
+  const order = Int32Array.from({ length: n }, (_, i) => i);
+  let x = 1;
+  for (let i = n - 1; i > 0; i--) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    const j = (x >>> 0) % (i + 1);
+    [order[i], order[j]] = [order[j]!, order[i]!];
+  }
+  return order;
+}
+
 /** One `limit_req zone=z burst=… nodelay` on `$binary_remote_addr`, never limiting (the allow path). */
-function engineCase(hot: boolean): () => number {
+function engineCase(hot: boolean, shuffled = false): () => number {
   const zone = new LimitReqZone(
     'z',
     parseComplexValue('$binary_remote_addr'),
@@ -60,12 +78,19 @@ function engineCase(hot: boolean): () => number {
   const out = newOutcome();
   const ctx: Ctx = { key: '' };
   let nowMs = 1_700_000_000_000;
+  const order = shuffled ? shuffledIndexes(KEYS) : null;
+  if (order !== null) {
+    for (const key of binaryKeys) {
+      ctx.key = key;
+      limitRequest(policy, ctx, nowMs, out);
+    }
+  }
   return () => {
     const start = process.hrtime.bigint();
     for (let i = 0; i < OPS; i++) {
       // A request's context is fresh (in cache) when limit_req runs: one context, a new key each time,
       // as the baseline reads its key straight from the same array.
-      ctx.key = binaryKeys[hot ? 7 : i % KEYS]!;
+      ctx.key = binaryKeys[hot ? 7 : order === null ? i % KEYS : order[i % KEYS]!]!;
       limitRequest(policy, ctx, nowMs, out);
       if ((i & 1023) === 0) nowMs++;
     }
@@ -113,7 +138,7 @@ function siteCase(): () => number {
 }
 
 /** The baseline: nginx's leaky bucket over a plain `Map<string, {excess, last}>` (allow path). */
-function mapCase(): () => number {
+function mapCase(shuffled = false): () => number {
   const map = new Map<string, { excess: number; last: number }>();
   const rateMilli = 1_000_000_000;
   let nowMs = 1_700_000_000_000;
@@ -132,10 +157,12 @@ function mapCase(): () => number {
     if (ms) e.last = nowMs;
     return true;
   };
+  const order = shuffled ? shuffledIndexes(KEYS) : null;
+  if (order !== null) for (const key of binaryKeys) check(key);
   return () => {
     const start = process.hrtime.bigint();
     for (let i = 0; i < OPS; i++) {
-      check(binaryKeys[i % KEYS]!);
+      check(binaryKeys[order === null ? i % KEYS : order[i % KEYS]!]!);
       if ((i & 1023) === 0) nowMs++;
     }
     return Number(process.hrtime.bigint() - start) / OPS;
@@ -175,7 +202,9 @@ const CASES: Record<string, () => () => number | Promise<number>> = {
   engine_1e5: () => engineCase(false),
   engine_hot: () => engineCase(true),
   site_seed_chain_1e5: siteCase,
-  plain_map_1e5: mapCase,
+  plain_map_1e5: () => mapCase(),
+  engine_1e5_shuffled: () => engineCase(false, true),
+  plain_map_1e5_shuffled: () => mapCase(true),
   rate_limiter_flexible_1e5: rateLimiterFlexibleCase,
   fastify_local_store_1e5: localStoreCase,
 };
@@ -221,6 +250,8 @@ async function main(): Promise<void> {
       bytes_per_state_ipv4: round1(bytesPerState),
       states_per_1m_zone: statesPer1m,
       ns_per_decision_plain_map_1e5: round1(ns.plain_map_1e5!),
+      ns_per_decision_1e5_shuffled: round1(ns.engine_1e5_shuffled!),
+      ns_per_decision_plain_map_1e5_shuffled: round1(ns.plain_map_1e5_shuffled!),
       ratio_vs_plain_map: round1(ns.plain_map_1e5! / ns.engine_1e5!),
       ratio_vs_rate_limiter_flexible: round1(ns.rate_limiter_flexible_1e5! / ns.engine_1e5!),
       ratio_vs_fastify_local_store: round1(ns.fastify_local_store_1e5! / ns.engine_1e5!),
