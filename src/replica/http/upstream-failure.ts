@@ -31,6 +31,14 @@ export class UpstreamSendTimeoutError extends Error {
   }
 }
 
+/**
+ * A head the server sent that nginx rejects (`upstream sent invalid header`, `… too big header`):
+ * nginx's `invalid_header` case of `proxy_next_upstream`, not `error`, so by default not retried.
+ */
+export function isInvalidHeader(err: Error & { code?: string }): boolean {
+  return err.code === 'UND_ERR_HEADERS_OVERFLOW' || err.name === 'HTTPParserError';
+}
+
 /** glibc's strerror() for the errors a proxied connection meets (nginx prints `(errno: text)`). */
 const STRERROR: Readonly<Record<string, string>> = {
   ECONNREFUSED: 'Connection refused',

@@ -1,7 +1,8 @@
 /**
  * `upstream` groups on the data path: keep-alive undici `Pool`s per server (one per distinct
  * `proxy_connect_timeout`, since undici applies a connect timeout per pool), servers chosen by nginx's
- * smooth weighted round robin (ngx_http_upstream_get_peer), a server that failed to connect skipped for
+ * smooth weighted round robin (ngx_http_upstream_get_peer), a server that failed a request before its
+ * response head (connect, send or read-header error or timeout, a rejected head) skipped for
  * `failTimeoutMs` (nginx's `max_fails=1 fail_timeout=10s`; a group of one server is never skipped).
  */
 import { Pool } from 'undici';
@@ -19,7 +20,7 @@ export interface UpstreamOptions {
   readonly keepAliveTimeoutMs: number;
   /** Most connections per server; null is unbounded, like nginx (which only caps the idle ones). */
   readonly connections: number | null;
-  /** How long a server that refused or timed out a connection is left out of the rotation. */
+  /** How long a server that failed a request (before its response head) is left out of the rotation. */
   readonly failTimeoutMs: number;
 }
 
@@ -146,8 +147,9 @@ export class UpstreamGroup {
   }
 
   /**
-   * A connect failure: leave the server out for `failTimeoutMs` (never the only server). True when it
-   * was left out (nginx then warns "upstream server temporarily disabled").
+   * The server failed a request before its response head: leave it out for `failTimeoutMs` (never
+   * the only server). True when it was left out (nginx then warns "upstream server temporarily
+   * disabled").
    */
   markFailed(peer: UpstreamPeer): boolean {
     if (this.#single !== null) return false;

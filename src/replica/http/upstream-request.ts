@@ -2,8 +2,8 @@
  * The request as it goes upstream: the half of an exchange (proxy-exchange.ts) that faces the servers.
  * It holds the headers sent, tries the group's servers in turn, runs `proxy_send_timeout` while the
  * request goes out, knows how far the request got with a server (the log's `while …`), and decides what
- * a failure comes to: nginx's error-log lines (upstream-failure.ts), the next server after a failed
- * connect, else 502 or 504.
+ * a failure comes to: nginx's error-log lines (upstream-failure.ts), the server's failure counted, the
+ * next server as nginx's `proxy_next_upstream error timeout` would try it, else 502 or 504.
  *
  * It is the exchange's base class, not a helper object, so a forwarded request stays one object. The
  * exchange says how the request is sent (`send`), answers with a page (`sendPage`) and hears the log
@@ -16,6 +16,7 @@ import { appendForwarded, type RequestHeaderFacts, upstreamRequestHeaders } from
 import { UPGRADE_CONNECT_TIMEOUT, UPGRADE_READ_TIMEOUT } from './upgrade-dispatch.ts';
 import {
   CONNECTING,
+  isInvalidHeader,
   NO_LIVE_UPSTREAMS,
   READING_BODY,
   READING_HEADER,
@@ -40,7 +41,7 @@ export const HELD = 1;
 export const FORWARDING = 2;
 export const DONE = 3;
 
-/** Connect failures: the request never reached the server, so another server may be tried. */
+/** Connect failures: nothing of the request reached the server. */
 const CONNECT_FAILURES: ReadonlySet<string> = new Set([
   'ECONNREFUSED',
   'UND_ERR_CONNECT_TIMEOUT',
@@ -56,6 +57,11 @@ const TIMEOUTS: ReadonlySet<string> = new Set([
   UPGRADE_CONNECT_TIMEOUT,
   UPGRADE_READ_TIMEOUT,
 ]);
+
+/** Methods nginx does not send to another server once one had the request (1.9.13+). */
+function nonIdempotent(method: string | undefined): boolean {
+  return method === 'POST' || method === 'LOCK' || method === 'PATCH';
+}
 
 function onSendTimeout(request: { sendTimedOut(): void }): void {
   request.sendTimedOut();
@@ -76,7 +82,7 @@ export abstract class UpstreamRequest implements RequestHeaderFacts {
   readonly #headers: string[];
   #group: UpstreamGroup | null = null;
   #peer: UpstreamPeer | null = null;
-  /** Servers whose connect failed for this request: not picked again. */
+  /** Servers that failed this request: not picked again. */
   #tried: UpstreamPeer[] | null = null;
   #path = '';
   #readTimeoutMs: number | undefined = undefined;
@@ -203,19 +209,35 @@ export abstract class UpstreamRequest implements RequestHeaderFacts {
     const phase = this.#phase(code);
     const timedOut = TIMEOUTS.has(code);
     const upstream = `${peer.origin}${this.#path}`;
-    const connectFailed = !this.res.headersSent && CONNECT_FAILURES.has(code);
+    // Before the response head nginx hands the failure to ngx_http_upstream_next, which counts it
+    // against the server's max_fails and may try the next server; once the head arrived the answer is
+    // only cut short, and the server is not blamed.
+    const beforeHead = phase !== READING_BODY;
     // nginx logs a failure as it meets it, but "upstream timed out" after freeing the server (which
     // warns when that takes the server out).
     if (!timedOut) this.report('error', upstreamErrorMessage(err, phase, false), upstream);
-    if (connectFailed && group.markFailed(peer)) this.report('warn', serverDisabled(phase), upstream);
+    if (beforeHead && group.markFailed(peer)) this.report('warn', serverDisabled(phase), upstream);
     if (timedOut) this.report('error', upstreamErrorMessage(err, phase, true), upstream);
-    if (connectFailed && !this.hasBody && group.peers.length > 1) {
+    if (beforeHead && this.#mayTryNext(err, phase)) {
       this.#tried ??= [];
       this.#tried.push(peer);
+      this.#sent = false;
       this.#dispatch();
       return;
     }
     this.#fail(timedOut ? 504 : 502);
+  }
+
+  /**
+   * nginx's defaults, `proxy_next_upstream error timeout` and `proxy_next_upstream_tries 0`: every
+   * server of the group once, after an error or a timeout (not a head it rejected). Once the request
+   * went out (connected), not for a non-idempotent method, nor for a body: the replica streams bodies,
+   * so what went is gone (nginx's `proxy_request_buffering off` rule).
+   */
+  #mayTryNext(err: Error & { code?: string }, phase: UpstreamPhase): boolean {
+    const tried = this.#tried === null ? 1 : this.#tried.length + 1;
+    if (tried >= this.#group!.peers.length || isInvalidHeader(err)) return false;
+    return phase === CONNECTING || (!this.hasBody && !nonIdempotent(this.req.method));
   }
 
   /** nginx answers an upstream failure with its page, or cuts the connection once the head was sent. */

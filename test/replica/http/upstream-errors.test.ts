@@ -93,19 +93,81 @@ test('a refused server is skipped: the request goes to the next one, and later o
   }
 });
 
-test('a request with a body is not retried on another server: 502', async () => {
+test('a POST whose connect was refused goes to the next server, body and all', async () => {
   const live = await startUpstream((_req, res) => res.end('live'));
   const deadPort = await freePort();
   const proxy = await startProxy([{ port: deadPort }, { port: live.port }], { decide: () => PASS });
   try {
     // smooth round robin with equal weights starts with the first (dead) server
     const res = await request(`http://127.0.0.1:${proxy.port}/`, { method: 'POST', body: 'payload' });
-    assert.equal(res.statusCode, 502);
-    await res.body.dump();
-    assert.equal(live.requests.length, 0);
+    assert.equal(res.statusCode, 200);
+    assert.equal(await res.body.text(), 'live');
+    assert.deepEqual(
+      live.requests.map((r) => [r.method, r.body]),
+      [['POST', 'payload']],
+    );
   } finally {
     await proxy.close();
     await live.close();
+  }
+});
+
+/** A raw server that reads a request head, then does `act` with the connection. */
+async function rawServer(act: (socket: Socket) => void): Promise<{ port: number; close(): Promise<void> }> {
+  const server = createServer((socket) => {
+    let head = '';
+    socket.on('error', () => {});
+    socket.on('data', (chunk: Buffer) => {
+      if (head.includes('\r\n\r\n')) return;
+      head += chunk.toString('latin1');
+      if (head.includes('\r\n\r\n')) act(socket);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+for (const [what, method, body, status] of [
+  ['a GET is tried on the next server', 'GET', undefined, 200],
+  ['a POST is not sent to another server (not idempotent)', 'POST', undefined, 502],
+  ['a PUT with a body is not sent again (the body was streamed)', 'PUT', 'payload', 502],
+] as const) {
+  test(`a server that resets after reading the request: ${what}; it is marked down either way`, async () => {
+    const reset = await rawServer((socket) => socket.resetAndDestroy());
+    const live = await startUpstream((_req, res) => res.end('live'));
+    const proxy = await startProxy([{ port: reset.port }, { port: live.port }], { decide: () => PASS });
+    try {
+      const res = await request(`http://127.0.0.1:${proxy.port}/`, { method, body });
+      assert.equal(res.statusCode, status);
+      await res.body.dump();
+      assert.equal(live.requests.length, status === 200 ? 1 : 0);
+      const first = proxy.upstreams.get('backend')!.peers[0]!;
+      assert.ok(first.downUntilMs > Date.now(), 'the resetting server is marked down');
+    } finally {
+      await proxy.close();
+      await live.close();
+      await reset.close();
+    }
+  });
+}
+
+test('a head the proxy rejects counts against the server but is not retried: 502', async () => {
+  const garbled = await rawServer((socket) => socket.end('HTTP/1.1 200 OK\r\nBad Header\r\n\r\n'));
+  const live = await startUpstream((_req, res) => res.end('live'));
+  const proxy = await startProxy([{ port: garbled.port }, { port: live.port }], { decide: () => PASS });
+  try {
+    const res = await request(`http://127.0.0.1:${proxy.port}/`);
+    assert.equal(res.statusCode, 502);
+    await res.body.dump();
+    assert.equal(live.requests.length, 0);
+    assert.ok(proxy.upstreams.get('backend')!.peers[0]!.downUntilMs > Date.now());
+  } finally {
+    await proxy.close();
+    await live.close();
+    await garbled.close();
   }
 });
 
