@@ -2,9 +2,10 @@
  * A replica process logs upstream failures as nginx does. Real nginx and the replica serve the same
  * configuration in front of the same broken upstreams (a closed port, a group of closed ports, one that
  * never answers, one that hangs up or resets, one that stalls or cuts its body, one whose accept queue
- * is full, one that never reads the request), get the same requests, and must write the same error-log
- * lines: same level, same words, same `upstream:` field; only the timestamp, the process id and the
- * connection number differ.
+ * is full, one that never reads the request; groups whose first server resets or never answers and
+ * whose second one does, where a GET goes on to the second and a POST does not), get the same
+ * requests, and must answer the same statuses and write the same error-log lines: same level, same
+ * words, same `upstream:` field; only the timestamp, the process id and the connection number differ.
  */
 import assert from 'node:assert/strict';
 import { connect, createServer, type Server, type Socket } from 'node:net';
@@ -30,6 +31,8 @@ interface Ports {
   readonly deaf: number;
   /** Accept queue full: connects hang. */
   readonly blackhole: number;
+  /** Answers 200 to anything. */
+  readonly ok: number;
 }
 
 /** The configuration under test (the proxy_request_buffering and body size lines are for nginx). */
@@ -43,7 +46,9 @@ function body(listen: number, p: Ports): string {
         server 127.0.0.1:${p.deadC};
         server 127.0.0.1:${p.upstream};
     }
-    server {
+${['resetget', 'resetpost', 'silentget', 'silentpost']
+  .map((name) => `    upstream ${name} { server 127.0.0.1:${p.upstream}; server 127.0.0.1:${p.ok}; }\n`)
+  .join('')}    server {
         listen 127.0.0.1:${listen};
         server_name cafe.example.com;
         proxy_read_timeout 300ms;
@@ -51,6 +56,10 @@ function body(listen: number, p: Ports): string {
         location /rewrite/ { proxy_pass http://127.0.0.1:${p.deadA}/v2/; }
         location /two { proxy_pass http://two; }
         location /mixed { proxy_pass http://mixed; }
+        location /reset-next/get { proxy_pass http://resetget; }
+        location /reset-next/post { proxy_pass http://resetpost; }
+        location /silent-next/get { proxy_pass http://silentget; }
+        location /silent-next/post { proxy_pass http://silentpost; }
         location / { proxy_pass http://127.0.0.1:${p.upstream}; }
         location /blackhole { proxy_connect_timeout 300ms; proxy_pass http://127.0.0.1:${p.blackhole}; }
         location /deaf {
@@ -82,11 +91,25 @@ function misbehave(socket: Socket): void {
   });
 }
 
+/** A raw HTTP upstream that answers 200 once a request head arrived. */
+function answerOk(socket: Socket): void {
+  let head = '';
+  socket.on('error', () => {});
+  socket.on('data', (chunk: Buffer) => {
+    if (head.includes('\r\n\r\n')) return;
+    head += chunk.toString('latin1');
+    if (head.includes('\r\n\r\n')) {
+      socket.end('HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok');
+    }
+  });
+}
+
 const BIG_BODY = Buffer.alloc(64 * 1024 * 1024, 'a');
 
 interface Sent {
   readonly method: 'GET' | 'POST';
   readonly uri: string;
+  readonly body?: Buffer;
 }
 
 const REQUESTS: readonly Sent[] = [
@@ -102,7 +125,13 @@ const REQUESTS: readonly Sent[] = [
   { method: 'GET', uri: '/cutbody' },
   { method: 'GET', uri: '/blackhole/b' },
   // Larger than every buffer between the proxy and a server that never reads.
-  { method: 'POST', uri: '/deaf' },
+  { method: 'POST', uri: '/deaf', body: BIG_BODY },
+  // Groups of two (each its own, so each starts with its first server): the first resets or is silent.
+  { method: 'GET', uri: '/reset-next/get' },
+  // Bodiless, so what holds the POST back is its method (a streamed body would too: see the docs).
+  { method: 'POST', uri: '/reset-next/post' },
+  { method: 'GET', uri: '/silent-next/get' },
+  { method: 'POST', uri: '/silent-next/post' },
 ];
 
 /** Sends the requests one after another, each on its own connection; resolves with the status lines. */
@@ -115,11 +144,11 @@ async function play(port: number): Promise<string[]> {
     // The proxy answers a deaf upstream's 504 before it read the whole body, then closes.
     socket.on('error', () => {});
     const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-    const length = r.method === 'POST' ? `Content-Length: ${BIG_BODY.length}\r\n` : '';
+    const length = r.body === undefined ? '' : `Content-Length: ${r.body.length}\r\n`;
     socket.write(
       `${r.method} ${r.uri} HTTP/1.1\r\nHost: cafe.example.com\r\n${length}Connection: close\r\n\r\n`,
     );
-    if (r.method === 'POST') socket.write(BIG_BODY);
+    if (r.body !== undefined) socket.write(r.body);
     await closed;
     statuses.push(Buffer.concat(chunks).toString('latin1').split('\r\n')[0]!);
   }
@@ -163,8 +192,9 @@ describe('replica: upstream failures in the error log, as nginx writes them', ()
       socket.on('error', () => {});
     });
     const upstream = await serve(misbehave);
+    const ok = await serve(answerOk);
     const [deadA, deadB, deadC, listen] = await freePorts(4);
-    ports = { deadA: deadA!, deadB: deadB!, deadC: deadC!, upstream, deaf, blackhole: blackhole.port };
+    ports = { deadA: deadA!, deadB: deadB!, deadC: deadC!, upstream, deaf, blackhole: blackhole.port, ok };
     const config = dir.write('nginx.conf', `events {}\nhttp {\n${body(listen!, ports)}\n}\n`);
     [nginx, replica] = await Promise.all([
       startNginx({ http: (port) => body(port, ports) }),
@@ -187,7 +217,9 @@ describe('replica: upstream failures in the error log, as nginx writes them', ()
     assert.deepEqual(replicaStatuses, nginxStatuses);
     assert.deepEqual(
       replicaStatuses.map((line) => line.slice(0, 12)),
-      [502, 502, 502, 502, 200, 504, 502, 502, 200, 200, 504, 504].map((code) => `HTTP/1.1 ${code}`),
+      [502, 502, 502, 502, 200, 504, 502, 502, 200, 200, 504, 504, 200, 502, 200, 504].map(
+        (code) => `HTTP/1.1 ${code}`,
+      ),
     );
   });
 
@@ -201,6 +233,9 @@ describe('replica: upstream failures in the error log, as nginx writes them', ()
     const refused = 'connect() failed (111: Connection refused) while connecting to upstream';
     const disabled = 'upstream server temporarily disabled while connecting to upstream';
     const timedOut = 'upstream timed out (110: Connection timed out)';
+    const reset = 'recv() failed (104: Connection reset by peer)';
+    const disabledReading =
+      'upstream server temporarily disabled while reading response header from upstream';
     const p = ports;
     assert.deepEqual(expected, [
       line('error', refused, '/refused/a?x=1', at(p.deadA, '/refused/a?x=1')),
@@ -226,7 +261,7 @@ describe('replica: upstream failures in the error log, as nginx writes them', ()
       ),
       line(
         'error',
-        'recv() failed (104: Connection reset by peer) while reading response header from upstream',
+        `${reset} while reading response header from upstream`,
         '/reset',
         at(p.upstream, '/reset'),
       ),
@@ -244,6 +279,32 @@ describe('replica: upstream failures in the error log, as nginx writes them', ()
         at(p.blackhole, '/blackhole/b'),
       ),
       line('error', `${timedOut} while sending request to upstream`, '/deaf', at(p.deaf, '/deaf'), 'POST'),
+      ...['GET', 'POST'].flatMap((method) => {
+        const uri = `/reset-next/${method.toLowerCase()}`;
+        return [
+          line(
+            'error',
+            `${reset} while reading response header from upstream`,
+            uri,
+            at(p.upstream, uri),
+            method,
+          ),
+          line('warn', disabledReading, uri, at(p.upstream, uri), method),
+        ];
+      }),
+      ...['GET', 'POST'].flatMap((method) => {
+        const uri = `/silent-next/${method.toLowerCase()}`;
+        return [
+          line('warn', disabledReading, uri, at(p.upstream, uri), method),
+          line(
+            'error',
+            `${timedOut} while reading response header from upstream`,
+            uri,
+            at(p.upstream, uri),
+            method,
+          ),
+        ];
+      }),
     ]);
     await waitFor(() => requestLines(dir.read('error.log')).length >= expected.length, {
       message: 'the replica error log',
