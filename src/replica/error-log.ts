@@ -42,11 +42,17 @@ let connectionSerial = 0;
  */
 export function requestLogContext(ctx: RequestContext, server: string, upstream?: string): RequestLogContext {
   const req = ctx.req;
-  const socket = req.socket as Socket & { [kConnection]?: number };
-  socket[kConnection] ??= ++connectionSerial;
+  const socket = ctx.clientSocket as (Socket & { [kConnection]?: number }) | null;
+  // A connection out of reach (see clientSocket) still gets a number, just not a shared one.
+  let connection: number;
+  if (socket === null) connection = ++connectionSerial;
+  else {
+    socket[kConnection] ??= ++connectionSerial;
+    connection = socket[kConnection];
+  }
   const referrer = req.headers.referer;
   return {
-    connection: socket[kConnection],
+    connection,
     client: ctx.remoteAddr,
     server,
     requestLine: `${req.method} ${req.url} HTTP/${req.httpVersion}`,

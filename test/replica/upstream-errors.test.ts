@@ -178,6 +178,13 @@ http {
     assert.deepEqual(await get('/hangup'), { status: 502, text: nginxPage('502 Bad Gateway') });
   });
 
+  test('an upstream that closes after it read a whole request body is a 502, and the replica lives on', async () => {
+    const answer = await post('/hangup', [1000]);
+    assert.equal(answer.status, 'HTTP/1.1 502 Bad Gateway');
+    assert.equal(answer.body, nginxPage('502 Bad Gateway'));
+    assert.equal((await get('/mixed/after-hangup')).status, 200);
+  });
+
   test('a group tries its next server when one refuses', async () => {
     for (let i = 0; i < 4; i++)
       assert.deepEqual(await get(`/mixed/${i}`), { status: 200, text: `/mixed/${i}` });

@@ -7,6 +7,7 @@
  * common path allocates nothing.
  */
 import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 
 /** What the hook sees of a request. Valid until the response ends; do not keep it longer. */
 export interface RequestContext {
@@ -22,6 +23,11 @@ export interface RequestContext {
   readonly realipRemotePort: number;
   /** The `Host` header as received (`""` when absent). */
   readonly host: string;
+  /**
+   * The client connection. Not `req.socket`, which undici clears once it has sent a request body
+   * (then the response's is used); null only for a pipelined request whose response waits its turn.
+   */
+  readonly clientSocket: Socket | null;
 }
 
 /**

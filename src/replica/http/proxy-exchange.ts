@@ -10,6 +10,7 @@
  * throughput here for nothing.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type {
   ClientClosedCallback,
   Decision,
@@ -82,6 +83,10 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Req
     this.realipRemotePort = peerPort;
     this.remoteAddr = remoteAddr;
     this.remotePort = remotePort;
+  }
+
+  get clientSocket(): Socket | null {
+    return this.req.socket ?? this.res.socket;
   }
 
   /** Acts on the hook's answer. */
