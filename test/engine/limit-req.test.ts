@@ -242,7 +242,7 @@ describe('several limit_req in one location (ngx_http_limit_req_account)', () =>
     const out = limitRequest(p, { first: 'k', second: 's', third: 'new' }, 0, newOutcome());
     assert.equal(out.status, 'REJECTED');
     assert.equal(out.zone, second);
-    assert.equal(first.table.excess[first.table.find('k')], 0, 'earlier zone not committed');
+    assert.equal(first.table.excessOf(first.table.find('k')), 0, 'earlier zone not committed');
     assert.equal(third.table.find('new'), -1, 'later zone not evaluated');
     assert.deepEqual([first.counters.rejected, second.counters.rejected, third.counters.passed], [0, 1, 1]);
   });
@@ -271,8 +271,8 @@ describe('several limit_req in one location (ngx_http_limit_req_account)', () =>
     const p = policy([rule(a), rule(b, { burst: 3 })]);
     limitRequest(p, { a: 'x', b: 'y' }, 5000, newOutcome());
     const node = a.table.find('x');
-    assert.equal(a.table.excess[node], 0);
-    assert.equal(a.table.last[node], 5000);
+    assert.equal(a.table.excessOf(node), 0);
+    assert.equal(a.table.lastOf(node), 5000);
   });
 });
 
@@ -290,7 +290,7 @@ describe('dry run (limit_req_dry_run.t)', () => {
         ['REJECTED_DRY_RUN', 0, 0],
       ],
     );
-    assert.equal(z.table.excess[z.table.find('a')], 2000, 'the would-be reject did not commit');
+    assert.equal(z.table.excessOf(z.table.find('a')), 2000, 'the would-be reject did not commit');
     assert.deepEqual(outs[1]!.logs, [
       { level: 'warn', message: 'delaying request, dry run, excess: 1.000, by zone "one"' },
     ]);

@@ -14,7 +14,7 @@ const ip = (i: number): string => String.fromCharCode(10, (i >> 16) & 255, (i >>
 
 function keysInLruOrder(table: StateTable): string[] {
   const keys: string[] = [];
-  for (let node = table.head; node !== -1; node = table.next[node]!) {
+  for (let node = table.head; node !== -1; node = table.nextOf(node)) {
     const text = table.keyText[node];
     keys.push(text ?? ip(table.keyU32[node]! & 0xffffff));
   }
@@ -43,7 +43,7 @@ describe('state table', () => {
             if (insert && node === -1) {
               const created = table.insert(key, model.size, 0);
               model.set(key, model.size);
-              assert.equal(table.excess[created], model.get(key));
+              assert.equal(table.excessOf(created), model.get(key));
             } else if (!insert && node !== -1) {
               table.remove(node);
               model.delete(key);

@@ -63,14 +63,14 @@ export class LimitReqZone {
     const node = table.find(key);
     if (node !== NONE) {
       table.touch(node);
-      const ms = elapsedMs(nowMs, table.last[node]!);
-      let excess = table.excess[node]! - Math.floor((this.rateMilli * ms) / 1000) + 1000;
+      const ms = elapsedMs(nowMs, table.timing[node * 2 + 1]!);
+      let excess = table.timing[node * 2]! - Math.floor((this.rateMilli * ms) / 1000) + 1000;
       if (excess < 0) excess = 0;
       this.lastExcessMilli = excess;
       if (excess > burstMilli) return LOOKUP_BUSY;
       if (account) {
-        table.excess[node] = excess;
-        if (ms !== 0) table.last[node] = nowMs;
+        table.timing[node * 2] = excess;
+        if (ms !== 0) table.timing[node * 2 + 1] = nowMs;
         return LOOKUP_OK;
       }
       this.pending = node;
@@ -101,11 +101,11 @@ export class LimitReqZone {
     if (node === NONE) return -1;
     this.pending = NONE;
     const table = this.table;
-    const ms = elapsedMs(nowMs, table.last[node]!);
-    let excess = table.excess[node]! - Math.floor((this.rateMilli * ms) / 1000) + 1000;
+    const ms = elapsedMs(nowMs, table.timing[node * 2 + 1]!);
+    let excess = table.timing[node * 2]! - Math.floor((this.rateMilli * ms) / 1000) + 1000;
     if (excess < 0) excess = 0;
-    if (ms !== 0) table.last[node] = nowMs;
-    table.excess[node] = excess;
+    if (ms !== 0) table.timing[node * 2 + 1] = nowMs;
+    table.timing[node * 2] = excess;
     return excess;
   }
 
@@ -124,10 +124,10 @@ export class LimitReqZone {
       const node = table.tail;
       if (node === NONE) return;
       if (n++ !== 0) {
-        const last = table.last[node]!;
+        const last = table.timing[node * 2 + 1]!;
         const ms = last === Number.NEGATIVE_INFINITY ? Number.POSITIVE_INFINITY : Math.abs(nowMs - last);
         if (ms < EXPIRE_IDLE_MS) return;
-        if (table.excess[node]! - (this.rateMilli * ms) / 1000 > 0) return;
+        if (table.timing[node * 2]! - (this.rateMilli * ms) / 1000 > 0) return;
       }
       table.remove(node);
     }

@@ -2,8 +2,10 @@
  * The per-zone state table of `limit_req`: one node per distinct key, holding nginx's `excess`
  * (milli-requests) and `last` (ms), kept in an LRU queue, bounded by the zone's `size`.
  *
- * Layout is struct-of-arrays (typed arrays), not a Map of objects: a 4-byte key (`$binary_remote_addr`
- * for IPv4) is stored as a uint32 in an open-addressing hash table, so an IPv4 state costs
+ * Layout is typed arrays, not a Map of objects: `excess` and `last` side by side in one Float64Array,
+ * the LRU links side by side in one Int32Array (a node's fields share cache lines, which is what a
+ * decision for a client not seen lately pays for), and a 4-byte key (`$binary_remote_addr` for IPv4)
+ * stored as a uint32 in an open-addressing hash table, so an IPv4 state costs
  * {@link IPV4_NODE_BYTES} bytes plus its share of the index (a power of two, at most half full: 8–16
  * bytes per state). Other keys (IPv6, text) are indexed by a `Map<string, node>`.
  * Keys are byte strings (one char per byte, 0..255), compared exactly, as nginx compares raw bytes.
@@ -53,10 +55,10 @@ export class StateTable {
   count = 0;
 
   /** Node fields. `last` is -Infinity for a node created by a non-last limit and never committed. */
-  excess: Float64Array;
-  last: Float64Array;
-  prev: Int32Array;
-  next: Int32Array;
+  /** `excess` at 2·node, `last` at 2·node + 1: one cache line holds both. */
+  timing: Float64Array;
+  /** LRU `prev` at 2·node, `next` at 2·node + 1. */
+  links: Int32Array;
   keyU32: Uint32Array;
   /** Key of a node that is not 4 bytes long; `undefined` for uint32-keyed nodes. */
   keyText: (string | undefined)[] = [];
@@ -81,10 +83,8 @@ export class StateTable {
     this.budgetBytes = Math.max(0, sizeBytes - ZONE_HEADER_BYTES);
     this.maxNodes = Math.max(1, maxIpv4Nodes(this.budgetBytes));
     const nodes = Math.min(INITIAL_NODES, this.maxNodes);
-    this.excess = new Float64Array(nodes);
-    this.last = new Float64Array(nodes);
-    this.prev = new Int32Array(nodes);
-    this.next = new Int32Array(nodes);
+    this.timing = new Float64Array(nodes * 2);
+    this.links = new Int32Array(nodes * 2);
     this.keyU32 = new Uint32Array(nodes);
     this.slots = new Int32Array(slotsFor(nodes));
     this.slotShift = 32 - Math.log2(this.slots.length);
@@ -117,8 +117,8 @@ export class StateTable {
     const node = this.allocNode();
     this.usedBytes += stateBytes(key);
     this.count++;
-    this.excess[node] = excessMilli;
-    this.last[node] = lastMs;
+    this.timing[node * 2] = excessMilli;
+    this.timing[node * 2 + 1] = lastMs;
     if (key.length === 4) {
       const k = packU32(key);
       this.keyU32[node] = k;
@@ -159,14 +159,7 @@ export class StateTable {
 
   /** Bytes of typed arrays and index actually allocated (for the density benchmark). */
   allocatedBytes(): number {
-    return (
-      this.excess.byteLength +
-      this.last.byteLength +
-      this.prev.byteLength +
-      this.next.byteLength +
-      this.keyU32.byteLength +
-      this.slots.byteLength
-    );
+    return this.timing.byteLength + this.links.byteLength + this.keyU32.byteLength + this.slots.byteLength;
   }
 
   /** Extra index bytes inserting `key` needs: the index doubles when it would pass half full. */
@@ -177,7 +170,7 @@ export class StateTable {
   private allocNode(): number {
     const reused = this.freeList.pop();
     if (reused !== undefined) return reused;
-    if (this.highWater === this.excess.length) this.grow();
+    if (this.highWater === this.keyU32.length) this.grow();
     return this.highWater++;
   }
 
@@ -186,13 +179,11 @@ export class StateTable {
    * more per node, but filling the index less) can hold a few more nodes: past the cap, grow by an eighth.
    */
   private grow(): void {
-    const length = this.excess.length;
+    const length = this.keyU32.length;
     const nodes =
       length < this.maxNodes ? Math.min(length * 2, this.maxNodes) : length + Math.ceil(length / 8);
-    this.excess = growArray(this.excess, new Float64Array(nodes));
-    this.last = growArray(this.last, new Float64Array(nodes));
-    this.prev = growArray(this.prev, new Int32Array(nodes));
-    this.next = growArray(this.next, new Int32Array(nodes));
+    this.timing = growArray(this.timing, new Float64Array(nodes * 2));
+    this.links = growArray(this.links, new Int32Array(nodes * 2));
     this.keyU32 = growArray(this.keyU32, new Uint32Array(nodes));
   }
 
@@ -200,7 +191,7 @@ export class StateTable {
     this.usedBytes += (slotCount - this.slots.length) * SLOT_BYTES;
     this.slots = new Int32Array(slotCount);
     this.slotShift = 32 - Math.log2(slotCount);
-    for (let node = this.head; node !== NIL; node = this.next[node]!) {
+    for (let node = this.head; node !== NIL; node = this.links[node * 2 + 1]!) {
       if (this.keyText[node] === undefined) this.slotInsert(this.keyU32[node]!, node);
     }
   }
@@ -240,20 +231,37 @@ export class StateTable {
   }
 
   private linkHead(node: number): void {
-    this.prev[node] = NIL;
-    this.next[node] = this.head;
-    if (this.head !== NIL) this.prev[this.head] = node;
+    const links = this.links;
+    links[node * 2] = NIL;
+    links[node * 2 + 1] = this.head;
+    if (this.head !== NIL) links[this.head * 2] = node;
     this.head = node;
     if (this.tail === NIL) this.tail = node;
   }
 
   private unlink(node: number): void {
-    const p = this.prev[node]!;
-    const n = this.next[node]!;
-    if (p !== NIL) this.next[p] = n;
+    const links = this.links;
+    const p = links[node * 2]!;
+    const n = links[node * 2 + 1]!;
+    if (p !== NIL) links[p * 2 + 1] = n;
     else this.head = n;
-    if (n !== NIL) this.prev[n] = p;
+    if (n !== NIL) links[n * 2] = p;
     else this.tail = p;
+  }
+
+  /** The next node towards the LRU tail, or -1. */
+  nextOf(node: number): number {
+    return this.links[node * 2 + 1]!;
+  }
+
+  /** nginx's `excess` of a node, milli-requests. */
+  excessOf(node: number): number {
+    return this.timing[node * 2]!;
+  }
+
+  /** nginx's `last` of a node, ms. */
+  lastOf(node: number): number {
+    return this.timing[node * 2 + 1]!;
   }
 }
 
