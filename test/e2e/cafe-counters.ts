@@ -2,8 +2,10 @@
  * Reading the cluster's counters and switching the cafe's keyvals through the control plane, for the
  * end-to-end cafe test.
  */
+
+import { emptyCounters, type LimitReqCounters } from '../../src/store/keyval-store.ts';
 import { waitFor } from '../helpers/wait-for.ts';
-import { type LimitReqCounters, sumZones, type ZoneCounters, zeroCounters } from './cafe-load.ts';
+import { sumZones, type ZoneCounters } from './cafe-load.ts';
 
 /** The limit_req zones of examples/cafe/nginx.conf. */
 export const CAFE_ZONES = ['perserver', 'req_zone_10', 'req_zone_20'] as const;
@@ -59,7 +61,7 @@ export async function settledCounters(
 /** Every cafe zone, zeros where nothing was counted: the shape `/limit_reqs` answers. */
 export function allZones(counters: ZoneCounters): ZoneCounters {
   const out: ZoneCounters = {};
-  for (const zone of CAFE_ZONES) out[zone] = { ...(counters[zone] ?? zeroCounters()) };
+  for (const zone of CAFE_ZONES) out[zone] = { ...(counters[zone] ?? emptyCounters()) };
   return out;
 }
 
@@ -88,8 +90,8 @@ export function zoneDelta(
   replica: string,
   zone: string,
 ): LimitReqCounters {
-  const a = after.byReplica[replica]?.[zone] ?? zeroCounters();
-  const b = before.byReplica[replica]?.[zone] ?? zeroCounters();
+  const a = after.byReplica[replica]?.[zone] ?? emptyCounters();
+  const b = before.byReplica[replica]?.[zone] ?? emptyCounters();
   return {
     passed: a.passed - b.passed,
     delayed: a.delayed - b.delayed,

@@ -4,6 +4,7 @@
  * cluster counted. The client address is chosen with X-Forwarded-For (the replicas trust loopback).
  */
 import { Pool } from 'undici';
+import { emptyCounters, type LimitReqCounters } from '../../src/store/keyval-store.ts';
 
 export interface Shot {
   /** Index into the replica list. */
@@ -16,20 +17,8 @@ export interface Shot {
   readonly doneMs: number;
 }
 
-export interface LimitReqCounters {
-  passed: number;
-  delayed: number;
-  rejected: number;
-  delayed_dry_run: number;
-  rejected_dry_run: number;
-}
-
 /** zone → counters, as `/limit_reqs` answers. */
 export type ZoneCounters = Record<string, LimitReqCounters>;
-
-export function zeroCounters(): LimitReqCounters {
-  return { passed: 0, delayed: 0, rejected: 0, delayed_dry_run: 0, rejected_dry_run: 0 };
-}
 
 export class CafeLoad {
   readonly #pools: Pool[];
@@ -142,7 +131,7 @@ export function tallyShots(
       continue;
     }
     const zones = into[shot.replica]!;
-    zones[zone] ??= zeroCounters();
+    zones[zone] ??= emptyCounters();
     const counters = zones[zone];
     if (shot.status === 200) counters.passed++;
     else counters.rejected++;
@@ -154,7 +143,7 @@ export function sumZones(records: readonly ZoneCounters[]): ZoneCounters {
   const out: ZoneCounters = {};
   for (const record of records) {
     for (const [zone, counters] of Object.entries(record)) {
-      out[zone] ??= zeroCounters();
+      out[zone] ??= emptyCounters();
       const sum = out[zone];
       for (const field of Object.keys(sum) as (keyof LimitReqCounters)[]) sum[field] += counters[field];
     }
