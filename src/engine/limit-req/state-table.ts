@@ -76,7 +76,6 @@ export class StateTable {
   private slots: Int32Array;
   /** 32 − log2(slots.length): Fibonacci hashing keeps the top bits of the product. */
   private slotShift: number;
-  private u32Count = 0;
   private readonly byText = new Map<string, number>();
 
   constructor(sizeBytes: number) {
@@ -98,7 +97,7 @@ export class StateTable {
     const slots = this.slots;
     const mask = slots.length - 1;
     const keys = this.keyU32;
-    for (let slot = Math.imul(k, FIBONACCI) >>> this.slotShift; ; slot = (slot + 1) & mask) {
+    for (let slot = this.home(k); ; slot = (slot + 1) & mask) {
       const entry = slots[slot]!;
       if (entry === 0) return NIL;
       if (keys[entry - 1] === k) return entry - 1;
@@ -124,7 +123,6 @@ export class StateTable {
       this.keyU32[node] = k;
       this.keyText[node] = undefined;
       this.slotInsert(k, node);
-      this.u32Count++;
     } else {
       this.keyText[node] = key;
       this.byText.set(key, node);
@@ -139,7 +137,6 @@ export class StateTable {
     const text = this.keyText[node];
     if (text === undefined) {
       this.slotDelete(this.keyU32[node]!);
-      this.u32Count--;
       this.usedBytes -= IPV4_NODE_BYTES;
     } else {
       this.byText.delete(text);
@@ -164,7 +161,9 @@ export class StateTable {
 
   /** Extra index bytes inserting `key` needs: the index doubles when it would pass half full. */
   private indexGrowthBytes(key: string): number {
-    return key.length === 4 && (this.u32Count + 1) * 2 > this.slots.length ? this.slots.byteLength : 0;
+    return key.length === 4 && (this.count - this.byText.size + 1) * 2 > this.slots.length
+      ? this.slots.byteLength
+      : 0;
   }
 
   private allocNode(): number {
