@@ -3,7 +3,7 @@
  * reports, over IPC, the wall-clock time at which each change was applied.
  */
 import { KeyvalSync } from '../src/store/keyval-sync.ts';
-import { RedisKeyvalStore } from '../src/store/redis-keyval-store.ts';
+import { openRedisStore } from '../src/store/redis/open-redis-store.ts';
 
 const url = process.argv[2];
 const cluster = process.argv[3];
@@ -11,8 +11,8 @@ if (!url || !cluster || !process.send)
   throw new Error('usage: sync-replica.ts <redis url> <cluster> (with IPC)');
 const send = process.send.bind(process);
 
-const store = new RedisKeyvalStore({ url, cluster });
-const sync = new KeyvalSync({ store });
+const store = openRedisStore({ url, cluster });
+const sync = new KeyvalSync({ store: store.keyvals });
 sync.onApply((update) => {
   if (update.kind !== 'change') return;
   // Wall clock with sub-millisecond resolution, comparable across processes on one machine.

@@ -7,7 +7,7 @@
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { RedisKeyvalStore } from '../src/store/redis-keyval-store.ts';
+import { openRedisStore } from '../src/store/redis/open-redis-store.ts';
 import { RedisServer } from '../test/helpers/redis-server.ts';
 
 const REPLICAS = 10;
@@ -17,7 +17,8 @@ const PAUSE_MS = Number(process.env.PAUSE_MS ?? 5);
 
 const server = await RedisServer.start();
 const cluster = `bench-${randomUUID()}`;
-const writer = new RedisKeyvalStore({ url: server.url, cluster });
+const store = openRedisStore({ url: server.url, cluster });
+const writer = store.keyvals;
 const children: ChildProcess[] = [];
 const pending = new Map<number, { sentAtMs: number; applied: number[] }>();
 let onAllApplied: (() => void) | null = null;
@@ -50,7 +51,7 @@ try {
 
   const samples: number[] = [];
   const total = WARMUP + TOGGLES;
-  let revision = await writer.revision();
+  let revision = (await writer.head()).revision;
   for (let i = 0; i < total; i++) {
     const toggle = { sentAtMs: 0, applied: [] as number[] };
     pending.set(revision + 1, toggle);
@@ -92,6 +93,6 @@ try {
   await Promise.all(
     children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : null)),
   );
-  await writer.close();
+  await store.close();
   await server.stop();
 }

@@ -1,38 +1,45 @@
 /**
  * Alert automation: Alertmanager notifications in, keyval changes out. Each alert is matched against
  * every rule; each (rule, alert) pair becomes an event on one switched key, handled under that key's
- * lock: read the automation record and the key, plan (`key-state.ts`), write, audit, count.
+ * lease: read the automation record and the key, plan (`key-state.ts`), write, audit, count.
  *
  * Retries are safe: a notification handled twice finds its holders already recorded and changes
  * nothing but the TTL; a notification that failed half-way (store unreachable → 503, Alertmanager
  * retries) converges on the retry, because switch-on writes record first and key second, and
  * switch-off writes key first and record second.
  */
+import type { Clock } from '../shared/clock.ts';
 import { isLimitswitchError } from '../shared/errors.ts';
-import type { KeyvalEntry, KeyvalZoneInfo } from '../store/keyval-store.ts';
+import type { AuditNote } from '../store/audit-trail.ts';
+import type { KeyvalZoneInfo } from '../store/cluster-registry.ts';
+import type { KeyvalEntry } from '../store/keyval-store.ts';
+import type { Lease } from '../store/lease-store.ts';
 import type { AlertRule, AlertRules } from './alert-rules.ts';
 import type { AlertmanagerAlert, AlertmanagerNotification } from './alertmanager-payload.ts';
+import {
+  AutomationLeases,
+  type AutomationLeasesOptions,
+  type StoreCall,
+  type SwitchedKey,
+} from './automation-leases.ts';
 import {
   type Actor,
   type AutomationCounters,
   type AutomationError,
   type AutomationLogger,
   type AutomationResult,
+  auditNoteFor,
+  isAudited,
   type NotificationOutcome,
   type Origin,
   reportResult,
 } from './automation-report.ts';
-import {
-  AutomationZone,
-  type AutomationZoneOptions,
-  type StoreCall,
-  type SwitchedKey,
-} from './automation-zone.ts';
 import { type AlertEvent, type KeyState, onDue, onFiring, onResolved, type Plan } from './key-state.ts';
 import { matchesAll } from './label-matcher.ts';
 
-export interface AlertAutomationDeps extends AutomationZoneOptions {
+export interface AlertAutomationDeps extends AutomationLeasesOptions {
   readonly call: StoreCall;
+  readonly clock: Clock;
   /** The zone's declaration; throws `KeyvalNotFound` for an unknown zone. */
   zoneInfo(name: string): Promise<KeyvalZoneInfo>;
   /** Why `key` cannot be a key of `zone` (e.g. not an address in a `type=ip` zone), or `null`. */
@@ -54,14 +61,14 @@ interface Task {
 export class AlertAutomation {
   readonly rules: AlertRules;
   readonly #deps: AlertAutomationDeps;
-  readonly #zone: AutomationZone;
+  readonly #leases: AutomationLeases;
   readonly #now: () => number;
 
   constructor(rules: AlertRules, deps: AlertAutomationDeps) {
     this.rules = rules;
     this.#deps = deps;
-    this.#zone = new AutomationZone(deps.call, deps);
-    this.#now = deps.nowMs ?? Date.now;
+    this.#leases = new AutomationLeases(deps.call, deps);
+    this.#now = () => deps.clock.nowMs();
   }
 
   /** Apply one notification; store failures propagate (the caller answers 503). */
@@ -109,8 +116,8 @@ export class AlertAutomation {
         continue;
       }
       try {
-        await this.#zone.withLock(target.zone, target.key, async () => {
-          for (const task of tasks) results.push(await this.#applyTask(target, task, actor));
+        await this.#leases.withLease(target.zone, target.key, async (lease) => {
+          for (const task of tasks) results.push(await this.#applyTask(lease, target, task, actor));
         });
       } catch (err) {
         counters.countError(first.rule.name, 'store_unavailable');
@@ -122,24 +129,24 @@ export class AlertAutomation {
 
   /** Carry out the reverts whose `min_hold` has passed. */
   async sweep(actor: Actor): Promise<AutomationResult[]> {
-    const due = (await this.#zone.all(this.#now())).filter(({ state }) => isDue(state, this.#now()));
+    const due = (await this.#leases.all(this.#now())).filter(({ state }) => isDue(state, this.#now()));
     const results: AutomationResult[] = [];
     for (const { target } of due) {
-      await this.#zone.withLock(target.zone, target.key, async () => {
+      await this.#leases.withLease(target.zone, target.key, async (lease) => {
         const nowMs = this.#now();
-        const state = await this.#zone.read(target, nowMs);
+        const state = await this.#leases.read(target, nowMs);
         if (!state?.revert || !isDue(state, nowMs)) return;
         const current = await this.#current(target, state, nowMs);
         const origin: Origin = { ...state.revert, status: 'resolved', note: 'min_hold elapsed' };
-        results.push(await this.#execute(target, onDue(state, current, nowMs), origin, actor));
+        results.push(await this.#execute(lease, target, onDue(state, current, nowMs), origin, actor));
       });
     }
     return results;
   }
 
-  async #applyTask(target: SwitchedKey, task: Task, actor: Actor): Promise<AutomationResult> {
+  async #applyTask(lease: Lease, target: SwitchedKey, task: Task, actor: Actor): Promise<AutomationResult> {
     const nowMs = this.#now();
-    const state = await this.#zone.read(target, nowMs);
+    const state = await this.#leases.read(target, nowMs);
     const current = await this.#current(target, state, nowMs);
     const { rule, alert } = task;
     const event: AlertEvent = {
@@ -161,22 +168,29 @@ export class AlertAutomation {
       fingerprint: alert.fingerprint,
       status: alert.status,
     };
-    return this.#execute(target, plan, origin, actor);
+    return this.#execute(lease, target, plan, origin, actor);
   }
 
   /** The key as the plan should see it: the store's entry, or for a dry run the value it would hold. */
   async #current(target: SwitchedKey, state: KeyState | null, nowMs: number): Promise<KeyvalEntry | null> {
     if (target.dryRun && state) return { value: state.applied, expireAtMs: state.expireAtMs };
-    const entries = await this.#deps.call('getZone', (s) => s.getZone(target.zone, nowMs));
+    const entries = await this.#deps.call('getZone', (s) => s.keyvals.getZone(target.zone, nowMs));
     return Object.hasOwn(entries, target.key) ? entries[target.key]! : null;
   }
 
-  async #execute(target: SwitchedKey, plan: Plan, origin: Origin, actor: Actor): Promise<AutomationResult> {
+  async #execute(
+    lease: Lease,
+    target: SwitchedKey,
+    plan: Plan,
+    origin: Origin,
+    actor: Actor,
+  ): Promise<AutomationResult> {
     const switchingOff = plan.state === null;
-    if (!switchingOff && plan.state !== undefined) await this.#zone.write(target, plan.state);
+    if (!switchingOff && plan.state !== undefined) await this.#leases.write(lease, target, plan.state);
+    const note = isAudited(plan.action) ? auditNoteFor(origin, actor, target.dryRun, this.#now()) : null;
     let revision: number | null = null;
-    if (plan.write && !target.dryRun) revision = await this.#writeKey(target, plan.write);
-    if (switchingOff) await this.#zone.write(target, null);
+    if (plan.write && !target.dryRun) revision = await this.#writeKey(target, plan.write, note);
+    if (switchingOff) await this.#leases.write(lease, target, null);
     const result: AutomationResult = {
       rule: origin.rule,
       alertname: origin.alertname,
@@ -190,19 +204,25 @@ export class AlertAutomation {
       dry_run: target.dryRun,
       revision,
     };
-    await reportResult(result, origin, actor, { ...this.#deps, nowMs: this.#now });
+    // A key written with the note has its audit entry already, from the same atomic store step.
+    await reportResult(result, note, revision !== null, this.#deps);
     return result;
   }
 
-  async #writeKey(target: SwitchedKey, write: NonNullable<Plan['write']>): Promise<number | null> {
+  async #writeKey(
+    target: SwitchedKey,
+    write: NonNullable<Plan['write']>,
+    note: AuditNote | null,
+  ): Promise<number | null> {
     const { call, mutated } = this.#deps;
+    const audit = note ?? undefined;
     if (write.op === 'set') {
-      const result = await call('set', (s) => s.set(target.zone, target.key, write.entry));
+      const result = await call('set', (s) => s.keyvals.set(target.zone, target.key, write.entry, audit));
       mutated?.(target.zone, 'set');
       return result.revision;
     }
     try {
-      const result = await call('delete', (s) => s.delete(target.zone, target.key));
+      const result = await call('delete', (s) => s.keyvals.delete(target.zone, target.key, audit));
       mutated?.(target.zone, 'delete');
       return result.revision;
     } catch (err) {

@@ -8,7 +8,6 @@ import { readFileSync } from 'node:fs';
 import { Ajv, type ErrorObject } from 'ajv';
 import { type Document, LineCounter, parseDocument } from 'yaml';
 import { LimitswitchError } from '../shared/errors.ts';
-import { AUTOMATION_ZONE } from './automation-zone.ts';
 import { parseDurationMs } from './duration.ts';
 import type { OnResolve } from './key-state.ts';
 import { type LabelMatcher, parseLabelMatcher } from './label-matcher.ts';
@@ -111,7 +110,6 @@ export function parseAlertRules(text: string, file: string): AlertRules {
     };
     if (names.has(rule.name)) problems.push(`${at('name')}: duplicate rule name "${rule.name}"`);
     names.add(rule.name);
-    if (rule.zone === AUTOMATION_ZONE) problems.push(`${at('zone')}: zone "${AUTOMATION_ZONE}" is reserved`);
     const matchers = rule.matchers.map((m, i) => attempt('matchers', () => parseLabelMatcher(m), [i]));
     const key = attempt('key', () => parseLabelTemplate(rule.key));
     const value = attempt('value', () => parseLabelTemplate(String(rule.value)));

@@ -3,9 +3,9 @@
  * Alertmanager, and for real changes (set, delete, restore, and their dry-run twins) an audit entry
  * naming the alert and its fingerprint, a log line and a counter.
  */
-import type { AuditEntry } from '../store/keyval-store.ts';
+import { type AuditNote, auditEntries } from '../store/audit-trail.ts';
 import type { AlertStatus } from './alertmanager-payload.ts';
-import type { StoreCall } from './automation-zone.ts';
+import type { StoreCall } from './automation-leases.ts';
 import type { PlanAction } from './key-state.ts';
 
 /** The pino subset used here. */
@@ -71,46 +71,57 @@ export interface Origin {
 const AUDITED: ReadonlySet<PlanAction> = new Set(['set', 'delete', 'restore']);
 const MAX_REASON_LENGTH = 256;
 
+/** Whether a result of this action is a change worth an audit entry. */
+export function isAudited(action: PlanAction): boolean {
+  return AUDITED.has(action);
+}
+
+/** Who changed the key and why: the alert, its fingerprint and rule (for the audit trail). */
+export function auditNoteFor(origin: Origin, actor: Actor, dryRun: boolean, nowMs: number): AuditNote {
+  const reason = `${dryRun ? 'dry run: ' : ''}alert ${origin.alertname} ${origin.status} (fingerprint ${
+    origin.fingerprint
+  }, rule ${origin.rule})${origin.note ? `, ${origin.note}` : ''}`;
+  return {
+    timeMs: nowMs,
+    tokenId: actor.tokenId,
+    client: actor.client,
+    reason: reason.slice(0, MAX_REASON_LENGTH),
+  };
+}
+
 export interface ReportDeps {
   readonly call: StoreCall;
   readonly counters: AutomationCounters;
   readonly log: AutomationLogger;
-  readonly nowMs: () => number;
 }
 
-/** Count, log and audit one result (a lost audit line is logged, never an error). */
+/**
+ * Count, log and audit one result. `stored`: the key's write recorded the audit entry itself; otherwise
+ * (a dry run, a key already gone) it is appended here, and a lost line is logged, never an error.
+ */
 export async function reportResult(
   result: AutomationResult,
-  origin: Origin,
-  actor: Actor,
+  note: AuditNote | null,
+  stored: boolean,
   deps: ReportDeps,
 ): Promise<void> {
-  const { counters, log, call, nowMs } = deps;
+  const { counters, log, call } = deps;
   const fields = { automation: result };
-  if (!AUDITED.has(result.action)) {
+  if (note === null) {
     if (result.action === 'left')
       log.warn(fields, `${result.zone} ${result.key}: changed by someone else, not reverted`);
     else log.debug(fields, `${result.zone} ${result.key}: ${result.action}`);
     return;
   }
   counters.countChange(result.rule, result.action, result.dry_run);
-  const reason = `${result.dry_run ? 'dry run: ' : ''}alert ${origin.alertname} ${origin.status} (fingerprint ${
-    origin.fingerprint
-  }, rule ${origin.rule})${origin.note ? `, ${origin.note}` : ''}`;
-  const entry: AuditEntry = {
-    timeMs: nowMs(),
-    tokenId: actor.tokenId,
-    client: actor.client,
-    zone: result.zone,
-    key: result.key,
-    old: result.old,
-    new: result.new,
-    revision: result.revision ?? (await call('revision', (s) => s.revision())),
-    reason: reason.slice(0, MAX_REASON_LENGTH),
-  };
+  const revision = result.revision ?? (await call('head', (s) => s.keyvals.head())).revision;
+  const [entry] = auditEntries(note, result.zone, revision, [
+    { key: result.key, old: result.old, new: result.new },
+  ]);
   log.info({ audit: entry }, `${result.dry_run ? 'dry run ' : ''}${result.action} ${result.zone}`);
+  if (stored) return;
   try {
-    await call('appendAudit', (s) => s.appendAudit(entry));
+    await call('appendAudit', (s) => s.audit.append(entry!));
   } catch (err) {
     // The change is committed; losing its audit line must not turn it into a failure.
     log.warn({ err, audit: entry }, 'audit entry not stored');

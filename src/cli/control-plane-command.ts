@@ -12,7 +12,7 @@ import { type ConfiguredZones, zonesOfConfig } from '../control-plane/config-zon
 import { startControlPlaneServer } from '../control-plane/server.ts';
 import { parseHostPort } from '../engine/net/address-text.ts';
 import { LimitswitchError } from '../shared/errors.ts';
-import { openStore } from './open-store.ts';
+import { openCliStore } from './open-store.ts';
 
 interface ControlPlaneFlags {
   listen: string;
@@ -60,7 +60,7 @@ async function runControlPlane(flags: ControlPlaneFlags): Promise<void> {
   const zones = flags.config ? loadZones(flags.config) : { keyvalZones: [], limitReqZones: [] };
   const alertRules = flags.alertRules ? loadAlertRules(flags.alertRules) : undefined;
   const logger = pino({ name: 'limitswitch-control-plane' });
-  const store = openStore(flags.redis ?? process.env.REDIS_URL, logger);
+  const store = openCliStore(flags.redis ?? process.env.REDIS_URL, logger);
   const server = await startControlPlaneServer({
     store,
     auth,

@@ -13,7 +13,7 @@ import { zonesOfConfig } from '../control-plane/config-zones.ts';
 import { startControlPlaneServer } from '../control-plane/server.ts';
 import { ErrorLog } from '../replica/error-log.ts';
 import { Replica } from '../replica/replica.ts';
-import { openStore } from './open-store.ts';
+import { openCliStore } from './open-store.ts';
 
 const EXAMPLE = join(dirname(fileURLToPath(import.meta.url)), '../../examples/cafe/nginx.conf');
 
@@ -43,7 +43,10 @@ async function runDemo(flags: DemoFlags): Promise<void> {
   const config = loadConfigFile(flags.config);
   const redisUrl = flags.redis ?? process.env.REDIS_URL;
   // The banner says which store runs; the memory store's "one process only" warning is the point here.
-  const store = openStore(redisUrl, pino({ name: 'limitswitch-demo', level: redisUrl ? 'warn' : 'error' }));
+  const store = openCliStore(
+    redisUrl,
+    pino({ name: 'limitswitch-demo', level: redisUrl ? 'warn' : 'error' }),
+  );
   const upstreams = await Promise.all(
     config.http.upstreams.map((u) => startCafeApp(u.name, u.servers[0]!.host, u.servers[0]!.port)),
   );

@@ -14,7 +14,7 @@ import { formatAccessLine } from '../replica/access-log.ts';
 import { ErrorLog, type ErrorLogLevel } from '../replica/error-log.ts';
 import { Replica } from '../replica/replica.ts';
 import { LimitswitchError } from '../shared/errors.ts';
-import { openStore } from './open-store.ts';
+import { openCliStore } from './open-store.ts';
 import { checkConfigMode, type KubernetesFlags, startKubernetesConfig } from './replica-kubernetes.ts';
 import type { ReplicaStatus } from './replica-status.ts';
 
@@ -78,7 +78,7 @@ async function runReplica(flags: ReplicaFlags): Promise<void> {
   const logger = pino({ name: 'limitswitch-replica' });
   checkConfigMode(flags);
   const fileConfig = flags.config !== undefined ? loadConfigFile(flags.config) : null;
-  const store = openStore(flags.redis ?? process.env.REDIS_URL, logger);
+  const store = openCliStore(flags.redis ?? process.env.REDIS_URL, logger);
   const errorStream = openLog(flags.errorLog, process.stderr);
   const accessStream = flags.accessLog ? openLog(flags.accessLog, process.stdout) : null;
   // host:port of the first listener (two replicas on one host differ by port).
@@ -87,10 +87,12 @@ async function runReplica(flags: ReplicaFlags): Promise<void> {
   let status: ReplicaStatus | null = null;
   const k8s = fileConfig
     ? null
-    : await startKubernetesConfig(flags, { store, id, logger }).catch(async (err: unknown) => {
-        await store.close();
-        throw err;
-      });
+    : await startKubernetesConfig(flags, { registry: store.registry, id, logger }).catch(
+        async (err: unknown) => {
+          await store.close();
+          throw err;
+        },
+      );
   const config = k8s?.config ?? fileConfig!;
 
   const errorLog = new ErrorLog((line) => errorStream.write(line), flags.errorLogLevel);

@@ -11,7 +11,7 @@ import { ConfigError, loadConfigText } from '../config/index.ts';
 import type { Config } from '../config/model.ts';
 import type { Replica } from '../replica/replica.ts';
 import { LimitswitchError } from '../shared/errors.ts';
-import type { KeyvalStore } from '../store/keyval-store.ts';
+import type { RegistryReader } from '../store/cluster-registry.ts';
 
 /** The `replica` flags that only mean something with `--kubernetes`. */
 export interface KubernetesFlags {
@@ -85,9 +85,9 @@ export function checkConfigMode(
  * Live replicas in the registry, this one counted even before its first heartbeat; null when the
  * store cannot be read (the last count stays in force).
  */
-async function liveReplicaCount(store: KeyvalStore, selfId: string): Promise<number | null> {
+async function liveReplicaCount(registry: RegistryReader, selfId: string): Promise<number | null> {
   try {
-    const records = await store.replicas(Date.now());
+    const records = await registry.replicas(Date.now());
     return 1 + records.filter((r) => r.live && r.id !== selfId).length;
   } catch {
     return null;
@@ -108,9 +108,9 @@ export interface KubernetesConfigRun {
  */
 export async function startKubernetesConfig(
   flags: KubernetesFlags,
-  ctx: { store: KeyvalStore; id: string; logger: Logger },
+  ctx: { registry: RegistryReader; id: string; logger: Logger },
 ): Promise<KubernetesConfigRun> {
-  const { store, id, logger } = ctx;
+  const { registry, id, logger } = ctx;
   const configMap = flags.configmap ? parseConfigMapRef(flags.configmap) : null;
   const listenPort = parseListenPort(flags.listenPort);
   const ingressClass = flags.ingressClass ?? DEFAULT_INGRESS_CLASS;
@@ -137,7 +137,7 @@ export async function startKubernetesConfig(
   source.on('watch-error', (path, err, delayMs) =>
     logger.warn({ path, err: String(err), delayMs }, 'watch stopped; restarting'),
   );
-  let replicas = await liveReplicaCount(store, id);
+  let replicas = await liveReplicaCount(registry, id);
   if (replicas !== null) source.setReplicaCount(replicas);
   logger.info(
     { namespace: flags.namespace ?? null, ingressClass, configMap, listenPort },
@@ -186,7 +186,7 @@ export async function startKubernetesConfig(
       timer = setInterval(() => {
         if (polling) return;
         polling = true;
-        void liveReplicaCount(store, id).then((count) => {
+        void liveReplicaCount(registry, id).then((count) => {
           polling = false;
           if (count === null || count === replicas) return;
           logger.info({ replicas: count, was: replicas }, 'live replica count changed');

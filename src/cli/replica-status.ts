@@ -3,10 +3,12 @@
  * own state (so `/api/9/http/limit_reqs/` and `/api/9/http/keyvals/` report this replica alone, in
  * NGINX Plus form), with the replica's metrics in the same `/metrics`.
  */
+
+import { readOnlyStore } from '../control-plane/read-only-store.ts';
 import { startControlPlaneServer } from '../control-plane/server.ts';
 import { ControlPlaneMetrics } from '../metrics/control-plane-metrics.ts';
 import { ReplicaMetrics } from '../metrics/replica-metrics.ts';
-import { LocalStoreView } from '../replica/local-store-view.ts';
+import { localStoreView } from '../replica/local-store-view.ts';
 import type { Replica } from '../replica/replica.ts';
 
 export interface ReplicaStatus {
@@ -27,11 +29,14 @@ export async function startReplicaStatus(
     locationRequests: () => replica.locationRequests,
   });
   const server = await startControlPlaneServer({
-    store: new LocalStoreView({
-      site: () => replica.site,
-      head: () => replica.head(),
-      info: () => replica.info(),
-    }),
+    store: readOnlyStore(
+      localStoreView({
+        site: () => replica.site,
+        head: () => replica.head(),
+        info: () => replica.info(),
+        nowMs: () => Date.now(),
+      }),
+    ),
     auth: { readOnly: true },
     metrics,
     host,

@@ -13,8 +13,9 @@ import addFormats from 'ajv-formats';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import type { AlertRules } from '../automation/alert-rules.ts';
 import { ControlPlaneMetrics } from '../metrics/control-plane-metrics.ts';
+import { type Clock, systemClock } from '../shared/clock.ts';
 import { LimitswitchError } from '../shared/errors.ts';
-import type { KeyvalStore, KeyvalZoneInfo } from '../store/keyval-store.ts';
+import type { KeyvalZoneInfo } from '../store/cluster-registry.ts';
 import { AccessControl, type AuthOptions } from './access-control.ts';
 import type { ControlPlaneContext } from './context.ts';
 import { ExpirySweeper } from './expiry-sweeper.ts';
@@ -26,11 +27,13 @@ import { limitReqRoutes } from './routes/limit-reqs.ts';
 import { operationsRoutes } from './routes/operations.ts';
 import { API_VERSIONS, plusRootRoutes } from './routes/plus-root.ts';
 import { loadApiSpec } from './spec.ts';
-import { StoreGateway } from './store-gateway.ts';
+import { type ControlPlaneStore, StoreGateway } from './store-gateway.ts';
 import { ZoneDirectory } from './zone-directory.ts';
 
 export interface ControlPlaneOptions {
-  readonly store: KeyvalStore;
+  readonly store: ControlPlaneStore;
+  /** Wall clock of expiry, audit entries and heartbeat ages. Default the system's. */
+  readonly clock?: Clock;
   /** keyval zones of `-c FILE`; registered in the store at start-up, and served even if never registered. */
   readonly keyvalZones?: readonly KeyvalZoneInfo[];
   /** limit_req zones of `-c FILE`, listed (with zeros) before any replica reports them. */
@@ -67,20 +70,22 @@ const PUBLIC_OPERATIONS = new Set([
 export async function controlPlane(app: FastifyInstance, options: ControlPlaneOptions): Promise<void> {
   const spec = loadApiSpec();
   const metrics = options.metrics ?? new ControlPlaneMetrics();
+  const clock = options.clock ?? systemClock;
   const gateway = new StoreGateway(options.store, options.storeTimeoutMs ?? 2000, metrics, app.log);
   const access = new AccessControl(options.auth);
   const ctx: ControlPlaneContext = {
     spec,
     gateway,
-    zones: new ZoneDirectory(gateway, options.keyvalZones ?? [], options.limitReqZones ?? []),
+    zones: new ZoneDirectory(gateway, clock, options.keyvalZones ?? [], options.limitReqZones ?? []),
     access,
     metrics,
-    build: { version: options.version ?? packageVersion(), loadedAtMs: Date.now() },
+    clock,
+    build: { version: options.version ?? packageVersion(), loadedAtMs: clock.nowMs() },
     waitPollMs: options.waitPollMs ?? 20,
   };
   for (const warning of access.warnings()) app.log.warn(warning);
   metrics.countLiveReplicasWith(async () => {
-    const replicas = await gateway.call('replicas', (s) => s.replicas(Date.now()));
+    const replicas = await gateway.call('replicas', (s) => s.registry.replicas(clock.nowMs()));
     return replicas.filter((r) => r.live).length;
   });
 
@@ -141,7 +146,7 @@ export async function controlPlane(app: FastifyInstance, options: ControlPlaneOp
 
   const sweepMs = options.expirySweepMs ?? 1000;
   if (sweepMs > 0) {
-    const sweeper = new ExpirySweeper(gateway, sweepMs, app.log);
+    const sweeper = new ExpirySweeper(gateway, clock, sweepMs, app.log);
     app.addHook('onClose', async () => sweeper.stop());
   }
 
@@ -149,7 +154,7 @@ export async function controlPlane(app: FastifyInstance, options: ControlPlaneOp
     const zones = ctx.zones.configuredKeyvalZones;
     if (zones.length === 0) return;
     try {
-      await gateway.call('registerZones', (s) => s.registerZones(zones));
+      await gateway.call('registerZones', (s) => s.registry.registerZones(zones));
     } catch (err) {
       // Served from the config anyway; replicas register the zones they run themselves.
       app.log.warn({ err }, 'could not register the configured keyval zones in the store');

@@ -3,7 +3,7 @@
  * their type and timeout, limit_req zone names.
  */
 import type { Config } from '../config/model.ts';
-import type { KeyvalZoneInfo } from '../store/keyval-store.ts';
+import type { KeyvalZoneInfo } from '../store/cluster-registry.ts';
 
 export interface ConfiguredZones {
   readonly keyvalZones: KeyvalZoneInfo[];

@@ -1,9 +1,10 @@
 /**
  * What every route module is handed: the spec, the store (through its gateway), the zones, access
- * control and metrics. Also the request decorations the app's hooks fill in.
+ * control, metrics and the clock. Also the request decorations the app's hooks fill in.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import type { ControlPlaneMetrics } from '../metrics/control-plane-metrics.ts';
+import type { Clock } from '../shared/clock.ts';
 import type { AccessControl, Principal } from './access-control.ts';
 import type { ApiSpec, SpecOperation } from './spec.ts';
 import type { StoreGateway } from './store-gateway.ts';
@@ -37,6 +38,7 @@ export interface ControlPlaneContext {
   readonly zones: ZoneDirectory;
   readonly access: AccessControl;
   readonly metrics: ControlPlaneMetrics;
+  readonly clock: Clock;
   readonly build: BuildInfo;
   /** How often `wait=applied` re-reads the replicas. */
   readonly waitPollMs: number;

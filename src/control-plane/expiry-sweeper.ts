@@ -4,18 +4,19 @@
  * many control planes sweep (replicas already hide such keys by their timestamp).
  */
 import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from '../shared/clock.ts';
 import type { StoreGateway } from './store-gateway.ts';
 
 export class ExpirySweeper {
   readonly #timer: NodeJS.Timeout;
   #running = false;
 
-  constructor(gateway: StoreGateway, intervalMs: number, log: FastifyBaseLogger) {
+  constructor(gateway: StoreGateway, clock: Clock, intervalMs: number, log: FastifyBaseLogger) {
     this.#timer = setInterval(async () => {
       if (this.#running) return;
       this.#running = true;
       try {
-        await gateway.call('expireDue', (s) => s.expireDue(Date.now()));
+        await gateway.call('expireDue', (s) => s.keyvals.expireDue(clock.nowMs()));
       } catch (err) {
         log.debug({ err }, 'expiry sweep failed; retrying at the next tick');
       } finally {

@@ -5,7 +5,8 @@
  */
 import { parseCidr } from '../engine/net/address-text.ts';
 import { LimitswitchError } from '../shared/errors.ts';
-import type { KeyvalEntry, KeyvalZoneInfo } from '../store/keyval-store.ts';
+import type { KeyvalZoneInfo } from '../store/cluster-registry.ts';
+import type { KeyvalEntry } from '../store/keyval-store.ts';
 
 /** POST: the entries to add. */
 export function parsePostBody(

@@ -59,8 +59,6 @@ interface FastifyLikeError {
 /** Map anything thrown while serving a request to an NGINX-style error. */
 export function toApiError(err: unknown): ApiError {
   if (isLimitswitchError(err)) {
-    // Internal store codes reach clients under their API names.
-    if (err.code === 'RL_ERR_STORE_UNAVAILABLE') return apiError('StoreUnavailable');
     return { status: err.status, code: err.code, text: err.message };
   }
   const e = (typeof err === 'object' && err !== null ? err : {}) as FastifyLikeError;

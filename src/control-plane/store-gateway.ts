@@ -6,15 +6,33 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { ControlPlaneMetrics } from '../metrics/control-plane-metrics.ts';
 import { isLimitswitchError, LimitswitchError } from '../shared/errors.ts';
-import type { KeyvalStore } from '../store/keyval-store.ts';
+import type { AuditTrail } from '../store/audit-trail.ts';
+import type { ClusterRegistry } from '../store/cluster-registry.ts';
+import type { CounterStore } from '../store/counter-store.ts';
+import type { KeyvalReader, KeyvalWriter } from '../store/keyval-store.ts';
+import type { LeaseStore } from '../store/lease-store.ts';
+
+/** The store ports the control plane uses (it never follows the feed). */
+export interface ControlPlaneStore {
+  readonly keyvals: KeyvalReader & KeyvalWriter;
+  readonly registry: ClusterRegistry;
+  readonly counters: CounterStore;
+  readonly audit: AuditTrail;
+  readonly leases: LeaseStore;
+}
 
 export class StoreGateway {
-  readonly store: KeyvalStore;
+  readonly store: ControlPlaneStore;
   readonly #timeoutMs: number;
   readonly #metrics: ControlPlaneMetrics;
   readonly #log: FastifyBaseLogger;
 
-  constructor(store: KeyvalStore, timeoutMs: number, metrics: ControlPlaneMetrics, log: FastifyBaseLogger) {
+  constructor(
+    store: ControlPlaneStore,
+    timeoutMs: number,
+    metrics: ControlPlaneMetrics,
+    log: FastifyBaseLogger,
+  ) {
     this.store = store;
     this.#timeoutMs = timeoutMs;
     this.#metrics = metrics;
@@ -22,12 +40,17 @@ export class StoreGateway {
   }
 
   /** Run `fn(store)` as operation `op`; precondition errors (409, 404, …) pass through unchanged. */
-  async call<T>(op: string, fn: (store: KeyvalStore) => Promise<T>): Promise<T> {
+  async call<T>(op: string, fn: (store: ControlPlaneStore) => Promise<T>): Promise<T> {
     const started = performance.now();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(
-        () => reject(new LimitswitchError('RL_ERR_STORE_UNAVAILABLE', `store did not answer ${op} in time`)),
+        () =>
+          reject(
+            new LimitswitchError('StoreUnavailable', undefined, {
+              cause: new Error(`no answer to ${op} within ${this.#timeoutMs} ms`),
+            }),
+          ),
         this.#timeoutMs,
       );
     });
@@ -43,10 +66,15 @@ export class StoreGateway {
       if (precondition) throw err;
       this.#log.warn({ err, op }, 'store call failed');
       if (isLimitswitchError(err)) throw err;
-      throw new LimitswitchError('RL_ERR_STORE_UNAVAILABLE', undefined, { cause: err });
+      throw new LimitswitchError('StoreUnavailable', undefined, { cause: err });
     } finally {
       clearTimeout(timer);
       this.#metrics.observeStore(op, (performance.now() - started) / 1000, ok);
     }
+  }
+
+  /** The store's current keyval revision. */
+  async revision(): Promise<number> {
+    return (await this.call('head', (s) => s.keyvals.head())).revision;
   }
 }

@@ -5,7 +5,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LimitswitchError } from '../shared/errors.ts';
-import type { ReplicaRecord } from '../store/keyval-store.ts';
+import type { ReplicaRecord } from '../store/cluster-registry.ts';
 
 export const DEFAULT_WAIT_MS = 2000;
 export const MAX_WAIT_MS = 60_000;

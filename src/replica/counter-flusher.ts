@@ -1,32 +1,54 @@
 /**
  * Moves the engine's per-zone counters to the store as deltas: every second, and once more on
- * shutdown, so cluster totals lose nothing on a graceful stop. A failed flush keeps its deltas for
- * the next one (counted exactly once: the baseline only advances after the store accepted them).
+ * shutdown, so cluster totals lose nothing on a graceful stop. Exactly once: the deltas taken are one
+ * numbered batch, resent unchanged until the store accepts it (the store ignores a batch it applied
+ * before, e.g. when its answer was lost to a timeout); new counts wait for the next batch.
  */
-import type { LimitReqZone } from '../engine/limit-req/limit-req-zone.ts';
-import { emptyCounters, type KeyvalStore, type LimitReqCounters } from '../store/keyval-store.ts';
+import { randomUUID } from 'node:crypto';
+import { type CounterFamily, type Counters, counterDelta } from '../engine/counters.ts';
+import type { CounterBatch, CounterStore } from '../store/counter-store.ts';
 
-const FIELDS = ['passed', 'delayed', 'rejected', 'delayed_dry_run', 'rejected_dry_run'] as const;
+/** A zone whose counters only grow (the engine's). */
+export interface CountedZone {
+  readonly name: string;
+  readonly counters: Readonly<Counters>;
+}
+
+/** One limiter's zones, as the replica runs them now. */
+export interface CounterSource {
+  readonly family: CounterFamily;
+  zones(): Iterable<CountedZone>;
+}
 
 export class CounterFlusher {
-  readonly #store: KeyvalStore;
+  readonly #store: Pick<CounterStore, 'add'>;
   readonly #replicaId: string;
-  /** What the store already has, per zone object (a reload keeps zone objects it reuses). */
-  readonly #flushed = new Map<LimitReqZone, LimitReqCounters>();
-  #zones: () => Iterable<LimitReqZone>;
-  /** Zones dropped by a reload with counts not yet flushed. */
-  #retired: LimitReqZone[] = [];
+  readonly #incarnation: string;
+  readonly #sources: readonly CounterSource[];
+  /** What was taken into a batch already, per zone object (a reload keeps zone objects it reuses). */
+  readonly #taken = new Map<CountedZone, Counters>();
+  /** Zones dropped by a reload whose last counts are not taken yet. */
+  #retired: { family: CounterFamily; zone: CountedZone }[] = [];
+  #seq = 0;
+  /** The batch the store has not acknowledged yet. */
+  #pending: CounterBatch | null = null;
   #running: Promise<void> | null = null;
 
-  constructor(store: KeyvalStore, replicaId: string, zones: () => Iterable<LimitReqZone>) {
+  constructor(
+    store: Pick<CounterStore, 'add'>,
+    replicaId: string,
+    sources: readonly CounterSource[],
+    incarnation: string = randomUUID(),
+  ) {
     this.#store = store;
     this.#replicaId = replicaId;
-    this.#zones = zones;
+    this.#sources = sources;
+    this.#incarnation = incarnation;
   }
 
-  /** Keeps counting zones that a reload is about to drop until their last deltas are flushed. */
-  retire(zones: Iterable<LimitReqZone>): void {
-    this.#retired.push(...zones);
+  /** Keeps counting zones that a reload is about to drop until their last deltas are taken. */
+  retire(family: CounterFamily, zones: Iterable<CountedZone>): void {
+    for (const zone of zones) this.#retired.push({ family, zone });
   }
 
   /** One flush; concurrent calls share it. Rejects when the store is unreachable. */
@@ -38,26 +60,41 @@ export class CounterFlusher {
   }
 
   async #flushOnce(): Promise<void> {
-    const deltas: Record<string, LimitReqCounters> = {};
-    const taken: [LimitReqZone, LimitReqCounters][] = [];
-    for (const zone of [...this.#zones(), ...this.#retired]) {
-      const base = this.#flushed.get(zone) ?? emptyCounters();
+    if (this.#pending) await this.#send(this.#pending);
+    const batch = this.#take();
+    if (batch) await this.#send(batch);
+  }
+
+  async #send(batch: CounterBatch): Promise<void> {
+    this.#pending = batch;
+    await this.#store.add(batch);
+    this.#pending = null;
+  }
+
+  /** The deltas since the last batch, as the next batch (and the baseline advanced), or null. */
+  #take(): CounterBatch | null {
+    const deltas: Record<string, Record<string, Counters>> = {};
+    let any = false;
+    const visit = (family: CounterFamily, zone: CountedZone) => {
       const now = { ...zone.counters };
-      const delta = emptyCounters();
-      let any = false;
-      for (const field of FIELDS) {
-        delta[field] = now[field] - base[field];
-        if (delta[field] !== 0) any = true;
-      }
-      if (!any) continue;
-      const sum = deltas[zone.name] ?? emptyCounters();
-      for (const field of FIELDS) sum[field] += delta[field];
-      deltas[zone.name] = sum;
-      taken.push([zone, now]);
+      const delta = counterDelta(now, this.#taken.get(zone), family.fields);
+      if (delta === null) return;
+      deltas[family.kind] ??= {};
+      const zones = deltas[family.kind]!;
+      const sum = zones[zone.name];
+      if (sum) for (const field of family.fields) sum[field]! += delta[field]!;
+      else zones[zone.name] = delta;
+      this.#taken.set(zone, now);
+      any = true;
+    };
+    for (const source of this.#sources) for (const zone of source.zones()) visit(source.family, zone);
+    for (const { family, zone } of this.#retired) {
+      visit(family, zone);
+      this.#taken.delete(zone);
     }
-    if (taken.length !== 0) await this.#store.addCounters(this.#replicaId, deltas);
-    for (const [zone, now] of taken) this.#flushed.set(zone, now);
-    for (const zone of this.#retired) this.#flushed.delete(zone);
     this.#retired = [];
+    if (!any) return null;
+    this.#seq += 1;
+    return { replicaId: this.#replicaId, incarnation: this.#incarnation, seq: this.#seq, deltas };
   }
 }

@@ -1,123 +1,87 @@
 /**
- * This replica's own state seen through the `KeyvalStore` interface, read-only: the keyvals it has
- * applied and the counters it has counted (flushed or not). The replica's `--status-listen` serves the
- * NGINX Plus API over it, so `/api/9/http/limit_reqs/` there reports this replica alone.
+ * This replica's own state seen through the store's read ports: the keyvals it has applied, itself as
+ * the only replica, and the counters it has counted (flushed or not). The replica's `--status-listen`
+ * serves the NGINX Plus API over it (read-only), so `/api/9/http/limit_reqs/` there reports this
+ * replica alone.
  */
 import type { Site } from '../engine/http/site.ts';
+import { LIMIT_REQ } from '../engine/limit-req/limit-req-zone.ts';
 import { put } from '../shared/dictionary.ts';
 import { LimitswitchError } from '../shared/errors.ts';
+import type { AuditTrail } from '../store/audit-trail.ts';
 import type {
-  AuditEntry,
-  KeyvalChange,
-  KeyvalEntry,
-  KeyvalHead,
-  KeyvalSnapshot,
-  KeyvalStore,
   KeyvalZoneInfo,
-  LimitReqCounters,
-  MutationResult,
+  RegistryReader,
   ReplicaInfo,
   ReplicaRecord,
-  Unsubscribe,
-} from '../store/keyval-store.ts';
+} from '../store/cluster-registry.ts';
+import type { CounterStore } from '../store/counter-store.ts';
+import type { KeyvalEntry, KeyvalHead, KeyvalReader, KeyvalSnapshot } from '../store/keyval-store.ts';
 
 export interface LocalState {
   site(): Site;
   /** Applied revision and epoch, or null while nothing is loaded (not ready). */
   head(): KeyvalHead | null;
   info(): ReplicaInfo;
+  nowMs(): number;
 }
 
-const readOnly = (): Promise<never> => Promise.reject(new LimitswitchError('MethodDisabled'));
+/** The read halves of the store's ports, answered from one replica's state. */
+export interface LocalStoreView {
+  readonly keyvals: KeyvalReader;
+  readonly registry: RegistryReader;
+  readonly counters: Pick<CounterStore, 'read'>;
+  readonly audit: Pick<AuditTrail, 'recent'>;
+}
 
-export class LocalStoreView implements KeyvalStore {
-  readonly #state: LocalState;
-
-  constructor(state: LocalState) {
-    this.#state = state;
-  }
-
-  add = readOnly;
-  change = readOnly;
-  set = readOnly;
-  delete = readOnly;
-  empty = readOnly;
-  resetCounters = readOnly;
-
-  async expireDue(): Promise<MutationResult | null> {
-    return null;
-  }
-
-  async getZone(zone: string, nowMs: number): Promise<Record<string, KeyvalEntry>> {
+export function localStoreView(state: LocalState): LocalStoreView {
+  const head = (): KeyvalHead => {
+    const current = state.head();
+    if (current === null) throw new LimitswitchError('StoreUnavailable', 'keyval state not loaded yet');
+    return current;
+  };
+  const getZone = async (zone: string, nowMs: number): Promise<Record<string, KeyvalEntry>> => {
     const out: Record<string, KeyvalEntry> = {};
-    const engineZone = this.#state.site().keyvalZones.get(zone);
+    const engineZone = state.site().keyvalZones.get(zone);
     if (engineZone === undefined) return out;
     for (const [key, record] of engineZone.entries()) {
       if (record.expireAtMs === null || record.expireAtMs > nowMs) put(out, key, record);
     }
     return out;
-  }
-
-  async snapshot(): Promise<KeyvalSnapshot> {
-    const head = this.#head();
-    const zones: Record<string, Record<string, KeyvalEntry>> = {};
-    const now = Date.now();
-    for (const name of this.#state.site().keyvalZones.keys()) zones[name] = await this.getZone(name, now);
-    return { revision: head.revision, epoch: head.epoch, zones };
-  }
-
-  async revision(): Promise<number> {
-    return this.#head().revision;
-  }
-
-  async head(): Promise<KeyvalHead> {
-    return this.#head();
-  }
-
-  async changesSince(): Promise<KeyvalChange[] | null> {
-    return null;
-  }
-
-  async subscribe(): Promise<Unsubscribe> {
-    return async () => {};
-  }
-
-  async registerZones(): Promise<void> {}
-
-  async zones(): Promise<KeyvalZoneInfo[]> {
-    return [...this.#state.site().keyvalZones.values()].map((z) => ({
-      name: z.name,
-      type: z.type,
-      timeoutMs: z.timeoutMs,
-    }));
-  }
-
-  async heartbeat(): Promise<void> {}
-  async deregister(): Promise<void> {}
-
-  async replicas(nowMs: number): Promise<ReplicaRecord[]> {
-    return [{ ...this.#state.info(), lastHeartbeatMs: nowMs, live: true }];
-  }
-
-  async addCounters(): Promise<void> {}
-
-  async counters(): Promise<Record<string, Record<string, LimitReqCounters>>> {
-    const zones: Record<string, LimitReqCounters> = {};
-    for (const zone of this.#state.site().limitReqZones.values()) zones[zone.name] = { ...zone.counters };
-    return { [this.#state.info().id]: zones };
-  }
-
-  async appendAudit(): Promise<void> {}
-
-  async audit(): Promise<AuditEntry[]> {
-    return [];
-  }
-
-  async close(): Promise<void> {}
-
-  #head(): KeyvalHead {
-    const head = this.#state.head();
-    if (head === null) throw new LimitswitchError('StoreUnavailable', 'keyval state not loaded yet');
-    return head;
-  }
+  };
+  return {
+    keyvals: {
+      getZone,
+      head: async () => head(),
+      async snapshot(): Promise<KeyvalSnapshot> {
+        const { revision, epoch } = head();
+        const zones: Record<string, Record<string, KeyvalEntry>> = {};
+        const nowMs = state.nowMs();
+        for (const name of state.site().keyvalZones.keys()) zones[name] = await getZone(name, nowMs);
+        return { revision, epoch, zones };
+      },
+    },
+    registry: {
+      async zones(): Promise<KeyvalZoneInfo[]> {
+        return [...state.site().keyvalZones.values()].map((z) => ({
+          name: z.name,
+          type: z.type,
+          timeoutMs: z.timeoutMs,
+        }));
+      },
+      async replicas(nowMs: number): Promise<ReplicaRecord[]> {
+        return [{ ...state.info(), lastHeartbeatMs: nowMs, live: true }];
+      },
+    },
+    counters: {
+      async read(kind: string) {
+        const zones: Record<string, Record<string, number>> = {};
+        if (kind === LIMIT_REQ.kind) {
+          for (const zone of state.site().limitReqZones.values()) zones[zone.name] = { ...zone.counters };
+        }
+        return { [state.info().id]: zones };
+      },
+    },
+    audit: { recent: async () => [] },
+  };
 }

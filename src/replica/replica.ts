@@ -12,8 +12,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { buildSite } from '../config/build-site.ts';
 import type { Config, RealIpConf } from '../config/model.ts';
 import type { Site, SiteLocation } from '../engine/http/site.ts';
-import type { LimitReqZone } from '../engine/limit-req/limit-req-zone.ts';
-import type { KeyvalHead, KeyvalStore, ReplicaInfo } from '../store/keyval-store.ts';
+import { LIMIT_REQ, type LimitReqZone } from '../engine/limit-req/limit-req-zone.ts';
+import type { RegistryWriter, ReplicaInfo } from '../store/cluster-registry.ts';
+import type { CounterStore } from '../store/counter-store.ts';
+import type { KeyvalFeed, KeyvalHead } from '../store/keyval-store.ts';
 import { KeyvalSync } from '../store/keyval-sync.ts';
 import { CounterFlusher } from './counter-flusher.ts';
 import { engineHook, type ReplicaDecision, upgradeHook } from './engine-hook.ts';
@@ -26,10 +28,17 @@ import { type ProxyTargets, resolveProxyTargets } from './proxy-targets.ts';
 
 export const REPLICA_VERSION = '0.1.0';
 
+/** The store ports a replica uses: it follows the switches, reports itself, and adds its counters. */
+export interface ReplicaStore {
+  readonly keyvals: KeyvalFeed;
+  readonly registry: RegistryWriter;
+  readonly counters: Pick<CounterStore, 'add'>;
+}
+
 export interface ReplicaOptions {
   readonly id: string;
   readonly config: Config;
-  readonly store: KeyvalStore;
+  readonly store: ReplicaStore;
   /** Listen address for every port, instead of each `listen`'s own (default: the listen's, else all). */
   readonly host?: string;
   /** Replace the config's listen ports (tests, demo): config port → actual port (0 = any free one). */
@@ -68,7 +77,7 @@ type TaggedRequest = IncomingMessage & { [kFacts]?: { remoteAddr: string; closed
 
 export class Replica {
   readonly id: string;
-  readonly store: KeyvalStore;
+  readonly store: ReplicaStore;
   readonly sync: KeyvalSync;
   #config: Config;
   #site: Site;
@@ -96,13 +105,15 @@ export class Replica {
     this.#site = buildSite(options.config.http);
     this.#targets = resolveProxyTargets(this.#site, options.config.http.upstreams);
     this.#upstreams = new UpstreamSet(this.#targets.groups);
-    this.sync = new KeyvalSync({ store: options.store, stateFile: options.stateFile });
+    this.sync = new KeyvalSync({ store: options.store.keyvals, stateFile: options.stateFile });
     this.sync.onApply((update) => {
       if (update.kind === 'snapshot') applySnapshot(this.#site.keyvalZones, update.snapshot);
       else applyChange(this.#site.keyvalZones, update.change);
       this.#reportSoon();
     });
-    this.#flusher = new CounterFlusher(options.store, options.id, () => this.#site.limitReqZones.values());
+    this.#flusher = new CounterFlusher(options.store.counters, options.id, [
+      { family: LIMIT_REQ, zones: () => this.#site.limitReqZones.values() },
+    ]);
   }
 
   get site(): Site {
@@ -165,6 +176,7 @@ export class Replica {
     applySnapshot(site.keyvalZones, this.sync.snapshot());
     const kept = new Set(site.limitReqZones.values());
     this.#flusher.retire(
+      LIMIT_REQ,
       [...this.#site.limitReqZones.values()].filter((zone: LimitReqZone) => !kept.has(zone)),
     );
     const oldUpstreams = this.#upstreams;
@@ -207,7 +219,7 @@ export class Replica {
     await this.#upstreams.close();
     await this.#flush();
     try {
-      await this.store.deregister(this.id);
+      await this.store.registry.deregister(this.id);
     } catch (err) {
       this.#log('warn', 'could not deregister from the store', { err: String(err) });
     }
@@ -305,8 +317,8 @@ export class Replica {
 
   async #report(): Promise<void> {
     try {
-      await this.store.registerZones(this.info().keyvalZones);
-      await this.store.heartbeat(this.info(), this.#options.heartbeatTtlMs ?? 5000);
+      await this.store.registry.registerZones(this.info().keyvalZones);
+      await this.store.registry.heartbeat(this.info(), this.#options.heartbeatTtlMs ?? 5000);
     } catch (err) {
       this.#log('warn', 'heartbeat failed', { err: String(err) });
     }

@@ -28,6 +28,7 @@ export const ERRORS = {
   JsonError: { status: 415, text: 'json error' },
   // limitswitch extensions on the API
   KeyvalZoneFull: { status: 500, text: 'keyval zone is full' },
+  /** The store cannot be reached, or did not answer within its command timeout. */
   StoreUnavailable: { status: 503, text: 'keyval store unavailable' },
   Unauthorized: { status: 401, text: 'unauthorized' },
   Forbidden: { status: 403, text: 'forbidden' },
@@ -37,7 +38,7 @@ export const ERRORS = {
   AlertFormatError: { status: 400, text: 'invalid Alertmanager notification' },
   // limitswitch internals
   RL_ERR_CONFIG_INVALID: { status: 500, text: 'invalid configuration' },
-  RL_ERR_STORE_UNAVAILABLE: { status: 503, text: 'keyval store unavailable' },
+  /** The store cannot be reached, or did not answer within its command timeout. */
   RL_ERR_STORE_PROTOCOL: { status: 500, text: 'keyval store returned an unexpected reply' },
   RL_ERR_STORE_STATE_FILE: { status: 500, text: 'keyval state file is unreadable' },
   RL_ERR_ALERT_RULES_INVALID: { status: 500, text: 'invalid alert rules' },

@@ -26,5 +26,5 @@ export function keyRequiredError(): LimitswitchError {
 
 /** The store cannot be reached (or did not answer within its command timeout): 503. */
 export function storeUnavailableError(cause?: unknown): LimitswitchError {
-  return new LimitswitchError('RL_ERR_STORE_UNAVAILABLE', undefined, { cause });
+  return new LimitswitchError('StoreUnavailable', undefined, { cause });
 }

@@ -1,27 +1,23 @@
 /**
- * The one narrow store interface. Two implementations: `MemoryKeyvalStore` (the embedded default, one
- * process) and `RedisKeyvalStore` (ioredis: standalone, Sentinel, Cluster). Both pass
- * `test/store/keyval-store.contract.ts`.
+ * The keyvals port: the switches (keyval zones), their change feed, and the writes that change them.
+ * Consumers take the half they use: replicas follow the `KeyvalFeed`, the control plane reads and
+ * writes. Every backend passes `test/store/contracts/keyval.contract.ts`.
  *
  * Invariants:
  * - Every mutation is atomic: it checks its precondition, writes, bumps the one store-wide revision,
- *   appends one entry to the bounded change log and notifies subscribers — or does nothing and throws.
+ *   appends one entry to the bounded change log, records its audit entries (when given a note) and
+ *   notifies subscribers — or does nothing and throws.
  * - Revisions start at 0 (empty store) and increase by exactly 1 per successful mutation, so a
  *   subscriber that sees revision r+2 after r knows it missed one.
- * - Times are wall-clock epoch milliseconds (`Date.now()` of the writer); replicas expire keys locally
- *   by `expireAtMs`, and `expireDue` removes them from the store exactly once.
+ * - Times are wall-clock epoch milliseconds (the writer's clock); replicas expire keys locally by
+ *   `expireAtMs`, and `expireDue` removes them from the store exactly once.
+ *
+ * Precondition failures throw `LimitswitchError` with the NGINX Plus code: `KeyvalKeyExists` (add),
+ * `KeyvalKeyNotFound` (change/delete a missing key), `KeyvalFormatError` with text `only one key can be
+ * added` (several keys into a non-empty zone). An unreachable store throws `StoreUnavailable` within
+ * the backend's command timeout.
  */
-import type { KeyvalZoneType } from '../config/model.ts';
-
-export type { KeyvalZoneType };
-
-/** A zone as the config declares it; registered by replicas and control planes. */
-export interface KeyvalZoneInfo {
-  readonly name: string;
-  readonly type: KeyvalZoneType;
-  /** `timeout=`; `null` when per-key `expire` is not allowed. */
-  readonly timeoutMs: number | null;
-}
+import type { AuditNote } from './audit-trail.ts';
 
 export interface KeyvalEntry {
   readonly value: string;
@@ -56,6 +52,13 @@ export type KeyvalChange =
       readonly keys: readonly string[];
     };
 
+/** A change before the store gave it its revision. */
+export type KeyvalChangeBody = KeyvalChange extends infer C
+  ? C extends KeyvalChange
+    ? Omit<C, 'revision'>
+    : never
+  : never;
+
 export interface KeyvalSnapshot {
   readonly revision: number;
   /**
@@ -82,79 +85,20 @@ export interface KeyvalHead {
   readonly epoch: string;
 }
 
-/** The five NGINX Plus limit_req counters. */
-export interface LimitReqCounters {
-  passed: number;
-  delayed: number;
-  rejected: number;
-  delayed_dry_run: number;
-  rejected_dry_run: number;
-}
-
-/** What a replica reports about itself every heartbeat. */
-export interface ReplicaInfo {
-  readonly id: string;
-  readonly version: string;
-  readonly configHash: string;
-  readonly appliedRevision: number;
-  readonly startedAtMs: number;
-  /** Zones of the config this replica runs (so the control plane knows zone names and types). */
-  readonly keyvalZones: readonly KeyvalZoneInfo[];
-  readonly limitReqZones: readonly string[];
-}
-
-export interface ReplicaRecord extends ReplicaInfo {
-  readonly lastHeartbeatMs: number;
-  /** False once the heartbeat TTL has passed or the replica deregistered. */
-  readonly live: boolean;
-}
-
-export interface AuditEntry {
-  readonly timeMs: number;
-  readonly tokenId: string | null;
-  readonly client: string;
-  readonly zone: string;
-  readonly key: string | null;
-  readonly old: string | null;
-  readonly new: string | null;
-  readonly revision: number;
-  readonly reason: string | null;
-}
-
 export type Unsubscribe = () => Promise<void>;
 
-/**
- * Precondition failures throw `LimitswitchError` with the NGINX Plus code:
- * `KeyvalKeyExists` (add), `KeyvalKeyNotFound` (change/delete a missing key),
- * `KeyvalFormatError` with text `only one key can be added` (several keys into a non-empty zone).
- * An unreachable store throws `RL_ERR_STORE_UNAVAILABLE` within `commandTimeoutMs`.
- */
-export interface KeyvalStore {
-  // ---- keyvals -------------------------------------------------------------------------------
-  /** POST: add keys; several only into an empty zone; fails if any key exists. */
-  add(zone: string, entries: Readonly<Record<string, KeyvalEntry>>): Promise<MutationResult>;
-  /** PATCH: change an existing key's value/expiry. */
-  change(zone: string, key: string, entry: KeyvalEntry): Promise<MutationResult>;
-  /** Upsert (alert automation). */
-  set(zone: string, key: string, entry: KeyvalEntry): Promise<MutationResult>;
-  /** PATCH with `null`: delete an existing key. */
-  delete(zone: string, key: string): Promise<MutationResult>;
-  /** DELETE: empty the zone (succeeds on an empty zone, still bumps the revision). */
-  empty(zone: string): Promise<MutationResult>;
-  /**
-   * Remove every key with `expireAtMs <= nowMs`, exactly once across concurrent callers. One `expire`
-   * change (one revision) per zone that had due keys; the result carries the last revision, or `null`
-   * when nothing was due.
-   */
-  expireDue(nowMs: number): Promise<MutationResult | null>;
-
+/** Reading the switches. */
+export interface KeyvalReader {
   /** One zone's live entries (keys past their expiry are left out). */
   getZone(zone: string, nowMs: number): Promise<Record<string, KeyvalEntry>>;
   /** Everything with its revision, read atomically. */
   snapshot(): Promise<KeyvalSnapshot>;
-  revision(): Promise<number>;
-  /** Revision and epoch, read together (the replica's periodic check). */
+  /** Revision and epoch, read together. */
   head(): Promise<KeyvalHead>;
+}
+
+/** What a replica follows: a snapshot, then changes in revision order. */
+export interface KeyvalFeed extends Pick<KeyvalReader, 'snapshot' | 'head'> {
   /**
    * Changes with revision > `afterRevision`, in order; `null` when the bounded log no longer reaches
    * back that far (the caller must reload the snapshot).
@@ -166,34 +110,33 @@ export interface KeyvalStore {
    * history the change belongs to (see `KeyvalSnapshot.epoch`).
    */
   subscribe(onChange: (change: KeyvalChange, epoch: string) => void): Promise<Unsubscribe>;
-
-  // ---- zones registry --------------------------------------------------------------------------
-  /** Zones known to the cluster (union of what replicas and control planes registered). */
-  registerZones(zones: readonly KeyvalZoneInfo[]): Promise<void>;
-  zones(): Promise<KeyvalZoneInfo[]>;
-
-  // ---- replicas --------------------------------------------------------------------------------
-  heartbeat(info: ReplicaInfo, ttlMs: number): Promise<void>;
-  deregister(id: string): Promise<void>;
-  /** Every replica ever registered (gone ones too, so their counters stay attributable). */
-  replicas(nowMs: number): Promise<ReplicaRecord[]>;
-
-  // ---- counters --------------------------------------------------------------------------------
-  /** Add one replica's counter deltas (zone → deltas), atomically. */
-  addCounters(replicaId: string, deltas: Readonly<Record<string, LimitReqCounters>>): Promise<void>;
-  /** replica id → zone → totals. */
-  counters(): Promise<Record<string, Record<string, LimitReqCounters>>>;
-  /** DELETE /limit_reqs/{zone}: reset one zone's counters on every replica record. */
-  resetCounters(zone: string): Promise<void>;
-
-  // ---- audit -----------------------------------------------------------------------------------
-  appendAudit(entry: AuditEntry): Promise<void>;
-  /** Newest first. */
-  audit(limit: number): Promise<AuditEntry[]>;
-
-  close(): Promise<void>;
 }
 
-export function emptyCounters(): LimitReqCounters {
-  return { passed: 0, delayed: 0, rejected: 0, delayed_dry_run: 0, rejected_dry_run: 0 };
+/**
+ * Changing the switches. `note` (who, why) makes the mutation record one audit entry per key it
+ * touched, in the same atomic step (see `AuditTrail`).
+ */
+export interface KeyvalWriter {
+  /** POST: add keys; several only into an empty zone; fails if any key exists. */
+  add(
+    zone: string,
+    entries: Readonly<Record<string, KeyvalEntry>>,
+    note?: AuditNote,
+  ): Promise<MutationResult>;
+  /** PATCH: change an existing key's value/expiry. */
+  change(zone: string, key: string, entry: KeyvalEntry, note?: AuditNote): Promise<MutationResult>;
+  /** Upsert (alert automation). */
+  set(zone: string, key: string, entry: KeyvalEntry, note?: AuditNote): Promise<MutationResult>;
+  /** PATCH with `null`: delete an existing key. */
+  delete(zone: string, key: string, note?: AuditNote): Promise<MutationResult>;
+  /** DELETE: empty the zone (succeeds on an empty zone, still bumps the revision). */
+  empty(zone: string, note?: AuditNote): Promise<MutationResult>;
+  /**
+   * Remove every key with `expireAtMs <= nowMs`, exactly once across concurrent callers. One `expire`
+   * change (one revision) per zone that had due keys; the result carries the last revision, or `null`
+   * when nothing was due.
+   */
+  expireDue(nowMs: number): Promise<MutationResult | null>;
 }
+
+export interface KeyvalStore extends KeyvalReader, KeyvalFeed, KeyvalWriter {}

@@ -14,7 +14,7 @@
  */
 
 import { KeyvalMirror } from './keyval-mirror.ts';
-import type { KeyvalChange, KeyvalEntry, KeyvalSnapshot, KeyvalStore, Unsubscribe } from './keyval-store.ts';
+import type { KeyvalChange, KeyvalEntry, KeyvalFeed, KeyvalSnapshot, Unsubscribe } from './keyval-store.ts';
 import { readStateFile, writeStateFile } from './state-file.ts';
 
 /** What `onApply` hooks receive: a whole new state, or one change on top of the previous one. */
@@ -34,7 +34,7 @@ export interface KeyvalSyncState {
 }
 
 export interface KeyvalSyncOptions {
-  readonly store: KeyvalStore;
+  readonly store: KeyvalFeed;
   /** Revision check period; ≤ 1000. Default 250. */
   readonly checkIntervalMs?: number;
   /** Local state file path; none when absent. */
@@ -44,7 +44,7 @@ export interface KeyvalSyncOptions {
 }
 
 export class KeyvalSync {
-  readonly #store: KeyvalStore;
+  readonly #store: KeyvalFeed;
   readonly #intervalMs: number;
   readonly #stateFile: string | undefined;
   readonly #writeDelayMs: number;

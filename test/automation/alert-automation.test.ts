@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { AUTOMATION_ZONE } from '../../src/automation/automation-zone.ts';
 import { storeUnavailableError } from '../../src/store/keyval-errors.ts';
-import type { KeyvalStore } from '../../src/store/keyval-store.ts';
-import { MemoryKeyvalStore } from '../../src/store/memory-keyval-store.ts';
-import { RedisKeyvalStore } from '../../src/store/redis-keyval-store.ts';
+import { openMemoryStore } from '../../src/store/memory/open-memory-store.ts';
+import { openRedisStore } from '../../src/store/redis/open-redis-store.ts';
+import type { Store } from '../../src/store/store.ts';
 import { RedisServer } from '../helpers/redis-server.ts';
 import {
   ACTOR,
@@ -21,23 +20,25 @@ import {
 const COFFEE = { alertname: 'CoffeeOverloaded', path: '/coffee' };
 const SERVER = { alertname: 'ServerOverloaded', host: 'cafe.example.com' };
 
-type StoreFactory = (clock: Clock) => Promise<KeyvalStore>;
+type StoreFactory = (clock: Clock) => Promise<Store>;
 
 function automationSuite(name: string, makeStore: StoreFactory): void {
   describe(`alert automation on the ${name} store`, { timeout: 60_000 }, () => {
     async function setup() {
       const clock = new Clock();
       const store = await makeStore(clock);
-      await store.registerZones(ZONES);
+      await store.registry.registerZones(ZONES);
       const counters = new CountingCounters();
       const warnings: string[] = [];
       const automation = automationOn(store, clock, { counters, warnings });
-      const zone = async (zoneName: string) => store.getZone(zoneName, clock.nowMs);
-      return { clock, store, counters, warnings, automation, zone };
+      const zone = async (zoneName: string) => store.keyvals.getZone(zoneName, clock.nowMs);
+      // Automation's own state: lease records, never keyvals.
+      const records = async () => ({ ...(await store.leases.records('automation/', clock.nowMs)) });
+      return { clock, store, counters, warnings, automation, zone, records };
     }
 
     it('a firing alert sets the key with its TTL, audited with the alert; a re-sent one only refreshes', async () => {
-      const { clock, store, counters, automation, zone } = await setup();
+      const { clock, store, counters, automation, zone, records } = await setup();
       const first = await automation.handle(notification([alert('firing', 'fp-coffee', COFFEE)]), ACTOR);
       assert.deepEqual(first.errors, []);
       assert.equal(first.results.length, 1);
@@ -58,7 +59,10 @@ function automationSuite(name: string, makeStore: StoreFactory): void {
         },
       );
       assert.deepEqual(await zone('limitreq_uri'), { '/coffee': { value: '1', expireAtMs: T0 + 600_000 } });
-      const [entry] = await store.audit(10);
+      // The switched key is the only keyval change: replicas see one revision, nothing of the lease.
+      assert.equal((await store.keyvals.head()).revision, 1);
+      assert.equal(first.results[0]!.revision, 1);
+      const [entry] = await store.audit.recent(10);
       assert.deepEqual(entry, {
         timeMs: T0,
         tokenId: 'alertmanager',
@@ -75,16 +79,18 @@ function automationSuite(name: string, makeStore: StoreFactory): void {
       const again = await automation.handle(notification([alert('firing', 'fp-coffee', COFFEE)]), ACTOR);
       assert.equal(again.results[0]!.action, 'refresh');
       assert.deepEqual(await zone('limitreq_uri'), { '/coffee': { value: '1', expireAtMs: T0 + 660_000 } });
-      assert.equal((await store.audit(10)).length, 1);
+      assert.equal((await store.audit.recent(10)).length, 1);
       assert.equal(counters.get('change coffee set'), 1);
       assert.equal(counters.get('notification coffee'), 2);
-      // Only the record is left in the automation zone: the lock is released.
-      assert.deepEqual(Object.keys(await zone(AUTOMATION_ZONE)), ['state/limitreq_uri/%2Fcoffee']);
+      assert.equal((await store.keyvals.head()).revision, 2, 'the refresh rewrote the key, nothing else');
+      // Only the record is left: the lease is released.
+      assert.deepEqual(Object.keys(await records()), ['automation/state/limitreq_uri/%2Fcoffee']);
+      assert.ok(await store.leases.acquire('automation/limitreq_uri/%2Fcoffee', 1000), 'lease released');
     });
 
     it('restores the value from before the alert on resolve; a re-sent resolve changes nothing', async () => {
-      const { store, automation, zone } = await setup();
-      await store.set('limitreq_uri', '/coffee', { value: '0', expireAtMs: null });
+      const { store, automation, zone, records } = await setup();
+      await store.keyvals.set('limitreq_uri', '/coffee', { value: '0', expireAtMs: null });
       await automation.handle(notification([alert('firing', 'fp-coffee', COFFEE)]), ACTOR);
       assert.equal((await zone('limitreq_uri'))['/coffee']?.value, '1');
       const resolved = await automation.handle(notification([alert('resolved', 'fp-coffee', COFFEE)]), ACTOR);
@@ -93,17 +99,18 @@ function automationSuite(name: string, makeStore: StoreFactory): void {
         [['restore', '1', '0']],
       );
       assert.deepEqual(await zone('limitreq_uri'), { '/coffee': { value: '0', expireAtMs: null } });
-      assert.deepEqual(await zone(AUTOMATION_ZONE), {});
-      const revision = await store.revision();
+      assert.deepEqual(await records(), {});
+      const revision = (await store.keyvals.head()).revision;
+      assert.equal(revision, 3, "the operator's set, the alert's set, the restore");
       const again = await automation.handle(notification([alert('resolved', 'fp-coffee', COFFEE)]), ACTOR);
       assert.equal(again.results[0]!.action, 'none');
       assert.deepEqual(await zone('limitreq_uri'), { '/coffee': { value: '0', expireAtMs: null } });
       assert.equal(
-        (await store.audit(10))[0]!.reason,
+        (await store.audit.recent(10))[0]!.reason,
         'alert CoffeeOverloaded resolved (fingerprint fp-coffee, rule coffee)',
       );
-      // Only the lock's add and delete happened.
-      assert.equal(await store.revision(), revision + 2);
+      // The lease taken and given back is no keyval change.
+      assert.equal((await store.keyvals.head()).revision, revision);
     });
 
     it('two alerts on one key: it stays set until the last resolves', async () => {
@@ -132,11 +139,11 @@ function automationSuite(name: string, makeStore: StoreFactory): void {
     });
 
     it('a lost resolve: the key expires with its TTL, and so does the record', async () => {
-      const { clock, automation, zone } = await setup();
+      const { clock, automation, zone, records } = await setup();
       await automation.handle(notification([alert('firing', 'fp-coffee', COFFEE)]), ACTOR);
       clock.nowMs = T0 + 600_000;
       assert.deepEqual(await zone('limitreq_uri'), {});
-      assert.deepEqual(await zone(AUTOMATION_ZONE), {});
+      assert.deepEqual(await records(), {});
       const late = await automation.handle(notification([alert('resolved', 'fp-coffee', COFFEE)]), ACTOR);
       assert.equal(late.results[0]!.action, 'none');
       const again = await automation.handle(notification([alert('firing', 'fp-coffee', COFFEE)]), ACTOR);
@@ -160,7 +167,7 @@ function automationSuite(name: string, makeStore: StoreFactory): void {
         [['server', 'fp-server', 'delete']],
       );
       assert.deepEqual(await zone('limitper_server'), {});
-      const [entry] = await store.audit(1);
+      const [entry] = await store.audit.recent(1);
       assert.equal(
         entry!.reason,
         'alert ServerOverloaded resolved (fingerprint fp-server, rule server), min_hold elapsed',
@@ -179,7 +186,7 @@ function automationSuite(name: string, makeStore: StoreFactory): void {
       );
       assert.deepEqual(await zone('limitreq_uri'), {});
       assert.equal(
-        (await store.audit(1))[0]!.reason,
+        (await store.audit.recent(1))[0]!.reason,
         'dry run: alert TeaRejections firing (fingerprint fp-tea, rule tea-dry)',
       );
       await automation.handle(notification([alert('firing', 'fp-tea', tea)]), ACTOR);
@@ -192,13 +199,13 @@ function automationSuite(name: string, makeStore: StoreFactory): void {
       assert.equal(counters.get('dry-run change tea-dry delete'), 1);
       assert.equal(counters.get('change tea-dry set'), 0);
       assert.deepEqual(await zone('limitreq_uri'), {});
-      assert.equal((await store.audit(10)).length, 2);
+      assert.equal((await store.audit.recent(10)).length, 2);
     });
 
     it('a key changed by an operator meanwhile is not reverted', async () => {
       const { store, automation, zone, warnings } = await setup();
       await automation.handle(notification([alert('firing', 'fp-coffee', COFFEE)]), ACTOR);
-      await store.change('limitreq_uri', '/coffee', { value: '2', expireAtMs: null });
+      await store.keyvals.change('limitreq_uri', '/coffee', { value: '2', expireAtMs: null });
       const resolved = await automation.handle(notification([alert('resolved', 'fp-coffee', COFFEE)]), ACTOR);
       assert.equal(resolved.results[0]!.action, 'left');
       assert.deepEqual(await zone('limitreq_uri'), { '/coffee': { value: '2', expireAtMs: null } });
@@ -207,7 +214,7 @@ function automationSuite(name: string, makeStore: StoreFactory): void {
 
     it('alerts a rule cannot apply are reported and counted; nothing changes', async () => {
       const { store, counters, automation } = await setup();
-      const revision = await store.revision();
+      const revision = (await store.keyvals.head()).revision;
       const outcome = await automation.handle(
         notification([
           alert('firing', 'fp-b', { alertname: 'ServerOverloaded' }),
@@ -241,7 +248,7 @@ function automationSuite(name: string, makeStore: StoreFactory): void {
           text: 'bad address "not-an-ip"',
         },
       ]);
-      assert.equal(await store.revision(), revision);
+      assert.equal((await store.keyvals.head()).revision, revision);
       assert.equal(counters.get('error server label_missing'), 1);
       assert.equal(counters.get('error ghost zone_not_found'), 1);
       assert.equal(counters.get('error abuser invalid_key'), 1);
@@ -254,10 +261,10 @@ function automationSuite(name: string, makeStore: StoreFactory): void {
     });
 
     it('two control planes handling the same notifications at once record the pre-alert value once', async () => {
-      const { clock, store, zone } = await setup();
+      const { clock, store, zone, records } = await setup();
       const peer = await makePeer(store, clock);
       const planes = [automationOn(store, clock), automationOn(peer, clock)];
-      await store.set('limitreq_uri', '/coffee', { value: '0', expireAtMs: null });
+      await store.keyvals.set('limitreq_uri', '/coffee', { value: '0', expireAtMs: null });
       const fired = await Promise.all(
         planes.map((p) => p.handle(notification([alert('firing', 'fp-coffee', COFFEE)]), ACTOR)),
       );
@@ -266,23 +273,23 @@ function automationSuite(name: string, makeStore: StoreFactory): void {
         planes.map((p) => p.handle(notification([alert('resolved', 'fp-coffee', COFFEE)]), ACTOR)),
       );
       assert.deepEqual(await zone('limitreq_uri'), { '/coffee': { value: '0', expireAtMs: null } });
-      assert.deepEqual(await zone(AUTOMATION_ZONE), {});
+      assert.deepEqual(await records(), {});
     });
 
-    async function makePeer(store: KeyvalStore, clock: Clock): Promise<KeyvalStore> {
+    async function makePeer(store: Store, clock: Clock): Promise<Store> {
       return peers.get(store)?.(clock) ?? store;
     }
   });
 }
 
 /** For stores with a second client of the same data (Redis): store → factory of that client. */
-const peers = new WeakMap<KeyvalStore, (clock: Clock) => Promise<KeyvalStore>>();
+const peers = new WeakMap<Store, (clock: Clock) => Promise<Store>>();
 
-automationSuite('memory', async (clock) => new MemoryKeyvalStore({ nowMs: clock.now }));
+automationSuite('memory', async (clock) => openMemoryStore({ nowMs: clock.now }));
 
 describe('alert automation: Redis', { timeout: 90_000 }, () => {
   let redis: RedisServer;
-  const opened: RedisKeyvalStore[] = [];
+  const opened: Store[] = [];
   before(async () => {
     redis = await RedisServer.start();
   });
@@ -293,7 +300,7 @@ describe('alert automation: Redis', { timeout: 90_000 }, () => {
   automationSuite('Redis', async (clock) => {
     const cluster = `automation-${randomUUID()}`;
     const open = (c: Clock) => {
-      const store = new RedisKeyvalStore({ url: redis.url, cluster, nowMs: c.now });
+      const store = openRedisStore({ url: redis.url, cluster, nowMs: c.now });
       opened.push(store);
       return store;
     };
@@ -306,11 +313,11 @@ describe('alert automation: Redis', { timeout: 90_000 }, () => {
 describe('alert automation: a store failing half-way', () => {
   it('answers with the error; the retried notification converges', async () => {
     const clock = new Clock();
-    const real = new MemoryKeyvalStore({ nowMs: clock.now });
-    await real.registerZones(ZONES);
-    await real.set('limitreq_uri', '/coffee', { value: '0', expireAtMs: null });
+    const real = openMemoryStore({ nowMs: clock.now });
+    await real.registry.registerZones(ZONES);
+    await real.keyvals.set('limitreq_uri', '/coffee', { value: '0', expireAtMs: null });
     let failNextSet = true;
-    const flaky = new Proxy(real, {
+    const keyvals = new Proxy(real.keyvals, {
       get(target, prop, receiver) {
         const value = Reflect.get(target, prop, receiver) as unknown;
         if (prop !== 'set' || typeof value !== 'function') {
@@ -325,15 +332,15 @@ describe('alert automation: a store failing half-way', () => {
         };
       },
     });
-    const automation = automationOn(flaky, clock);
+    const automation = automationOn({ ...real, keyvals }, clock);
     const firing = notification([alert('firing', 'fp-coffee', COFFEE)]);
-    await assert.rejects(automation.handle(firing, ACTOR), { code: 'RL_ERR_STORE_UNAVAILABLE' });
-    assert.equal((await real.getZone('limitreq_uri', clock.nowMs))['/coffee']?.value, '0');
+    await assert.rejects(automation.handle(firing, ACTOR), { code: 'StoreUnavailable' });
+    assert.equal((await real.keyvals.getZone('limitreq_uri', clock.nowMs))['/coffee']?.value, '0');
     const retried = await automation.handle(firing, ACTOR);
     assert.equal(retried.results[0]!.action, 'set');
-    assert.equal((await real.getZone('limitreq_uri', clock.nowMs))['/coffee']?.value, '1');
+    assert.equal((await real.keyvals.getZone('limitreq_uri', clock.nowMs))['/coffee']?.value, '1');
     await automation.handle(notification([alert('resolved', 'fp-coffee', COFFEE)]), ACTOR);
-    assert.deepEqual(await real.getZone('limitreq_uri', clock.nowMs), {
+    assert.deepEqual(await real.keyvals.getZone('limitreq_uri', clock.nowMs), {
       '/coffee': { value: '0', expireAtMs: null },
     });
   });

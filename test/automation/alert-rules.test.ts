@@ -112,7 +112,7 @@ rules:
     const text = `rules:
   - name: a
     matchers: [a=b, "c=~(x"]
-    zone: limitswitch:automation
+    zone: limitreq_uri
     key: "{{ .Annotations.x }}"
     value: "1"
     ttl: 1m1h
@@ -134,7 +134,6 @@ rules:
     assert.equal(
       problem(text),
       [
-        'rules.yaml:4: rules[0].zone: zone "limitswitch:automation" is reserved',
         'rules.yaml:3: rules[0].matchers[1]: invalid matcher "c=~(x": Invalid regular expression: /^(?:(x)$/su: Unterminated group',
         'rules.yaml:5: rules[0].key: unsupported template action "{{ .Annotations.x }}": only {{ .Labels.<name> }} is allowed',
         'rules.yaml:7: rules[0].ttl: invalid duration "1m1h" (units: y w d h m s ms, largest first)',

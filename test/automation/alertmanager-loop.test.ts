@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { request } from 'undici';
-import { keySchema } from '../../src/store/keys.ts';
+import { keySchema } from '../../src/store/redis/keys.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 import {
   ALERT,

@@ -10,7 +10,8 @@ import type {
   AlertStatus,
 } from '../../src/automation/alertmanager-payload.ts';
 import { LimitswitchError } from '../../src/shared/errors.ts';
-import type { KeyvalStore, KeyvalZoneInfo } from '../../src/store/keyval-store.ts';
+import type { KeyvalZoneInfo } from '../../src/store/cluster-registry.ts';
+import type { Store } from '../../src/store/store.ts';
 
 export const T0 = 1_700_000_000_000;
 
@@ -121,7 +122,7 @@ export const ACTOR = { tokenId: 'alertmanager', client: '10.0.0.9' } as const;
 
 /** An automation over `store` (as one control plane would run it). */
 export function automationOn(
-  store: KeyvalStore,
+  store: Store,
   clock: Clock,
   options: { counters?: CountingCounters; warnings?: string[]; yaml?: string } = {},
 ): AlertAutomation {
@@ -129,7 +130,7 @@ export function automationOn(
   return new AlertAutomation(parseAlertRules(options.yaml ?? RULES_YAML, 'rules.yaml'), {
     call: (_op, fn) => fn(store),
     zoneInfo: async (name) => {
-      const zone = (await store.zones()).find((z) => z.name === name);
+      const zone = (await store.registry.zones()).find((z) => z.name === name);
       if (!zone) throw new LimitswitchError('KeyvalNotFound');
       return zone;
     },
@@ -141,7 +142,7 @@ export function automationOn(
       debug: () => {},
       warn: (_obj, msg) => warnings.push(msg),
     },
-    nowMs: clock.now,
+    clock: { nowMs: clock.now },
     lockWaitMs: 5000,
   });
 }

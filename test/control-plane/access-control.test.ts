@@ -75,10 +75,10 @@ describe('access control', () => {
       'Unauthorized',
       'bearer token required',
     );
-    assert.deepEqual(await store.getZone('zone_one', Date.now()), {});
+    assert.deepEqual(await store.keyvals.getZone('zone_one', Date.now()), {});
     assert.equal((await app.inject(write('10.9.9.9', `Bearer ${ALICE}`))).statusCode, 201);
     assert.equal((await app.inject(write('10.9.9.9', `bearer ${BOB}`, 'k2'))).statusCode, 201);
-    const audit = await store.audit(10);
+    const audit = await store.audit.recent(10);
     assert.deepEqual(
       audit.map((e) => [e.tokenId, e.key]),
       [
@@ -139,7 +139,7 @@ describe('access control', () => {
     });
     assertNginxError(limitReq, 405, 'MethodDisabled');
     assertNginxError(await app.inject(write('127.0.0.1')), 401, 'Unauthorized');
-    assert.equal(await store.revision(), 0);
+    assert.equal((await store.keyvals.head()).revision, 0);
     assert.equal((await app.inject({ method: 'GET', url: '/api/9/http/keyvals/zone_one' })).statusCode, 200);
   });
 

@@ -8,8 +8,8 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
 import { loadApiSpec } from '../../src/control-plane/spec.ts';
-import type { KeyvalStore } from '../../src/store/keyval-store.ts';
-import { assertMatchesSpec, buildApp, isNginxError, operationFor } from './harness.ts';
+import type { Store } from '../../src/store/store.ts';
+import { addCounters, assertMatchesSpec, buildApp, isNginxError, operationFor } from './harness.ts';
 
 const spec = loadApiSpec();
 const METHODS = ['GET', 'POST', 'PATCH', 'DELETE', 'PUT', 'OPTIONS', 'HEAD'] as const;
@@ -155,19 +155,22 @@ function nearlyRightBody() {
 
 const requestArb = fc.oneof({ weight: 3, arbitrary: anyRequest }, { weight: 1, arbitrary: plausibleWrite });
 
-async function seed(store: KeyvalStore): Promise<void> {
-  await store.add('zone_one', { a: { value: '1', expireAtMs: null }, b: { value: '2', expireAtMs: null } });
-  await store.add('ips', { '10.0.0.0/8': { value: '1', expireAtMs: null } });
-  await store.addCounters('gone-replica', {
+async function seed(store: Store): Promise<void> {
+  await store.keyvals.add('zone_one', {
+    a: { value: '1', expireAtMs: null },
+    b: { value: '2', expireAtMs: null },
+  });
+  await store.keyvals.add('ips', { '10.0.0.0/8': { value: '1', expireAtMs: null } });
+  await addCounters(store, 'gone-replica', {
     req_zone: { passed: 5, delayed: 1, rejected: 2, delayed_dry_run: 0, rejected_dry_run: 0 },
   });
 }
 
-async function state(store: KeyvalStore) {
+async function state(store: Store) {
   return {
-    snapshot: await store.snapshot(),
-    counters: await store.counters(),
-    audit: (await store.audit(1000)).length,
+    snapshot: await store.keyvals.snapshot(),
+    counters: await store.counters.read('limit_req'),
+    audit: (await store.audit.recent(1000)).length,
   };
 }
 

@@ -2,15 +2,15 @@ import assert from 'node:assert/strict';
 import { EventEmitter, once } from 'node:events';
 import { describe, it } from 'node:test';
 import type { KeyvalChange } from '../../src/store/keyval-store.ts';
-import { MemoryKeyvalStore } from '../../src/store/memory-keyval-store.ts';
+import { openMemoryStore } from '../../src/store/memory/open-memory-store.ts';
 import { buildApp, JSON_HEADERS } from './harness.ts';
 
 describe('keyval expiry across control planes', () => {
   it('removes an expired key from the store exactly once, however many control planes sweep', async () => {
-    const store = new MemoryKeyvalStore();
+    const store = openMemoryStore();
     const changes: KeyvalChange[] = [];
     const events = new EventEmitter();
-    await store.subscribe((change) => {
+    await store.keyvals.subscribe((change) => {
       changes.push(change);
       if (change.op === 'expire') events.emit('expired');
     });
@@ -34,6 +34,6 @@ describe('keyval expiry across control planes', () => {
     const expiries = changes.filter((c) => c.op === 'expire');
     assert.equal(expiries.length, 1);
     assert.deepEqual(expiries[0], { revision: 2, op: 'expire', zone: 'ttl', keys: ['k'] });
-    assert.deepEqual((await store.snapshot()).zones.ttl ?? {}, {});
+    assert.deepEqual((await store.keyvals.snapshot()).zones.ttl ?? {}, {});
   });
 });

@@ -12,8 +12,9 @@ import {
   controlPlaneServerOptions,
 } from '../../src/control-plane/app.ts';
 import { loadApiSpec, type SpecOperation } from '../../src/control-plane/spec.ts';
-import type { KeyvalStore, KeyvalZoneInfo, ReplicaInfo } from '../../src/store/keyval-store.ts';
-import { MemoryKeyvalStore } from '../../src/store/memory-keyval-store.ts';
+import type { KeyvalZoneInfo, ReplicaInfo } from '../../src/store/cluster-registry.ts';
+import { openMemoryStore } from '../../src/store/memory/open-memory-store.ts';
+import type { Store } from '../../src/store/store.ts';
 
 export const ZONES: readonly KeyvalZoneInfo[] = [
   { name: 'zone_one', type: 'string', timeoutMs: null },
@@ -24,15 +25,15 @@ export const ZONES: readonly KeyvalZoneInfo[] = [
 
 export interface TestApp {
   readonly app: FastifyInstance;
-  readonly store: KeyvalStore;
+  readonly store: Store;
 }
 
 /** An app on a fresh memory store (or the given one), zones registered as replicas would. */
 export async function buildApp(
-  options: Partial<ControlPlaneOptions> & { store?: KeyvalStore } = {},
+  options: Omit<Partial<ControlPlaneOptions>, 'store'> & { store?: Store } = {},
 ): Promise<TestApp> {
-  const store = options.store ?? new MemoryKeyvalStore();
-  await store.registerZones(ZONES);
+  const store = options.store ?? openMemoryStore();
+  await store.registry.registerZones(ZONES);
   const app = Fastify({ logger: false, ...controlPlaneServerOptions() });
   await app.register(controlPlane, { ...options, store });
   await app.ready();
@@ -121,4 +122,16 @@ export function operationFor(method: string, path: string): SpecOperation | unde
   return candidates.sort(
     (a, b) => b.path.replace(/\{[^}]+\}/g, '').length - a.path.replace(/\{[^}]+\}/g, '').length,
   )[0];
+}
+
+let batchSeq = 0;
+
+/** Add limit_req counter deltas for a replica, as its flusher would (one new batch each call). */
+export async function addCounters(
+  store: Pick<Store, 'counters'>,
+  replicaId: string,
+  deltas: Record<string, Record<string, number>>,
+): Promise<void> {
+  batchSeq += 1;
+  await store.counters.add({ replicaId, incarnation: 'test', seq: batchSeq, deltas: { limit_req: deltas } });
 }

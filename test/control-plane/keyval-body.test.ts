@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parsePatchBody, parsePostBody } from '../../src/control-plane/keyval-body.ts';
-import type { KeyvalZoneInfo } from '../../src/store/keyval-store.ts';
+import type { KeyvalZoneInfo } from '../../src/store/cluster-registry.ts';
 
 const plain: KeyvalZoneInfo = { name: 'z', type: 'string', timeoutMs: null };
 const timed: KeyvalZoneInfo = { name: 't', type: 'string', timeoutMs: 1000 };

@@ -77,7 +77,7 @@ describe('keyvals: NGINX Plus semantics', () => {
       'only one key can be added',
     );
     assert.equal((await app.inject(post('/api/9/http/keyvals/zone_one', '{"b":"1"}'))).statusCode, 201);
-    assert.deepEqual(Object.keys(await store.getZone('zone_one', Date.now())).sort(), ['a', 'b']);
+    assert.deepEqual(Object.keys(await store.keyvals.getZone('zone_one', Date.now())).sort(), ['a', 'b']);
   });
 
   it('PATCH: one key only, the key must exist', async () => {
@@ -162,7 +162,7 @@ describe('keyvals: NGINX Plus semantics', () => {
       201,
     );
     assert.equal((await app.inject(post('/api/9/http/keyvals/ttl', '{"b":"2"}'))).statusCode, 201);
-    const entries = await store.getZone('ttl', Date.now());
+    const entries = await store.keyvals.getZone('ttl', Date.now());
     const after = Date.now();
     assert.ok(entries.a!.expireAtMs! >= before + 5000 && entries.a!.expireAtMs! <= after + 5000);
     assert.ok(entries.b!.expireAtMs! >= before + 60_000 && entries.b!.expireAtMs! <= after + 60_000);

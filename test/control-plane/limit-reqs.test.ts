@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { LimitReqCounters } from '../../src/store/keyval-store.ts';
+import type { LimitReqCounters } from '../../src/engine/limit-req/limit-req-zone.ts';
 import { waitFor } from '../helpers/wait-for.ts';
-import { assertMatchesSpec, assertNginxError, buildApp, replicaInfo } from './harness.ts';
+import { addCounters, assertMatchesSpec, assertNginxError, buildApp, replicaInfo } from './harness.ts';
 
 const c = (passed: number, delayed: number, rejected: number, dd = 0, rd = 0): LimitReqCounters => ({
   passed,
@@ -16,13 +16,13 @@ const c = (passed: number, delayed: number, rejected: number, dd = 0, rd = 0): L
 async function seeded() {
   const built = await buildApp({ limitReqZones: ['configured_only'] });
   const { store } = built;
-  await store.heartbeat(replicaInfo('a', 0, ['req_zone_10', 'idle_zone']), 60_000);
-  await store.heartbeat(replicaInfo('b', 0, ['req_zone_10']), 60_000);
-  await store.heartbeat(replicaInfo('gone', 0, ['req_zone_10', 'old_zone']), 60_000);
-  await store.deregister('gone');
-  await store.addCounters('a', { req_zone_10: c(10, 2, 3, 1, 0) });
-  await store.addCounters('b', { req_zone_10: c(5, 0, 1, 0, 2) });
-  await store.addCounters('gone', { req_zone_10: c(100, 0, 0), old_zone: c(7, 0, 0) });
+  await store.registry.heartbeat(replicaInfo('a', 0, ['req_zone_10', 'idle_zone']), 60_000);
+  await store.registry.heartbeat(replicaInfo('b', 0, ['req_zone_10']), 60_000);
+  await store.registry.heartbeat(replicaInfo('gone', 0, ['req_zone_10', 'old_zone']), 60_000);
+  await store.registry.deregister('gone');
+  await addCounters(store, 'a', { req_zone_10: c(10, 2, 3, 1, 0) });
+  await addCounters(store, 'b', { req_zone_10: c(5, 0, 1, 0, 2) });
+  await addCounters(store, 'gone', { req_zone_10: c(100, 0, 0), old_zone: c(7, 0, 0) });
   return built;
 }
 
@@ -106,7 +106,7 @@ describe('limit_reqs: cluster-wide sums', () => {
     const after = JSON.parse((await app.inject({ method: 'GET', url: '/limit_reqs' })).body);
     assert.deepEqual(after.req_zone_10, c(0, 0, 0));
     assert.deepEqual(after.old_zone, c(7, 0, 0));
-    const audit = await store.audit(1);
+    const audit = await store.audit.recent(1);
     assert.equal(audit[0]!.zone, 'req_zone_10');
     assertNginxError(
       await app.inject({ method: 'DELETE', url: '/api/9/http/limit_reqs' }),
@@ -124,12 +124,14 @@ describe('limit_reqs: cluster-wide sums', () => {
 describe('GET /cluster/replicas', () => {
   it('lists every replica with its state: live, lagging, gone', async () => {
     const { app, store } = await buildApp();
-    await store.add('zone_one', { a: { value: '1', expireAtMs: null } });
-    await store.add('zone_one', { b: { value: '1', expireAtMs: null } });
-    await store.heartbeat(replicaInfo('r1', 2, ['z']), 60_000);
-    await store.heartbeat(replicaInfo('r2', 1), 60_000);
-    await store.heartbeat(replicaInfo('r3', 2), 1);
-    await waitFor(async () => (await store.replicas(Date.now())).some((r) => r.id === 'r3' && !r.live));
+    await store.keyvals.add('zone_one', { a: { value: '1', expireAtMs: null } });
+    await store.keyvals.add('zone_one', { b: { value: '1', expireAtMs: null } });
+    await store.registry.heartbeat(replicaInfo('r1', 2, ['z']), 60_000);
+    await store.registry.heartbeat(replicaInfo('r2', 1), 60_000);
+    await store.registry.heartbeat(replicaInfo('r3', 2), 1);
+    await waitFor(async () =>
+      (await store.registry.replicas(Date.now())).some((r) => r.id === 'r3' && !r.live),
+    );
     const res = await app.inject({ method: 'GET', url: '/cluster/replicas' });
     assertMatchesSpec('getClusterReplicas', res);
     const body = JSON.parse(res.body) as { revision: number; replicas: Record<string, unknown>[] };

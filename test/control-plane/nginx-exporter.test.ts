@@ -6,9 +6,10 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { type ControlPlaneServer, startControlPlaneServer } from '../../src/control-plane/server.ts';
-import { MemoryKeyvalStore } from '../../src/store/memory-keyval-store.ts';
+import { openMemoryStore } from '../../src/store/memory/open-memory-store.ts';
 import { freePort } from '../helpers/free-port.ts';
 import { waitFor } from '../helpers/wait-for.ts';
+import { addCounters } from './harness.ts';
 
 const EXPORTER = '/usr/bin/prometheus-nginx-exporter';
 
@@ -22,13 +23,13 @@ describe('prometheus-nginx-exporter --nginx.plus scrapes the control plane', () 
   let exporter: ChildProcess;
   let metricsUrl: string;
   let exporterLog = '';
-  const store = new MemoryKeyvalStore();
+  const store = openMemoryStore();
 
   before(async () => {
-    await store.addCounters('replica-a', {
+    await addCounters(store, 'replica-a', {
       req_zone_10: { passed: 40, delayed: 3, rejected: 7, delayed_dry_run: 0, rejected_dry_run: 1 },
     });
-    await store.addCounters('replica-b', {
+    await addCounters(store, 'replica-b', {
       req_zone_10: { passed: 2, delayed: 0, rejected: 5, delayed_dry_run: 2, rejected_dry_run: 0 },
       zone_two: { passed: 9, delayed: 0, rejected: 0, delayed_dry_run: 0, rejected_dry_run: 0 },
     });
@@ -79,7 +80,7 @@ describe('prometheus-nginx-exporter --nginx.plus scrapes the control plane', () 
   });
 
   it('follows new counter deltas on the next scrape', async () => {
-    await store.addCounters('replica-c', {
+    await addCounters(store, 'replica-c', {
       zone_two: { passed: 1, delayed: 0, rejected: 0, delayed_dry_run: 0, rejected_dry_run: 0 },
     });
     const metrics = await (await fetch(metricsUrl)).text();

@@ -11,10 +11,10 @@ function value(metrics: string, series: string): number | undefined {
 describe('/metrics, /healthz, /readyz', () => {
   it('counts API requests by route and code, mutations by zone and op, store latency, live replicas', async () => {
     const { app, store } = await buildApp();
-    await store.heartbeat(replicaInfo('r1', 0), 60_000);
-    await store.heartbeat(replicaInfo('r2', 0), 60_000);
-    await store.heartbeat(replicaInfo('r3', 0), 60_000);
-    await store.deregister('r3');
+    await store.registry.heartbeat(replicaInfo('r1', 0), 60_000);
+    await store.registry.heartbeat(replicaInfo('r2', 0), 60_000);
+    await store.registry.heartbeat(replicaInfo('r3', 0), 60_000);
+    await store.registry.deregister('r3');
     const url = '/api/9/http/keyvals/zone_one';
     await app.inject({ method: 'POST', url, payload: '{"a":"1"}', headers: JSON_HEADERS });
     await app.inject({ method: 'POST', url, payload: '{"a":"1"}', headers: JSON_HEADERS });

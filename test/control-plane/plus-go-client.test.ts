@@ -6,8 +6,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type ControlPlaneServer, startControlPlaneServer } from '../../src/control-plane/server.ts';
-import { RedisKeyvalStore } from '../../src/store/redis-keyval-store.ts';
+import { openRedisStore } from '../../src/store/redis/open-redis-store.ts';
+import type { Store } from '../../src/store/store.ts';
 import { RedisServer } from '../helpers/redis-server.ts';
+import { addCounters } from './harness.ts';
 
 /** What the Go client does with a response: expected status, else decode NGINX's error object. */
 async function call(method: string, url: string, expected: number, body?: unknown): Promise<unknown> {
@@ -32,13 +34,13 @@ async function call(method: string, url: string, expected: number, body?: unknow
 
 describe('nginx-plus-go-client TestKeyValue sequence over HTTP on Redis', () => {
   let redis: RedisServer;
-  let store: RedisKeyvalStore;
+  let store: Store;
   let server: ControlPlaneServer;
   let endpoint: string;
 
   before(async () => {
     redis = await RedisServer.start();
-    store = new RedisKeyvalStore({ url: redis.url });
+    store = openRedisStore({ url: redis.url });
     server = await startControlPlaneServer({
       store,
       keyvalZones: [{ name: 'zone_one', type: 'string', timeoutMs: null }],
@@ -91,11 +93,11 @@ describe('nginx-plus-go-client TestKeyValue sequence over HTTP on Redis', () => 
       message: 'error.status=404; error.text=keyval key not found; error.code=KeyvalKeyNotFound',
     });
     // Five successful writes, five revisions, all in Redis.
-    assert.equal(await store.revision(), 5);
+    assert.equal((await store.keyvals.head()).revision, 5);
   });
 
   it('GetHTTPLimitReqs decodes a map of non-negative integers', async () => {
-    await store.addCounters('replica-1', {
+    await addCounters(store, 'replica-1', {
       one: { passed: 3, delayed: 1, rejected: 2, delayed_dry_run: 0, rejected_dry_run: 0 },
     });
     assert.deepEqual(await get('http/limit_reqs'), {

@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type ControlPlaneServer, startControlPlaneServer } from '../../src/control-plane/server.ts';
-import { RedisKeyvalStore } from '../../src/store/redis-keyval-store.ts';
+import { openRedisStore } from '../../src/store/redis/open-redis-store.ts';
+import type { Store } from '../../src/store/store.ts';
 import { RedisServer } from '../helpers/redis-server.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 import { assertNginxError, isNginxError } from './harness.ts';
@@ -19,12 +20,12 @@ async function request(method: string, url: string, body?: string) {
 
 describe('writes on Redis over HTTP', () => {
   let redis: RedisServer;
-  let store: RedisKeyvalStore;
+  let store: Store;
   let server: ControlPlaneServer;
 
   before(async () => {
     redis = await RedisServer.start({ persistence: true });
-    store = new RedisKeyvalStore({ url: redis.url, commandTimeoutMs: 2000 });
+    store = openRedisStore({ url: redis.url, commandTimeoutMs: 2000 });
     server = await startControlPlaneServer({ store, keyvalZones: [ZONE], host: '127.0.0.1', port: 0 });
   });
 
@@ -48,16 +49,16 @@ describe('writes on Redis over HTTP', () => {
       assert.equal(JSON.parse(conflict.body).error.text, 'key "race" already exists');
     }
     const winner = created[0]!.headers['x-limitswitch-revision'];
-    assert.equal(String(await store.revision()), winner);
-    assert.match((await store.getZone('zone_one', Date.now())).race!.value, /^v[0-9]+$/);
-    assert.equal((await store.audit(10)).filter((e) => e.key === 'race').length, 1);
+    assert.equal(String((await store.keyvals.head()).revision), winner);
+    assert.match((await store.keyvals.getZone('zone_one', Date.now())).race!.value, /^v[0-9]+$/);
+    assert.equal((await store.audit.recent(10)).filter((e) => e.key === 'race').length, 1);
   });
 
   it('Redis killed: writes answer 503 StoreUnavailable in bounded time; after restart nothing was applied', async () => {
     const url = `${server.url}/api/9/http/keyvals/zone_one`;
     await request('DELETE', url);
     assert.equal((await request('POST', url, '{"a":"1"}')).statusCode, 201);
-    const revision = await store.revision();
+    const revision = (await store.keyvals.head()).revision;
     await redis.kill();
 
     const startMs = performance.now();
@@ -79,7 +80,7 @@ describe('writes on Redis over HTTP', () => {
       timeoutMs: 20_000,
       message: 'the control plane to reach Redis again',
     });
-    assert.equal(await store.revision(), revision);
+    assert.equal((await store.keyvals.head()).revision, revision);
     assert.deepEqual(JSON.parse((await request('GET', url)).body), { a: '1' });
   });
 

@@ -6,7 +6,7 @@ import { parse } from 'yaml';
 import { renderApiMarkdown } from '../../src/control-plane/api-docs.ts';
 import { controlPlane } from '../../src/control-plane/app.ts';
 import { loadApiSpec, parseApiSpec } from '../../src/control-plane/spec.ts';
-import { MemoryKeyvalStore } from '../../src/store/memory-keyval-store.ts';
+import { openMemoryStore } from '../../src/store/memory/open-memory-store.ts';
 import { buildApp } from './harness.ts';
 
 describe('api-spec/openapi.yaml is the one schema', () => {
@@ -17,7 +17,7 @@ describe('api-spec/openapi.yaml is the one schema', () => {
       const methods = Array.isArray(route.method) ? route.method : [route.method];
       for (const method of methods) if (method !== 'HEAD') served.push(`${method} ${route.url}`);
     });
-    await app.register(controlPlane, { store: new MemoryKeyvalStore() });
+    await app.register(controlPlane, { store: openMemoryStore() });
     await app.ready();
     const spec = loadApiSpec();
     const expected = spec.operations.flatMap((op) => op.routePaths.map((path) => `${op.method} ${path}`));

@@ -22,14 +22,16 @@ describe('?wait=applied', () => {
 
   it('a lagging live replica gives 202 with the laggards; a dead replica is not waited for', async () => {
     const { app, store } = await buildApp({ waitPollMs: 5 });
-    await store.heartbeat(replicaInfo('fast', 0), TTL_MS);
-    await store.heartbeat(replicaInfo('slow', 0), TTL_MS);
-    await store.heartbeat(replicaInfo('dead', 0), 1);
-    await waitFor(async () => (await store.replicas(Date.now())).some((r) => r.id === 'dead' && !r.live));
+    await store.registry.heartbeat(replicaInfo('fast', 0), TTL_MS);
+    await store.registry.heartbeat(replicaInfo('slow', 0), TTL_MS);
+    await store.registry.heartbeat(replicaInfo('dead', 0), 1);
+    await waitFor(async () =>
+      (await store.registry.replicas(Date.now())).some((r) => r.id === 'dead' && !r.live),
+    );
 
     // `fast` applies every revision as soon as it appears, like a subscribed replica.
-    const unsubscribe = await store.subscribe((change) => {
-      void store.heartbeat(replicaInfo('fast', change.revision), TTL_MS);
+    const unsubscribe = await store.keyvals.subscribe((change) => {
+      void store.registry.heartbeat(replicaInfo('fast', change.revision), TTL_MS);
     });
     const res = await app.inject({
       method: 'POST',
@@ -47,15 +49,17 @@ describe('?wait=applied', () => {
       laggards: [{ id: 'slow', applied_revision: 0 }],
     });
     // The write itself is done.
-    assert.equal((await store.getZone('zone_one', Date.now())).a?.value, '1');
+    assert.equal((await store.keyvals.getZone('zone_one', Date.now())).a?.value, '1');
   });
 
   it('answers the normal status as soon as every live replica reports the revision', async () => {
     const { app, store } = await buildApp({ waitPollMs: 5 });
-    await store.heartbeat(replicaInfo('r1', 0), TTL_MS);
-    await store.heartbeat(replicaInfo('r2', 0), TTL_MS);
-    await store.heartbeat(replicaInfo('dead', 0), 1);
-    await waitFor(async () => (await store.replicas(Date.now())).some((r) => r.id === 'dead' && !r.live));
+    await store.registry.heartbeat(replicaInfo('r1', 0), TTL_MS);
+    await store.registry.heartbeat(replicaInfo('r2', 0), TTL_MS);
+    await store.registry.heartbeat(replicaInfo('dead', 0), 1);
+    await waitFor(async () =>
+      (await store.registry.replicas(Date.now())).some((r) => r.id === 'dead' && !r.live),
+    );
     // A write that fails answers at once: there is nothing to wait for.
     const failed = await app.inject({
       method: 'PATCH',
@@ -65,16 +69,18 @@ describe('?wait=applied', () => {
     });
     assertNginxError(failed, 404, 'KeyvalKeyNotFound');
 
-    await store.add('zone_one', { a: { value: '1', expireAtMs: null } });
+    await store.keyvals.add('zone_one', { a: { value: '1', expireAtMs: null } });
     const deleting = app.inject({
       method: 'PATCH',
       url: '/api/9/http/keyvals/zone_one/?wait=applied&timeout=30s',
       payload: '{"a":null}',
       headers: JSON_HEADERS,
     });
-    await waitFor(async () => (await store.revision()) === 2, { message: 'the PATCH to commit' });
-    await store.heartbeat(replicaInfo('r1', 2), TTL_MS);
-    await store.heartbeat(replicaInfo('r2', 2), TTL_MS);
+    await waitFor(async () => (await store.keyvals.head()).revision === 2, {
+      message: 'the PATCH to commit',
+    });
+    await store.registry.heartbeat(replicaInfo('r1', 2), TTL_MS);
+    await store.registry.heartbeat(replicaInfo('r2', 2), TTL_MS);
     const res = await deleting;
     assert.equal(res.statusCode, 204);
     assert.equal(res.headers['x-limitswitch-revision'], '2');
@@ -108,6 +114,6 @@ describe('?wait=applied', () => {
       'QueryFormatError',
       'invalid "wait" argument',
     );
-    assert.equal(await store.revision(), 1);
+    assert.equal((await store.keyvals.head()).revision, 1);
   });
 });

@@ -3,7 +3,8 @@
  * end-to-end cafe test.
  */
 
-import { emptyCounters, type LimitReqCounters } from '../../src/store/keyval-store.ts';
+import { zeroCounters } from '../../src/engine/counters.ts';
+import { LIMIT_REQ_COUNTERS, type LimitReqCounters } from '../../src/engine/limit-req/limit-req-zone.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 import { sumZones, type ZoneCounters } from './cafe-load.ts';
 
@@ -61,7 +62,7 @@ export async function settledCounters(
 /** Every cafe zone, zeros where nothing was counted: the shape `/limit_reqs` answers. */
 export function allZones(counters: ZoneCounters): ZoneCounters {
   const out: ZoneCounters = {};
-  for (const zone of CAFE_ZONES) out[zone] = { ...(counters[zone] ?? emptyCounters()) };
+  for (const zone of CAFE_ZONES) out[zone] = { ...(counters[zone] ?? zeroCounters(LIMIT_REQ_COUNTERS)) };
   return out;
 }
 
@@ -90,8 +91,8 @@ export function zoneDelta(
   replica: string,
   zone: string,
 ): LimitReqCounters {
-  const a = after.byReplica[replica]?.[zone] ?? emptyCounters();
-  const b = before.byReplica[replica]?.[zone] ?? emptyCounters();
+  const a = after.byReplica[replica]?.[zone] ?? zeroCounters(LIMIT_REQ_COUNTERS);
+  const b = before.byReplica[replica]?.[zone] ?? zeroCounters(LIMIT_REQ_COUNTERS);
   return {
     passed: a.passed - b.passed,
     delayed: a.delayed - b.delayed,

@@ -4,7 +4,8 @@
  * cluster counted. The client address is chosen with X-Forwarded-For (the replicas trust loopback).
  */
 import { Pool } from 'undici';
-import { emptyCounters, type LimitReqCounters } from '../../src/store/keyval-store.ts';
+import { zeroCounters } from '../../src/engine/counters.ts';
+import { LIMIT_REQ_COUNTERS, type LimitReqCounters } from '../../src/engine/limit-req/limit-req-zone.ts';
 
 export interface Shot {
   /** Index into the replica list. */
@@ -131,7 +132,7 @@ export function tallyShots(
       continue;
     }
     const zones = into[shot.replica]!;
-    zones[zone] ??= emptyCounters();
+    zones[zone] ??= zeroCounters(LIMIT_REQ_COUNTERS);
     const counters = zones[zone];
     if (shot.status === 200) counters.passed++;
     else counters.rejected++;
@@ -143,7 +144,7 @@ export function sumZones(records: readonly ZoneCounters[]): ZoneCounters {
   const out: ZoneCounters = {};
   for (const record of records) {
     for (const [zone, counters] of Object.entries(record)) {
-      out[zone] ??= emptyCounters();
+      out[zone] ??= zeroCounters(LIMIT_REQ_COUNTERS);
       const sum = out[zone];
       for (const field of Object.keys(sum) as (keyof LimitReqCounters)[]) sum[field] += counters[field];
     }

@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { request } from 'undici';
-import { RedisKeyvalStore } from '../../src/store/redis-keyval-store.ts';
+import { openRedisStore } from '../../src/store/redis/open-redis-store.ts';
+import type { Store } from '../../src/store/store.ts';
 import { FakeKubeApiServer } from '../helpers/fake-kube-apiserver.ts';
 import { freePort } from '../helpers/free-port.ts';
 import { LimitswitchProcess, TempDir } from '../helpers/limitswitch-process.ts';
@@ -61,7 +62,7 @@ describe('replica --kubernetes: object changes reach a running replica', { timeo
   const upstreams = new Map<string, TestUpstream>();
   let api: FakeKubeApiServer;
   let redis: RedisServer;
-  let store: RedisKeyvalStore;
+  let store: Store;
   let replica: LimitswitchProcess;
   let base: string;
 
@@ -80,7 +81,7 @@ describe('replica --kubernetes: object changes reach a running replica', { timeo
       );
     }
     [api, redis] = await Promise.all([FakeKubeApiServer.start(), RedisServer.start()]);
-    store = new RedisKeyvalStore({ url: redis.url });
+    store = openRedisStore({ url: redis.url });
     api.apply(
       configMap(
         CM.name,
@@ -351,7 +352,7 @@ describe('replica --kubernetes: object changes reach a running replica', { timeo
       keyvalZones: [],
       limitReqZones: [],
     };
-    await store.heartbeat(ghost, 120_000);
+    await store.registry.heartbeat(ghost, 120_000);
     const changed = await logAfter(mark, 'live replica count changed');
     assert.deepEqual([changed.replicas, changed.was], [2, 1]);
     await logAfter(mark, 'configuration reloaded', (l) => l.replicas === 2);
@@ -359,7 +360,7 @@ describe('replica --kubernetes: object changes reach a running replica', { timeo
     assert.ok(halved <= 2.05, `two replicas: 2r/s expected, granted ${halved.toFixed(2)}/s`);
 
     mark = replica.lines.length;
-    await store.deregister(ghost.id);
+    await store.registry.deregister(ghost.id);
     await logAfter(mark, 'configuration reloaded', (l) => l.replicas === 1);
     const back = await grantedRate('back', 3000);
     assert.ok(back > 2.8, `one replica again: 4r/s expected, granted ${back.toFixed(2)}/s`);

@@ -1,10 +1,10 @@
 /**
- * Fault injection around a real `MemoryKeyvalStore`: take it "down" (every call fails as an unreachable
+ * Fault injection around a real keyvals port (memory): take it "down" (every call fails as an unreachable
  * store does), drop notifications, or swap in another store (a restart that lost everything).
  */
 import { storeUnavailableError } from '../../src/store/keyval-errors.ts';
 import type { KeyvalChange, KeyvalStore } from '../../src/store/keyval-store.ts';
-import { MemoryKeyvalStore } from '../../src/store/memory-keyval-store.ts';
+import { openMemoryStore } from '../../src/store/memory/open-memory-store.ts';
 
 type Listener = (change: KeyvalChange, epoch: string) => void;
 
@@ -16,7 +16,7 @@ export class FlakyStore {
   readonly store: KeyvalStore;
   readonly #listeners = new Set<Listener>();
 
-  constructor(target: KeyvalStore = new MemoryKeyvalStore()) {
+  constructor(target: KeyvalStore = openMemoryStore().keyvals) {
     this.target = target;
     void this.#relay(target);
     this.store = new Proxy({} as KeyvalStore, {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { keySchema } from '../../src/store/keys.ts';
+import { keySchema } from '../../src/store/redis/keys.ts';
 
 describe('keySchema', () => {
   it('puts every key under one hash tag', () => {
@@ -15,7 +15,11 @@ describe('keySchema', () => {
       keys.registry,
       keys.replicas,
       keys.replicasExpiry,
-      keys.counters,
+      keys.counters('limit_req'),
+      keys.counterBatches,
+      keys.lease('automation/z/k'),
+      keys.leaseRecords,
+      keys.leaseRecordsExpiry,
       keys.audit,
       keys.channel,
     ];

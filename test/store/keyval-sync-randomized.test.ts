@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { after, it } from 'node:test';
 import { isLimitswitchError } from '../../src/shared/errors.ts';
 import { KeyvalSync, type KeyvalSyncUpdate } from '../../src/store/keyval-sync.ts';
-import { RedisKeyvalStore } from '../../src/store/redis-keyval-store.ts';
+import { openRedisStore } from '../../src/store/redis/open-redis-store.ts';
+import type { Store } from '../../src/store/store.ts';
 import { RedisServer } from '../helpers/redis-server.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 import { assertInOrder, converged } from './sync-fixtures.ts';
@@ -20,7 +21,7 @@ const EXPECTED_FAILURES = new Set([
   'KeyvalKeyExists',
   'KeyvalKeyNotFound',
   'KeyvalFormatError',
-  'RL_ERR_STORE_UNAVAILABLE',
+  'StoreUnavailable',
 ]);
 
 /** mulberry32: small, seedable, good enough to pick test actions. */
@@ -50,14 +51,14 @@ it('random writers and random faults: every replica ends equal to Redis, revisio
   const server = await RedisServer.start({ persistence: true });
   cleanup.push(() => server.stop());
   const open = () => {
-    const store = new RedisKeyvalStore({ url: server.url, commandTimeoutMs: 500 });
+    const store = openRedisStore({ url: server.url, commandTimeoutMs: 500 });
     cleanup.push(() => store.close());
     return store;
   };
   const writers = [open(), open(), open()];
   const replicas: { sync: KeyvalSync; updates: KeyvalSyncUpdate[] }[] = [];
   for (let i = 0; i < 4; i++) {
-    const sync = new KeyvalSync({ store: open(), checkIntervalMs: 250 });
+    const sync = new KeyvalSync({ store: open().keyvals, checkIntervalMs: 250 });
     const updates: KeyvalSyncUpdate[] = [];
     sync.onApply((u) => updates.push(u));
     cleanup.push(() => sync.stop());
@@ -69,7 +70,7 @@ it('random writers and random faults: every replica ends equal to Redis, revisio
   const outcomes = new Map<string, number>();
   const count = (what: string) => outcomes.set(what, (outcomes.get(what) ?? 0) + 1);
 
-  const write = async (store: RedisKeyvalStore) => {
+  const write = async (store: Store) => {
     while (performance.now() < endMs) {
       const zone = pick(['a', 'b', 'c']);
       const key = pick(['k1', 'k2', 'k3', 'k4']);
@@ -79,18 +80,18 @@ it('random writers and random faults: every replica ends equal to Redis, revisio
       };
       const op = pick(['add', 'add-many', 'change', 'set', 'delete', 'empty', 'expire'] as const);
       try {
-        if (op === 'add') await store.add(zone, { [key]: entry });
-        else if (op === 'add-many') await store.add(zone, { [key]: entry, x: entry });
-        else if (op === 'change') await store.change(zone, key, entry);
-        else if (op === 'set') await store.set(zone, key, entry);
-        else if (op === 'delete') await store.delete(zone, key);
-        else if (op === 'empty') await store.empty(zone);
-        else await store.expireDue(Date.now());
+        if (op === 'add') await store.keyvals.add(zone, { [key]: entry });
+        else if (op === 'add-many') await store.keyvals.add(zone, { [key]: entry, x: entry });
+        else if (op === 'change') await store.keyvals.change(zone, key, entry);
+        else if (op === 'set') await store.keyvals.set(zone, key, entry);
+        else if (op === 'delete') await store.keyvals.delete(zone, key);
+        else if (op === 'empty') await store.keyvals.empty(zone);
+        else await store.keyvals.expireDue(Date.now());
         count(`${op} ok`);
       } catch (err) {
         if (!isLimitswitchError(err) || !EXPECTED_FAILURES.has(err.code)) throw err;
         count(err.code);
-        if (err.code === 'RL_ERR_STORE_UNAVAILABLE') await pause(50);
+        if (err.code === 'StoreUnavailable') await pause(50);
       }
       await pause(5);
     }
@@ -125,13 +126,13 @@ it('random writers and random faults: every replica ends equal to Redis, revisio
 
   const truth = writers[0]!;
   await waitFor(
-    async () => (await Promise.all(replicas.map((r) => converged(r.sync, truth)))).every(Boolean),
+    async () => (await Promise.all(replicas.map((r) => converged(r.sync, truth.keyvals)))).every(Boolean),
     {
       timeoutMs: 5000,
       message: 'every replica equal to Redis',
     },
   );
-  const head = await truth.head();
+  const head = await truth.keyvals.head();
   for (const r of replicas) {
     assert.deepEqual(
       { revision: r.sync.state().appliedRevision, epoch: r.sync.state().epoch },

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { KeyvalSync, type KeyvalSyncUpdate } from '../../src/store/keyval-sync.ts';
-import { RedisKeyvalStore } from '../../src/store/redis-keyval-store.ts';
+import { openRedisStore } from '../../src/store/redis/open-redis-store.ts';
 import { RedisServer } from '../helpers/redis-server.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 import { assertInOrder, converged } from './sync-fixtures.ts';
@@ -29,12 +29,12 @@ describe('keyval sync through Redis faults', () => {
   async function setup(persistence: boolean) {
     const server = await RedisServer.start({ persistence });
     cleanup.push(() => server.stop());
-    const writer = new RedisKeyvalStore({ url: server.url, commandTimeoutMs: 1000 });
+    const writer = openRedisStore({ url: server.url, commandTimeoutMs: 1000 });
     cleanup.push(() => writer.close());
     const replicas: Replica[] = [];
     for (let i = 0; i < 3; i++) {
-      const store = new RedisKeyvalStore({ url: server.url, commandTimeoutMs: 1000 });
-      const sync = new KeyvalSync({ store, checkIntervalMs: 250 });
+      const store = openRedisStore({ url: server.url, commandTimeoutMs: 1000 });
+      const sync = new KeyvalSync({ store: store.keyvals, checkIntervalMs: 250 });
       const updates: KeyvalSyncUpdate[] = [];
       sync.onApply((u) => updates.push(u));
       cleanup.push(
@@ -45,7 +45,7 @@ describe('keyval sync through Redis faults', () => {
     }
     await Promise.all(replicas.map((r) => r.sync.start()));
     const allConverged = async () =>
-      (await Promise.all(replicas.map((r) => converged(r.sync, writer)))).every(Boolean);
+      (await Promise.all(replicas.map((r) => converged(r.sync, writer.keyvals)))).every(Boolean);
     return { server, writer, replicas, allConverged };
   }
 
@@ -62,8 +62,8 @@ describe('keyval sync through Redis faults', () => {
   for (const persistence of [true, false]) {
     it(`kill and restart ${persistence ? 'with' : 'without'} persistence`, async (t) => {
       const { server, writer, replicas, allConverged } = await setup(persistence);
-      await writer.add('z', { a: never('1'), b: never('2') });
-      await writer.delete('z', 'b');
+      await writer.keyvals.add('z', { a: never('1'), b: never('2') });
+      await writer.keyvals.delete('z', 'b');
       await waitFor(allConverged, { message: 'initial convergence' });
       await server.kill();
       await assertHeldDuringFault(replicas, { a: never('1') });
@@ -76,7 +76,7 @@ describe('keyval sync through Redis faults', () => {
       const expected = persistence ? { a: never('1') } : {};
       for (const r of replicas) assert.deepEqual(r.sync.zone('z'), expected);
       assert.equal(replicas[0]!.sync.state().appliedRevision, persistence ? 2 : 0);
-      await writer.set('z', 'c', never('3'));
+      await writer.keyvals.set('z', 'c', never('3'));
       await waitFor(allConverged, { timeoutMs: CONVERGE_MS, message: 'the next change' });
       // The next periodic check reports the store reachable again.
       await waitFor(
@@ -92,15 +92,15 @@ describe('keyval sync through Redis faults', () => {
 
   it('pause (SIGSTOP) and resume (SIGCONT)', async (t) => {
     const { server, writer, replicas, allConverged } = await setup(false);
-    await writer.add('z', { a: never('1') });
+    await writer.keyvals.add('z', { a: never('1') });
     await waitFor(allConverged, { message: 'initial convergence' });
     server.pause();
-    await assert.rejects(writer.set('z', 'a', never('2')), { code: 'RL_ERR_STORE_UNAVAILABLE' });
+    await assert.rejects(writer.keyvals.set('z', 'a', never('2')), { code: 'StoreUnavailable' });
     await assertHeldDuringFault(replicas, { a: never('1') });
     server.resume();
     const ms = await waitFor(allConverged, { timeoutMs: CONVERGE_MS, message: 'convergence after resume' });
     t.diagnostic(`converged ${ms.toFixed(0)} ms after Redis was back`);
-    await writer.set('z', 'a', never('3'));
+    await writer.keyvals.set('z', 'a', never('3'));
     await waitFor(allConverged, { timeoutMs: CONVERGE_MS, message: 'the next change' });
     for (const r of replicas) {
       assert.deepEqual(r.sync.zone('z'), { a: never('3') });
@@ -110,17 +110,20 @@ describe('keyval sync through Redis faults', () => {
 
   it('pub/sub connections killed mid-stream: the missed changes still arrive', async (t) => {
     const { server, writer, replicas, allConverged } = await setup(false);
-    await writer.add('z', { a: never('1') });
+    await writer.keyvals.add('z', { a: never('1') });
     await waitFor(allConverged, { message: 'initial convergence' });
     assert.equal(await server.cli('client', 'kill', 'type', 'pubsub'), '3');
-    for (let i = 0; i < 20; i++) await writer.set('z', `k${i}`, never(String(i)));
+    for (let i = 0; i < 20; i++) await writer.keyvals.set('z', `k${i}`, never(String(i)));
     const ms = await waitFor(allConverged, { timeoutMs: CONVERGE_MS, message: 'convergence after the kill' });
     t.diagnostic(`converged ${ms.toFixed(0)} ms after the last write`);
     // The subscriptions came back by themselves: later changes arrive by pub/sub again.
-    await waitFor(async () => (await server.cli('pubsub', 'numsub', writer.keys.channel)).endsWith('3'), {
-      message: 'three subscribers again',
-    });
-    await writer.set('z', 'last', never('x'));
+    await waitFor(
+      async () => (await server.cli('pubsub', 'numsub', writer.backend.keys.channel)).endsWith('3'),
+      {
+        message: 'three subscribers again',
+      },
+    );
+    await writer.keyvals.set('z', 'last', never('x'));
     await waitFor(allConverged, { timeoutMs: CONVERGE_MS, message: 'the next change' });
     for (const r of replicas) {
       assert.deepEqual(r.sync.zone('z').last, never('x'));

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { KeyvalStore } from '../../src/store/keyval-store.ts';
 import { KeyvalSync, type KeyvalSyncUpdate } from '../../src/store/keyval-sync.ts';
-import { MemoryKeyvalStore } from '../../src/store/memory-keyval-store.ts';
+import { openMemoryStore } from '../../src/store/memory/open-memory-store.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 import { FlakyStore } from './flaky-store.ts';
 import { assertInOrder, converged } from './sync-fixtures.ts';
@@ -29,7 +29,7 @@ describe('KeyvalSync', () => {
   });
 
   it('starts from the snapshot, then applies every change in order', async () => {
-    const store = new MemoryKeyvalStore();
+    const store = openMemoryStore().keyvals;
     await store.add('z', { a: never('1') });
     const { sync, updates, started } = startSync(store);
     await started;
@@ -55,7 +55,7 @@ describe('KeyvalSync', () => {
   });
 
   it('no change slips between subscribe and snapshot, under a steady stream of writes', async () => {
-    const store = new MemoryKeyvalStore();
+    const store = openMemoryStore().keyvals;
     let writing = true;
     const writer = (async () => {
       for (let i = 0; writing; i++) {
@@ -84,7 +84,7 @@ describe('KeyvalSync', () => {
   });
 
   it('when the change log no longer reaches back, the snapshot is reloaded', async () => {
-    const flaky = new FlakyStore(new MemoryKeyvalStore({ maxLogEntries: 3 }));
+    const flaky = new FlakyStore(openMemoryStore({ maxLogEntries: 3 }).keyvals);
     const { sync, updates, started } = startSync(flaky.store, { checkIntervalMs: 1000 });
     await started;
     flaky.drop = () => true;
@@ -103,7 +103,7 @@ describe('KeyvalSync', () => {
     for (let i = 0; i < 3; i++) await flaky.store.set('old', `k${i}`, never('o'));
     const { sync, updates, started } = startSync(flaky.store, { checkIntervalMs: 100 });
     await started;
-    const fresh = new MemoryKeyvalStore();
+    const fresh = openMemoryStore().keyvals;
     for (let i = 0; i < 5; i++) await fresh.set('new', `k${i}`, never('n'));
     flaky.swap(fresh);
     await fresh.set('new', 'k5', never('n'));
@@ -197,7 +197,7 @@ describe('KeyvalSync', () => {
   });
 
   it('pruneExpired drops due keys from the mirror only', async () => {
-    const store = new MemoryKeyvalStore();
+    const store = openMemoryStore().keyvals;
     const t = 4_000_000_000_000;
     await store.add('z', { a: { value: '1', expireAtMs: t }, b: never('2') });
     await store.add('y', { c: { value: '3', expireAtMs: t + 5 } });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseRedisUrl } from '../../src/store/redis-connection.ts';
+import { parseRedisUrl } from '../../src/store/redis/redis-connection.ts';
 
 describe('parseRedisUrl', () => {
   it('redis:// with credentials and database, RESP2', () => {

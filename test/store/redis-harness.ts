@@ -1,16 +1,17 @@
 /**
- * A `StoreHarness` over `RedisKeyvalStore`: each `create()` is a fresh cluster name (so a fresh, empty
+ * A `StoreHarness` over the Redis store: each `create()` is a fresh cluster name (so a fresh, empty
  * keyspace) on the same Redis; `peer()` another client of the same cluster name.
  */
 import { randomUUID } from 'node:crypto';
-import { RedisKeyvalStore, type RedisKeyvalStoreOptions } from '../../src/store/redis-keyval-store.ts';
-import type { StoreHarness } from './keyval-store.contract.ts';
+import { openRedisStore, type RedisStoreOptions } from '../../src/store/redis/open-redis-store.ts';
+import type { Store } from '../../src/store/store.ts';
+import type { StoreHarness } from './contracts/store-harness.ts';
 
 export function redisHarness(url: () => Promise<string>, stop: () => Promise<void>): StoreHarness {
-  const opened: RedisKeyvalStore[] = [];
-  const optionsOf = new WeakMap<object, RedisKeyvalStoreOptions>();
-  const open = (options: RedisKeyvalStoreOptions) => {
-    const store = new RedisKeyvalStore(options);
+  const opened: Store[] = [];
+  const optionsOf = new WeakMap<object, RedisStoreOptions>();
+  const open = (options: RedisStoreOptions) => {
+    const store = openRedisStore(options);
     optionsOf.set(store, options);
     opened.push(store);
     return store;

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, it } from 'node:test';
 import { KeyvalSync } from '../../src/store/keyval-sync.ts';
-import { RedisKeyvalStore } from '../../src/store/redis-keyval-store.ts';
+import { openRedisStore } from '../../src/store/redis/open-redis-store.ts';
 import { RedisSentinelServers } from '../helpers/redis-server.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 import { converged } from './sync-fixtures.ts';
@@ -19,11 +19,11 @@ after(async () => {
 it('writers and replicas follow a Sentinel failover', async (t) => {
   const servers = await RedisSentinelServers.start({ replica: true });
   cleanup.push(() => servers.stop());
-  const writer = new RedisKeyvalStore({ url: servers.url, commandTimeoutMs: 1000 });
+  const writer = openRedisStore({ url: servers.url, commandTimeoutMs: 1000 });
   cleanup.push(() => writer.close());
   const syncs = [0, 1].map(() => {
-    const store = new RedisKeyvalStore({ url: servers.url, commandTimeoutMs: 1000 });
-    const sync = new KeyvalSync({ store });
+    const store = openRedisStore({ url: servers.url, commandTimeoutMs: 1000 });
+    const sync = new KeyvalSync({ store: store.keyvals });
     cleanup.push(
       () => store.close(),
       () => sync.stop(),
@@ -31,8 +31,8 @@ it('writers and replicas follow a Sentinel failover', async (t) => {
     return sync;
   });
   await Promise.all(syncs.map((s) => s.start()));
-  await writer.add('z', { a: never('1') });
-  const { epoch } = await writer.head();
+  await writer.keyvals.add('z', { a: never('1') });
+  const { epoch } = await writer.keyvals.head();
   // Replication is asynchronous: make sure the replica has the write before the master dies.
   assert.equal(await servers.master.cli('wait', '1', '5000'), '1');
 
@@ -40,7 +40,7 @@ it('writers and replicas follow a Sentinel failover', async (t) => {
   await servers.waitForMaster(servers.replica!.port);
   const failoverMs = await waitFor(
     () =>
-      writer.set('z', 'b', never('2')).then(
+      writer.keyvals.set('z', 'b', never('2')).then(
         () => true,
         () => false,
       ),
@@ -50,10 +50,13 @@ it('writers and replicas follow a Sentinel failover', async (t) => {
     },
   );
   t.diagnostic(`writes accepted again ${failoverMs.toFixed(0)} ms after the Sentinel named the new master`);
-  await waitFor(async () => (await Promise.all(syncs.map((s) => converged(s, writer)))).every(Boolean), {
-    timeoutMs: 20_000,
-    message: 'replicas equal to the promoted master',
-  });
-  assert.deepEqual(await writer.head(), { revision: 2, epoch });
+  await waitFor(
+    async () => (await Promise.all(syncs.map((s) => converged(s, writer.keyvals)))).every(Boolean),
+    {
+      timeoutMs: 20_000,
+      message: 'replicas equal to the promoted master',
+    },
+  );
+  assert.deepEqual(await writer.keyvals.head(), { revision: 2, epoch });
   for (const sync of syncs) assert.deepEqual(sync.zone('z'), { a: never('1'), b: never('2') });
 });

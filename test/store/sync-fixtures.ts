@@ -1,10 +1,10 @@
 /** Shared checks for the sync tests: a mirror equals its store; updates arrive strictly in order. */
 import assert from 'node:assert/strict';
-import type { KeyvalSnapshot, KeyvalStore } from '../../src/store/keyval-store.ts';
+import type { KeyvalFeed, KeyvalSnapshot } from '../../src/store/keyval-store.ts';
 import type { KeyvalSync, KeyvalSyncUpdate } from '../../src/store/keyval-sync.ts';
 
 /** The mirror equals the store, revision and epoch included (false while the store is unreachable). */
-export async function converged(sync: KeyvalSync, store: KeyvalStore): Promise<boolean> {
+export async function converged(sync: KeyvalSync, store: KeyvalFeed): Promise<boolean> {
   const truth = await store.snapshot().catch(() => null);
   return truth !== null && canonical(sync.snapshot()) === canonical(truth);
 }

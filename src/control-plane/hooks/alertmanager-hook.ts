@@ -83,6 +83,7 @@ function newAutomation(
   app.log.info({ rules: rules.rules.length, source: rules.source }, 'alert automation enabled');
   return new AlertAutomation(rules, {
     call: (op, fn) => ctx.gateway.call(op, fn),
+    clock: ctx.clock,
     zoneInfo: (name) => ctx.zones.keyvalZone(name),
     checkKey: (zone, key) =>
       zone.type === 'ip' && parseCidr(key) === null

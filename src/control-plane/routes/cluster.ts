@@ -2,7 +2,8 @@
  * Cluster views beyond NGINX Plus: `/cluster/replicas` (who runs, at which revision) and `/audit`.
  */
 import type { FastifyInstance } from 'fastify';
-import type { AuditEntry, ReplicaRecord } from '../../store/keyval-store.ts';
+import type { AuditEntry } from '../../store/audit-trail.ts';
+import type { ReplicaRecord } from '../../store/cluster-registry.ts';
 import { addSpecRoute, type ControlPlaneContext } from '../context.ts';
 
 /** live: heartbeat current and caught up; lagging: current but behind; gone: heartbeat expired. */
@@ -15,10 +16,10 @@ export function replicaState(replica: ReplicaRecord, revision: number): ReplicaS
 
 export function clusterRoutes(app: FastifyInstance, ctx: ControlPlaneContext): void {
   addSpecRoute(app, ctx, 'getClusterReplicas', async () => {
-    const nowMs = Date.now();
+    const nowMs = ctx.clock.nowMs();
     const [revision, replicas] = await Promise.all([
-      ctx.gateway.call('revision', (s) => s.revision()),
-      ctx.gateway.call('replicas', (s) => s.replicas(nowMs)),
+      ctx.gateway.revision(),
+      ctx.gateway.call('replicas', (s) => s.registry.replicas(nowMs)),
     ]);
     return {
       revision,
@@ -38,7 +39,7 @@ export function clusterRoutes(app: FastifyInstance, ctx: ControlPlaneContext): v
 
   addSpecRoute(app, ctx, 'getAudit', async (request) => {
     const { limit } = request.query as { limit: number };
-    const entries = await ctx.gateway.call('audit', (s) => s.audit(limit));
+    const entries = await ctx.gateway.call('audit', (s) => s.audit.recent(limit));
     return entries.map(auditView);
   });
 }

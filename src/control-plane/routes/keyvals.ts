@@ -4,10 +4,11 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { LimitswitchError } from '../../shared/errors.ts';
-import type { KeyvalZoneInfo } from '../../store/keyval-store.ts';
+import type { AuditNote } from '../../store/audit-trail.ts';
+import type { KeyvalZoneInfo } from '../../store/cluster-registry.ts';
 import { addSpecRoute, type ControlPlaneContext } from '../context.ts';
 import { parsePatchBody, parsePostBody } from '../keyval-body.ts';
-import { answerWrite, writeWaitMs } from '../write-outcome.ts';
+import { answerWrite, auditNote, writeWaitMs } from '../write-outcome.ts';
 
 type ZoneParams = { zone: string };
 
@@ -15,11 +16,11 @@ export function keyvalRoutes(app: FastifyInstance, ctx: ControlPlaneContext): vo
   addSpecRoute(app, ctx, 'getHttpKeyvals', async (request) => {
     const { fields } = request.query as { fields?: string };
     const only = fields === undefined ? null : new Set(fields.split(',').filter((f) => f !== ''));
-    const nowMs = Date.now();
+    const nowMs = ctx.clock.nowMs();
     const zones = await ctx.zones.keyvalZones();
     const out: Record<string, Record<string, string>> = Object.create(null);
     for (const name of zones.keys()) {
-      const entries = await ctx.gateway.call('getZone', (s) => s.getZone(name, nowMs));
+      const entries = await ctx.gateway.call('getZone', (s) => s.keyvals.getZone(name, nowMs));
       out[name] = pick(entries, only);
     }
     return out;
@@ -29,7 +30,7 @@ export function keyvalRoutes(app: FastifyInstance, ctx: ControlPlaneContext): vo
     const { zone } = request.params as ZoneParams;
     const { key } = request.query as { key?: string };
     await ctx.zones.keyvalZone(zone);
-    const entries = await ctx.gateway.call('getZone', (s) => s.getZone(zone, Date.now()));
+    const entries = await ctx.gateway.call('getZone', (s) => s.keyvals.getZone(zone, ctx.clock.nowMs()));
     if (key === undefined) return pick(entries, null);
     const entry = Object.hasOwn(entries, key) ? entries[key] : undefined;
     if (!entry) throw new LimitswitchError('KeyvalKeyNotFound');
@@ -37,65 +38,57 @@ export function keyvalRoutes(app: FastifyInstance, ctx: ControlPlaneContext): vo
   });
 
   addSpecRoute(app, ctx, 'postHttpKeyvalZone', async (request, reply) => {
-    const { info, waitMs } = await writeTarget(ctx, request);
+    const { info, waitMs, note } = await writeTarget(ctx, request);
     const zone = info.name;
-    const entries = parsePostBody(request.body, info, Date.now());
-    const result = await ctx.gateway.call('add', (s) => s.add(zone, entries));
+    const entries = parsePostBody(request.body, info, note.timeMs);
+    const result = await ctx.gateway.call('add', (s) => s.keyvals.add(zone, entries, note));
     const changes = Object.keys(entries).map((key) => ({ key, old: null, new: entries[key]!.value }));
-    return answerWrite(
-      ctx,
-      request,
-      reply,
-      { status: 201, revision: result.revision, zone, op: 'add', changes },
-      waitMs,
-    );
+    const outcome = { status: 201, revision: result.revision, zone, op: 'add', changes, note, audited: true };
+    return answerWrite(ctx, request, reply, outcome, waitMs);
   });
 
   addSpecRoute(app, ctx, 'patchHttpKeyvalZone', async (request, reply) => {
-    const { info, waitMs } = await writeTarget(ctx, request);
+    const { info, waitMs, note } = await writeTarget(ctx, request);
     const zone = info.name;
-    const { key, entry } = parsePatchBody(request.body, info, Date.now());
+    const { key, entry } = parsePatchBody(request.body, info, note.timeMs);
     const result = entry
-      ? await ctx.gateway.call('change', (s) => s.change(zone, key, entry))
-      : await ctx.gateway.call('delete', (s) => s.delete(zone, key));
-    const old = result.previous[key] ?? null;
-    const change = { key, old, new: entry?.value ?? null };
+      ? await ctx.gateway.call('change', (s) => s.keyvals.change(zone, key, entry, note))
+      : await ctx.gateway.call('delete', (s) => s.keyvals.delete(zone, key, note));
+    const changes = [{ key, old: result.previous[key] ?? null, new: entry?.value ?? null }];
     const op = entry ? 'change' : 'delete';
-    return answerWrite(
-      ctx,
-      request,
-      reply,
-      { status: 204, revision: result.revision, zone, op, changes: [change] },
-      waitMs,
-    );
+    const outcome = { status: 204, revision: result.revision, zone, op, changes, note, audited: true };
+    return answerWrite(ctx, request, reply, outcome, waitMs);
   });
 
   addSpecRoute(app, ctx, 'deleteHttpKeyvalZone', async (request, reply) => {
-    const { info, waitMs } = await writeTarget(ctx, request);
+    const { info, waitMs, note } = await writeTarget(ctx, request);
     const zone = info.name;
-    const result = await ctx.gateway.call('empty', (s) => s.empty(zone));
-    const keys = Object.keys(result.previous);
-    const changes =
-      keys.length === 0
-        ? [{ key: null, old: null, new: null }]
-        : keys.map((key) => ({ key, old: result.previous[key] ?? null, new: null }));
-    return answerWrite(
-      ctx,
-      request,
-      reply,
-      { status: 204, revision: result.revision, zone, op: 'empty', changes },
-      waitMs,
-    );
+    const result = await ctx.gateway.call('empty', (s) => s.keyvals.empty(zone, note));
+    const changes = Object.keys(result.previous).map((key) => ({
+      key,
+      old: result.previous[key] ?? null,
+      new: null,
+    }));
+    const outcome = {
+      status: 204,
+      revision: result.revision,
+      zone,
+      op: 'empty',
+      changes,
+      note,
+      audited: true,
+    };
+    return answerWrite(ctx, request, reply, outcome, waitMs);
   });
 }
 
 async function writeTarget(
   ctx: ControlPlaneContext,
   request: FastifyRequest,
-): Promise<{ info: KeyvalZoneInfo; waitMs: number | null }> {
+): Promise<{ info: KeyvalZoneInfo; waitMs: number | null; note: AuditNote }> {
   const { zone } = request.params as ZoneParams;
   const waitMs = writeWaitMs(request);
-  return { info: await ctx.zones.keyvalZone(zone), waitMs };
+  return { info: await ctx.zones.keyvalZone(zone), waitMs, note: auditNote(ctx, request) };
 }
 
 /** Values only (expiry is not shown), optionally just some keys; a prototype-free object. */

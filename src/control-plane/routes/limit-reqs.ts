@@ -4,10 +4,15 @@
  * with `?by=replica` for the breakdown. DELETE resets a zone's counters on every replica record.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { pickCounters } from '../../engine/counters.ts';
+import {
+  LIMIT_REQ,
+  LIMIT_REQ_COUNTERS,
+  type LimitReqCounters,
+} from '../../engine/limit-req/limit-req-zone.ts';
 import { LimitswitchError } from '../../shared/errors.ts';
-import type { LimitReqCounters } from '../../store/keyval-store.ts';
 import { addSpecRoute, type ControlPlaneContext } from '../context.ts';
-import { answerWrite } from '../write-outcome.ts';
+import { answerWrite, auditNote } from '../write-outcome.ts';
 
 type ZoneParams = { zone: string };
 
@@ -49,15 +54,21 @@ export function limitReqRoutes(app: FastifyInstance, ctx: ControlPlaneContext): 
     const { zone } = request.params as ZoneParams;
     const { totals } = await ctx.zones.limitReqTotals();
     if (!totals.has(zone)) throw new LimitswitchError('LimitReqNotFound');
-    await ctx.gateway.call('resetCounters', (s) => s.resetCounters(zone));
+    await ctx.gateway.call('resetCounters', (s) => s.counters.reset(LIMIT_REQ.kind, zone));
     // No keyval revision is produced; the header carries the current one.
-    const revision = await ctx.gateway.call('revision', (s) => s.revision());
-    const changes = [{ key: null, old: null, new: null }];
-    return answerWrite(ctx, request, reply, { status: 204, revision, zone, op: 'reset', changes }, null);
+    const revision = await ctx.gateway.revision();
+    const outcome = {
+      status: 204,
+      revision,
+      zone,
+      op: 'reset',
+      changes: [],
+      note: auditNote(ctx, request),
+      audited: false,
+    };
+    return answerWrite(ctx, request, reply, outcome, null);
   });
 }
-
-const FIELDS = ['passed', 'delayed', 'rejected', 'delayed_dry_run', 'rejected_dry_run'] as const;
 
 /** `?fields=a,b`: those fields; `?fields=` none (`{}`); absent: all. */
 function fieldSet(request: FastifyRequest): ReadonlySet<string> | null {
@@ -66,7 +77,5 @@ function fieldSet(request: FastifyRequest): ReadonlySet<string> | null {
 }
 
 function pick(counters: LimitReqCounters, fields: ReadonlySet<string> | null): Partial<LimitReqCounters> {
-  const out: Partial<LimitReqCounters> = {};
-  for (const field of FIELDS) if (fields === null || fields.has(field)) out[field] = counters[field];
-  return out;
+  return pickCounters(counters, LIMIT_REQ_COUNTERS, fields);
 }

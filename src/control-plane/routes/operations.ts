@@ -14,8 +14,7 @@ export function operationsRoutes(app: FastifyInstance, ctx: ControlPlaneContext)
   addSpecRoute(app, ctx, 'getHealthz', async () => ({ status: 'ok' }));
 
   addSpecRoute(app, ctx, 'getReadyz', async () => {
-    const revision = await ctx.gateway.call('revision', (s) => s.revision());
-    return { status: 'ready', revision };
+    return { status: 'ready', revision: await ctx.gateway.revision() };
   });
 
   addSpecRoute(app, ctx, 'getDocsJson', async () => ctx.spec.document);

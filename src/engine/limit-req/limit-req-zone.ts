@@ -3,6 +3,7 @@
  * integer arithmetic, clock clamp, LRU expiry and allocation failure. Pure: time is `nowMs`.
  */
 import type { ComplexValue } from '../complex-value.ts';
+import { type CounterFamily, type Counters, zeroCounters } from '../counters.ts';
 import { MIN_ZONE_BYTES, StateTable } from './state-table.ts';
 
 /** nginx's NGX_OK / NGX_AGAIN / NGX_BUSY / NGX_ERROR from `ngx_http_limit_req_lookup`. */
@@ -17,14 +18,17 @@ const NONE = -1;
 /** Stale nodes must be idle this long before `expire` reclaims them. */
 const EXPIRE_IDLE_MS = 60000;
 
-/** The five NGINX Plus counters of a zone. */
-export interface ZoneCounters {
-  passed: number;
-  delayed: number;
-  rejected: number;
-  delayed_dry_run: number;
-  rejected_dry_run: number;
-}
+/** The five NGINX Plus counters of a limit_req zone, in the API's order. */
+export const LIMIT_REQ_COUNTERS = [
+  'passed',
+  'delayed',
+  'rejected',
+  'delayed_dry_run',
+  'rejected_dry_run',
+] as const;
+export type LimitReqCounter = (typeof LIMIT_REQ_COUNTERS)[number];
+export type LimitReqCounters = Counters<LimitReqCounter>;
+export const LIMIT_REQ: CounterFamily<LimitReqCounter> = { kind: 'limit_req', fields: LIMIT_REQ_COUNTERS };
 
 export class LimitReqZone {
   readonly name: string;
@@ -33,13 +37,7 @@ export class LimitReqZone {
   /** Requests per second × 1000 (`1r/m` → 16). Mutable: a reload with a new `rate=` keeps the state. */
   rateMilli: number;
   readonly table: StateTable;
-  readonly counters: ZoneCounters = {
-    passed: 0,
-    delayed: 0,
-    rejected: 0,
-    delayed_dry_run: 0,
-    rejected_dry_run: 0,
-  };
+  readonly counters: LimitReqCounters = zeroCounters(LIMIT_REQ_COUNTERS);
   /** The node a non-last lookup left pending for `commit` (nginx's `ctx->node`). */
   pending = NONE;
   /** Would-be excess of the last lookup (nginx's `*ep`), milli-requests. */

@@ -45,7 +45,7 @@ after(async () => {
   await Promise.all(apps.map((a) => a.close()));
 });
 
-async function app(options: Partial<ControlPlaneOptions> = {}) {
+async function app(options: Omit<Partial<ControlPlaneOptions>, 'store'> = {}) {
   const built = await buildApp({ alertRules: RULES, ...options });
   apps.push(built.app);
   return built;
@@ -80,8 +80,8 @@ describe('POST /hooks/alertmanager', { timeout: 120_000 }, () => {
       body.results.map((r) => [r.action, r.key]),
       [['set', '/coffee']],
     );
-    assert.equal((await store.getZone('prefixes', Date.now()))['/coffee']?.value, '1');
-    const [entry] = await store.audit(1);
+    assert.equal((await store.keyvals.getZone('prefixes', Date.now()))['/coffee']?.value, '1');
+    const [entry] = await store.audit.recent(1);
     assert.equal(entry!.tokenId, 'alertmanager');
     assert.equal(entry!.reason, 'alert CoffeeOverloaded firing (fingerprint fp-coffee, rule coffee)');
   });
@@ -100,10 +100,10 @@ describe('POST /hooks/alertmanager', { timeout: 120_000 }, () => {
     assertNginxError(await post(basic('alertmanager', 'wrong')), 401, 'Unauthorized', 'invalid token');
     assertNginxError(await post(basic('someone-else', TOKEN)), 401, 'Unauthorized', 'invalid token');
     assertNginxError(await post('Basic bm8tY29sb24='), 401, 'Unauthorized', 'invalid basic credentials');
-    assert.equal(await store.revision(), 0);
+    assert.equal((await store.keyvals.head()).revision, 0);
     const ok = await post(basic('alertmanager', TOKEN));
     assert.equal(ok.statusCode, 200, ok.body);
-    assert.equal((await store.audit(1))[0]!.tokenId, 'alertmanager');
+    assert.equal((await store.audit.recent(1))[0]!.tokenId, 'alertmanager');
   });
 
   it('without tokens accepts loopback only; CIDRs and read-only apply as to API writes', async () => {
@@ -192,7 +192,7 @@ describe('POST /hooks/alertmanager', { timeout: 120_000 }, () => {
     const huge = notification(Array.from({ length: 40 }, (_, i) => alert('firing', `fp-${i}`, COFFEE)));
     const tooLarge = await a.inject({ method: 'POST', url: URL_PATH, payload: huge });
     assertNginxError(tooLarge, 413, 'BodyTooLarge', 'request entity too large');
-    assert.equal(await store.revision(), 0);
+    assert.equal((await store.keyvals.head()).revision, 0);
   });
 
   it('any body: 200 or an NGINX-style 4xx, never a 5xx, and nothing applied when refused', async () => {
@@ -230,7 +230,7 @@ describe('POST /hooks/alertmanager', { timeout: 120_000 }, () => {
     );
     await fc.assert(
       fc.asyncProperty(body, async (payload) => {
-        const revision = await store.revision();
+        const revision = (await store.keyvals.head()).revision;
         const res = await a.inject({
           method: 'POST',
           url: URL_PATH,
@@ -245,7 +245,7 @@ describe('POST /hooks/alertmanager', { timeout: 120_000 }, () => {
           assertMatchesSpec('postAlertmanagerHook', res);
         } else {
           assert.ok(isNginxError(res.statusCode, res.body), res.body);
-          assert.equal(await store.revision(), revision);
+          assert.equal((await store.keyvals.head()).revision, revision);
         }
       }),
       { numRuns: 300 },
@@ -293,11 +293,14 @@ describe('POST /hooks/alertmanager', { timeout: 120_000 }, () => {
     const action = (JSON.parse(res.body) as { results: { action: string }[] }).results[0]!.action;
     // `hold` normally; `delete` if this machine took more than min_hold between the two requests.
     assert.ok(action === 'hold' || action === 'delete', action);
-    await waitFor(async () => !('cafe.example.com' in (await store.getZone('zone_one', Date.now()))), {
-      timeoutMs: 15_000,
-      message: 'the held key to be reverted',
-    });
-    const [entry] = await store.audit(1);
+    await waitFor(
+      async () => !('cafe.example.com' in (await store.keyvals.getZone('zone_one', Date.now()))),
+      {
+        timeoutMs: 15_000,
+        message: 'the held key to be reverted',
+      },
+    );
+    const [entry] = await store.audit.recent(1);
     assert.equal(entry!.key, 'cafe.example.com');
     assert.equal(entry!.new, null);
   });

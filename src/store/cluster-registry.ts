@@ -1,0 +1,51 @@
+/**
+ * The cluster registry port: which keyval zones exist (registered by replicas and control planes)
+ * and which replicas run (their heartbeats). Every backend passes
+ * `test/store/contracts/registry.contract.ts`.
+ */
+import type { KeyvalType } from '../engine/keyval/keyval-zone.ts';
+
+/** A zone as the config declares it; registered by replicas and control planes. */
+export interface KeyvalZoneInfo {
+  readonly name: string;
+  readonly type: KeyvalType;
+  /** `timeout=`; `null` when per-key `expire` is not allowed. */
+  readonly timeoutMs: number | null;
+}
+
+/** What a replica reports about itself every heartbeat. */
+export interface ReplicaInfo {
+  readonly id: string;
+  readonly version: string;
+  readonly configHash: string;
+  readonly appliedRevision: number;
+  readonly startedAtMs: number;
+  /** Zones of the config this replica runs (so the control plane knows zone names and types). */
+  readonly keyvalZones: readonly KeyvalZoneInfo[];
+  readonly limitReqZones: readonly string[];
+}
+
+export interface ReplicaRecord extends ReplicaInfo {
+  readonly lastHeartbeatMs: number;
+  /** False once the heartbeat TTL has passed or the replica deregistered. */
+  readonly live: boolean;
+}
+
+/** Reading the registry. */
+export interface RegistryReader {
+  /** Zones known to the cluster (union of what replicas and control planes registered), by name. */
+  zones(): Promise<KeyvalZoneInfo[]>;
+  /** Every replica ever registered (gone ones too, so their counters stay attributable), by id. */
+  replicas(nowMs: number): Promise<ReplicaRecord[]>;
+}
+
+/** Writing to the registry. */
+export interface RegistryWriter {
+  registerZones(zones: readonly KeyvalZoneInfo[]): Promise<void>;
+  /** This replica is live for `ttlMs` from now (the store's clock). */
+  heartbeat(info: ReplicaInfo, ttlMs: number): Promise<void>;
+  /** Not live any more; the record stays. */
+  deregister(id: string): Promise<void>;
+}
+
+export interface ClusterRegistry extends RegistryReader, RegistryWriter {}

@@ -1,0 +1,231 @@
+/**
+ * The keyvals port in this process's memory: the embedded default (`limitswitch demo`, one process
+ * running control plane and replicas), and the reference the Redis backend is tested against.
+ */
+import { randomUUID } from 'node:crypto';
+import { compareText, put } from '../../shared/dictionary.ts';
+import { type AuditNote, auditEntries } from '../audit-trail.ts';
+import { keyExistsError, keyNotFoundError, keyRequiredError, onlyOneKeyError } from '../keyval-errors.ts';
+import type {
+  KeyvalChange,
+  KeyvalChangeBody,
+  KeyvalEntry,
+  KeyvalHead,
+  KeyvalSnapshot,
+  KeyvalStore,
+  MutationResult,
+  Unsubscribe,
+} from '../keyval-store.ts';
+import type { MemoryAudit } from './memory-audit.ts';
+import type { MemoryBackend } from './memory-backend.ts';
+
+export interface MemoryKeyvalsOptions {
+  /** Change log length; `changesSince` further back answers `null`. Default 10000. */
+  readonly maxLogEntries?: number;
+}
+
+type Changed = { key: string; old: string | null; new: string | null };
+
+export class MemoryKeyvals implements KeyvalStore {
+  readonly #backend: MemoryBackend;
+  readonly #audit: MemoryAudit;
+  readonly #maxLog: number;
+  readonly #epoch = randomUUID();
+  readonly #zones = new Map<string, Map<string, KeyvalEntry>>();
+  readonly #log: KeyvalChange[] = [];
+  readonly #subscribers = new Set<(change: KeyvalChange, epoch: string) => void>();
+  #revision = 0;
+
+  constructor(backend: MemoryBackend, audit: MemoryAudit, options: MemoryKeyvalsOptions = {}) {
+    this.#backend = backend;
+    this.#audit = audit;
+    this.#maxLog = options.maxLogEntries ?? 10_000;
+  }
+
+  async add(
+    zone: string,
+    entries: Readonly<Record<string, KeyvalEntry>>,
+    note?: AuditNote,
+  ): Promise<MutationResult> {
+    this.#backend.assertOpen();
+    const keys = Object.keys(entries);
+    if (keys.length === 0 || keys.includes('')) throw keyRequiredError();
+    const nowMs = this.#backend.nowMs();
+    const current = this.#zones.get(zone);
+    const liveCount = current ? [...current.values()].filter((e) => isLive(e, nowMs)).length : 0;
+    if (keys.length > 1 && liveCount > 0) throw onlyOneKeyError();
+    for (const key of keys) {
+      const existing = current?.get(key);
+      if (existing && isLive(existing, nowMs)) throw keyExistsError(key);
+    }
+    const map = this.#zoneMap(zone);
+    const previous: Record<string, string | null> = {};
+    const copy: Record<string, KeyvalEntry> = {};
+    for (const key of keys) {
+      const entry = entries[key]!;
+      const stored = { value: entry.value, expireAtMs: entry.expireAtMs };
+      put(copy, key, stored);
+      map.set(key, stored);
+      put(previous, key, null);
+    }
+    const only = keys.length === 1 ? keys[0]! : null;
+    const body: KeyvalChangeBody =
+      only !== null
+        ? { op: 'set', zone, key: only, value: copy[only]!.value, expireAtMs: copy[only]!.expireAtMs }
+        : { op: 'set-many', zone, entries: copy };
+    const changed = keys.map((key) => ({ key, old: null, new: copy[key]!.value }));
+    return { revision: this.#commit(body, note, changed), previous };
+  }
+
+  async change(zone: string, key: string, entry: KeyvalEntry, note?: AuditNote): Promise<MutationResult> {
+    this.#backend.assertOpen();
+    const existing = this.#zones.get(zone)?.get(key);
+    if (!existing || !isLive(existing, this.#backend.nowMs())) throw keyNotFoundError();
+    return this.#write(zone, key, entry, existing.value, note);
+  }
+
+  async set(zone: string, key: string, entry: KeyvalEntry, note?: AuditNote): Promise<MutationResult> {
+    this.#backend.assertOpen();
+    if (key === '') throw keyRequiredError();
+    const existing = this.#zones.get(zone)?.get(key);
+    const previous = existing && isLive(existing, this.#backend.nowMs()) ? existing.value : null;
+    return this.#write(zone, key, entry, previous, note);
+  }
+
+  async delete(zone: string, key: string, note?: AuditNote): Promise<MutationResult> {
+    this.#backend.assertOpen();
+    const map = this.#zones.get(zone);
+    const existing = map?.get(key);
+    if (!map || !existing || !isLive(existing, this.#backend.nowMs())) throw keyNotFoundError();
+    map.delete(key);
+    const revision = this.#commit({ op: 'delete', zone, key }, note, [
+      { key, old: existing.value, new: null },
+    ]);
+    return { revision, previous: { [key]: existing.value } };
+  }
+
+  async empty(zone: string, note?: AuditNote): Promise<MutationResult> {
+    this.#backend.assertOpen();
+    const map = this.#zones.get(zone);
+    const previous: Record<string, string | null> = {};
+    const changed: Changed[] = [];
+    for (const [key, entry] of map ?? []) {
+      put(previous, key, entry.value);
+      changed.push({ key, old: entry.value, new: null });
+    }
+    this.#zones.delete(zone);
+    return { revision: this.#commit({ op: 'empty', zone }, note, changed), previous };
+  }
+
+  async expireDue(nowMs: number): Promise<MutationResult | null> {
+    this.#backend.assertOpen();
+    const expired: Record<string, Record<string, string>> = {};
+    let revision = -1;
+    for (const [zone, map] of [...this.#zones].sort(([a], [b]) => compareText(a, b))) {
+      const due = [...map].filter(([, e]) => e.expireAtMs !== null && e.expireAtMs <= nowMs);
+      if (due.length === 0) continue;
+      expired[zone] = {};
+      for (const [key, entry] of due) {
+        put(expired[zone], key, entry.value);
+        map.delete(key);
+      }
+      if (map.size === 0) this.#zones.delete(zone);
+      revision = this.#commit({ op: 'expire', zone, keys: due.map(([key]) => key) }, undefined, []);
+    }
+    return revision < 0 ? null : { revision, previous: {}, expired };
+  }
+
+  async getZone(zone: string, nowMs: number): Promise<Record<string, KeyvalEntry>> {
+    this.#backend.assertOpen();
+    const out: Record<string, KeyvalEntry> = {};
+    for (const [key, entry] of this.#zones.get(zone) ?? []) {
+      if (isLive(entry, nowMs)) put(out, key, { ...entry });
+    }
+    return out;
+  }
+
+  async snapshot(): Promise<KeyvalSnapshot> {
+    this.#backend.assertOpen();
+    const zones: Record<string, Record<string, KeyvalEntry>> = {};
+    for (const [zone, map] of this.#zones) {
+      if (map.size === 0) continue;
+      zones[zone] = {};
+      for (const [key, entry] of map) put(zones[zone], key, { ...entry });
+    }
+    return { revision: this.#revision, epoch: this.#epoch, zones };
+  }
+
+  async head(): Promise<KeyvalHead> {
+    this.#backend.assertOpen();
+    return { revision: this.#revision, epoch: this.#epoch };
+  }
+
+  async changesSince(afterRevision: number): Promise<KeyvalChange[] | null> {
+    this.#backend.assertOpen();
+    if (afterRevision >= this.#revision) return afterRevision === this.#revision ? [] : null;
+    const first = this.#log[0];
+    if (!first || first.revision > afterRevision + 1) return null;
+    return this.#log.slice(afterRevision + 1 - first.revision);
+  }
+
+  async subscribe(onChange: (change: KeyvalChange, epoch: string) => void): Promise<Unsubscribe> {
+    this.#backend.assertOpen();
+    this.#subscribers.add(onChange);
+    return async () => {
+      this.#subscribers.delete(onChange);
+    };
+  }
+
+  /** Drop every subscriber (the store is closing). */
+  close(): void {
+    this.#subscribers.clear();
+  }
+
+  #write(
+    zone: string,
+    key: string,
+    entry: KeyvalEntry,
+    previous: string | null,
+    note: AuditNote | undefined,
+  ): MutationResult {
+    const copy = { value: entry.value, expireAtMs: entry.expireAtMs };
+    this.#zoneMap(zone).set(key, copy);
+    const body: KeyvalChangeBody = { op: 'set', zone, key, value: copy.value, expireAtMs: copy.expireAtMs };
+    const revision = this.#commit(body, note, [{ key, old: previous, new: copy.value }]);
+    return { revision, previous: { [key]: previous } };
+  }
+
+  /** Bump the revision, log the change, audit it, and notify (asynchronously, in order, like pub/sub). */
+  #commit(body: KeyvalChangeBody, note: AuditNote | undefined, changed: readonly Changed[]): number {
+    this.#revision += 1;
+    const change = { revision: this.#revision, ...body } as KeyvalChange;
+    this.#log.push(change);
+    if (this.#log.length > this.#maxLog) this.#log.splice(0, this.#log.length - this.#maxLog);
+    if (note)
+      for (const entry of auditEntries(note, body.zone, this.#revision, changed)) this.#audit.push(entry);
+    const subscribers = [...this.#subscribers];
+    queueMicrotask(() => {
+      for (const notify of subscribers) {
+        try {
+          notify(structuredClone(change), this.#epoch);
+        } catch {
+          // A subscriber's failure is its own; the change is committed.
+        }
+      }
+    });
+    return this.#revision;
+  }
+
+  #zoneMap(zone: string): Map<string, KeyvalEntry> {
+    let map = this.#zones.get(zone);
+    if (!map) {
+      map = new Map();
+      this.#zones.set(zone, map);
+    }
+    return map;
+  }
+}
+
+function isLive(entry: KeyvalEntry, nowMs: number): boolean {
+  return entry.expireAtMs === null || entry.expireAtMs > nowMs;
+}

@@ -1,0 +1,35 @@
+/** The embedded store: every port in this process's memory (one process only). */
+import type { Store } from '../store.ts';
+import { MemoryAudit } from './memory-audit.ts';
+import { MemoryBackend } from './memory-backend.ts';
+import { MemoryCounters } from './memory-counters.ts';
+import { MemoryKeyvals } from './memory-keyvals.ts';
+import { MemoryLeases } from './memory-leases.ts';
+import { MemoryRegistry } from './memory-registry.ts';
+
+export interface MemoryStoreOptions {
+  /** Change log length. Default 10000. */
+  readonly maxLogEntries?: number;
+  /** Audit entries kept. Default 1000. */
+  readonly maxAuditEntries?: number;
+  /** The store's clock (preconditions, heartbeats, leases). Default `Date.now`. */
+  readonly nowMs?: () => number;
+}
+
+export function openMemoryStore(options: MemoryStoreOptions = {}): Store {
+  const backend = new MemoryBackend(options.nowMs ?? Date.now);
+  const audit = new MemoryAudit(backend, options.maxAuditEntries);
+  const keyvals = new MemoryKeyvals(backend, audit, options);
+  return {
+    description: 'memory',
+    keyvals,
+    registry: new MemoryRegistry(backend),
+    counters: new MemoryCounters(backend),
+    audit,
+    leases: new MemoryLeases(backend),
+    async close() {
+      backend.close();
+      keyvals.close();
+    },
+  };
+}

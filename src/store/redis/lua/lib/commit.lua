@@ -1,0 +1,67 @@
+-- Shared prelude of every keyval mutation script (prepended when the script is loaded).
+-- Conventions for mutation scripts:
+--   KEYS[1] revision   KEYS[2] epoch   KEYS[3] log   KEYS[4] zones   KEYS[5] expiry   KEYS[6] audit
+--   ARGV[1] epoch candidate (becomes the epoch if none is set yet)
+--   ARGV[2] change log length bound   ARGV[3] pub/sub channel   ARGV[4] writer's clock, epoch ms
+--   ARGV[5] audit note JSON {timeMs, tokenId, client, reason}, or '' to record no audit entry
+--   ARGV[6] audit list length bound
+-- Replies: {'ok', revision, ...} or {'err', code, detail}.
+
+local NOW = tonumber(ARGV[4])
+
+-- member of the expiry zset for one key
+local function member(zone, key)
+  return zone .. '\0' .. key
+end
+
+-- a key is live when stored and not past its expiry
+local function live(zone_key, zone, key)
+  if redis.call('HEXISTS', zone_key, key) == 0 then return false end
+  local at = redis.call('ZSCORE', KEYS[5], member(zone, key))
+  return (not at) or tonumber(at) > NOW
+end
+
+-- store one entry (json) with its expiry ('' = never)
+local function put(zone_key, zone, key, json, expire_at)
+  redis.call('HSET', zone_key, key, json)
+  if expire_at == '' then
+    redis.call('ZREM', KEYS[5], member(zone, key))
+  else
+    redis.call('ZADD', KEYS[5], expire_at, member(zone, key))
+  end
+  redis.call('SADD', KEYS[4], zone)
+end
+
+-- the value of a stored entry JSON, or cjson.null for none
+local function value_of(json)
+  if not json then return cjson.null end
+  return cjson.decode(json).value
+end
+
+-- one audit entry per changed key ({key, old, new}; old/new a string or cjson.null), or one with a
+-- null key when nothing was changed (a zone emptied while empty); nothing without a note
+local function audit(zone, revision, changes)
+  if ARGV[5] == '' then return end
+  local note = cjson.decode(ARGV[5])
+  if #changes == 0 then changes = {{cjson.null, cjson.null, cjson.null}} end
+  for _, c in ipairs(changes) do
+    redis.call('LPUSH', KEYS[6], cjson.encode({
+      timeMs = note.timeMs, tokenId = note.tokenId, client = note.client, zone = zone,
+      key = c[1], old = c[2], new = c[3], revision = revision, reason = note.reason,
+    }))
+  end
+  redis.call('LTRIM', KEYS[6], 0, tonumber(ARGV[6]) - 1)
+end
+
+-- bump the revision, append the change (a JSON object without its revision) to the bounded log,
+-- publish it with the epoch, audit `changes` (see audit); returns the new revision
+local function commit(body, zone, changes)
+  redis.call('SET', KEYS[2], ARGV[1], 'NX')
+  local epoch = redis.call('GET', KEYS[2])
+  local revision = redis.call('INCR', KEYS[1])
+  local change = '{"revision":' .. revision .. ',' .. string.sub(body, 2)
+  redis.call('XADD', KEYS[3], 'MAXLEN', ARGV[2], revision .. '-0', 'c', change)
+  redis.call('PUBLISH', ARGV[3], '{"epoch":"' .. epoch .. '","change":' .. change .. '}')
+  if changes then audit(zone, revision, changes) end
+  return revision
+end

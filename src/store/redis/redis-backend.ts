@@ -1,0 +1,85 @@
+/**
+ * What the Redis store's ports share: one command connection, one pub/sub connection (opened on the
+ * first subscriber), the key schema, the clock, and the bounded way every command is run. Commands
+ * never queue while Redis is away: they wait at most `commandTimeoutMs` for a connection and then fail
+ * with `StoreUnavailable`.
+ */
+import type { Cluster, Redis } from 'ioredis';
+import { storeUnavailableError } from '../keyval-errors.ts';
+import { type KeySchema, type KeySchemaOptions, keySchema } from './keys.ts';
+import { createRedisClient, type RedisConnectionOptions } from './redis-connection.ts';
+import { waitUntilReady } from './redis-ready.ts';
+import { mapError } from './redis-replies.ts';
+import { defineScripts, runScript, type ScriptName } from './redis-scripts.ts';
+import { RedisSubscriber } from './redis-subscriber.ts';
+
+export interface RedisBackendOptions extends RedisConnectionOptions, KeySchemaOptions {
+  /** `redis://…`, `rediss://…`, `redis+sentinel://…` or `redis+cluster://…`. */
+  readonly url: string;
+  /** The writer's clock (preconditions, heartbeats, record expiry). Default `Date.now`. */
+  readonly nowMs?: () => number;
+}
+
+export type Multi = ReturnType<Redis['multi']>;
+
+export class RedisBackend {
+  readonly keys: KeySchema;
+  readonly client: Redis | Cluster;
+  readonly subscriber: RedisSubscriber;
+  readonly nowMs: () => number;
+  readonly #timeoutMs: number;
+  #closed = false;
+
+  constructor(options: RedisBackendOptions) {
+    this.keys = keySchema(options);
+    this.#timeoutMs = options.commandTimeoutMs ?? 2000;
+    this.nowMs = options.nowMs ?? Date.now;
+    this.client = createRedisClient(options.url, options);
+    // Errors surface through commands; the event only must not go unhandled.
+    this.client.on('error', () => {});
+    defineScripts(this.client);
+    this.subscriber = new RedisSubscriber(
+      () => createRedisClient(options.url, options, 'subscriber'),
+      this.keys.channel,
+      this.#timeoutMs,
+    );
+  }
+
+  /** The command connection's state, for metrics and readiness. */
+  get connected(): boolean {
+    return this.client.status === 'ready';
+  }
+
+  /** Run one command once connected, bounded; Redis failures become the store's error codes. */
+  async run<T>(command: (client: Redis | Cluster) => Promise<T>): Promise<T> {
+    this.assertOpen();
+    try {
+      await waitUntilReady(this.client, this.#timeoutMs);
+      return await command(this.client);
+    } catch (err) {
+      throw mapError(err);
+    }
+  }
+
+  /** Run one Lua script (see `redis-scripts.ts`). */
+  script(name: ScriptName, keys: string[], args: (string | number)[]): Promise<unknown> {
+    return this.run((client) => runScript(client, name, keys, args));
+  }
+
+  /** Run MULTI … EXEC; any failed command fails the call. */
+  async exec(build: (m: Multi) => Multi): Promise<void> {
+    const results = await this.run((client) => build(client.multi() as Multi).exec());
+    for (const [err] of results ?? []) if (err) throw mapError(err);
+  }
+
+  assertOpen(): void {
+    if (this.#closed) throw storeUnavailableError(new Error('store closed'));
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.subscriber.close();
+    this.client.disconnect();
+  }
+}

@@ -1,0 +1,206 @@
+/**
+ * The keyvals port on Redis (see `keys.ts` for the layout). Each mutation is one Lua script:
+ * precondition, write, revision, bounded change log, audit entries, PUBLISH — all or nothing.
+ */
+import { randomUUID } from 'node:crypto';
+import { put } from '../../shared/dictionary.ts';
+import { LimitswitchError } from '../../shared/errors.ts';
+import type { AuditNote } from '../audit-trail.ts';
+import { keyExistsError, keyNotFoundError, keyRequiredError, onlyOneKeyError } from '../keyval-errors.ts';
+import type {
+  KeyvalChange,
+  KeyvalChangeBody,
+  KeyvalEntry,
+  KeyvalHead,
+  KeyvalSnapshot,
+  KeyvalStore,
+  MutationResult,
+  Unsubscribe,
+} from '../keyval-store.ts';
+import type { RedisBackend } from './redis-backend.ts';
+import { decodeEntry, mapError, pairs } from './redis-replies.ts';
+import type { ScriptName } from './redis-scripts.ts';
+
+export interface RedisKeyvalsOptions {
+  /** Change log length (Redis stream, trimmed exactly). Default 10000. */
+  readonly maxLogEntries?: number;
+  /** Audit entries kept. Default 1000. */
+  readonly maxAuditEntries?: number;
+}
+
+type Reply = readonly unknown[];
+
+export class RedisKeyvals implements KeyvalStore {
+  readonly #redis: RedisBackend;
+  readonly #maxLog: number;
+  readonly #maxAudit: number;
+
+  constructor(redis: RedisBackend, options: RedisKeyvalsOptions = {}) {
+    this.#redis = redis;
+    this.#maxLog = options.maxLogEntries ?? 10_000;
+    this.#maxAudit = options.maxAuditEntries ?? 1000;
+  }
+
+  async add(
+    zone: string,
+    entries: Readonly<Record<string, KeyvalEntry>>,
+    note?: AuditNote,
+  ): Promise<MutationResult> {
+    const keys = Object.keys(entries);
+    if (keys.length === 0 || keys.includes('')) throw keyRequiredError();
+    const copy: Record<string, KeyvalEntry> = {};
+    const args: (string | number)[] = [];
+    for (const key of keys) {
+      const entry = { value: entries[key]!.value, expireAtMs: entries[key]!.expireAtMs };
+      put(copy, key, entry);
+      args.push(key, JSON.stringify(entry), entry.expireAtMs ?? '', entry.value);
+    }
+    const only = keys.length === 1 ? keys[0]! : null;
+    const body: KeyvalChangeBody =
+      only !== null
+        ? { op: 'set', zone, key: only, value: copy[only]!.value, expireAtMs: copy[only]!.expireAtMs }
+        : { op: 'set-many', zone, entries: copy };
+    const reply = await this.#mutate('add-7', zone, note, [zone, JSON.stringify(body), ...args]);
+    return { revision: Number(reply[1]), previous: Object.fromEntries(keys.map((k) => [k, null])) };
+  }
+
+  change(zone: string, key: string, entry: KeyvalEntry, note?: AuditNote): Promise<MutationResult> {
+    return this.#put('change', zone, key, entry, note);
+  }
+
+  set(zone: string, key: string, entry: KeyvalEntry, note?: AuditNote): Promise<MutationResult> {
+    if (key === '') return Promise.reject(keyRequiredError());
+    return this.#put('set', zone, key, entry, note);
+  }
+
+  async delete(zone: string, key: string, note?: AuditNote): Promise<MutationResult> {
+    const body = JSON.stringify({ op: 'delete', zone, key });
+    const reply = await this.#mutate('delete-7', zone, note, [zone, body, key]);
+    return { revision: Number(reply[1]), previous: { [key]: decodeEntry(reply[2]).value } };
+  }
+
+  async empty(zone: string, note?: AuditNote): Promise<MutationResult> {
+    const reply = await this.#mutate('empty-7', zone, note, [zone, JSON.stringify({ op: 'empty', zone })]);
+    const previous: Record<string, string | null> = {};
+    for (const [key, json] of pairs(reply[2])) put(previous, key, decodeEntry(json).value);
+    return { revision: Number(reply[1]), previous };
+  }
+
+  async expireDue(nowMs: number): Promise<MutationResult | null> {
+    const reply = await this.#mutate('expire-6', null, undefined, [this.#redis.keys.zonePrefix], nowMs);
+    const revision = Number(reply[1]);
+    if (revision === 0) return null;
+    const expired: Record<string, Record<string, string>> = {};
+    for (let i = 2; i < reply.length; i += 2) {
+      const zone = String(reply[i]);
+      expired[zone] = {};
+      for (const [key, json] of pairs(reply[i + 1])) put(expired[zone], key, decodeEntry(json).value);
+    }
+    return { revision, previous: {}, expired };
+  }
+
+  async getZone(zone: string, nowMs: number): Promise<Record<string, KeyvalEntry>> {
+    const hash = await this.#redis.run((c) => c.hgetall(this.#redis.keys.zone(zone)));
+    const out: Record<string, KeyvalEntry> = {};
+    for (const [key, json] of Object.entries(hash)) {
+      const entry = decodeEntry(json);
+      if (entry.expireAtMs === null || entry.expireAtMs > nowMs) put(out, key, entry);
+    }
+    return out;
+  }
+
+  async snapshot(): Promise<KeyvalSnapshot> {
+    const k = this.#redis.keys;
+    const reply = (await this.#redis.script(
+      'snapshot-4',
+      [k.revision, k.epoch, k.zones, k.expiry],
+      [randomUUID(), k.zonePrefix],
+    )) as Reply;
+    const zones: Record<string, Record<string, KeyvalEntry>> = {};
+    for (let i = 2; i < reply.length; i += 2) {
+      const entries: Record<string, KeyvalEntry> = {};
+      for (const [key, json] of pairs(reply[i + 1])) put(entries, key, decodeEntry(json));
+      if (Object.keys(entries).length > 0) zones[String(reply[i])] = entries;
+    }
+    return { revision: Number(reply[0]), epoch: String(reply[1]), zones };
+  }
+
+  async head(): Promise<KeyvalHead> {
+    const k = this.#redis.keys;
+    const reply = (await this.#redis.script('head-2', [k.revision, k.epoch], [randomUUID()])) as Reply;
+    return { revision: Number(reply[0]), epoch: String(reply[1]) };
+  }
+
+  async changesSince(afterRevision: number): Promise<KeyvalChange[] | null> {
+    const k = this.#redis.keys;
+    const reply = await this.#redis.script('changes-2', [k.revision, k.log], [afterRevision]);
+    if (reply === null) return null;
+    return (reply as string[]).map((json) => JSON.parse(json) as KeyvalChange);
+  }
+
+  async subscribe(onChange: (change: KeyvalChange, epoch: string) => void): Promise<Unsubscribe> {
+    this.#redis.assertOpen();
+    try {
+      return await this.#redis.subscriber.add(onChange);
+    } catch (err) {
+      throw mapError(err);
+    }
+  }
+
+  async #put(
+    mode: 'change' | 'set',
+    zone: string,
+    key: string,
+    entry: KeyvalEntry,
+    note: AuditNote | undefined,
+  ): Promise<MutationResult> {
+    const copy = { value: entry.value, expireAtMs: entry.expireAtMs };
+    const body = JSON.stringify({ op: 'set', zone, key, value: copy.value, expireAtMs: copy.expireAtMs });
+    const args = [zone, body, mode, key, JSON.stringify(copy), copy.expireAtMs ?? '', copy.value];
+    const reply = await this.#mutate('put-7', zone, note, args);
+    return { revision: Number(reply[1]), previous: { [key]: reply[2] ? decodeEntry(reply[2]).value : null } };
+  }
+
+  /** Run a mutation script (common KEYS/ARGV first) and turn `{'err', …}` replies into errors. */
+  async #mutate(
+    name: ScriptName,
+    zone: string | null,
+    note: AuditNote | undefined,
+    args: (string | number)[],
+    nowMs = this.#redis.nowMs(),
+  ): Promise<Reply> {
+    const k = this.#redis.keys;
+    const keys = [k.revision, k.epoch, k.log, k.zones, k.expiry, k.audit];
+    if (zone !== null) keys.push(k.zone(zone));
+    const common = [
+      randomUUID(),
+      this.#maxLog,
+      k.channel,
+      nowMs,
+      note
+        ? JSON.stringify({
+            timeMs: note.timeMs,
+            tokenId: note.tokenId,
+            client: note.client,
+            reason: note.reason,
+          })
+        : '',
+      this.#maxAudit,
+    ];
+    const reply = (await this.#redis.script(name, keys, [...common, ...args])) as Reply;
+    if (reply[0] === 'ok') return reply;
+    switch (reply[1]) {
+      case 'exists':
+        throw keyExistsError(String(reply[2]));
+      case 'not-found':
+        throw keyNotFoundError();
+      case 'only-one':
+        throw onlyOneKeyError();
+      default:
+        throw new LimitswitchError(
+          'RL_ERR_STORE_PROTOCOL',
+          `unexpected script reply: ${JSON.stringify(reply)}`,
+        );
+    }
+  }
+}

@@ -1,0 +1,54 @@
+/** The cluster registry port on Redis: zone declarations and replica heartbeats (see `keys.ts`). */
+import { compareText } from '../../shared/dictionary.ts';
+import type { ClusterRegistry, KeyvalZoneInfo, ReplicaInfo, ReplicaRecord } from '../cluster-registry.ts';
+import type { RedisBackend } from './redis-backend.ts';
+
+export class RedisRegistry implements ClusterRegistry {
+  readonly #redis: RedisBackend;
+
+  constructor(redis: RedisBackend) {
+    this.#redis = redis;
+  }
+
+  async registerZones(zones: readonly KeyvalZoneInfo[]): Promise<void> {
+    if (zones.length === 0) return;
+    const fields = zones.flatMap((z) => [
+      z.name,
+      JSON.stringify({ name: z.name, type: z.type, timeoutMs: z.timeoutMs }),
+    ]);
+    await this.#redis.run((c) => c.hset(this.#redis.keys.registry, ...fields));
+  }
+
+  async zones(): Promise<KeyvalZoneInfo[]> {
+    const hash = await this.#redis.run((c) => c.hgetall(this.#redis.keys.registry));
+    return Object.values(hash)
+      .map((json) => JSON.parse(json) as KeyvalZoneInfo)
+      .sort((a, b) => compareText(a.name, b.name));
+  }
+
+  async heartbeat(info: ReplicaInfo, ttlMs: number): Promise<void> {
+    const nowMs = this.#redis.nowMs();
+    const k = this.#redis.keys;
+    const record = { ...info, lastHeartbeatMs: nowMs };
+    await this.#redis.exec((m) =>
+      m.hset(k.replicas, info.id, JSON.stringify(record)).hset(k.replicasExpiry, info.id, nowMs + ttlMs),
+    );
+  }
+
+  async deregister(id: string): Promise<void> {
+    await this.#redis.run((c) => c.hset(this.#redis.keys.replicasExpiry, id, '0'));
+  }
+
+  async replicas(nowMs: number): Promise<ReplicaRecord[]> {
+    const k = this.#redis.keys;
+    const [records, expiry] = await this.#redis.run((c) =>
+      Promise.all([c.hgetall(k.replicas), c.hgetall(k.replicasExpiry)]),
+    );
+    return Object.entries(records)
+      .map(([id, json]) => {
+        const record = JSON.parse(json) as Omit<ReplicaRecord, 'live'>;
+        return { ...record, live: nowMs < Number(expiry[id] ?? 0) };
+      })
+      .sort((a, b) => compareText(a.id, b.id));
+  }
+}
