@@ -1,0 +1,133 @@
+/**
+ * The dependency rule of docs/architecture.md, checked on every import in `src/` (static and dynamic):
+ * layers import only the layers below them, no module cycle, and each vendor library stays in the
+ * layer that owns it. A new arrow is a change to this table and to the docs, on purpose.
+ */
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, normalize, relative } from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
+const SRC = join(ROOT, 'src');
+
+/** layer → the layers it may import (besides itself). */
+const ALLOWED: Record<string, readonly string[]> = {
+  cli: ['control-plane', 'replica', 'automation', 'k8s', 'metrics', 'config', 'store', 'engine', 'shared'],
+  'control-plane': ['automation', 'metrics', 'config', 'store', 'engine', 'shared'],
+  replica: ['config', 'store', 'engine', 'shared'],
+  automation: ['store', 'engine', 'shared'],
+  k8s: ['config', 'engine', 'shared'],
+  metrics: ['engine', 'shared'],
+  store: ['engine', 'shared'],
+  config: ['engine', 'shared'],
+  engine: ['shared'],
+  shared: [],
+};
+
+/** vendor package → the source folders (relative to src/) that may import it. */
+const VENDORS: Record<string, readonly string[]> = {
+  fastify: ['control-plane'],
+  ioredis: ['store/redis'],
+  'prom-client': ['metrics'],
+  '@kubernetes/client-node': ['k8s/watch', 'cli'],
+  undici: ['replica/http'],
+  pino: ['cli'],
+  commander: ['cli'],
+};
+
+interface Module {
+  readonly file: string;
+  readonly layer: string;
+  readonly imports: { readonly target: string; readonly text: string }[];
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+const IMPORT =
+  /(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
+
+function modules(): Module[] {
+  return sourceFiles(SRC).map((path) => {
+    const file = relative(SRC, path);
+    const text = readFileSync(path, 'utf8');
+    const imports: Module['imports'] = [];
+    for (const match of text.matchAll(IMPORT)) {
+      const spec = match[1] ?? match[2]!;
+      const target = spec.startsWith('.') ? normalize(join(dirname(file), spec)) : spec;
+      imports.push({ target, text: spec });
+    }
+    return { file, layer: file.split('/')[0]!, imports };
+  });
+}
+
+const all = modules();
+
+describe('dependency rule', () => {
+  it('reads the whole source tree', () => {
+    assert.ok(all.length > 100, `${all.length} modules`);
+    assert.deepEqual(
+      [...new Set(all.map((m) => m.layer))].sort(),
+      Object.keys(ALLOWED).sort(),
+      'every folder of src/ has a row in ALLOWED',
+    );
+  });
+
+  it('every import runs down the layers, never up, and never out of src/', () => {
+    const wrong: string[] = [];
+    for (const m of all) {
+      for (const { target, text } of m.imports) {
+        if (!text.startsWith('.')) continue;
+        if (target.startsWith('..')) {
+          wrong.push(`${m.file} imports ${text} (outside src/)`);
+          continue;
+        }
+        const layer = target.split('/')[0]!;
+        if (layer !== m.layer && !ALLOWED[m.layer]!.includes(layer)) {
+          wrong.push(`${m.file} (${m.layer}) imports ${target} (${layer})`);
+        }
+      }
+    }
+    assert.deepEqual(wrong, []);
+  });
+
+  it('no import cycle between modules', () => {
+    const graph = new Map(
+      all.map((m) => [m.file, m.imports.filter((i) => i.text.startsWith('.')).map((i) => i.target)]),
+    );
+    const state = new Map<string, 'open' | 'done'>();
+    const cycles: string[] = [];
+    const visit = (file: string, path: string[]) => {
+      if (state.get(file) === 'done') return;
+      if (state.get(file) === 'open') {
+        cycles.push([...path.slice(path.indexOf(file)), file].join(' → '));
+        return;
+      }
+      state.set(file, 'open');
+      for (const next of graph.get(file) ?? []) if (graph.has(next)) visit(next, [...path, file]);
+      state.set(file, 'done');
+    };
+    for (const file of graph.keys()) visit(file, []);
+    assert.deepEqual(cycles, []);
+  });
+
+  it('each vendor library is imported only where it belongs', () => {
+    const wrong: string[] = [];
+    for (const m of all) {
+      for (const { text } of m.imports) {
+        const vendor = Object.keys(VENDORS).find((v) => text === v || text.startsWith(`${v}/`));
+        if (vendor && !VENDORS[vendor]!.some((dir) => m.file.startsWith(`${dir}/`))) {
+          wrong.push(`${m.file} imports ${vendor}`);
+        }
+      }
+    }
+    assert.deepEqual(wrong, []);
+  });
+});
