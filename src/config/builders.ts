@@ -2,6 +2,7 @@
  * Mutable per-block state while directives are read. `null` means "not set at this level", which is
  * what nginx's merge step needs; merge.ts turns builders into the frozen model.
  */
+import type { LogLevel } from '../engine/limit-req/limit-req.ts';
 import type {
   AccessRule,
   GeoSpec,
@@ -11,7 +12,6 @@ import type {
   LimitReqZoneSpec,
   ListenSpec,
   LocationMatch,
-  LogLevel,
   MapSpec,
   ProxyHttpVersion,
   ProxySetHeader,

@@ -7,6 +7,8 @@
  * location holds its effective settings. `source` points at the directive for `file:line` messages.
  */
 import type { ComplexValue } from '../engine/complex-value.ts';
+import type { KeyvalType } from '../engine/keyval/keyval-zone.ts';
+import type { LogLevel } from '../engine/limit-req/limit-req.ts';
 import type { GeoDefinition } from '../engine/variables/geo-variable.ts';
 import type { MapDefinition, MapEntryDefinition } from '../engine/variables/map-variable.ts';
 
@@ -35,8 +37,6 @@ export interface LimitReqSpec {
   readonly delayMilli: number;
   readonly source: SourceRef;
 }
-
-export type LogLevel = 'info' | 'notice' | 'warn' | 'error';
 
 /** The limit_req settings in force at one level after nginx's merge rules. */
 export interface EffectiveLimitReq {
@@ -68,15 +68,13 @@ export interface ProxySetHeader {
   readonly value: string;
 }
 
-export type KeyvalZoneType = 'string' | 'ip' | 'prefix';
-
 /** `keyval_zone zone=name:size [state=file] [timeout=time] [type=string|ip|prefix] [sync];` */
 export interface KeyvalZoneSpec {
   readonly name: string;
   readonly sizeBytes: number;
   readonly stateFile: string | null;
   readonly timeoutMs: number | null;
-  readonly type: KeyvalZoneType;
+  readonly type: KeyvalType;
   readonly sync: boolean;
   readonly source: SourceRef;
 }

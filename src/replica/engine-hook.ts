@@ -3,10 +3,10 @@
  * turn the engine's decision into what the proxy does (forward, hold, reject, answer). The site is
  * read through a getter, so a reload swaps it between two requests.
  */
-import type { Decision as EngineDecision, Route, Site } from '../engine/http/site.ts';
+import type { Route, Site, Verdict } from '../engine/http/site.ts';
 import type { RequestFacts } from '../engine/variables/request-context.ts';
 import { type ErrorLog, requestLogContext } from './error-log.ts';
-import type { Decision, RequestContext } from './http/decision.ts';
+import type { Decision, DownstreamRequest } from './http/decision.ts';
 import { type ProxyTargets, rewriteTarget } from './proxy-targets.ts';
 
 /**
@@ -14,7 +14,7 @@ import { type ProxyTargets, rewriteTarget } from './proxy-targets.ts';
  * forwarded or delayed one also names the server, for the error-log lines about it (a client leaving
  * while held, an upstream failing).
  */
-export type ReplicaDecision = Decision & {
+export type RoutedDecision = Decision & {
   readonly limitReqStatus?: string;
   readonly zone?: string | null;
   readonly serverName?: string;
@@ -32,17 +32,17 @@ export interface EngineHookOptions {
   readonly nowMs?: () => number;
 }
 
-const BAD_REQUEST: ReplicaDecision = Object.freeze({ action: 'return', code: 400 });
-const NOT_FOUND: ReplicaDecision = Object.freeze({ action: 'return', code: 404 });
-const FORBIDDEN: ReplicaDecision = Object.freeze({ action: 'return', code: 403 });
+const BAD_REQUEST: RoutedDecision = Object.freeze({ action: 'return', code: 400 });
+const NOT_FOUND: RoutedDecision = Object.freeze({ action: 'return', code: 404 });
+const FORBIDDEN: RoutedDecision = Object.freeze({ action: 'return', code: 403 });
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
 /** The server and location nginx would pick for the request (null: a bad request target). */
-function routeOf(site: Site, ctx: RequestContext, port: number): Route | null {
+function routeOf(site: Site, ctx: DownstreamRequest, port: number): Route | null {
   return site.route(ctx.req.url ?? '/', ctx.host, ctx.req.socket.localAddress ?? '', port);
 }
 
-export function engineHook(options: EngineHookOptions): (ctx: RequestContext) => ReplicaDecision {
+export function engineHook(options: EngineHookOptions): (ctx: DownstreamRequest) => RoutedDecision {
   const now = options.nowMs ?? Date.now;
   return (ctx) => {
     const site = options.site();
@@ -50,9 +50,9 @@ export function engineHook(options: EngineHookOptions): (ctx: RequestContext) =>
     if (route === null) return BAD_REQUEST;
     options.countRequest?.(route.serverName, route.handler.name);
     const facts = new ExchangeFacts(ctx, options.port);
-    const decision = site.decide(route, facts, now());
-    if (decision.logs.length !== 0) writeLogs(options.errorLog, decision, route, ctx);
-    return toDataPath(decision, route, options.targets());
+    const verdict = site.decide(route, facts, now());
+    if (verdict.logs.length !== 0) writeLogs(options.errorLog, verdict, route, ctx);
+    return toDataPath(verdict, route, options.targets());
   };
 }
 
@@ -69,9 +69,9 @@ class ExchangeFacts implements RequestFacts {
   readonly socketAddr: string;
   readonly serverAddr: string;
   readonly serverPort: number;
-  readonly #ctx: RequestContext;
+  readonly #ctx: DownstreamRequest;
 
-  constructor(ctx: RequestContext, serverPort: number) {
+  constructor(ctx: DownstreamRequest, serverPort: number) {
     const req = ctx.req;
     this.#ctx = ctx;
     this.method = req.method ?? 'GET';
@@ -95,37 +95,37 @@ class ExchangeFacts implements RequestFacts {
  */
 export function upgradeHook(
   options: Pick<EngineHookOptions, 'site' | 'port'>,
-): (ctx: RequestContext) => boolean {
+): (ctx: DownstreamRequest) => boolean {
   return (ctx) => {
     const route = routeOf(options.site(), ctx, options.port);
     return route !== null && route.handler.proxyPass !== null && route.handler.proxyUpgrade;
   };
 }
 
-function toDataPath(decision: EngineDecision, route: Route, targets: ProxyTargets): ReplicaDecision {
-  switch (decision.kind) {
+function toDataPath(verdict: Verdict, route: Route, targets: ProxyTargets): RoutedDecision {
+  switch (verdict.kind) {
     case 'reject':
     case 'close': {
       const retryAfterS =
-        route.handler.retryAfter && decision.kind === 'reject'
-          ? Math.max(1, Math.ceil(decision.retryAfterMs / 1000))
+        route.handler.retryAfter && verdict.kind === 'reject'
+          ? Math.max(1, Math.ceil(verdict.retryAfterMs / 1000))
           : undefined;
       return {
         action: 'reject',
-        code: decision.code,
+        code: verdict.code,
         retryAfterS,
-        limitReqStatus: decision.status,
-        zone: decision.zone,
+        limitReqStatus: verdict.status,
+        zone: verdict.zone,
       };
     }
     case 'return':
-      if (decision.code === 444) return { action: 'reject', code: 444 };
-      if (REDIRECTS.has(decision.code) && decision.text !== null) {
-        return { action: 'return', code: decision.code, headers: { location: decision.text } };
+      if (verdict.code === 444) return { action: 'reject', code: 444 };
+      if (REDIRECTS.has(verdict.code) && verdict.text !== null) {
+        return { action: 'return', code: verdict.code, headers: { location: verdict.text } };
       }
-      return decision.text === null
-        ? { action: 'return', code: decision.code }
-        : { action: 'return', code: decision.code, body: decision.text };
+      return verdict.text === null
+        ? { action: 'return', code: verdict.code }
+        : { action: 'return', code: verdict.code, body: verdict.text };
     case 'deny':
       return FORBIDDEN;
     case 'api':
@@ -137,17 +137,17 @@ function toDataPath(decision: EngineDecision, route: Route, targets: ProxyTarget
       if (target === undefined) return NOT_FOUND;
       const path = rewriteTarget(target, route.target.uri, route.target.args, route.target.hasArgs);
       const timeouts = route.handler.proxyTimeouts;
-      if (decision.delayMs > 0) {
+      if (verdict.delayMs > 0) {
         return {
           action: 'delay',
-          delayMs: decision.delayMs,
+          delayMs: verdict.delayMs,
           upstream: target.upstream,
           path,
           readTimeoutMs: timeouts.readMs,
           connectTimeoutMs: timeouts.connectMs,
           sendTimeoutMs: timeouts.sendMs,
-          limitReqStatus: decision.status,
-          zone: decision.zone,
+          limitReqStatus: verdict.status,
+          zone: verdict.zone,
           serverName: route.serverName,
         };
       }
@@ -158,15 +158,15 @@ function toDataPath(decision: EngineDecision, route: Route, targets: ProxyTarget
         readTimeoutMs: timeouts.readMs,
         connectTimeoutMs: timeouts.connectMs,
         sendTimeoutMs: timeouts.sendMs,
-        limitReqStatus: decision.status,
-        zone: decision.zone,
+        limitReqStatus: verdict.status,
+        zone: verdict.zone,
         serverName: route.serverName,
       };
     }
   }
 }
 
-function writeLogs(log: ErrorLog, decision: EngineDecision, route: Route, ctx: RequestContext): void {
+function writeLogs(log: ErrorLog, verdict: Verdict, route: Route, ctx: DownstreamRequest): void {
   const context = requestLogContext(ctx, route.serverName);
-  for (const entry of decision.logs) log.request(entry, context);
+  for (const entry of verdict.logs) log.request(entry, context);
 }

@@ -6,7 +6,7 @@
  */
 import type { Socket } from 'node:net';
 import type { LimitReqLog } from '../engine/limit-req/limit-req.ts';
-import type { RequestContext } from './http/decision.ts';
+import type { DownstreamRequest } from './http/decision.ts';
 
 export type ErrorLogLevel = 'debug' | 'info' | 'notice' | 'warn' | 'error' | 'crit' | 'alert' | 'emerg';
 
@@ -40,7 +40,11 @@ let connectionSerial = 0;
  * The context nginx's log handler appends to a request's lines. The connection number (`*N`) is given
  * to a connection the first time one of its requests is logged, so its lines share it, as in nginx.
  */
-export function requestLogContext(ctx: RequestContext, server: string, upstream?: string): RequestLogContext {
+export function requestLogContext(
+  ctx: DownstreamRequest,
+  server: string,
+  upstream?: string,
+): RequestLogContext {
   const req = ctx.req;
   const socket = ctx.clientSocket as (Socket & { [kConnection]?: number }) | null;
   // A connection out of reach (see clientSocket) still gets a number, just not a shared one.

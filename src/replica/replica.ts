@@ -18,9 +18,9 @@ import type { CounterStore } from '../store/counter-store.ts';
 import type { KeyvalFeed, KeyvalHead } from '../store/keyval-store.ts';
 import { KeyvalSync } from '../store/keyval-sync.ts';
 import { CounterFlusher } from './counter-flusher.ts';
-import { engineHook, type ReplicaDecision, upgradeHook } from './engine-hook.ts';
+import { engineHook, type RoutedDecision, upgradeHook } from './engine-hook.ts';
 import { ErrorLog, requestLogContext } from './error-log.ts';
-import type { RequestContext } from './http/decision.ts';
+import type { DownstreamRequest } from './http/decision.ts';
 import { ProxyServer } from './http/proxy-server.ts';
 import { UpstreamSet } from './http/upstream-group.ts';
 import { applyChange, applySnapshot } from './keyval-applier.ts';
@@ -87,7 +87,7 @@ export class Replica {
   readonly #startedAtMs = Date.now();
   /** Requests routed per `server name\0location name`, for `limitswitch_location_requests_total`. */
   readonly locationRequests = new Map<string, number>();
-  readonly #listeners = new Map<number, { server: ProxyServer<ReplicaDecision>; port: number }>();
+  readonly #listeners = new Map<number, { server: ProxyServer<RoutedDecision>; port: number }>();
   readonly #flusher: CounterFlusher;
   readonly #options: ReplicaOptions;
   #timers: NodeJS.Timeout[] = [];
@@ -254,7 +254,7 @@ export class Replica {
       },
     });
     const onResponse = this.#options.onResponse;
-    const proxy = new ProxyServer<ReplicaDecision>({
+    const proxy = new ProxyServer<RoutedDecision>({
       decide: onResponse === undefined ? engine : (ctx) => tagged(ctx, engine(ctx)),
       canUpgrade: upgradeHook({ site: () => this.#site, port: configuredPort }),
       upstreams: { get: (name: string) => this.#upstreams.get(name) } as UpstreamSet,
@@ -345,7 +345,7 @@ export class Replica {
 }
 
 /** Remembers what the access log needs from the data path's view of the request. */
-function tagged(ctx: RequestContext, decision: ReplicaDecision): ReplicaDecision {
+function tagged(ctx: DownstreamRequest, decision: RoutedDecision): RoutedDecision {
   (ctx.req as TaggedRequest)[kFacts] = {
     remoteAddr: ctx.remoteAddr,
     closed: decision.action === 'reject' && decision.code === 444,

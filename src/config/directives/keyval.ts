@@ -3,9 +3,11 @@
  * follow its documentation and messages follow the patterns of the open-source zone directives
  * (limit_req_zone), with the same 32k minimum zone size.
  */
+
+import type { KeyvalType } from '../../engine/keyval/keyval-zone.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
-import type { KeyvalSpec, KeyvalZoneType } from '../model.ts';
+import type { KeyvalSpec } from '../model.ts';
 import { parseSize, parseTimeMs } from '../values.ts';
 import {
   complexValue,
@@ -18,7 +20,7 @@ import {
 } from './helpers.ts';
 import type { DirectiveSpec, Scope } from './types.ts';
 
-const TYPES: readonly KeyvalZoneType[] = ['string', 'ip', 'prefix'];
+const TYPES: readonly KeyvalType[] = ['string', 'ip', 'prefix'];
 
 /** `keyval_zone zone=name:size [state=file] [timeout=time] [type=string|ip|prefix] [sync];` */
 function keyvalZone(d: Directive, scope: Scope): void {
@@ -26,7 +28,7 @@ function keyvalZone(d: Directive, scope: Scope): void {
   let sizeBytes = 0;
   let stateFile: string | null = null;
   let timeoutMs: number | null = null;
-  let type: KeyvalZoneType = 'string';
+  let type: KeyvalType = 'string';
   let sync = false;
   for (const arg of d.args) {
     if (arg.startsWith('zone=')) {

@@ -3,9 +3,10 @@
  * limit_req_dry_run — parsed as ngx_http_limit_req_module.c does, with its messages — plus the
  * limitswitch extension limit_req_retry_after.
  */
+
+import type { LogLevel } from '../../engine/limit-req/limit-req.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
-import type { LogLevel } from '../model.ts';
 import { atoi, parseSize } from '../values.ts';
 import {
   complexValue,

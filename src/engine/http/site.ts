@@ -67,10 +67,11 @@ export interface Route {
 }
 
 /** `static`: nginx's static module would serve a file from `root` (the replica serves no files: 404). */
-export type DecisionKind = 'return' | 'reject' | 'close' | 'deny' | 'proxy' | 'api' | 'static';
+export type VerdictKind = 'return' | 'reject' | 'close' | 'deny' | 'proxy' | 'api' | 'static';
 
-export interface Decision {
-  readonly kind: DecisionKind;
+/** What nginx's phases decide for one request (the data path turns it into an action). */
+export interface Verdict {
+  readonly kind: VerdictKind;
   /** The HTTP status to answer (444 for `close`; 200 for `proxy`/`api`/`static` until the content answers). */
   readonly code: number;
   /** `$limit_req_status`. */
@@ -147,7 +148,7 @@ export class Site {
   }
 
   /** Runs the phases for a routed request. Mutates zone state and counters. */
-  decide(route: Route, facts: RequestFacts, nowMs: number): Decision {
+  decide(route: Route, facts: RequestFacts, nowMs: number): Verdict {
     const ctx = newRequestContext(
       facts,
       route.target,
@@ -187,7 +188,7 @@ export class Site {
       }
     }
 
-    let kind: DecisionKind;
+    let kind: VerdictKind;
     let code = 200;
     if (!handler.access.allows(facts.remoteAddr)) {
       kind = 'deny';
@@ -199,7 +200,7 @@ export class Site {
   }
 
   /** `route` + `decide` in one step (simulate, tests); 400 for an unparsable target. */
-  evaluate(facts: RequestFacts, nowMs: number): Decision {
+  evaluate(facts: RequestFacts, nowMs: number): Verdict {
     const route = this.route(facts.target, facts.headers.host, facts.serverAddr, facts.serverPort);
     if (route === null) {
       return {
@@ -219,8 +220,8 @@ export class Site {
 
 const NO_LOGS: readonly LimitReqLog[] = Object.freeze([]);
 
-function answer(spec: CompiledReturn, ctx: RequestContext): Decision {
+function answer(spec: CompiledReturn, ctx: RequestContext): Verdict {
   const text = spec.text === null ? null : spec.text(ctx);
-  const kind: DecisionKind = spec.code === 444 ? 'close' : 'return';
+  const kind: VerdictKind = spec.code === 444 ? 'close' : 'return';
   return { kind, code: spec.code, status: '', delayMs: 0, zone: null, logs: NO_LOGS, retryAfterMs: 0, text };
 }

@@ -3,8 +3,9 @@
  * `InvalidValueError` with a message that names the value and what was expected; the caller adds the
  * object and field. Syntax follows nginx where the value ends up in a directive (rates, sizes, codes).
  */
-import type { LogLevel } from '../../config/model.ts';
+
 import { ComplexValueSyntaxError, parseComplexValue } from '../../engine/complex-value.ts';
+import type { LogLevel } from '../../engine/limit-req/limit-req.ts';
 import { parseCidr } from '../../engine/net/address-text.ts';
 import { checkSnippet } from './snippet-check.ts';
 

@@ -3,7 +3,7 @@
  * whether a minion inherits it from its master, its default, and its documentation. The annotation
  * table in docs/kubernetes.md is generated from it (a test keeps the two in step).
  */
-import type { LogLevel } from '../../config/model.ts';
+import type { LogLevel } from '../../engine/limit-req/limit-req.ts';
 import type { ObjectRef, TranslationProblem } from '../objects.ts';
 import {
   InvalidValueError,

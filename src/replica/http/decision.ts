@@ -9,8 +9,11 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 
-/** What the hook sees of a request. Valid until the response ends; do not keep it longer. */
-export interface RequestContext {
+/**
+ * The downstream (client) side of one exchange, as the hook sees it. Valid until the response ends; do not
+ * keep it longer.
+ */
+export interface DownstreamRequest {
   /** The raw request: `method`, `url` (the request-target as sent), `rawHeaders`, `headers` (lazy). */
   readonly req: IncomingMessage;
   /** `$remote_addr`: the peer, or the address taken from `real_ip_header` when the peer is trusted. */
@@ -95,7 +98,7 @@ export interface ReturnDecision {
 export type Decision = PassDecision | ProxyDecision | DelayDecision | RejectDecision | ReturnDecision;
 
 /** Called once per request, synchronously, before anything is sent upstream. Must not throw. */
-export type DecideHook<D extends Decision = Decision> = (ctx: RequestContext) => D;
+export type DecideHook<D extends Decision = Decision> = (ctx: DownstreamRequest) => D;
 
 /** Where the client went away: while held by a delay, or while the upstream exchange was running. */
 export type ClientClosedPhase = 'delay' | 'proxy';
@@ -105,7 +108,7 @@ export type ClientClosedPhase = 'delay' | 'proxy';
  * decision is the one the hook returned, so a hook may carry its own fields (zone names, …) through.
  */
 export type ClientClosedCallback<D extends Decision = Decision> = (
-  ctx: RequestContext,
+  ctx: DownstreamRequest,
   decision: D,
   phase: ClientClosedPhase,
 ) => void;
@@ -122,7 +125,7 @@ export interface UpstreamError {
 
 /** Hears each upstream failure of a forwarded request (the client gets 502/504 or a cut response). */
 export type UpstreamErrorCallback<D extends Decision = Decision> = (
-  ctx: RequestContext,
+  ctx: DownstreamRequest,
   decision: D,
   error: UpstreamError,
 ) => void;

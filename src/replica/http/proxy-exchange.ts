@@ -1,7 +1,7 @@
 /**
  * One request on the data path, from decision to the last byte: it answers, holds, or forwards as the
  * hook decided, relays the upstream's answer, and notices a client that goes away. The exchange is the
- * `RequestContext` the hook sees and also the undici dispatch handler, so a forwarded request costs
+ * `DownstreamRequest` the hook sees and also the undici dispatch handler, so a forwarded request costs
  * one object; its base class, `UpstreamRequest` (upstream-request.ts), is the side facing the servers.
  *
  * It uses undici's raw handler callbacks (`onConnect`/`onHeaders`/`onData`/`onComplete`/`onError`):
@@ -15,7 +15,7 @@ import type {
   ClientClosedCallback,
   Decision,
   DelayDecision,
-  RequestContext,
+  DownstreamRequest,
   ReturnDecision,
   UpstreamErrorCallback,
 } from './decision.ts';
@@ -53,7 +53,7 @@ function onHoldElapsed(exchange: { holdElapsed(): void }): void {
   exchange.holdElapsed();
 }
 
-export class Exchange<D extends Decision> extends UpstreamRequest implements RequestContext {
+export class Exchange<D extends Decision> extends UpstreamRequest implements DownstreamRequest {
   readonly remoteAddr: string;
   readonly remotePort: number;
   readonly realipRemoteAddr: string;

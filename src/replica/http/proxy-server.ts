@@ -16,7 +16,7 @@ import type {
   ClientClosedCallback,
   DecideHook,
   Decision,
-  RequestContext,
+  DownstreamRequest,
   UpstreamErrorCallback,
 } from './decision.ts';
 import { Exchange } from './proxy-exchange.ts';
@@ -34,7 +34,7 @@ export interface ProxyServerOptions<D extends Decision = Decision> {
    * `proxy_set_header Upgrade`/`Connection`). Called before `decide`, for upgrade requests only.
    * Absent: no location does, and upgrade requests are forwarded as plain ones.
    */
-  readonly canUpgrade?: (ctx: RequestContext) => boolean;
+  readonly canUpgrade?: (ctx: DownstreamRequest) => boolean;
   /** Every upstream group a decision may name. The owner closes them after `close()`. */
   readonly upstreams: UpstreamSet;
   /** The group for `pass`/`delay` decisions that name none. */
@@ -76,7 +76,7 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
   readonly #decide: DecideHook<D>;
   #realIp: RealIpResolver | null;
   readonly #onHookError: ((err: unknown) => void) | null;
-  readonly #canUpgrade: ((ctx: RequestContext) => boolean) | null;
+  readonly #canUpgrade: ((ctx: DownstreamRequest) => boolean) | null;
   /** Connections taken by an upgrade request: in its exchange, then in its tunnel. */
   readonly #upgrading = new Set<Socket>();
   readonly #tunnels = new Set<Tunnel>();

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
-import type { RequestContext } from '../../../src/replica/http/decision.ts';
+import type { DownstreamRequest } from '../../../src/replica/http/decision.ts';
 import { PASS } from '../../../src/replica/http/decision.ts';
 import {
   echo,
@@ -18,7 +18,7 @@ import {
 describe('proxy: forwarding', () => {
   let upstream: TestUpstream;
   let proxy: TestProxy<typeof PASS>;
-  const seen: RequestContext[] = [];
+  const seen: DownstreamRequest[] = [];
 
   before(async () => {
     upstream = await startUpstream((req, res, record) => {
@@ -287,7 +287,7 @@ test('a dual-stack listener reports IPv4 clients as IPv4, not IPv4-mapped IPv6',
 test('real ip: a trusted peer is attributed to the header address, an untrusted one is not', async () => {
   const upstream = await startUpstream();
   const seen: string[] = [];
-  const decide = (ctx: RequestContext) => {
+  const decide = (ctx: DownstreamRequest) => {
     seen.push(`${ctx.remoteAddr} via ${ctx.realipRemoteAddr}`);
     return PASS;
   };

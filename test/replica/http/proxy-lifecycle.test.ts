@@ -4,12 +4,12 @@ import type { ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import { test } from 'node:test';
 import { request } from 'undici';
-import type { ClientClosedPhase, Decision, RequestContext } from '../../../src/replica/http/decision.ts';
+import type { ClientClosedPhase, Decision, DownstreamRequest } from '../../../src/replica/http/decision.ts';
 import { PASS } from '../../../src/replica/http/decision.ts';
 import { startProxy, startUpstream } from './harness.ts';
 
 interface Closed {
-  readonly ctx: RequestContext;
+  readonly ctx: DownstreamRequest;
   readonly decision: Decision;
   readonly phase: ClientClosedPhase;
 }
