@@ -141,13 +141,7 @@ async function runReplica(flags: ReplicaFlags): Promise<void> {
       status?.metrics.countReload(false);
       // nginx logs a refused reload as `[emerg] <text> in FILE:LINE` in its error log.
       const text =
-        err instanceof ConfigError
-          ? err.line > 0
-            ? `${err.text} in ${err.file}:${err.line}`
-            : err.text
-          : err instanceof Error
-            ? err.message
-            : String(err);
+        err instanceof ConfigError ? err.located : err instanceof Error ? err.message : String(err);
       errorLog.message('emerg', text);
       logger.error(
         { config: flags.config, err: text },

@@ -166,7 +166,7 @@ export async function startKubernetesConfig(
         } catch (err) {
           // The translator checks every fragment, so this means a bug; keep serving the old config.
           onReload(false);
-          const message = err instanceof ConfigError ? `${err.text} in ${err.file}:${err.line}` : String(err);
+          const message = err instanceof ConfigError ? err.located : String(err);
           logger.error({ err: message }, 'configuration refused; the previous configuration stays in force');
           return;
         }

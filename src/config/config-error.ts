@@ -19,6 +19,11 @@ export class ConfigError extends LimitswitchError {
     this.file = file;
     this.line = line;
   }
+
+  /** `text in file:line` (or the text alone without a position), as the error log writes it after `[emerg]`. */
+  get located(): string {
+    return locate(this.text, this.file, this.line);
+  }
 }
 
 /** A `[warn]` line: the configuration loads, but nginx would say something about it. */
@@ -36,7 +41,11 @@ export function formatConfigMessage(
   file: string,
   line: number,
 ): string {
-  return line > 0 ? `[${level}] ${text} in ${file}:${line}` : `[${level}] ${text}`;
+  return `[${level}] ${locate(text, file, line)}`;
+}
+
+function locate(text: string, file: string, line: number): string {
+  return line > 0 ? `${text} in ${file}:${line}` : text;
 }
 
 /** Shorthand for an error at a directive or any other source position. */

@@ -80,10 +80,18 @@ export function toApiError(err: unknown): ApiError {
   return apiError('InternalError');
 }
 
+/** Body errors about the object itself, in NGINX's words. */
+const BODY_TEXT: Readonly<Record<string, string>> = {
+  minProperties: 'key required',
+  propertyNames: 'key required',
+  minLength: 'key required',
+  maxProperties: 'only one key can be updated',
+};
+
 /**
  * ajv errors → NGINX codes. Body errors are `KeyvalFormatError` (only keyval routes take bodies) with
- * the NGINX vocabulary: `key required` for `{}`, `invalid JSON` for a non-object, otherwise the key
- * whose value is wrong.
+ * the NGINX vocabulary: `key required` for `{}` or an empty key, `only one key can be updated` for a
+ * PATCH of several, `invalid JSON` for a non-object, otherwise the key whose value is wrong.
  */
 function validationError(
   context: string | undefined,
@@ -92,12 +100,7 @@ function validationError(
   const first = errors[0] ?? {};
   const path = first.instancePath ?? '';
   if (context === 'body') {
-    if (path === '') {
-      return apiError(
-        'KeyvalFormatError',
-        first.keyword === 'minProperties' ? 'key required' : 'invalid JSON',
-      );
-    }
+    if (path === '') return apiError('KeyvalFormatError', BODY_TEXT[first.keyword ?? ''] ?? 'invalid JSON');
     const [key] = path.slice(1).split('/').map(unescapePointer);
     // anyOf reports every branch; an `expire` out of range is the more useful one to name.
     if (errors.some((e) => e.instancePath?.endsWith('/expire'))) {

@@ -19,11 +19,6 @@ export function onlyOneKeyError(): LimitswitchError {
   return new LimitswitchError('KeyvalFormatError', 'only one key can be added');
 }
 
-/** An empty key, or a POST with no key at all: 400. */
-export function keyRequiredError(): LimitswitchError {
-  return new LimitswitchError('KeyvalFormatError', 'key required');
-}
-
 /** The store cannot be reached (or did not answer within its command timeout): 503. */
 export function storeUnavailableError(cause?: unknown): LimitswitchError {
   return new LimitswitchError('StoreUnavailable', undefined, { cause });

@@ -33,22 +33,13 @@ describe('keyval bodies', () => {
     assert.equal(Object.getPrototypeOf(entries), null);
   });
 
-  it('refuses with NGINX’s texts', () => {
-    assert.throws(() => parsePostBody([], plain, 0), formatError('invalid JSON'));
-    assert.throws(() => parsePostBody({}, plain, 0), formatError('key required'));
-    assert.throws(() => parsePostBody({ '': 'v' }, plain, 0), formatError('key required'));
-    assert.throws(() => parsePostBody({ a: null }, plain, 0), formatError('invalid value of key "a"'));
-    assert.throws(() => parsePostBody({ a: true }, plain, 0), formatError('invalid value of key "a"'));
-    assert.throws(() => parsePostBody({ a: Number.NaN }, plain, 0), formatError('invalid value of key "a"'));
+  it('refuses what needs the zone to judge, with NGINX’s texts (shapes are the schema’s: keyvals.test.ts)', () => {
     assert.throws(
       () => parsePostBody({ a: { value: 'v', expire: 10 } }, plain, 0),
       formatError('keyval timeout is not enabled'),
     );
-    assert.throws(
-      () => parsePostBody({ a: { value: 'v', expire: 1.5 } }, timed, 0),
-      formatError('invalid expire of key "a"'),
-    );
     assert.throws(() => parsePostBody({ 'not-an-ip': '1' }, ips, 0), formatError('invalid key format'));
+    assert.throws(() => parsePatchBody({ 'not-an-ip': null }, ips, 0), formatError('invalid key format'));
   });
 
   it('type=ip keys are addresses and CIDRs as nginx reads them', () => {
@@ -58,16 +49,11 @@ describe('keyval bodies', () => {
       assert.throws(() => parsePostBody({ [key]: '1' }, ips, 0), formatError('invalid key format'), key);
   });
 
-  it('PATCH: exactly one key; null deletes', () => {
+  it('PATCH: null deletes', () => {
     assert.deepEqual(parsePatchBody({ a: null }, plain, 0), { key: 'a', entry: null });
     assert.deepEqual(parsePatchBody({ a: 'b' }, timed, 5), {
       key: 'a',
       entry: { value: 'b', expireAtMs: 1005 },
     });
-    assert.throws(
-      () => parsePatchBody({ a: '1', b: '2' }, plain, 0),
-      formatError('only one key can be updated'),
-    );
-    assert.throws(() => parsePatchBody({}, plain, 0), formatError('key required'));
   });
 });

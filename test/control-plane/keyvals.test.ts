@@ -126,6 +126,21 @@ describe('keyvals: NGINX Plus semantics', () => {
     assertNginxError(await app.inject(post(url, '{"":"v"}')), 400, 'KeyvalFormatError', 'key required');
     assertNginxError(await app.inject(post(url, '["a"]')), 400, 'KeyvalFormatError', 'invalid JSON');
     assertNginxError(await app.inject(post(url, '"a"')), 400, 'KeyvalFormatError', 'invalid JSON');
+    assertNginxError(await app.inject(patch(url, '{}')), 400, 'KeyvalFormatError', 'key required');
+    assertNginxError(await app.inject(patch(url, '{"":null}')), 400, 'KeyvalFormatError', 'key required');
+    assertNginxError(await app.inject(patch(url, '[]')), 400, 'KeyvalFormatError', 'invalid JSON');
+    assertNginxError(
+      await app.inject(post('/api/9/http/keyvals/ttl', '{"a":{"value":"v","expire":1.5}}')),
+      400,
+      'KeyvalFormatError',
+      'invalid expire of key "a"',
+    );
+    assertNginxError(
+      await app.inject(post('/api/9/http/keyvals/ips', '{"not-an-ip":"1"}')),
+      400,
+      'KeyvalFormatError',
+      'invalid key format',
+    );
     assertNginxError(await app.inject(post(url, '{"a":')), 415, 'JsonError', 'json error');
     assertNginxError(await app.inject(post(url, 'a=1', { 'content-type': 'text/plain' })), 415, 'JsonError');
     const big = JSON.stringify({ a: 'x'.repeat(2000) });

@@ -14,7 +14,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AlertAutomation } from '../../automation/alert-automation.ts';
 import { type AlertRules, DEFAULT_MAX_BODY_BYTES } from '../../automation/alert-rules.ts';
 import type { AlertmanagerNotification } from '../../automation/alertmanager-payload.ts';
-import { parseCidr } from '../../engine/net/address-text.ts';
+import { isKeyvalKey } from '../../engine/keyval/keyval-zone.ts';
 import { AutomationMetrics } from '../../metrics/automation-metrics.ts';
 import { LimitswitchError } from '../../shared/errors.ts';
 import type { AccessControl, Principal } from '../access-control.ts';
@@ -86,9 +86,9 @@ function newAutomation(
     clock: ctx.clock,
     zoneInfo: (name) => ctx.zones.keyvalZone(name),
     checkKey: (zone, key) =>
-      zone.type === 'ip' && parseCidr(key) === null
-        ? `key "${key}" is not an address or CIDR (zone "${zone.name}" is type=ip)`
-        : null,
+      isKeyvalKey(zone.type, key)
+        ? null
+        : `key "${key}" is not an address or CIDR (zone "${zone.name}" is type=ip)`,
     counters,
     log: app.log,
     mutated: (zone, op) => ctx.metrics.countMutation(zone, op),

@@ -8,6 +8,12 @@ import { CidrTable } from '../net/cidr-table.ts';
 
 export type KeyvalType = 'string' | 'ip' | 'prefix';
 
+/** Whether `key` can be a key of a zone of this type: not empty; an address or CIDR for `ip`. */
+export function isKeyvalKey(type: KeyvalType, key: string): boolean {
+  if (key.length === 0) return false;
+  return type !== 'ip' || parseCidr(key) !== null;
+}
+
 export interface KeyvalRecord {
   readonly value: string;
   /** Same clock as the `nowMs` lookups are made with; `null` never expires. */
@@ -36,8 +42,7 @@ export class KeyvalZone {
 
   /** True when `key` is acceptable for this zone's type (`ip` zones take addresses and CIDRs only). */
   validKey(key: string): boolean {
-    if (key.length === 0) return false;
-    return this.type !== 'ip' || parseCidr(key) !== null;
+    return isKeyvalKey(this.type, key);
   }
 
   set(key: string, record: KeyvalRecord): void {

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { compareText, put } from '../../shared/dictionary.ts';
 import { type AuditNote, auditEntries } from '../audit-trail.ts';
-import { keyExistsError, keyNotFoundError, keyRequiredError, onlyOneKeyError } from '../keyval-errors.ts';
+import { keyExistsError, keyNotFoundError, onlyOneKeyError } from '../keyval-errors.ts';
 import type {
   KeyvalChange,
   KeyvalChangeBody,
@@ -49,7 +49,6 @@ export class MemoryKeyvals implements KeyvalStore {
   ): Promise<MutationResult> {
     this.#backend.assertOpen();
     const keys = Object.keys(entries);
-    if (keys.length === 0 || keys.includes('')) throw keyRequiredError();
     const nowMs = this.#backend.nowMs();
     const current = this.#zones.get(zone);
     const liveCount = current ? [...current.values()].filter((e) => isLive(e, nowMs)).length : 0;
@@ -86,7 +85,6 @@ export class MemoryKeyvals implements KeyvalStore {
 
   async set(zone: string, key: string, entry: KeyvalEntry, note?: AuditNote): Promise<MutationResult> {
     this.#backend.assertOpen();
-    if (key === '') throw keyRequiredError();
     const existing = this.#zones.get(zone)?.get(key);
     const previous = existing && isLive(existing, this.#backend.nowMs()) ? existing.value : null;
     return this.#write(zone, key, entry, previous, note);

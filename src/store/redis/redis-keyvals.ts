@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { put } from '../../shared/dictionary.ts';
 import { LimitswitchError } from '../../shared/errors.ts';
 import type { AuditNote } from '../audit-trail.ts';
-import { keyExistsError, keyNotFoundError, keyRequiredError, onlyOneKeyError } from '../keyval-errors.ts';
+import { keyExistsError, keyNotFoundError, onlyOneKeyError } from '../keyval-errors.ts';
 import type {
   KeyvalChange,
   KeyvalChangeBody,
@@ -47,7 +47,6 @@ export class RedisKeyvals implements KeyvalStore {
     note?: AuditNote,
   ): Promise<MutationResult> {
     const keys = Object.keys(entries);
-    if (keys.length === 0 || keys.includes('')) throw keyRequiredError();
     const copy: Record<string, KeyvalEntry> = {};
     const args: (string | number)[] = [];
     for (const key of keys) {
@@ -69,7 +68,6 @@ export class RedisKeyvals implements KeyvalStore {
   }
 
   set(zone: string, key: string, entry: KeyvalEntry, note?: AuditNote): Promise<MutationResult> {
-    if (key === '') return Promise.reject(keyRequiredError());
     return this.#put('set', zone, key, entry, note);
   }
 
