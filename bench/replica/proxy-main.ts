@@ -61,6 +61,7 @@ async function main(): Promise<void> {
       const targets = resolveProxyTargets(site, config.http.upstreams);
       upstreams = new UpstreamSet(targets.groups);
       decide = engineHook({
+        nowMs: () => Date.now(),
         site: () => site,
         targets: () => targets,
         errorLog: new ErrorLog((line) => process.stderr.write(line)),

@@ -138,7 +138,11 @@ export function parseAlertRules(text: string, file: string): AlertRules {
 
 function duration(text: string): number {
   const ms = parseDurationMs(text);
-  if (ms === null) throw new Error(`invalid duration "${text}" (units: y w d h m s ms, largest first)`);
+  if (ms === null)
+    throw new LimitswitchError(
+      'RL_ERR_ALERT_RULES_INVALID',
+      `invalid duration "${text}" (units: y w d h m s ms, largest first)`,
+    );
   return ms;
 }
 

@@ -4,6 +4,7 @@
  * `severity!="info"`, `env!~"dev|test"`. Values may be double-quoted (with `\"`, `\\`, `\n` escapes)
  * or bare. Regular expressions are anchored at both ends, as in Prometheus and Alertmanager.
  */
+import { LimitswitchError } from '../shared/errors.ts';
 
 export type MatchOp = '=' | '!=' | '=~' | '!~';
 
@@ -21,7 +22,11 @@ const MATCHER = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(=~|!~|!=|=)\s*(.*?)\s*$/s;
 /** Parse one matcher; throws an `Error` whose message names what is wrong. */
 export function parseLabelMatcher(text: string): LabelMatcher {
   const match = MATCHER.exec(text);
-  if (!match) throw new Error(`invalid matcher "${text}": expected name, one of = != =~ !~, and a value`);
+  if (!match)
+    throw new LimitswitchError(
+      'RL_ERR_ALERT_RULES_INVALID',
+      `invalid matcher "${text}": expected name, one of = != =~ !~, and a value`,
+    );
   const name = match[1]!;
   const op = match[2] as MatchOp;
   const value = unquote(match[3]!, text);
@@ -31,7 +36,10 @@ export function parseLabelMatcher(text: string): LabelMatcher {
     try {
       re = new RegExp(`^(?:${value})$`, 'su');
     } catch (err) {
-      throw new Error(`invalid matcher "${text}": ${(err as Error).message}`);
+      throw new LimitswitchError(
+        'RL_ERR_ALERT_RULES_INVALID',
+        `invalid matcher "${text}": ${(err as Error).message}`,
+      );
     }
     test = op === '=~' ? (v) => re.test(v) : (v) => !re.test(v);
   } else {
@@ -58,16 +66,24 @@ export function matchesAll(
 function unquote(raw: string, text: string): string {
   if (!raw.startsWith('"')) {
     if (/["\s]/.test(raw) && raw !== '') {
-      throw new Error(`invalid matcher "${text}": quote values that contain spaces or quotes`);
+      throw new LimitswitchError(
+        'RL_ERR_ALERT_RULES_INVALID',
+        `invalid matcher "${text}": quote values that contain spaces or quotes`,
+      );
     }
     return raw;
   }
-  if (raw.length < 2 || !raw.endsWith('"')) throw new Error(`invalid matcher "${text}": unterminated quote`);
+  if (raw.length < 2 || !raw.endsWith('"'))
+    throw new LimitswitchError('RL_ERR_ALERT_RULES_INVALID', `invalid matcher "${text}": unterminated quote`);
   let out = '';
   const body = raw.slice(1, -1);
   for (let i = 0; i < body.length; i++) {
     const ch = body[i]!;
-    if (ch === '"') throw new Error(`invalid matcher "${text}": unescaped quote in value`);
+    if (ch === '"')
+      throw new LimitswitchError(
+        'RL_ERR_ALERT_RULES_INVALID',
+        `invalid matcher "${text}": unescaped quote in value`,
+      );
     if (ch !== '\\') {
       out += ch;
       continue;
@@ -75,7 +91,11 @@ function unquote(raw: string, text: string): string {
     const next = body[++i];
     if (next === 'n') out += '\n';
     else if (next === '"' || next === '\\') out += next;
-    else throw new Error(`invalid matcher "${text}": unknown escape "\\${next ?? ''}"`);
+    else
+      throw new LimitswitchError(
+        'RL_ERR_ALERT_RULES_INVALID',
+        `invalid matcher "${text}": unknown escape "\\${next ?? ''}"`,
+      );
   }
   return out;
 }

@@ -3,6 +3,7 @@
  * `{{ .Labels.path }}`, `{{.Labels.host}}:{{ .Labels.path }}`. Only `.Labels.<name>` is supported;
  * anything else between `{{ }}` is refused when the rules file loads, not when an alert arrives.
  */
+import { LimitswitchError } from '../shared/errors.ts';
 
 export interface LabelTemplate {
   /** As written. */
@@ -23,12 +24,16 @@ export function parseLabelTemplate(text: string): LabelTemplate {
   for (const match of text.matchAll(ACTION)) {
     const ref = LABEL_REF.exec(match[1]!);
     if (!ref)
-      throw new Error(`unsupported template action "${match[0]}": only {{ .Labels.<name> }} is allowed`);
+      throw new LimitswitchError(
+        'RL_ERR_ALERT_RULES_INVALID',
+        `unsupported template action "${match[0]}": only {{ .Labels.<name> }} is allowed`,
+      );
     parts.push(text.slice(last, match.index), { label: ref[1]! });
     last = match.index + match[0].length;
   }
   const tail = text.slice(last);
-  if (tail.includes('{{') || tail.includes('}}')) throw new Error(`unbalanced "{{" or "}}" in "${text}"`);
+  if (tail.includes('{{') || tail.includes('}}'))
+    throw new LimitswitchError('RL_ERR_ALERT_RULES_INVALID', `unbalanced "{{" or "}}" in "${text}"`);
   parts.push(tail);
   const literal = parts.filter((p) => p !== '');
   const labels = literal.flatMap((p) => (typeof p === 'string' ? [] : [p.label]));

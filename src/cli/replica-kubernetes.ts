@@ -5,11 +5,13 @@
  * unchanged keep their state). The live replica count is read from the store's registry every few
  * seconds and fed to `nginx.org/limit-req-scale`; a new count re-renders with the new rate.
  */
+
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { ConfigError, loadConfigText } from '../config/index.ts';
 import type { Config } from '../config/model.ts';
 import type { Replica } from '../replica/replica.ts';
+import { systemClock } from '../shared/clock.ts';
 import { LimitswitchError } from '../shared/errors.ts';
 import type { RegistryReader } from '../store/cluster-registry.ts';
 
@@ -87,7 +89,7 @@ export function checkConfigMode(
  */
 async function liveReplicaCount(registry: RegistryReader, selfId: string): Promise<number | null> {
   try {
-    const records = await registry.replicas(Date.now());
+    const records = await registry.replicas(systemClock.nowMs());
     return 1 + records.filter((r) => r.live && r.id !== selfId).length;
   } catch {
     return null;

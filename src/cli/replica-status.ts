@@ -10,6 +10,7 @@ import { ControlPlaneMetrics } from '../metrics/control-plane-metrics.ts';
 import { ReplicaMetrics } from '../metrics/replica-metrics.ts';
 import { localStoreView } from '../replica/local-store-view.ts';
 import type { Replica } from '../replica/replica.ts';
+import { systemClock } from '../shared/clock.ts';
 
 export interface ReplicaStatus {
   readonly url: string;
@@ -34,7 +35,7 @@ export async function startReplicaStatus(
         site: () => replica.site,
         head: () => replica.head(),
         info: () => replica.info(),
-        nowMs: () => Date.now(),
+        nowMs: () => systemClock.nowMs(),
       }),
     ),
     auth: { readOnly: true },

@@ -2,7 +2,8 @@ import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
 import { buildSite } from '../config/build-site.ts';
 import { loadConfigFile } from '../config/index.ts';
-import { SimulateInputError, simulateLine } from './simulate.ts';
+import { hasCode, LimitswitchError } from '../shared/errors.ts';
+import { simulateLine } from './simulate.ts';
 
 /** `limitswitch simulate -c FILE`: request timelines (JSON lines on stdin) through the engine. */
 export function registerSimulateCommand(program: Command): void {
@@ -25,9 +26,12 @@ export function registerSimulateCommand(program: Command): void {
         try {
           result = simulateLine(site, JSON.parse(text), defaultPort);
         } catch (err) {
-          if (!(err instanceof SimulateInputError || err instanceof SyntaxError)) throw err;
+          if (!(hasCode(err, 'RL_ERR_SIMULATE_INPUT') || err instanceof SyntaxError)) throw err;
           process.stdout.write(out.join(''));
-          throw new Error(`limitswitch: invalid input at stdin:${lineNumber}: ${err.message}`);
+          throw new LimitswitchError(
+            'RL_ERR_SIMULATE_INPUT',
+            `limitswitch: invalid input at stdin:${lineNumber}: ${err.message}`,
+          );
         }
         if (result !== null) out.push(`${JSON.stringify(result)}\n`);
         if (out.length >= 256) process.stdout.write(out.splice(0).join(''));

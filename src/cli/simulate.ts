@@ -2,8 +2,10 @@
  * `limitswitch simulate`: JSON-lines request timelines through the engine, one JSON line out per
  * request. `t` is nginx's millisecond clock; keyval lines change a zone as the Plus API would.
  */
+
 import type { Site } from '../engine/http/site.ts';
 import type { RequestFacts } from '../engine/variables/request-context.ts';
+import { LimitswitchError } from '../shared/errors.ts';
 
 export interface SimulatedRequest {
   t: number;
@@ -28,15 +30,18 @@ export interface SimulatedResult {
   zone: string | null;
 }
 
-export class SimulateInputError extends Error {}
+/** A timeline line that is neither a request nor a keyval change (`RL_ERR_SIMULATE_INPUT`). */
+function inputError(text: string): LimitswitchError {
+  return new LimitswitchError('RL_ERR_SIMULATE_INPUT', text);
+}
 
 /** Runs one parsed input line; returns the output line for a request, null for a keyval change. */
 export function simulateLine(site: Site, line: unknown, defaultPort: number): SimulatedResult | null {
   if (typeof line !== 'object' || line === null || Array.isArray(line))
-    throw new SimulateInputError('expected a JSON object');
+    throw inputError('expected a JSON object');
   const input = line as Record<string, unknown>;
   const t = input.t;
-  if (typeof t !== 'number' || !Number.isFinite(t)) throw new SimulateInputError('"t" must be a number (ms)');
+  if (typeof t !== 'number' || !Number.isFinite(t)) throw inputError('"t" must be a number (ms)');
   if ('keyval' in input) {
     applyKeyval(site, t, input.keyval);
     return null;
@@ -48,18 +53,15 @@ export function simulateLine(site: Site, line: unknown, defaultPort: number): Si
 
 function checkRequest(input: Record<string, unknown>, t: number): SimulatedRequest {
   const { addr, host, uri, method, port, headers } = input;
-  if (typeof addr !== 'string' || addr.length === 0)
-    throw new SimulateInputError('"addr" must be a client address');
-  if (typeof uri !== 'string' || uri.length === 0)
-    throw new SimulateInputError('"uri" must be a request target');
-  if (host !== undefined && typeof host !== 'string') throw new SimulateInputError('"host" must be a string');
-  if (method !== undefined && typeof method !== 'string')
-    throw new SimulateInputError('"method" must be a string');
+  if (typeof addr !== 'string' || addr.length === 0) throw inputError('"addr" must be a client address');
+  if (typeof uri !== 'string' || uri.length === 0) throw inputError('"uri" must be a request target');
+  if (host !== undefined && typeof host !== 'string') throw inputError('"host" must be a string');
+  if (method !== undefined && typeof method !== 'string') throw inputError('"method" must be a string');
   if (port !== undefined && (!Number.isInteger(port) || (port as number) < 1 || (port as number) > 65535)) {
-    throw new SimulateInputError('"port" must be a port number');
+    throw inputError('"port" must be a port number');
   }
   if (headers !== undefined && !isStringRecord(headers)) {
-    throw new SimulateInputError('"headers" must be an object of strings');
+    throw inputError('"headers" must be an object of strings');
   }
   return {
     t,
@@ -89,20 +91,19 @@ function toFacts(request: SimulatedRequest, defaultPort: number): RequestFacts {
 }
 
 function applyKeyval(site: Site, t: number, change: unknown): void {
-  if (!isRecord(change)) throw new SimulateInputError('"keyval" must be an object');
+  if (!isRecord(change)) throw inputError('"keyval" must be an object');
   const { zone: zoneName, key, value, expire } = change;
-  if (typeof zoneName !== 'string') throw new SimulateInputError('"keyval.zone" must be a string');
+  if (typeof zoneName !== 'string') throw inputError('"keyval.zone" must be a string');
   const zone = site.keyvalZones.get(zoneName);
-  if (zone === undefined) throw new SimulateInputError(`unknown keyval zone "${zoneName}"`);
-  if (typeof key !== 'string' || !zone.validKey(key))
-    throw new SimulateInputError(`invalid key "${String(key)}"`);
+  if (zone === undefined) throw inputError(`unknown keyval zone "${zoneName}"`);
+  if (typeof key !== 'string' || !zone.validKey(key)) throw inputError(`invalid key "${String(key)}"`);
   if (value === null) {
     zone.delete(key);
     return;
   }
-  if (typeof value !== 'string') throw new SimulateInputError('"keyval.value" must be a string or null');
+  if (typeof value !== 'string') throw inputError('"keyval.value" must be a string or null');
   if (expire !== undefined && (typeof expire !== 'number' || !(expire > 0))) {
-    throw new SimulateInputError('"keyval.expire" must be a positive number of ms');
+    throw inputError('"keyval.expire" must be a positive number of ms');
   }
   const ttlMs = (expire as number | undefined) ?? zone.timeoutMs;
   zone.set(key, { value, expireAtMs: ttlMs === null ? null : t + ttlMs });

@@ -20,6 +20,7 @@ import { compileGeo } from '../engine/variables/geo-variable.ts';
 import { compileMap } from '../engine/variables/map-variable.ts';
 import type { RequestContext } from '../engine/variables/request-context.ts';
 import { VariableTable } from '../engine/variables/variable-table.ts';
+import { configError } from './config-error.ts';
 import type { EffectiveLimitReq, HttpConf, LocationConf, ReturnSpec, ServerConf } from './model.ts';
 import { proxiesUpgrades } from './proxy-upgrade.ts';
 
@@ -41,7 +42,7 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
   for (const geo of http.geos) variables.define(geo.variable, compileGeo(geo, variables));
   for (const keyval of http.keyvals) {
     const zone = keyvalZones.get(keyval.zone);
-    if (zone === undefined) throw new Error(`unknown keyval zone "${keyval.zone}"`);
+    if (zone === undefined) throw configError(`unknown keyval zone "${keyval.zone}"`, keyval.source);
     const key = variables.compile(keyval.key);
     variables.define(keyval.variable, (ctx) => zone.lookup(key(ctx), ctx.nowMs));
   }
@@ -63,7 +64,7 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
   const policy = (conf: EffectiveLimitReq): LimitReqPolicy<RequestContext> => ({
     rules: conf.limits.map((limit): LimitReqRule<RequestContext> => {
       const zone = limitReqZones.get(limit.zone);
-      if (zone === undefined) throw new Error(`zero size shared memory zone "${limit.zone}"`);
+      if (zone === undefined) throw configError(`zero size shared memory zone "${limit.zone}"`, limit.source);
       return {
         zone,
         keyOf: keyOf.get(limit.zone)!,

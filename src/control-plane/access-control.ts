@@ -38,14 +38,19 @@ export function parseTokens(text: string, source: string): Map<string, string> {
     if (item === '' || item.startsWith('#')) continue;
     const colon = item.indexOf(':');
     const where = `${source}: entry ${index + 1}`;
-    if (colon < 0) throw new Error(`${where}: expected "id:token"`);
+    if (colon < 0) throw new LimitswitchError('RL_ERR_ACCESS_INVALID', `${where}: expected "id:token"`);
     const id = item.slice(0, colon);
     const token = item.slice(colon + 1);
-    if (!ID_PATTERN.test(id)) throw new Error(`${where}: invalid token id "${id}"`);
+    if (!ID_PATTERN.test(id))
+      throw new LimitswitchError('RL_ERR_ACCESS_INVALID', `${where}: invalid token id "${id}"`);
     if (token.length < MIN_TOKEN_LENGTH) {
-      throw new Error(`${where}: token "${id}" is shorter than ${MIN_TOKEN_LENGTH} characters`);
+      throw new LimitswitchError(
+        'RL_ERR_ACCESS_INVALID',
+        `${where}: token "${id}" is shorter than ${MIN_TOKEN_LENGTH} characters`,
+      );
     }
-    if (tokens.has(id)) throw new Error(`${where}: duplicate token id "${id}"`);
+    if (tokens.has(id))
+      throw new LimitswitchError('RL_ERR_ACCESS_INVALID', `${where}: duplicate token id "${id}"`);
     tokens.set(id, token);
   }
   return tokens;
@@ -54,7 +59,8 @@ export function parseTokens(text: string, source: string): Map<string, string> {
 /** An allowed client range (`--allow`): an address or CIDR as nginx reads it; throws naming the text. */
 export function parseAllowRange(text: string): Cidr {
   const range = parseCidr(text);
-  if (range === null) throw new Error(`invalid address or CIDR "${text}"`);
+  if (range === null)
+    throw new LimitswitchError('RL_ERR_ACCESS_INVALID', `invalid address or CIDR "${text}"`);
   return range;
 }
 

@@ -4,9 +4,11 @@
  * extensions (`x-trailing-slash`, `x-min-version`, `x-listed`, `x-write`) so routes, the root endpoint
  * lists and the drift test all read the same document.
  */
+
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
+import { LimitswitchError } from '../shared/errors.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -70,7 +72,8 @@ export function parseApiSpec(yamlText: string): ApiSpec {
       const op = item[method.toLowerCase()] as Record<string, unknown> | undefined;
       if (!op) continue;
       const operation = toOperation(document, path, item, method, op);
-      if (byId.has(operation.operationId)) throw new Error(`duplicate operationId ${operation.operationId}`);
+      if (byId.has(operation.operationId))
+        throw new LimitswitchError('RL_ERR_API_SPEC', `duplicate operationId ${operation.operationId}`);
       byId.set(operation.operationId, operation);
       operations.push(operation);
     }
@@ -81,7 +84,11 @@ export function parseApiSpec(yamlText: string): ApiSpec {
     operations,
     operation(operationId) {
       const found = byId.get(operationId);
-      if (!found) throw new Error(`operation ${operationId} is not in api-spec/openapi.yaml`);
+      if (!found)
+        throw new LimitswitchError(
+          'RL_ERR_API_SPEC',
+          `operation ${operationId} is not in api-spec/openapi.yaml`,
+        );
       return found;
     },
     endpointNames(prefix, version) {
@@ -105,7 +112,8 @@ function toOperation(
   op: Record<string, unknown>,
 ): SpecOperation {
   const operationId = op.operationId;
-  if (typeof operationId !== 'string') throw new Error(`${method} ${path} has no operationId`);
+  if (typeof operationId !== 'string')
+    throw new LimitswitchError('RL_ERR_API_SPEC', `${method} ${path} has no operationId`);
   const base = path.replace(/\{([^}]+)\}/g, ':$1');
   const routePaths = item['x-trailing-slash'] === true ? [base, `${base}/`] : [base];
   const parameters = [
@@ -167,10 +175,11 @@ function jsonContentSchema(document: Record<string, unknown>, holder: unknown): 
 function resolve(document: Record<string, unknown>, node: unknown): unknown {
   if (!isObject(node) || typeof node.$ref !== 'string') return node;
   const ref = node.$ref;
-  if (!ref.startsWith('#/')) throw new Error(`only local $ref is supported: ${ref}`);
+  if (!ref.startsWith('#/'))
+    throw new LimitswitchError('RL_ERR_API_SPEC', `only local $ref is supported: ${ref}`);
   let target: unknown = document;
   for (const part of ref.slice(2).split('/')) target = isObject(target) ? target[part] : undefined;
-  if (target === undefined) throw new Error(`unresolved $ref ${ref}`);
+  if (target === undefined) throw new LimitswitchError('RL_ERR_API_SPEC', `unresolved $ref ${ref}`);
   return resolve(document, target);
 }
 

@@ -3,6 +3,8 @@
  * (ngx_http_compile_complex_value) and evaluated per request.
  */
 
+import { LimitswitchError } from '../shared/errors.ts';
+
 export type ComplexValuePart = { readonly text: string } | { readonly variable: string };
 
 export interface ComplexValue {
@@ -10,9 +12,6 @@ export interface ComplexValue {
   readonly raw: string;
   readonly parts: readonly ComplexValuePart[];
 }
-
-/** Thrown with nginx's wording; the config layer adds `file:line`. */
-export class ComplexValueSyntaxError extends Error {}
 
 const NAME_CHAR = /[A-Za-z0-9_]/;
 
@@ -36,8 +35,7 @@ export function parseComplexValue(raw: string): ComplexValue {
     let name = '';
     if (raw[i] === '{') {
       const end = raw.indexOf('}', i + 1);
-      if (end === -1)
-        throw new ComplexValueSyntaxError(`the closing bracket in "${raw.slice(i + 1)}" variable is missing`);
+      if (end === -1) throw syntaxError(`the closing bracket in "${raw.slice(i + 1)}" variable is missing`);
       name = raw.slice(i + 1, end);
       i = end + 1;
     } else if (/[0-9]/.test(raw[i] ?? '')) {
@@ -45,7 +43,7 @@ export function parseComplexValue(raw: string): ComplexValue {
     } else {
       while (i < raw.length && NAME_CHAR.test(raw[i]!)) name += raw[i++];
     }
-    if (name === '') throw new ComplexValueSyntaxError(`invalid variable name in "${raw}"`);
+    if (name === '') throw syntaxError(`invalid variable name in "${raw}"`);
     if (text !== '') parts.push({ text });
     text = '';
     parts.push({ variable: name });
@@ -57,4 +55,9 @@ export function parseComplexValue(raw: string): ComplexValue {
 /** The variable names a value reads, in order. */
 export function variablesOf(value: ComplexValue): string[] {
   return value.parts.flatMap((part) => ('variable' in part ? [part.variable] : []));
+}
+
+/** `RL_ERR_VALUE_SYNTAX` with nginx's wording; the config layer adds `file:line`. */
+function syntaxError(text: string): LimitswitchError {
+  return new LimitswitchError('RL_ERR_VALUE_SYNTAX', text);
 }

@@ -2,6 +2,7 @@
  * The generated parts of docs/kubernetes.md: the annotation and ConfigMap tables come from the
  * registries, between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->` markers.
  */
+import { LimitswitchError } from '../shared/errors.ts';
 import { renderAnnotationTable } from './translate/annotations.ts';
 import { renderConfigMapTable } from './translate/configmap-settings.ts';
 
@@ -18,7 +19,8 @@ export function updateGeneratedSections(markdown: string): string {
     const close = `<!-- /generated:${name} -->`;
     const start = out.indexOf(open);
     const end = out.indexOf(close);
-    if (start === -1 || end < start) throw new Error(`docs/kubernetes.md: missing ${open} … ${close}`);
+    if (start === -1 || end < start)
+      throw new LimitswitchError('InternalError', `docs/kubernetes.md: missing ${open} … ${close}`);
     out = `${out.slice(0, start + open.length)}\n${render()}\n${out.slice(end)}`;
   }
   return out;

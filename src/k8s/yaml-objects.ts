@@ -2,7 +2,9 @@
  * Multi-document YAML (what `kubectl apply -f` takes) → the objects the translator reads. `List`
  * documents are flattened; kinds we do not read are counted and skipped.
  */
+
 import { parseAllDocuments } from 'yaml';
+import { LimitswitchError } from '../shared/errors.ts';
 import type { ConfigMap, EndpointSlice, Ingress, KubeObject, Service } from './objects.ts';
 
 export interface YamlObjects {
@@ -13,8 +15,6 @@ export interface YamlObjects {
   /** Kinds present but not read (Deployments, Secrets, …), with counts. */
   readonly skipped: Map<string, number>;
 }
-
-export class YamlObjectsError extends Error {}
 
 export function emptyObjects(): YamlObjects {
   return { ingresses: [], services: [], endpointSlices: [], configMaps: [], skipped: new Map() };
@@ -27,14 +27,15 @@ function add(into: YamlObjects, obj: KubeObject, source: string): void {
     for (const item of (obj as { items?: KubeObject[] }).items ?? []) add(into, item, source);
     return;
   }
-  if (typeof kind !== 'string') throw new YamlObjectsError(`${source}: a document without kind`);
+  if (typeof kind !== 'string')
+    throw new LimitswitchError('RL_ERR_KUBERNETES_OBJECTS', `${source}: a document without kind`);
   const read = kind === 'Ingress' || kind === 'Service' || kind === 'EndpointSlice' || kind === 'ConfigMap';
   if (!read) {
     into.skipped.set(kind, (into.skipped.get(kind) ?? 0) + 1);
     return;
   }
   if (typeof obj.metadata?.name !== 'string')
-    throw new YamlObjectsError(`${source}: a ${kind} without metadata.name`);
+    throw new LimitswitchError('RL_ERR_KUBERNETES_OBJECTS', `${source}: a ${kind} without metadata.name`);
   // Objects applied without a namespace land in "default", as kubectl does by default.
   const withNs = { ...obj, metadata: { ...obj.metadata, namespace: obj.metadata.namespace ?? 'default' } };
   if (kind === 'Ingress') into.ingresses.push(withNs);
@@ -53,7 +54,10 @@ export function readYamlObjects(
     if (doc.errors.length > 0) {
       const e = doc.errors[0]!;
       const line = e.linePos?.[0]?.line;
-      throw new YamlObjectsError(`${source}${line ? `:${line}` : ''}: ${e.message.split('\n')[0]}`);
+      throw new LimitswitchError(
+        'RL_ERR_KUBERNETES_OBJECTS',
+        `${source}${line ? `:${line}` : ''}: ${e.message.split('\n')[0]}`,
+      );
     }
     const value = doc.toJS() as KubeObject | null;
     if (value !== null && value !== undefined) add(into, value, source);

@@ -29,7 +29,7 @@ export interface EngineHookOptions {
   /** Counts each routed request by server name and location name (for the request-rate metric). */
   readonly countRequest?: (server: string, location: string) => void;
   /** The engine's clock (epoch ms; nginx's cached `ngx_current_msec`). */
-  readonly nowMs?: () => number;
+  readonly nowMs: () => number;
 }
 
 const BAD_REQUEST: RoutedDecision = Object.freeze({ action: 'return', code: 400 });
@@ -43,7 +43,7 @@ function routeOf(site: Site, ctx: DownstreamRequest, port: number): Route | null
 }
 
 export function engineHook(options: EngineHookOptions): (ctx: DownstreamRequest) => RoutedDecision {
-  const now = options.nowMs ?? Date.now;
+  const now = options.nowMs;
   return (ctx) => {
     const site = options.site();
     const route = routeOf(site, ctx, options.port);

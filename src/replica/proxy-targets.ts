@@ -4,8 +4,10 @@
  * `http://host:port` gets an implicit one-server group. With a URI part (`http://b/v2/`), the part of
  * the normalised URI that matched the location prefix is replaced by it, as nginx does.
  */
+
 import type { UpstreamServerSpec, UpstreamSpec } from '../config/model.ts';
 import type { LocationHandler, Site, SiteLocation } from '../engine/http/site.ts';
+import { LimitswitchError } from '../shared/errors.ts';
 
 export interface ProxyTarget {
   readonly upstream: string;
@@ -73,7 +75,8 @@ function splitProxyPass(value: string): { authority: string; uri: string | null 
 
 function parseAuthority(authority: string): UpstreamServerSpec {
   const match = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(authority);
-  if (match === null) throw new Error(`invalid proxy_pass host "${authority}"`);
+  // The config checked proxy_pass already; this is its own parse failing.
+  if (match === null) throw new LimitswitchError('InternalError', `invalid proxy_pass host "${authority}"`);
   const host = match[1]!.replace(/^\[|\]$/g, '');
   return { host, port: match[2] === undefined ? 80 : Number(match[2]), weight: 1 };
 }

@@ -13,6 +13,7 @@ import { buildSite } from '../config/build-site.ts';
 import type { Config, RealIpConf } from '../config/model.ts';
 import type { Site, SiteLocation } from '../engine/http/site.ts';
 import { LIMIT_REQ, type LimitReqZone } from '../engine/limit-req/limit-req-zone.ts';
+import { type Clock, systemClock } from '../shared/clock.ts';
 import type { RegistryWriter, ReplicaInfo } from '../store/cluster-registry.ts';
 import type { CounterStore } from '../store/counter-store.ts';
 import type { KeyvalFeed, KeyvalHead } from '../store/keyval-store.ts';
@@ -45,6 +46,8 @@ export interface ReplicaOptions {
   readonly portMap?: ReadonlyMap<number, number>;
   readonly stateFile?: string;
   readonly errorLog?: ErrorLog;
+  /** Wall clock of the engine, key expiry, heartbeats and the state file. Default the system's. */
+  readonly clock?: Clock;
   readonly flushIntervalMs?: number;
   readonly heartbeatIntervalMs?: number;
   readonly heartbeatTtlMs?: number;
@@ -84,7 +87,8 @@ export class Replica {
   #targets: ProxyTargets;
   #upstreams: UpstreamSet;
   #configHash: string;
-  readonly #startedAtMs = Date.now();
+  readonly #clock: Clock;
+  readonly #startedAtMs: number;
   /** Requests routed per `server name\0location name`, for `limitswitch_location_requests_total`. */
   readonly locationRequests = new Map<string, number>();
   readonly #listeners = new Map<number, { server: ProxyServer<RoutedDecision>; port: number }>();
@@ -98,14 +102,20 @@ export class Replica {
 
   constructor(options: ReplicaOptions) {
     this.#options = options;
+    this.#clock = options.clock ?? systemClock;
+    this.#startedAtMs = this.#clock.nowMs();
     this.id = options.id;
     this.store = options.store;
     this.#config = options.config;
     this.#configHash = hashConfig(options.config);
     this.#site = buildSite(options.config.http);
     this.#targets = resolveProxyTargets(this.#site, options.config.http.upstreams);
-    this.#upstreams = new UpstreamSet(this.#targets.groups);
-    this.sync = new KeyvalSync({ store: options.store.keyvals, stateFile: options.stateFile });
+    this.#upstreams = new UpstreamSet(this.#targets.groups, { clock: this.#clock });
+    this.sync = new KeyvalSync({
+      store: options.store.keyvals,
+      stateFile: options.stateFile,
+      clock: this.#clock,
+    });
     this.sync.onApply((update) => {
       if (update.kind === 'snapshot') applySnapshot(this.#site.keyvalZones, update.snapshot);
       else applyChange(this.#site.keyvalZones, update.change);
@@ -182,7 +192,7 @@ export class Replica {
     const oldUpstreams = this.#upstreams;
     this.#site = site;
     this.#targets = targets;
-    this.#upstreams = new UpstreamSet(targets.groups);
+    this.#upstreams = new UpstreamSet(targets.groups, { clock: this.#clock });
     this.#config = config;
     this.#configHash = hashConfig(config);
     void oldUpstreams.close();
@@ -244,6 +254,7 @@ export class Replica {
     const listenHost = server?.listen.find((l) => l.port === configuredPort)?.host ?? null;
     const errorLog = this.#options.errorLog ?? new ErrorLog((line) => process.stderr.write(line));
     const engine = engineHook({
+      nowMs: () => this.#clock.nowMs(),
       site: () => this.#site,
       targets: () => this.#targets,
       errorLog,
@@ -335,8 +346,8 @@ export class Replica {
   }
 
   #expireKeys(): void {
-    const now = Date.now();
-    for (const zone of this.#site.keyvalZones.values()) zone.expire(now);
+    const nowMs = this.#clock.nowMs();
+    for (const zone of this.#site.keyvalZones.values()) zone.expire(nowMs);
   }
 
   #log(level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>): void {

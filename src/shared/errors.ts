@@ -36,8 +36,30 @@ export const ERRORS = {
   QueryFormatError: { status: 400, text: 'invalid query argument' },
   InternalError: { status: 500, text: 'internal error' },
   AlertFormatError: { status: 400, text: 'invalid Alertmanager notification' },
-  // limitswitch internals
+  // limitswitch internals: what a command, a file or an object can be refused for
   RL_ERR_CONFIG_INVALID: { status: 500, text: 'invalid configuration' },
+  /** A complex value (`$var` text) nginx would not compile; the config layer adds `file:line`. */
+  RL_ERR_VALUE_SYNTAX: { status: 400, text: 'invalid value' },
+  /** A variable no module defines (nginx: `unknown "name" variable`). */
+  RL_ERR_UNKNOWN_VARIABLE: { status: 400, text: 'unknown variable' },
+  /** An annotation or ConfigMap value the translator cannot carry over; the caller names the object. */
+  RL_ERR_ANNOTATION_INVALID: { status: 400, text: 'invalid annotation value' },
+  /** `render -f`: YAML that is not a list of Kubernetes objects. */
+  RL_ERR_KUBERNETES_OBJECTS: { status: 400, text: 'invalid Kubernetes objects' },
+  /** `simulate`: a timeline line that is not a request or a keyval change. */
+  RL_ERR_SIMULATE_INPUT: { status: 400, text: 'invalid simulate input' },
+  /** `--token-file`, `LIMITSWITCH_TOKENS`, `--allow`: malformed credentials or address ranges. */
+  RL_ERR_ACCESS_INVALID: { status: 500, text: 'invalid access configuration' },
+  /** `api-spec/openapi.yaml` is not what the routes need (a packaging error). */
+  RL_ERR_API_SPEC: { status: 500, text: 'invalid API specification' },
+  /** `proxy_send_timeout` passed: the exchange aborts the upstream request with this. */
+  /** A tunnelled upgrade's upstream did not connect, or did not answer, in time (504). */
+  RL_ERR_UPGRADE_CONNECT_TIMEOUT: { status: 504, text: 'upstream connect timed out' },
+  RL_ERR_UPGRADE_READ_TIMEOUT: { status: 504, text: 'upstream timed out' },
+  RL_ERR_UPSTREAM_SEND_TIMEOUT: {
+    status: 504,
+    text: 'the upstream accepted nothing of the request for proxy_send_timeout',
+  },
   /** The store cannot be reached, or did not answer within its command timeout. */
   RL_ERR_STORE_PROTOCOL: { status: 500, text: 'keyval store returned an unexpected reply' },
   RL_ERR_STORE_STATE_FILE: { status: 500, text: 'keyval state file is unreadable' },
@@ -58,6 +80,11 @@ export class LimitswitchError extends Error {
     this.code = code;
     this.status = ERRORS[code].status;
   }
+}
+
+/** `err` is a `LimitswitchError` with this code (how callers tell errors apart: never `instanceof`). */
+export function hasCode(err: unknown, code: ErrorCode): err is LimitswitchError {
+  return isLimitswitchError(err) && err.code === code;
 }
 
 export function isLimitswitchError(err: unknown): err is LimitswitchError {

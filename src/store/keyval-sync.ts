@@ -13,6 +13,7 @@
  *   The mirror is saved to `stateFile` (atomically) and loaded from it when the store is down at start.
  */
 
+import { type Clock, systemClock } from '../shared/clock.ts';
 import { KeyvalMirror } from './keyval-mirror.ts';
 import type { KeyvalChange, KeyvalEntry, KeyvalFeed, KeyvalSnapshot, Unsubscribe } from './keyval-store.ts';
 import { readStateFile, writeStateFile } from './state-file.ts';
@@ -41,6 +42,8 @@ export interface KeyvalSyncOptions {
   readonly stateFile?: string;
   /** Delay before saving after a change (changes in a burst are saved once). Default 100. */
   readonly stateWriteDelayMs?: number;
+  /** Stamps the state file. Default the system's. */
+  readonly clock?: Clock;
 }
 
 export class KeyvalSync {
@@ -48,6 +51,7 @@ export class KeyvalSync {
   readonly #intervalMs: number;
   readonly #stateFile: string | undefined;
   readonly #writeDelayMs: number;
+  readonly #clock: Clock;
   readonly #mirror = new KeyvalMirror();
   readonly #hooks = new Set<(update: KeyvalSyncUpdate) => void>();
   /** Changes that arrived ahead of the mirror, by revision (with their epoch). */
@@ -68,6 +72,7 @@ export class KeyvalSync {
     this.#intervalMs = Math.min(options.checkIntervalMs ?? 250, 1000);
     this.#stateFile = options.stateFile;
     this.#writeDelayMs = options.stateWriteDelayMs ?? 100;
+    this.#clock = options.clock ?? systemClock;
   }
 
   /** Call `hook` after every update of the mirror (synchronously, in order). Returns a remover. */
@@ -281,7 +286,7 @@ export class KeyvalSync {
     const path = this.#stateFile;
     if (!path) return;
     this.#saving = this.#saving
-      .then(() => writeStateFile(path, this.#mirror.snapshot(), Date.now()))
+      .then(() => writeStateFile(path, this.#mirror.snapshot(), this.#clock.nowMs()))
       .catch((err) => {
         this.#lastError = `state file: ${message(err)}`;
       });

@@ -285,7 +285,7 @@ function automationSuite(name: string, makeStore: StoreFactory): void {
 /** For stores with a second client of the same data (Redis): store → factory of that client. */
 const peers = new WeakMap<Store, (clock: Clock) => Promise<Store>>();
 
-automationSuite('memory', async (clock) => openMemoryStore({ nowMs: clock.now }));
+automationSuite('memory', async (clock) => openMemoryStore({ clock: { nowMs: clock.now } }));
 
 describe('alert automation: Redis', { timeout: 90_000 }, () => {
   let redis: RedisServer;
@@ -300,7 +300,7 @@ describe('alert automation: Redis', { timeout: 90_000 }, () => {
   automationSuite('Redis', async (clock) => {
     const cluster = `automation-${randomUUID()}`;
     const open = (c: Clock) => {
-      const store = openRedisStore({ url: redis.url, cluster, nowMs: c.now });
+      const store = openRedisStore({ url: redis.url, cluster, clock: { nowMs: c.now } });
       opened.push(store);
       return store;
     };
@@ -313,7 +313,7 @@ describe('alert automation: Redis', { timeout: 90_000 }, () => {
 describe('alert automation: a store failing half-way', () => {
   it('answers with the error; the retried notification converges', async () => {
     const clock = new Clock();
-    const real = openMemoryStore({ nowMs: clock.now });
+    const real = openMemoryStore({ clock: { nowMs: clock.now } });
     await real.registry.registerZones(ZONES);
     await real.keyvals.set('limitreq_uri', '/coffee', { value: '0', expireAtMs: null });
     let failNextSet = true;

@@ -3,8 +3,9 @@
  * tracking, variable definitions and shared memory zone names.
  */
 import type { ComplexValue } from '../../engine/complex-value.ts';
-import { ComplexValueSyntaxError, parseComplexValue, variablesOf } from '../../engine/complex-value.ts';
+import { parseComplexValue, variablesOf } from '../../engine/complex-value.ts';
 import { isBuiltinVariable } from '../../engine/variables/builtin-names.ts';
+import { hasCode, LimitswitchError } from '../../shared/errors.ts';
 import type { HttpBuilder, LevelBuilder, SharedMemoryZone } from '../builders.ts';
 import { type ConfigError, configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
@@ -24,12 +25,12 @@ export function duplicate(d: Directive): ConfigError {
 /** The innermost of location, server, http: where level settings of a directive land. */
 export function levelOf(scope: Scope): LevelBuilder {
   const level = scope.location ?? scope.server ?? scope.http;
-  if (!level) throw new Error(`no http level in context ${scope.kind}`);
+  if (!level) throw new LimitswitchError('InternalError', `no http level in context ${scope.kind}`);
   return level;
 }
 
 export function httpOf(scope: Scope): HttpBuilder {
-  if (!scope.http) throw new Error(`no http block in context ${scope.kind}`);
+  if (!scope.http) throw new LimitswitchError('InternalError', `no http block in context ${scope.kind}`);
   return scope.http;
 }
 
@@ -47,7 +48,7 @@ export function complexValue(raw: string, d: Directive, scope: Scope): ComplexVa
   try {
     value = parseComplexValue(raw);
   } catch (err) {
-    if (!(err instanceof ComplexValueSyntaxError)) throw err;
+    if (!hasCode(err, 'RL_ERR_VALUE_SYNTAX')) throw err;
     // ngx_http_script_compile says only "invalid variable name", without the value
     const text = err.message.startsWith('invalid variable name') ? 'invalid variable name' : err.message;
     throw configError(text, d);

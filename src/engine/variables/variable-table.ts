@@ -2,16 +2,16 @@
  * The variables of one configuration: every name gets a slot; values are computed lazily and cached
  * per request (unless volatile), like nginx's indexed variables. Complex values compile to closures.
  */
+import { LimitswitchError } from '../../shared/errors.ts';
 import type { ComplexValue } from '../complex-value.ts';
 import { builtinGetter, type VariableGetter } from './builtin-variables.ts';
 import type { RequestContext } from './request-context.ts';
 
 export type { VariableGetter };
 
-export class UnknownVariableError extends Error {
-  constructor(readonly variable: string) {
-    super(`unknown "${variable}" variable`);
-  }
+/** nginx's `unknown "name" variable`, as `RL_ERR_UNKNOWN_VARIABLE`. */
+export function unknownVariableError(name: string): LimitswitchError {
+  return new LimitswitchError('RL_ERR_UNKNOWN_VARIABLE', `unknown "${name}" variable`);
 }
 
 export class VariableTable {
@@ -42,7 +42,7 @@ export class VariableTable {
     this.volatile[slot] = isVolatile;
   }
 
-  /** A getter that reads `name` through the per-request cache. Throws {@link UnknownVariableError}. */
+  /** A getter that reads `name` through the per-request cache. Throws `RL_ERR_UNKNOWN_VARIABLE`. */
   reader(name: string): VariableGetter {
     if (/^[1-9]$/.test(name)) {
       const index = Number(name);
@@ -51,7 +51,7 @@ export class VariableTable {
     let slot = this.slotOf.get(name);
     if (slot === undefined) {
       const builtin = builtinGetter(name);
-      if (builtin === undefined) throw new UnknownVariableError(name);
+      if (builtin === undefined) throw unknownVariableError(name);
       slot = this.declare(name);
       this.getters[slot] = builtin;
       // $limit_req_status changes during the request; nginx marks it non-cacheable.

@@ -1,18 +1,22 @@
 /**
  * Parsers for annotation and ConfigMap values. Each returns the parsed value or throws
- * `InvalidValueError` with a message that names the value and what was expected; the caller adds the
+ * `RL_ERR_ANNOTATION_INVALID` with a message that names the value and what was expected; the caller adds the
  * object and field. Syntax follows nginx where the value ends up in a directive (rates, sizes, codes).
  */
 
-import { ComplexValueSyntaxError, parseComplexValue } from '../../engine/complex-value.ts';
+import { parseComplexValue } from '../../engine/complex-value.ts';
 import type { LogLevel } from '../../engine/limit-req/limit-req.ts';
 import { parseCidr } from '../../engine/net/address-text.ts';
+import { hasCode, LimitswitchError } from '../../shared/errors.ts';
 import { checkSnippet } from './snippet-check.ts';
 
-export class InvalidValueError extends Error {}
+/** `RL_ERR_ANNOTATION_INVALID`: the caller adds which object and field. */
+export function invalidValueError(text: string): LimitswitchError {
+  return new LimitswitchError('RL_ERR_ANNOTATION_INVALID', text);
+}
 
 function invalid(raw: string, expected: string): never {
-  throw new InvalidValueError(`invalid value "${raw}": ${expected}`);
+  throw invalidValueError(`invalid value "${raw}": ${expected}`);
 }
 
 /** A `limit_req_zone` rate as NIC accepts it: a positive integer with `r/s` or `r/m`. */
@@ -90,7 +94,7 @@ export function parseKey(raw: string): string {
   try {
     parseComplexValue(text);
   } catch (err) {
-    if (err instanceof ComplexValueSyntaxError) invalid(raw, err.message);
+    if (hasCode(err, 'RL_ERR_VALUE_SYNTAX')) invalid(raw, err.message);
     throw err;
   }
   return text;
@@ -108,7 +112,7 @@ function cidrItems(raw: string): string[] {
     .filter((s) => s !== '');
   for (const item of items) {
     if (parseCidr(item) === null) {
-      throw new InvalidValueError(`invalid value "${raw}": "${item}" is not an IP address or CIDR`);
+      throw invalidValueError(`invalid value "${raw}": "${item}" is not an IP address or CIDR`);
     }
   }
   return items;
@@ -134,7 +138,7 @@ export function parseHeaderName(raw: string): string {
 /** A snippet: nginx directives, checked to be complete statements that stay inside their block. */
 export function parseSnippet(raw: string): string[] {
   const problem = checkSnippet(raw);
-  if (problem !== null) throw new InvalidValueError(`invalid snippet: ${problem}`);
+  if (problem !== null) throw invalidValueError(`invalid snippet: ${problem}`);
   // NIC splits snippets on newlines and writes each line indented; blank trailing lines are noise.
   const lines = raw.split('\n').map((line) => line.replace(/\s+$/, ''));
   while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();

@@ -3,10 +3,12 @@
  * whether a minion inherits it from its master, its default, and its documentation. The annotation
  * table in docs/kubernetes.md is generated from it (a test keeps the two in step).
  */
+
 import type { LogLevel } from '../../engine/limit-req/limit-req.ts';
+import { hasCode } from '../../shared/errors.ts';
 import type { ObjectRef, TranslationProblem } from '../objects.ts';
 import {
-  InvalidValueError,
+  invalidValueError,
   parseBool,
   parseCidrList,
   parseCount,
@@ -46,12 +48,12 @@ export type MergeableType = 'master' | 'minion';
 function parseMergeableType(raw: string): MergeableType {
   const text = raw.trim();
   if (text === 'master' || text === 'minion') return text;
-  throw new InvalidValueError(`invalid value "${raw}": must be master or minion`);
+  throw invalidValueError(`invalid value "${raw}": must be master or minion`);
 }
 
 function parseClassName(raw: string): string {
   const text = raw.trim();
-  if (text === '') throw new InvalidValueError(`invalid value "${raw}": must not be empty`);
+  if (text === '') throw invalidValueError(`invalid value "${raw}": must not be empty`);
   return text;
 }
 
@@ -261,7 +263,7 @@ export function readAnnotations(
     try {
       (values as Record<string, unknown>)[id] = def.parse(String(raw));
     } catch (err) {
-      if (!(err instanceof InvalidValueError)) throw err;
+      if (!hasCode(err, 'RL_ERR_ANNOTATION_INVALID')) throw err;
       problems.push({ object, field: annotationField(def.name), error: err.message, severity: 'error' });
     }
   }

@@ -3,9 +3,9 @@
  * the http-level `limit_req_status`, and the real-IP settings. Like the annotation table, this table
  * generates the ConfigMap section of docs/kubernetes.md.
  */
+import { hasCode } from '../../shared/errors.ts';
 import type { ConfigMap, ObjectRef, TranslationProblem } from '../objects.ts';
 import {
-  InvalidValueError,
   parseBool,
   parseCidrListInOrder,
   parseHeaderName,
@@ -138,7 +138,7 @@ export function readConfigMap(
     try {
       spec.apply(String(raw), settings);
     } catch (err) {
-      if (!(err instanceof InvalidValueError)) throw err;
+      if (!hasCode(err, 'RL_ERR_ANNOTATION_INVALID')) throw err;
       if (object)
         problems.push({ object, field: `data[${spec.key}]`, error: err.message, severity: 'error' });
     }

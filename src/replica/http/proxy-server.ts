@@ -8,10 +8,12 @@
  * `Connection: close`), close keep-alive connections as they fall idle, end open tunnels at once,
  * then resolve.
  */
+
 import { createServer, type IncomingMessage, type Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { RealIpConf } from '../../config/model.ts';
 import { type NginxAddr, normalizePeerAddress, parseAddr } from '../../engine/net/address-text.ts';
+import { LimitswitchError } from '../../shared/errors.ts';
 import type {
   ClientClosedCallback,
   DecideHook,
@@ -90,7 +92,7 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
     this.defaultGroup =
       options.defaultUpstream === undefined ? null : (options.upstreams.get(options.defaultUpstream) ?? null);
     if (options.defaultUpstream !== undefined && this.defaultGroup === null) {
-      throw new Error(`unknown upstream "${options.defaultUpstream}"`);
+      throw new LimitswitchError('InternalError', `unknown upstream "${options.defaultUpstream}"`);
     }
     this.scheme = options.scheme ?? 'http';
     this.onClientClosed = options.onClientClosed ?? null;

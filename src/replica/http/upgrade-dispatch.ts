@@ -6,13 +6,15 @@
  * Timeouts, as nginx's: `proxy_connect_timeout` for the connection, then `proxy_read_timeout` of
  * silence while the answer is awaited or its body read.
  */
+
 import { type ClientRequest, type IncomingMessage, request } from 'node:http';
 import type { Socket } from 'node:net';
+import { LimitswitchError } from '../../shared/errors.ts';
 import type { UpstreamPeer } from './upstream-group.ts';
 
 /** Error codes for this path's timeouts; the exchange counts them with undici's (504, retry). */
-export const UPGRADE_CONNECT_TIMEOUT = 'LIMITSWITCH_UPGRADE_CONNECT_TIMEOUT';
-export const UPGRADE_READ_TIMEOUT = 'LIMITSWITCH_UPGRADE_READ_TIMEOUT';
+export const UPGRADE_CONNECT_TIMEOUT = 'RL_ERR_UPGRADE_CONNECT_TIMEOUT';
+export const UPGRADE_READ_TIMEOUT = 'RL_ERR_UPGRADE_READ_TIMEOUT';
 
 export interface UpgradeRequest {
   readonly method: string;
@@ -40,7 +42,8 @@ export interface UpgradeHandler {
   onUpgrade(statusText: string, rawHeaders: readonly string[], socket: Socket, head: Buffer): void;
 }
 
-function codedError(message: string, code: string): Error & { code: string } {
+/** An error shaped as Node's own system errors (`code: 'ECONNRESET'`), for the exchange to classify. */
+function systemError(message: string, code: string): Error & { code: string } {
   return Object.assign(new Error(message), { code });
 }
 
@@ -71,9 +74,7 @@ export function dispatchUpgrade(peer: UpstreamPeer, upgrade: UpgradeRequest, han
   });
   req.on('timeout', () => {
     req.destroy(
-      connected
-        ? codedError('upstream timed out', UPGRADE_READ_TIMEOUT)
-        : codedError('upstream connect timed out', UPGRADE_CONNECT_TIMEOUT),
+      connected ? new LimitswitchError(UPGRADE_READ_TIMEOUT) : new LimitswitchError(UPGRADE_CONNECT_TIMEOUT),
     );
   });
   req.on('error', fail);
@@ -88,7 +89,7 @@ export function dispatchUpgrade(peer: UpstreamPeer, upgrade: UpgradeRequest, han
   req.on('response', (res: IncomingMessage) => {
     // a 101 without `Connection: upgrade` switches to nothing this side can follow
     if (res.statusCode === 101) {
-      req.destroy(codedError('upstream sent a 101 without "Connection: upgrade"', 'ECONNRESET'));
+      req.destroy(systemError('upstream sent a 101 without "Connection: upgrade"', 'ECONNRESET'));
       return;
     }
     const resume = () => res.resume();

@@ -22,14 +22,7 @@ const WHILE: readonly string[] = [
 ];
 
 /** The error code of `proxy_send_timeout` passing (the exchange aborts undici's request with it). */
-export const UPSTREAM_SEND_TIMEOUT = 'LIMITSWITCH_UPSTREAM_SEND_TIMEOUT';
-
-export class UpstreamSendTimeoutError extends Error {
-  readonly code = UPSTREAM_SEND_TIMEOUT;
-  constructor() {
-    super('the upstream accepted nothing of the request for proxy_send_timeout');
-  }
-}
+export const UPSTREAM_SEND_TIMEOUT = 'RL_ERR_UPSTREAM_SEND_TIMEOUT';
 
 /**
  * A head the server sent that nginx rejects (`upstream sent invalid header`, `… too big header`):

@@ -5,8 +5,11 @@
  * response head (connect, send or read-header error or timeout, a rejected head) skipped for
  * `failTimeoutMs` (nginx's `max_fails=1 fail_timeout=10s`; a group of one server is never skipped).
  */
+
 import { Pool } from 'undici';
 import type { UpstreamServerSpec } from '../../config/model.ts';
+import { type Clock, systemClock } from '../../shared/clock.ts';
+import { LimitswitchError } from '../../shared/errors.ts';
 
 /** Timeouts and pool sizes shared by every server (nginx's proxy_* defaults in parentheses). */
 export interface UpstreamOptions {
@@ -22,6 +25,8 @@ export interface UpstreamOptions {
   readonly connections: number | null;
   /** How long a server that failed a request (before its response head) is left out of the rotation. */
   readonly failTimeoutMs: number;
+  /** The clock of `failTimeoutMs`. */
+  readonly clock: Clock;
 }
 
 export const DEFAULT_UPSTREAM_OPTIONS: UpstreamOptions = Object.freeze({
@@ -31,6 +36,7 @@ export const DEFAULT_UPSTREAM_OPTIONS: UpstreamOptions = Object.freeze({
   keepAliveTimeoutMs: 60_000,
   connections: null,
   failTimeoutMs: 10_000,
+  clock: systemClock,
 });
 
 /** One server of a group with its pool and its round-robin state. */
@@ -44,7 +50,7 @@ export class UpstreamPeer {
   readonly readTimeoutMs: number;
   readonly weight: number;
   currentWeight = 0;
-  /** `Date.now()` until which the server is skipped; 0 when it is up. */
+  /** Epoch ms until which the server is skipped; 0 when it is up. */
   downUntilMs = 0;
   readonly #options: UpstreamOptions;
   /** Pools for connect timeouts other than the options' one, made on first use. */
@@ -112,13 +118,17 @@ export class UpstreamGroup {
   readonly sendTimeoutMs: number;
   readonly #single: UpstreamPeer | null;
   readonly #failTimeoutMs: number;
+  readonly #clock: Clock;
 
   constructor(name: string, servers: readonly UpstreamServerSpec[], options: UpstreamOptions) {
-    if (servers.length === 0) throw new Error(`no servers are inside upstream "${name}"`);
+    // The config refuses an empty upstream (nginx: `no servers are inside upstream`).
+    if (servers.length === 0)
+      throw new LimitswitchError('InternalError', `no servers are inside upstream "${name}"`);
     this.name = name;
     this.peers = servers.map((server) => new UpstreamPeer(server, options));
     this.#single = this.peers.length === 1 ? this.peers[0]! : null;
     this.#failTimeoutMs = options.failTimeoutMs;
+    this.#clock = options.clock;
     this.sendTimeoutMs = options.sendTimeoutMs;
   }
 
@@ -134,7 +144,7 @@ export class UpstreamGroup {
     for (const peer of this.peers) {
       if (tried?.includes(peer)) continue;
       if (peer.downUntilMs !== 0) {
-        nowMs ||= Date.now();
+        nowMs ||= this.#clock.nowMs();
         if (peer.downUntilMs > nowMs) continue;
         peer.downUntilMs = 0;
       }
@@ -153,7 +163,7 @@ export class UpstreamGroup {
    */
   markFailed(peer: UpstreamPeer): boolean {
     if (this.#single !== null) return false;
-    peer.downUntilMs = Date.now() + this.#failTimeoutMs;
+    peer.downUntilMs = this.#clock.nowMs() + this.#failTimeoutMs;
     return true;
   }
 

@@ -10,7 +10,9 @@
  * lines (`report`). The undici callbacks about the request going out and failing are here; those that
  * relay the answer are the exchange's.
  */
+
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { LimitswitchError } from '../../shared/errors.ts';
 import type { ProxyTarget } from './decision.ts';
 import { appendForwarded, type RequestHeaderFacts, upstreamRequestHeaders } from './forward-headers.ts';
 import { UPGRADE_CONNECT_TIMEOUT, UPGRADE_READ_TIMEOUT } from './upgrade-dispatch.ts';
@@ -24,7 +26,6 @@ import {
   serverDisabled,
   UPSTREAM_SEND_TIMEOUT,
   type UpstreamPhase,
-  UpstreamSendTimeoutError,
   upstreamErrorMessage,
 } from './upstream-failure.ts';
 import type { UpstreamGroup, UpstreamPeer, UpstreamSet } from './upstream-group.ts';
@@ -197,7 +198,7 @@ export abstract class UpstreamRequest implements RequestHeaderFacts {
       return;
     }
     this.#sendTimer = null;
-    this.#abort?.(new UpstreamSendTimeoutError());
+    this.#abort?.(new LimitswitchError(UPSTREAM_SEND_TIMEOUT));
   }
 
   onError(err: Error & { code?: string; syscall?: string }): void {

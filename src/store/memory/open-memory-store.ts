@@ -1,4 +1,5 @@
 /** The embedded store: every port in this process's memory (one process only). */
+import { type Clock, systemClock } from '../../shared/clock.ts';
 import type { Store } from '../store.ts';
 import { MemoryAudit } from './memory-audit.ts';
 import { MemoryBackend } from './memory-backend.ts';
@@ -12,12 +13,13 @@ export interface MemoryStoreOptions {
   readonly maxLogEntries?: number;
   /** Audit entries kept. Default 1000. */
   readonly maxAuditEntries?: number;
-  /** The store's clock (preconditions, heartbeats, leases). Default `Date.now`. */
-  readonly nowMs?: () => number;
+  /** The store's clock (preconditions, heartbeats, leases). Default the system's. */
+  readonly clock?: Clock;
 }
 
 export function openMemoryStore(options: MemoryStoreOptions = {}): Store {
-  const backend = new MemoryBackend(options.nowMs ?? Date.now);
+  const clock = options.clock ?? systemClock;
+  const backend = new MemoryBackend(() => clock.nowMs());
   const audit = new MemoryAudit(backend, options.maxAuditEntries);
   const keyvals = new MemoryKeyvals(backend, audit, options);
   return {

@@ -5,6 +5,7 @@
  * with `StoreUnavailable`.
  */
 import type { Cluster, Redis } from 'ioredis';
+import { type Clock, systemClock } from '../../shared/clock.ts';
 import { storeUnavailableError } from '../keyval-errors.ts';
 import { type KeySchema, type KeySchemaOptions, keySchema } from './keys.ts';
 import { createRedisClient, type RedisConnectionOptions } from './redis-connection.ts';
@@ -16,8 +17,8 @@ import { RedisSubscriber } from './redis-subscriber.ts';
 export interface RedisBackendOptions extends RedisConnectionOptions, KeySchemaOptions {
   /** `redis://…`, `rediss://…`, `redis+sentinel://…` or `redis+cluster://…`. */
   readonly url: string;
-  /** The writer's clock (preconditions, heartbeats, record expiry). Default `Date.now`. */
-  readonly nowMs?: () => number;
+  /** The writer's clock (preconditions, heartbeats, record expiry). Default the system's. */
+  readonly clock?: Clock;
 }
 
 export type Multi = ReturnType<Redis['multi']>;
@@ -33,7 +34,8 @@ export class RedisBackend {
   constructor(options: RedisBackendOptions) {
     this.keys = keySchema(options);
     this.#timeoutMs = options.commandTimeoutMs ?? 2000;
-    this.nowMs = options.nowMs ?? Date.now;
+    const clock = options.clock ?? systemClock;
+    this.nowMs = () => clock.nowMs();
     this.client = createRedisClient(options.url, options);
     // Errors surface through commands; the event only must not go unhandled.
     this.client.on('error', () => {});

@@ -3,7 +3,7 @@ import { createServer, type Socket } from 'node:net';
 import { test } from 'node:test';
 import { request } from 'undici';
 import { PASS } from '../../../src/replica/http/decision.ts';
-import { UpstreamGroup } from '../../../src/replica/http/upstream-group.ts';
+import { DEFAULT_UPSTREAM_OPTIONS, UpstreamGroup } from '../../../src/replica/http/upstream-group.ts';
 import { freePort } from '../../helpers/free-port.ts';
 import { nginxPage, rawRequest, responseOf, startProxy, startUpstream } from './harness.ts';
 
@@ -204,6 +204,7 @@ test('nginx smooth weighted round robin: weights 5,1,1 give a a b a c a a', asyn
       { host: '127.0.0.1', port: 3, weight: 1 },
     ],
     {
+      ...DEFAULT_UPSTREAM_OPTIONS,
       connectTimeoutMs: 1000,
       readTimeoutMs: 1000,
       sendTimeoutMs: 1000,

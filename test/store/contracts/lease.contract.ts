@@ -27,7 +27,7 @@ export function leaseContract(name: string, harness: StoreHarness): void {
 
     it('records: written only under a held lease, read by prefix, live ones only', async () => {
       let nowMs = 1_700_000_000_000;
-      const store = await harness.create({ nowMs: () => nowMs });
+      const store = await harness.create({ clock: { nowMs: () => nowMs } });
       const lease = await store.leases.acquire('l', 30_000);
       assert.ok(lease);
       assert.equal(await store.leases.putRecord(lease, 'a/1', { value: 'one', expireAtMs: null }), true);

@@ -32,7 +32,7 @@ export function registryContract(name: string, harness: StoreHarness): void {
 
     it('replicas: live until the TTL on the store clock; deregistered ones stay listed, not live', async () => {
       let nowMs = 1_700_000_000_000;
-      const { registry } = await harness.create({ nowMs: () => nowMs });
+      const { registry } = await harness.create({ clock: { nowMs: () => nowMs } });
       await registry.heartbeat(INFO, 5000);
       nowMs += 10;
       await registry.heartbeat({ ...INFO, id: 'r2', appliedRevision: 4 }, 5000);

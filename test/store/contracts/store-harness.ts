@@ -3,10 +3,11 @@
  * `peer(store)` another client of the same data (a second control plane or replica).
  */
 import assert from 'node:assert/strict';
+import type { Clock } from '../../../src/shared/clock.ts';
 import type { Store } from '../../../src/store/store.ts';
 
 export interface StoreHarness {
-  create(options?: { maxLogEntries?: number; nowMs?: () => number }): Promise<Store>;
+  create(options?: { maxLogEntries?: number; clock?: Clock }): Promise<Store>;
   peer(store: Store): Promise<Store>;
   /** Called once after the suites. */
   close?(): Promise<void>;
