@@ -102,7 +102,7 @@ async function runReplica(flags: ReplicaFlags): Promise<void> {
     store,
     stateFile: flags.stateFile,
     errorLog,
-    onResponse: (req, _res, facts) => {
+    onCompleted: (req, facts) => {
       status?.metrics.observeRequest(facts.status, facts.seconds);
       accessStream?.write(formatAccessLine(req, facts));
     },

@@ -27,7 +27,7 @@ export async function startReplicaStatus(
   const replicaMetrics = new ReplicaMetrics(metrics.registry, {
     zones: () => replica.site.limitReqZones.values(),
     sync: () => replica.sync.state(),
-    locationRequests: () => replica.locationRequests,
+    locationRequests: () => replica.locationRequests.entries(),
   });
   const server = await startControlPlaneServer({
     store: readOnlyStore(

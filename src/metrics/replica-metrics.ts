@@ -28,8 +28,12 @@ export interface SyncStateSource {
 export interface ReplicaMetricsSources {
   zones(): Iterable<ZoneCounterSource>;
   sync(): SyncStateSource;
-  /** Requests routed so far, keyed `server name\0location name` (limited ones included). */
-  locationRequests(): ReadonlyMap<string, number>;
+  /** Requests routed so far, by server name and location name (limited ones included). */
+  locationRequests(): Iterable<{
+    readonly server: string;
+    readonly location: string;
+    readonly count: number;
+  }>;
 }
 
 export class ReplicaMetrics {
@@ -58,17 +62,21 @@ export class ReplicaMetrics {
         },
       });
     }
-    const seenRequests = new Map<string, number>();
+    const seenRequests = new Map<string, Map<string, number>>();
     new Counter({
       name: 'limitswitch_location_requests_total',
       help: 'Requests routed to each location (rejected and delayed ones included), by server and location',
       labelNames: ['server', 'location'],
       registers,
       collect() {
-        for (const [key, total] of sources.locationRequests()) {
-          const [server = '', location = ''] = key.split('\0');
-          this.inc({ server, location }, total - (seenRequests.get(key) ?? 0));
-          seenRequests.set(key, total);
+        for (const { server, location, count } of sources.locationRequests()) {
+          let seen = seenRequests.get(server);
+          if (seen === undefined) {
+            seen = new Map();
+            seenRequests.set(server, seen);
+          }
+          this.inc({ server, location }, count - (seen.get(location) ?? 0));
+          seen.set(location, count);
         }
       },
     });

@@ -8,7 +8,7 @@
  */
 
 import { createHash } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { buildSite } from '../config/build-site.ts';
 import type { Config, RealIpConf } from '../config/model.ts';
 import type { Site, SiteLocation } from '../engine/http/site.ts';
@@ -21,11 +21,12 @@ import { KeyvalSync } from '../store/keyval-sync.ts';
 import { CounterFlusher } from './counter-flusher.ts';
 import { engineHook, type RoutedDecision, upgradeHook } from './engine-hook.ts';
 import { ErrorLog, requestLogContext } from './error-log.ts';
-import type { DownstreamRequest } from './http/decision.ts';
+import type { ExchangeOutcome } from './http/decision.ts';
 import { ProxyServer } from './http/proxy-server.ts';
 import { UpstreamSet } from './http/upstream-group.ts';
 import { applyChange, applySnapshot } from './keyval-applier.ts';
 import { type ProxyTargets, resolveProxyTargets } from './proxy-targets.ts';
+import { RequestCounts } from './request-counts.ts';
 
 export const REPLICA_VERSION = '0.1.0';
 
@@ -51,8 +52,8 @@ export interface ReplicaOptions {
   readonly flushIntervalMs?: number;
   readonly heartbeatIntervalMs?: number;
   readonly heartbeatTtlMs?: number;
-  /** Called for every finished response (access log, latency metrics). */
-  readonly onResponse?: (req: IncomingMessage, res: ServerResponse, facts: ResponseFacts) => void;
+  /** Called for every finished exchange (access log, latency metrics). */
+  readonly onCompleted?: (req: IncomingMessage, outcome: ResponseFacts) => void;
   /** A client went away while held or forwarded (nginx 499). */
   readonly onClientClosed?: (phase: string) => void;
   /** Structured events (reload errors, store trouble) for the process log. */
@@ -63,20 +64,11 @@ export interface ReplicaOptions {
   ) => void;
 }
 
-/** What the access log and the latency histogram learn of a finished response, in nginx's terms. */
-export interface ResponseFacts {
+/** What the access log and the latency histogram learn of a finished exchange, in nginx's terms. */
+export interface ResponseFacts extends ExchangeOutcome {
   /** `$remote_addr`: the client, after realip. */
   readonly remoteAddr: string;
-  /** `$status`: 444 for a connection closed by `limit_req_status 444`, 499 when the client left first. */
-  readonly status: number;
-  /** `$body_bytes_sent`: what went out after the response head. */
-  readonly bodyBytes: number;
-  /** `$request_time`, in seconds. */
-  readonly seconds: number;
 }
-
-const kFacts = Symbol('responseFacts');
-type TaggedRequest = IncomingMessage & { [kFacts]?: { remoteAddr: string; closed: boolean } };
 
 export class Replica {
   readonly id: string;
@@ -89,8 +81,7 @@ export class Replica {
   #configHash: string;
   readonly #clock: Clock;
   readonly #startedAtMs: number;
-  /** Requests routed per `server name\0location name`, for `limitswitch_location_requests_total`. */
-  readonly locationRequests = new Map<string, number>();
+  readonly locationRequests = new RequestCounts();
   readonly #listeners = new Map<number, { server: ProxyServer<RoutedDecision>; port: number }>();
   readonly #flusher: CounterFlusher;
   readonly #options: ReplicaOptions;
@@ -259,16 +250,14 @@ export class Replica {
       targets: () => this.#targets,
       errorLog,
       port: configuredPort,
-      countRequest: (server, location) => {
-        const key = `${server}\0${location}`;
-        this.locationRequests.set(key, (this.locationRequests.get(key) ?? 0) + 1);
-      },
+      countRequest: (server, location) => this.locationRequests.count(server, location),
     });
-    const onResponse = this.#options.onResponse;
+    const onCompleted = this.#options.onCompleted;
     const proxy = new ProxyServer<RoutedDecision>({
-      decide: onResponse === undefined ? engine : (ctx) => tagged(ctx, engine(ctx)),
+      decide: engine,
       canUpgrade: upgradeHook({ site: () => this.#site, port: configuredPort }),
-      upstreams: { get: (name: string) => this.#upstreams.get(name) } as UpstreamSet,
+      // Looked up per request: a reload swaps the set under open listeners.
+      upstreams: { get: (name: string) => this.#upstreams.get(name) },
       realIp: this.#realIpOf(configuredPort),
       onClientClosed: (ctx, decision, phase) => {
         // nginx notices the EOF while the request waits out its delay, and says so at info.
@@ -285,28 +274,11 @@ export class Replica {
         errorLog.request(error, requestLogContext(ctx, decision.serverName ?? '', error.upstream));
       },
       onHookError: (err) => this.#log('error', 'request failed in the engine', { err: String(err) }),
+      onCompleted:
+        onCompleted === undefined
+          ? undefined
+          : (ctx, _decision, outcome) => onCompleted(ctx.req, { ...outcome, remoteAddr: ctx.remoteAddr }),
     });
-    if (onResponse) {
-      // Before the data path's own listener, so the byte count starts ahead of this response.
-      proxy.server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
-        const start = process.hrtime.bigint();
-        const socket = req.socket;
-        const writtenBefore = socket.bytesWritten;
-        res.once('close', () => {
-          const tag = (req as TaggedRequest)[kFacts];
-          const head = (res as ServerResponse & { _header?: string | null })._header;
-          onResponse(req, res, {
-            remoteAddr: tag?.remoteAddr ?? socket.remoteAddress ?? '-',
-            status: tag?.closed ? 444 : res.headersSent ? res.statusCode : 499,
-            bodyBytes:
-              res.headersSent && typeof head === 'string'
-                ? Math.max(0, socket.bytesWritten - writtenBefore - Buffer.byteLength(head, 'latin1'))
-                : 0,
-            seconds: Number(process.hrtime.bigint() - start) / 1e9,
-          });
-        });
-      });
-    }
     const address = await proxy.listen(port, this.#options.host ?? listenHost ?? '0.0.0.0');
     this.#listeners.set(configuredPort, { server: proxy, port: address.port });
   }
@@ -353,15 +325,6 @@ export class Replica {
   #log(level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>): void {
     this.#options.log?.(level, message, fields);
   }
-}
-
-/** Remembers what the access log needs from the data path's view of the request. */
-function tagged(ctx: DownstreamRequest, decision: RoutedDecision): RoutedDecision {
-  (ctx.req as TaggedRequest)[kFacts] = {
-    remoteAddr: ctx.remoteAddr,
-    closed: decision.action === 'reject' && decision.code === 444,
-  };
-  return decision;
 }
 
 function isApiOnly(locations: readonly SiteLocation[]): boolean {

@@ -113,6 +113,26 @@ export type ClientClosedCallback<D extends Decision = Decision> = (
   phase: ClientClosedPhase,
 ) => void;
 
+/** What the access log and the latency histogram learn of a finished exchange, in nginx's terms. */
+export interface ExchangeOutcome {
+  /** `$status`: 444 for a connection closed without an answer, 499 when the client left first. */
+  readonly status: number;
+  /** `$body_bytes_sent`: what went out after the response head. */
+  readonly bodyBytes: number;
+  /** `$request_time`, in seconds. */
+  readonly seconds: number;
+}
+
+/**
+ * Hears every exchange once it is over (answered, forwarded, closed or abandoned by its client).
+ * `decision` is null when the hook threw (the client got a 500).
+ */
+export type CompletedCallback<D extends Decision = Decision> = (
+  ctx: DownstreamRequest,
+  decision: D | null,
+  outcome: ExchangeOutcome,
+) => void;
+
 /** An upstream failure as nginx logs it, for the owner's error log. */
 export interface UpstreamError {
   /** `error` for the failure itself, `warn` for a server taken out of its group for a while. */

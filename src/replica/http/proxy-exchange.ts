@@ -13,6 +13,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type {
   ClientClosedCallback,
+  CompletedCallback,
   Decision,
   DelayDecision,
   DownstreamRequest,
@@ -30,6 +31,8 @@ export interface ExchangeHost<D extends Decision> extends UpstreamHost {
   readonly onClientClosed: ClientClosedCallback<D> | null;
   /** Hears each upstream failure, in nginx's error-log words. */
   readonly onUpstreamError: UpstreamErrorCallback<D> | null;
+  /** Hears each exchange once it is over (status, body bytes, time). */
+  readonly onCompleted: CompletedCallback<D> | null;
   /** True once a graceful close began: answers say `Connection: close`. */
   readonly closing: boolean;
   /** Requests currently held by a delay. */
@@ -67,6 +70,12 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
   /** The first body chunk, held until the head goes out with it. */
   #pending: Buffer | null = null;
   #timer: NodeJS.Timeout | null = null;
+  #tracked = false;
+  /** `$body_bytes_sent`, counted as the body is handed to the client connection. */
+  #bodyBytes = 0;
+  /** The connection was closed without an answer (444). */
+  #closedSilently = false;
+  readonly #startedMs = performance.now();
 
   constructor(
     host: ExchangeHost<D>,
@@ -114,6 +123,8 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
   sendPage(code: number, retryAfterS?: number): void {
     if (closesConnection(code)) {
       this.state = DONE;
+      this.#closedSilently = true;
+      if (this.#host.onCompleted !== null) this.#track();
       this.req.socket.destroy();
       return;
     }
@@ -128,11 +139,15 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
 
   #end(status: number, headers: string[], body: Buffer | string | null): void {
     this.state = DONE;
+    if (this.#host.onCompleted !== null) this.#track();
     const res = this.res;
     if (this.#host.closing) res.shouldKeepAlive = false;
     res.writeHead(status, statusReason(status), headers);
     if (body === null) res.end();
-    else res.end(body);
+    else {
+      this.#bodyBytes += typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+      res.end(body);
+    }
   }
 
   #answer(decision: ReturnDecision): void {
@@ -159,8 +174,10 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
     this.#end(decision.code, headers, body);
   }
 
-  /** Watches the response so a vanished client is noticed (held or forwarding). */
+  /** Watches the response so its end (or a vanished client, held or forwarding) is noticed. Once. */
   #track(): void {
+    if (this.#tracked) return;
+    this.#tracked = true;
     (this.res as TrackedResponse)[kExchange] = this as unknown as Exchange<Decision>;
     this.res.on('close', onResponseClose);
   }
@@ -227,6 +244,11 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
       this.#host.onClientClosed?.(this, this.#decision!, state === HELD ? 'delay' : 'proxy');
     }
     this.#host.exchangeEnded();
+    this.#host.onCompleted?.(this, this.#decision, {
+      status: this.#closedSilently ? 444 : this.res.headersSent ? this.res.statusCode : 499,
+      bodyBytes: this.#bodyBytes,
+      seconds: (performance.now() - this.#startedMs) / 1000,
+    });
   }
 
   protected report(level: 'error' | 'warn', message: string, upstream: string): void {
@@ -260,6 +282,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
     const pending = this.#pending;
     if (pending !== null) {
       this.#pending = null;
+      this.#bodyBytes += pending.length;
       this.res.write(pending);
     }
   }
@@ -279,6 +302,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
       }
       this.flushHead();
     }
+    this.#bodyBytes += chunk.length;
     if (res.write(chunk)) return true;
     res.once('drain', this.#resume!);
     return false;
@@ -295,6 +319,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
       res.end();
     } else {
       this.#pending = null;
+      this.#bodyBytes += pending.length;
       res.end(pending);
     }
   }

@@ -16,6 +16,7 @@ import { type NginxAddr, normalizePeerAddress, parseAddr } from '../../engine/ne
 import { LimitswitchError } from '../../shared/errors.ts';
 import type {
   ClientClosedCallback,
+  CompletedCallback,
   DecideHook,
   Decision,
   DownstreamRequest,
@@ -26,7 +27,7 @@ import { compileRealIp, type RealIpResolver } from './real-ip.ts';
 import type { Tunnel } from './tunnel.ts';
 import { UpgradeExchange, type UpgradeHost } from './upgrade-exchange.ts';
 import { replayWithoutUpgrade } from './upgrade-replay.ts';
-import type { UpstreamGroup, UpstreamSet } from './upstream-group.ts';
+import type { UpstreamGroup, UpstreamLookup } from './upstream-group.ts';
 
 export interface ProxyServerOptions<D extends Decision = Decision> {
   /** The limiting hook, called once per request. */
@@ -38,7 +39,7 @@ export interface ProxyServerOptions<D extends Decision = Decision> {
    */
   readonly canUpgrade?: (ctx: DownstreamRequest) => boolean;
   /** Every upstream group a decision may name. The owner closes them after `close()`. */
-  readonly upstreams: UpstreamSet;
+  readonly upstreams: UpstreamLookup;
   /** The group for `pass`/`delay` decisions that name none. */
   readonly defaultUpstream?: string;
   /** `set_real_ip_from` / `real_ip_header` / `real_ip_recursive` of this listener. */
@@ -47,6 +48,8 @@ export interface ProxyServerOptions<D extends Decision = Decision> {
   readonly onClientClosed?: ClientClosedCallback<D>;
   /** An upstream failed a forwarded request (the client got 502/504 or a cut response), in nginx's words. */
   readonly onUpstreamError?: UpstreamErrorCallback<D>;
+  /** Every exchange once it is over: status (444, 499), body bytes, time — for access logs and metrics. */
+  readonly onCompleted?: CompletedCallback<D>;
   /** The hook threw: the request got a 500; this hears why. */
   readonly onHookError?: (err: unknown) => void;
   /** nginx `keepalive_timeout` (75 s). */
@@ -70,11 +73,12 @@ type PeerSocket = Socket & { [kPeer]?: PeerInfo };
 
 export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D> {
   readonly server: Server;
-  readonly upstreams: UpstreamSet;
+  readonly upstreams: UpstreamLookup;
   readonly defaultGroup: UpstreamGroup | null;
   readonly scheme: string;
   readonly onClientClosed: ClientClosedCallback<D> | null;
   readonly onUpstreamError: UpstreamErrorCallback<D> | null;
+  readonly onCompleted: CompletedCallback<D> | null;
   readonly #decide: DecideHook<D>;
   #realIp: RealIpResolver | null;
   readonly #onHookError: ((err: unknown) => void) | null;
@@ -97,6 +101,7 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
     this.scheme = options.scheme ?? 'http';
     this.onClientClosed = options.onClientClosed ?? null;
     this.onUpstreamError = options.onUpstreamError ?? null;
+    this.onCompleted = options.onCompleted ?? null;
     this.#decide = options.decide;
     this.#realIp = compileRealIp(options.realIp);
     this.#onHookError = options.onHookError ?? null;

@@ -173,7 +173,12 @@ export class UpstreamGroup {
 }
 
 /** All upstream groups of a listener, by name. */
-export class UpstreamSet {
+/** Finding a group by name (what a listener needs of the set; the set may be swapped by a reload). */
+export interface UpstreamLookup {
+  get(name: string): UpstreamGroup | undefined;
+}
+
+export class UpstreamSet implements UpstreamLookup {
   readonly #groups = new Map<string, UpstreamGroup>();
   #closed: Promise<void> | null = null;
 

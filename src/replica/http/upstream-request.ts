@@ -28,11 +28,11 @@ import {
   type UpstreamPhase,
   upstreamErrorMessage,
 } from './upstream-failure.ts';
-import type { UpstreamGroup, UpstreamPeer, UpstreamSet } from './upstream-group.ts';
+import type { UpstreamGroup, UpstreamLookup, UpstreamPeer } from './upstream-group.ts';
 
 /** The listener's upstream groups, which every exchange of it shares. */
 export interface UpstreamHost {
-  readonly upstreams: UpstreamSet;
+  readonly upstreams: UpstreamLookup;
   readonly defaultGroup: UpstreamGroup | null;
 }
 
