@@ -4,15 +4,19 @@
  * work unchanged; they are read from the engine at scrape time.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import {
+  LIMIT_REQ_COUNTERS,
+  type LimitReqCounter,
+  type LimitReqCounters,
+} from '../engine/limit-req/limit-req-zone.ts';
 
 export interface ZoneCounterSource {
   readonly name: string;
-  readonly counters: Readonly<Record<LimitReqField, number>>;
+  readonly counters: Readonly<LimitReqCounters>;
 }
 
-type LimitReqField = 'passed' | 'delayed' | 'rejected' | 'delayed_dry_run' | 'rejected_dry_run';
-
-const LIMIT_REQ_HELP: Record<LimitReqField, string> = {
+/** nginx-prometheus-exporter's help texts. */
+const LIMIT_REQ_HELP: Record<LimitReqCounter, string> = {
   passed: 'Total number of requests that were neither limited nor accounted as limited',
   delayed: 'Total number of requests that were delayed',
   rejected: 'Total number of requests that were rejected',
@@ -43,7 +47,7 @@ export class ReplicaMetrics {
 
   constructor(registry: Registry, sources: ReplicaMetricsSources) {
     const registers = [registry];
-    for (const field of Object.keys(LIMIT_REQ_HELP) as LimitReqField[]) {
+    for (const field of LIMIT_REQ_COUNTERS) {
       // Counters only grow; the engine's totals are mirrored by adding what is new since the last scrape.
       const seen = new Map<string, number>();
       new Counter({
