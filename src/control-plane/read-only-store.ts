@@ -22,7 +22,7 @@ const disabled = (): Promise<never> => Promise.reject(new LimitswitchError('Meth
 export function readOnlyStore(ports: ReadPorts): ControlPlaneStore {
   return {
     keyvals: {
-      ...bind(ports.keyvals, ['getZone', 'snapshot', 'head']),
+      ...bind(ports.keyvals, ['getZone', 'snapshot', 'head', 'commitAt']),
       add: disabled,
       change: disabled,
       set: disabled,

@@ -1,11 +1,12 @@
 /**
  * `?wait=applied`: after a write at revision r, poll the replicas' heartbeats until every live replica
- * reports `appliedRevision >= r`, bounded by the timeout. Replicas whose heartbeat expired (gone) are
- * not waited for.
+ * reports `appliedRevision >= r` on the store's own history (see `replica-history.ts`), bounded by the
+ * timeout. Replicas whose heartbeat expired (gone) are not waited for.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LimitswitchError } from '../shared/errors.ts';
 import type { ReplicaRecord } from '../store/cluster-registry.ts';
+import { divergedReplicas } from './replica-history.ts';
 
 export const DEFAULT_WAIT_MS = 2000;
 export const MAX_WAIT_MS = 60_000;
@@ -26,9 +27,13 @@ export function parseWaitTimeout(text: string | undefined): number {
   return Math.min(ms, MAX_WAIT_MS);
 }
 
-export function laggards(replicas: readonly ReplicaRecord[], revision: number): WaitReport['laggards'] {
+export function laggards(
+  replicas: readonly ReplicaRecord[],
+  revision: number,
+  diverged: ReadonlySet<string>,
+): WaitReport['laggards'] {
   return replicas
-    .filter((r) => r.live && r.appliedRevision < revision)
+    .filter((r) => r.live && (r.appliedRevision < revision || diverged.has(r.id)))
     .map((r) => ({ id: r.id, applied_revision: r.appliedRevision }));
 }
 
@@ -38,6 +43,7 @@ export function laggards(replicas: readonly ReplicaRecord[], revision: number): 
  */
 export async function waitApplied(
   readReplicas: () => Promise<ReplicaRecord[]>,
+  commitAt: (revision: number) => Promise<string | null>,
   revision: number,
   timeoutMs: number,
   pollMs: number,
@@ -46,7 +52,8 @@ export async function waitApplied(
   let behind: WaitReport['laggards'] = [];
   for (;;) {
     try {
-      behind = laggards(await readReplicas(), revision);
+      const replicas = await readReplicas();
+      behind = laggards(replicas, revision, await divergedReplicas(replicas, commitAt));
     } catch {
       return { revision, applied: false, laggards: behind };
     }

@@ -57,6 +57,7 @@ export async function answerWrite(
   if (waitMs !== null) {
     const report = await waitApplied(
       () => ctx.gateway.call('replicas', (s) => s.registry.replicas(ctx.clock.nowMs())),
+      (revision) => ctx.gateway.call('commitAt', (s) => s.keyvals.commitAt(revision)),
       outcome.revision,
       waitMs,
       ctx.waitPollMs,

@@ -53,6 +53,10 @@ export function localStoreView(state: LocalState): LocalStoreView {
     keyvals: {
       getZone,
       head: async () => head(),
+      async commitAt(revision: number): Promise<string | null> {
+        const current = head();
+        return revision === current.revision ? current.commit : null;
+      },
       async snapshot(): Promise<KeyvalSnapshot> {
         const { revision, epoch } = head();
         const zones: Record<string, Record<string, KeyvalEntry>> = {};

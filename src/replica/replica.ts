@@ -134,7 +134,7 @@ export class Replica {
   head(): KeyvalHead | null {
     const state = this.sync.state();
     if (state.source === 'none') return null;
-    return { revision: state.appliedRevision, epoch: state.epoch ?? '' };
+    return { revision: state.appliedRevision, epoch: state.epoch ?? '', commit: state.appliedCommit };
   }
 
   info(): ReplicaInfo {
@@ -143,6 +143,7 @@ export class Replica {
       version: REPLICA_VERSION,
       configHash: this.#configHash,
       appliedRevision: this.sync.state().appliedRevision,
+      appliedCommit: this.sync.state().appliedCommit,
       startedAtMs: this.#startedAtMs,
       keyvalZones: this.#config.http.keyvalZones.map((z) => ({
         name: z.name,

@@ -19,6 +19,8 @@ export interface ReplicaInfo {
   readonly version: string;
   readonly configHash: string;
   readonly appliedRevision: number;
+  /** The commit id of `appliedRevision`: tells the store's history from another at the same revision. */
+  readonly appliedCommit: string;
   readonly startedAtMs: number;
   /** Zones of the config this replica runs (so the control plane knows zone names and types). */
   readonly keyvalZones: readonly KeyvalZoneInfo[];

@@ -1,5 +1,6 @@
 /**
- * A replica's local copy of every keyval zone at one revision of one epoch. Pure data: applying a
+ * A replica's local copy of every keyval zone at one revision of one epoch, with the commit ids of
+ * the revisions it went through lately (to tell its own history from another). Pure data: applying a
  * change, replacing everything with a snapshot, dropping expired keys. `KeyvalSync` decides what to
  * apply and when.
  */
@@ -7,13 +8,29 @@
 import { put } from '../shared/dictionary.ts';
 import type { KeyvalChange, KeyvalEntry, KeyvalSnapshot } from './keyval-store.ts';
 
+/** How many revisions back the mirror remembers the commit ids of. */
+const RECENT = 1024;
+
 export class KeyvalMirror {
   #zones = new Map<string, Map<string, KeyvalEntry>>();
   #revision = 0;
+  #commit = '';
   #epoch: string | null = null;
+  /** revision → commit id of the last `RECENT` revisions applied (and the loaded one). */
+  readonly #recent = new Map<number, string>();
 
   get revision(): number {
     return this.#revision;
+  }
+
+  /** The commit id of `revision` (`''` at 0, or when a state file did not record it). */
+  get commit(): string {
+    return this.#commit;
+  }
+
+  /** Whether (`revision`, `commit`) is a point of the history this mirror went through lately. */
+  passedThrough(revision: number, commit: string): boolean {
+    return this.#recent.get(revision) === commit;
   }
 
   /** `null` until a snapshot (from the store or the state file) was loaded. */
@@ -30,7 +47,10 @@ export class KeyvalMirror {
       if (map.size > 0) this.#zones.set(zone, map);
     }
     this.#revision = snapshot.revision;
+    this.#commit = snapshot.commit ?? '';
     this.#epoch = snapshot.epoch ?? null;
+    this.#recent.clear();
+    this.#remember();
   }
 
   /** Apply the next change; the caller guarantees `change.revision === revision + 1`. */
@@ -55,6 +75,8 @@ export class KeyvalMirror {
     }
     if (this.#zones.get(change.zone)?.size === 0) this.#zones.delete(change.zone);
     this.#revision = change.revision;
+    this.#commit = change.commit;
+    this.#remember();
   }
 
   /** Drop keys whose `expireAtMs <= nowMs`; zone → keys dropped. The revision stays. */
@@ -84,9 +106,13 @@ export class KeyvalMirror {
   snapshot(): KeyvalSnapshot {
     const zones: Record<string, Record<string, KeyvalEntry>> = {};
     for (const name of this.#zones.keys()) zones[name] = this.zone(name);
-    return this.#epoch === null
-      ? { revision: this.#revision, zones }
-      : { revision: this.#revision, epoch: this.#epoch, zones };
+    const position = { revision: this.#revision, commit: this.#commit };
+    return this.#epoch === null ? { ...position, zones } : { ...position, epoch: this.#epoch, zones };
+  }
+
+  #remember(): void {
+    this.#recent.set(this.#revision, this.#commit);
+    this.#recent.delete(this.#revision - RECENT);
   }
 
   #zone(name: string): Map<string, KeyvalEntry> {

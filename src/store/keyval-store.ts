@@ -9,6 +9,9 @@
  *   notifies subscribers — or does nothing and throws.
  * - Revisions start at 0 (empty store) and increase by exactly 1 per successful mutation, so a
  *   subscriber that sees revision r+2 after r knows it missed one.
+ * - Every change carries a random commit id and its parent's, so a history that is not the
+ *   continuation of what a follower applied (a store restored from an older snapshot, a failover that
+ *   lost writes) is told apart even where it reuses the same revisions.
  * - Times are wall-clock epoch milliseconds (the writer's clock); replicas expire keys locally by
  *   `expireAtMs`, and `expireDue` removes them from the store exactly once.
  *
@@ -25,42 +28,42 @@ export interface KeyvalEntry {
   readonly expireAtMs: number | null;
 }
 
-/** One change, as stored in the change log and published to subscribers. */
-export type KeyvalChange =
+/** Where a change sits in the store's history. */
+export interface ChangeHeader {
+  readonly revision: number;
+  /** A random id of this change: two histories that reach the same revision differ by it. */
+  readonly commit: string;
+  /** The commit id of the change before (`''` for revision 1). */
+  readonly parent: string;
+}
+
+/** A change before the store gave it its place in the history. */
+export type KeyvalChangeBody =
   | {
-      readonly revision: number;
       readonly op: 'set';
       readonly zone: string;
       readonly key: string;
       readonly value: string;
       readonly expireAtMs: number | null;
     }
-  | { readonly revision: number; readonly op: 'delete'; readonly zone: string; readonly key: string }
+  | { readonly op: 'delete'; readonly zone: string; readonly key: string }
   /** Several keys written at once (POST of many keys into an empty zone). */
   | {
-      readonly revision: number;
       readonly op: 'set-many';
       readonly zone: string;
       readonly entries: Readonly<Record<string, KeyvalEntry>>;
     }
-  | { readonly revision: number; readonly op: 'empty'; readonly zone: string }
+  | { readonly op: 'empty'; readonly zone: string }
   /** Keys removed by `expireDue` (their time had come). */
-  | {
-      readonly revision: number;
-      readonly op: 'expire';
-      readonly zone: string;
-      readonly keys: readonly string[];
-    };
+  | { readonly op: 'expire'; readonly zone: string; readonly keys: readonly string[] };
 
-/** A change before the store gave it its revision. */
-export type KeyvalChangeBody = KeyvalChange extends infer C
-  ? C extends KeyvalChange
-    ? Omit<C, 'revision'>
-    : never
-  : never;
+/** One change, as stored in the change log and published to subscribers. */
+export type KeyvalChange = ChangeHeader & KeyvalChangeBody;
 
 export interface KeyvalSnapshot {
   readonly revision: number;
+  /** The commit id of `revision` (`''` at revision 0, or when not known: an old state file). */
+  readonly commit?: string;
   /**
    * The store's identity: a new random id whenever the store starts from nothing (e.g. Redis restarted
    * without persistence), so a replica never mixes revisions of two histories.
@@ -73,16 +76,20 @@ export interface KeyvalSnapshot {
 /** The outcome of a mutation: the new revision and what the key(s) held before (for the audit trail). */
 export interface MutationResult {
   readonly revision: number;
+  /** The commit id of `revision`. */
+  readonly commit: string;
   /** key → previous value (`null` = absent). Empty for `expireDue` (keys span zones: see `expired`). */
   readonly previous: Readonly<Record<string, string | null>>;
   /** `expireDue` only: zone → key → the value that expired. */
   readonly expired?: Readonly<Record<string, Readonly<Record<string, string>>>>;
 }
 
-/** The store's current position: its revision within its epoch (see `KeyvalSnapshot.epoch`). */
+/** The store's current position: its revision and commit within its epoch (see `KeyvalSnapshot.epoch`). */
 export interface KeyvalHead {
   readonly revision: number;
   readonly epoch: string;
+  /** The commit id of `revision` (`''` at revision 0). */
+  readonly commit: string;
 }
 
 export type Unsubscribe = () => Promise<void>;
@@ -93,8 +100,13 @@ export interface KeyvalReader {
   getZone(zone: string, nowMs: number): Promise<Record<string, KeyvalEntry>>;
   /** Everything with its revision, read atomically. */
   snapshot(): Promise<KeyvalSnapshot>;
-  /** Revision and epoch, read together. */
+  /** Revision, epoch and commit, read together. */
   head(): Promise<KeyvalHead>;
+  /**
+   * The commit id of one revision, from the bounded change log (`''` for revision 0); `null` when the
+   * log does not hold it (trimmed, or not reached yet).
+   */
+  commitAt(revision: number): Promise<string | null>;
 }
 
 /** What a replica follows: a snapshot, then changes in revision order. */

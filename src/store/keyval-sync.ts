@@ -4,9 +4,12 @@
  *
  * - Start: subscribe, then snapshot, then apply the buffered changes newer than the snapshot, so no
  *   change can slip between.
- * - Changes apply strictly in revision order. A gap (lost message, reconnect) → catch up with
- *   `changesSince`; if the log no longer reaches back, or the store's epoch changed (it restarted
- *   empty), reload the snapshot.
+ * - Changes apply strictly in revision order, each only on top of the commit it names as its parent.
+ *   A gap (lost message, reconnect) → catch up with `changesSince`; if the log no longer reaches back,
+ *   or the store's epoch changed (it restarted empty), reload the snapshot.
+ * - A history that is not the continuation of the applied one — the store restored from an older
+ *   snapshot, a failover that lost writes: the revision goes back, or the same revision has another
+ *   commit — is answered with a reload, never kept.
  * - Every `checkIntervalMs` (default 250) a revision check catches silent pub/sub loss and retries a
  *   lost subscription.
  * - Fail-static: while the store is unreachable the mirror keeps its last state; `state()` says so.
@@ -27,6 +30,8 @@ export interface KeyvalSyncState {
   /** The last contact with the store succeeded. */
   readonly connected: boolean;
   readonly appliedRevision: number;
+  /** The commit id of `appliedRevision` (`''` at 0, or from an old state file). */
+  readonly appliedCommit: string;
   readonly epoch: string | null;
   /** Where the current state came from: nowhere yet, the state file, or the store. */
   readonly source: 'none' | 'state-file' | 'store';
@@ -123,6 +128,7 @@ export class KeyvalSync {
     return {
       connected: this.#connected,
       appliedRevision: this.#mirror.revision,
+      appliedCommit: this.#mirror.commit,
       epoch: this.#mirror.epoch,
       source: this.#source,
       lastError: this.#lastError,
@@ -152,14 +158,16 @@ export class KeyvalSync {
   #onChange(change: KeyvalChange, epoch: string): void {
     if (this.#stopped) return;
     if (this.#source === 'store' && epoch === this.#mirror.epoch) {
-      if (change.revision <= this.#mirror.revision) return;
-      if (change.revision === this.#mirror.revision + 1) {
+      if (this.#continues(change)) {
         this.#apply(change);
         this.#drainPending();
         return;
       }
+      // Already applied (the snapshot had it): old news.
+      if (this.#mirror.passedThrough(change.revision, change.commit)) return;
     }
-    // Ahead of the mirror, from another epoch, or before the first snapshot: keep it, and sync.
+    // Ahead of the mirror, from another history or epoch, or before the first snapshot: keep it, and
+    // sync (the head tells a gap from a history that is not ours).
     this.#pending.set(change.revision, { change, epoch });
     if (this.#source === 'store') void this.#requestSync();
   }
@@ -193,16 +201,19 @@ export class KeyvalSync {
       // Pub/sub may apply changes while head() is in flight: compare with the revision from before.
       const appliedBefore = this.#mirror.revision;
       const head = await this.#store.head();
+      const mirror = this.#mirror;
       if (this.#source === 'none') {
         await this.#reload();
-      } else if (head.epoch !== this.#mirror.epoch || head.revision < appliedBefore) {
+      } else if (head.epoch !== mirror.epoch || head.revision < appliedBefore) {
         await this.#reload();
-      } else if (head.revision > this.#mirror.revision) {
-        const changes = await this.#store.changesSince(this.#mirror.revision);
-        if (changes === null) await this.#reload();
-        else this.#applyRun(changes, head.epoch);
+      } else if (head.revision === mirror.revision && head.commit !== mirror.commit) {
+        // The same revision, another change: the store's history is not the one applied here.
+        await this.#reload();
+      } else if (head.revision > mirror.revision) {
+        const changes = await this.#store.changesSince(mirror.revision);
+        if (changes === null || !this.#applyRun(changes, head.epoch)) await this.#reload();
       }
-      if (this.#source === 'state-file' && this.#mirror.epoch === head.epoch) this.#source = 'store';
+      if (this.#source === 'state-file' && mirror.epoch === head.epoch) this.#source = 'store';
       this.#connected = true;
       this.#lastError = null;
     } catch (err) {
@@ -214,31 +225,48 @@ export class KeyvalSync {
   async #reload(): Promise<void> {
     const snapshot = await this.#store.snapshot();
     if (this.#stopped) return;
-    const sameHistory = this.#source === 'store' && snapshot.epoch === this.#mirror.epoch;
-    // Pub/sub may have carried the mirror past this snapshot meanwhile; never go back.
-    if (!sameHistory || snapshot.revision > this.#mirror.revision) this.#load(snapshot, 'store');
+    const mirror = this.#mirror;
+    // Pub/sub may have carried the mirror past this snapshot meanwhile: a point it went through is
+    // not one to go back to. Anything else (newer, another epoch, another history) is loaded.
+    const behind =
+      this.#source === 'store' &&
+      snapshot.epoch === mirror.epoch &&
+      snapshot.revision <= mirror.revision &&
+      mirror.passedThrough(snapshot.revision, snapshot.commit ?? '');
+    if (!behind) this.#load(snapshot, 'store');
     this.#drainPending();
   }
 
-  /** Apply changes in order, from `mirror.revision + 1`, as far as they are contiguous. */
-  #applyRun(changes: readonly KeyvalChange[], epoch: string): void {
-    if (epoch !== this.#mirror.epoch) return;
+  /**
+   * Apply changes in order, from `mirror.revision + 1`, as far as they are contiguous. False when the
+   * first new one does not continue the applied history (a reload is due).
+   */
+  #applyRun(changes: readonly KeyvalChange[], epoch: string): boolean {
+    if (epoch !== this.#mirror.epoch) return true;
     for (const change of changes) {
       if (change.revision <= this.#mirror.revision) continue;
       if (change.revision !== this.#mirror.revision + 1) {
         this.#syncAgain = true;
-        return;
+        return true;
       }
+      if (!this.#continues(change)) return false;
       this.#apply(change);
     }
     this.#drainPending();
+    return true;
+  }
+
+  /** The next change on top of the applied one (its parent is the applied commit). */
+  #continues(change: KeyvalChange): boolean {
+    const mirror = this.#mirror;
+    return change.revision === mirror.revision + 1 && change.parent === mirror.commit;
   }
 
   #drainPending(): void {
     const epoch = this.#mirror.epoch;
     for (;;) {
       const next = this.#pending.get(this.#mirror.revision + 1);
-      if (!next || next.epoch !== epoch) break;
+      if (!next || next.epoch !== epoch || !this.#continues(next.change)) break;
       this.#pending.delete(next.change.revision);
       this.#apply(next.change);
     }

@@ -12,6 +12,8 @@ interface StateFileContent {
   readonly version: 1;
   readonly savedAtMs: number;
   readonly revision: number;
+  /** The commit id of `revision` (absent in files written before commit ids). */
+  readonly commit?: string;
   readonly epoch: string | null;
   readonly zones: Record<string, Record<string, KeyvalEntry>>;
 }
@@ -22,6 +24,7 @@ export async function writeStateFile(path: string, snapshot: KeyvalSnapshot, now
     version: 1,
     savedAtMs: nowMs,
     revision: snapshot.revision,
+    commit: snapshot.commit ?? '',
     epoch: snapshot.epoch ?? null,
     zones: snapshot.zones as Record<string, Record<string, KeyvalEntry>>,
   };
@@ -73,9 +76,12 @@ export async function readStateFile(path: string): Promise<KeyvalSnapshot | null
       }
     }
   }
-  return content.epoch === null
-    ? { revision: content.revision, zones: content.zones }
-    : { revision: content.revision, epoch: content.epoch, zones: content.zones };
+  const position = {
+    revision: content.revision,
+    commit: typeof content.commit === 'string' ? content.commit : '',
+    zones: content.zones,
+  };
+  return content.epoch === null ? position : { ...position, epoch: content.epoch };
 }
 
 function unreadable(path: string, why: string, cause?: unknown): LimitswitchError {

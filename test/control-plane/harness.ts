@@ -46,6 +46,7 @@ export function replicaInfo(id: string, appliedRevision: number, limitReqZones: 
     version: '0.1.0',
     configHash: 'abc123',
     appliedRevision,
+    appliedCommit: '',
     startedAtMs: 1_700_000_000_000,
     keyvalZones: [...ZONES],
     limitReqZones,

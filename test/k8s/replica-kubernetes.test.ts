@@ -348,6 +348,7 @@ describe('replica --kubernetes: object changes reach a running replica', { timeo
       version: '0.1.0',
       configHash: 'ghost',
       appliedRevision: 0,
+      appliedCommit: '',
       startedAtMs: Date.now(),
       keyvalZones: [],
       limitReqZones: [],

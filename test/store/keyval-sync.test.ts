@@ -36,6 +36,7 @@ describe('KeyvalSync', () => {
     assert.deepEqual(sync.state(), {
       connected: true,
       appliedRevision: 1,
+      appliedCommit: (await store.head()).commit,
       epoch: (await store.head()).epoch,
       source: 'store',
       lastError: null,
@@ -123,6 +124,7 @@ describe('KeyvalSync', () => {
     assert.deepEqual(sync.state(), {
       connected: false,
       appliedRevision: 1,
+      appliedCommit: await flaky.target.commitAt(1),
       epoch: (await flaky.target.head()).epoch,
       source: 'store',
       lastError: 'keyval store unavailable: down',
@@ -160,6 +162,7 @@ describe('KeyvalSync', () => {
     assert.deepEqual(second.sync.state(), {
       connected: false,
       appliedRevision: 2,
+      appliedCommit: await flaky.target.commitAt(2),
       epoch: (await flaky.target.head()).epoch,
       source: 'state-file',
       lastError: 'keyval store unavailable: down',
@@ -190,6 +193,7 @@ describe('KeyvalSync', () => {
     assert.deepEqual(sync.state(), {
       connected: false,
       appliedRevision: 0,
+      appliedCommit: '',
       epoch: null,
       source: 'none',
       lastError: `keyval state file ${stateFile}: not JSON: ${parseError}`,

@@ -5,12 +5,17 @@ import type { FastifyInstance } from 'fastify';
 import type { AuditEntry } from '../../store/audit-trail.ts';
 import type { ReplicaRecord } from '../../store/cluster-registry.ts';
 import { addSpecRoute, type ControlPlaneContext } from '../context.ts';
+import { divergedReplicas } from '../replica-history.ts';
 
-/** live: heartbeat current and caught up; lagging: current but behind; gone: heartbeat expired. */
-export type ReplicaState = 'live' | 'lagging' | 'gone';
+/**
+ * live: heartbeat current and caught up; lagging: current but behind; diverged: its applied revision
+ * is not the store's (another history: it reloads at its next check); gone: heartbeat expired.
+ */
+export type ReplicaState = 'live' | 'lagging' | 'diverged' | 'gone';
 
-export function replicaState(replica: ReplicaRecord, revision: number): ReplicaState {
+export function replicaState(replica: ReplicaRecord, revision: number, diverged: boolean): ReplicaState {
   if (!replica.live) return 'gone';
+  if (diverged) return 'diverged';
   return replica.appliedRevision < revision ? 'lagging' : 'live';
 }
 
@@ -21,6 +26,9 @@ export function clusterRoutes(app: FastifyInstance, ctx: ControlPlaneContext): v
       ctx.gateway.revision(),
       ctx.gateway.call('replicas', (s) => s.registry.replicas(nowMs)),
     ]);
+    const diverged = await divergedReplicas(replicas, (r) =>
+      ctx.gateway.call('commitAt', (s) => s.keyvals.commitAt(r)),
+    );
     return {
       revision,
       replicas: replicas.map((r) => ({
@@ -30,7 +38,8 @@ export function clusterRoutes(app: FastifyInstance, ctx: ControlPlaneContext): v
         applied_revision: r.appliedRevision,
         started_at: new Date(r.startedAtMs).toISOString(),
         last_heartbeat: new Date(r.lastHeartbeatMs).toISOString(),
-        state: replicaState(r, revision),
+        state: replicaState(r, revision, diverged.has(r.id)),
+        applied_commit: r.appliedCommit,
         keyval_zones: r.keyvalZones.map((z) => z.name),
         limit_req_zones: [...r.limitReqZones],
       })),

@@ -35,6 +35,7 @@ export class MemoryKeyvals implements KeyvalStore {
   readonly #log: KeyvalChange[] = [];
   readonly #subscribers = new Set<(change: KeyvalChange, epoch: string) => void>();
   #revision = 0;
+  #commit = '';
 
   constructor(backend: MemoryBackend, audit: MemoryAudit, options: MemoryKeyvalsOptions = {}) {
     this.#backend = backend;
@@ -73,7 +74,8 @@ export class MemoryKeyvals implements KeyvalStore {
         ? { op: 'set', zone, key: only, value: copy[only]!.value, expireAtMs: copy[only]!.expireAtMs }
         : { op: 'set-many', zone, entries: copy };
     const changed = keys.map((key) => ({ key, old: null, new: copy[key]!.value }));
-    return { revision: this.#commit(body, note, changed), previous };
+    const revision = this.#record(body, note, changed);
+    return { revision, commit: this.#commit, previous };
   }
 
   async change(zone: string, key: string, entry: KeyvalEntry, note?: AuditNote): Promise<MutationResult> {
@@ -96,10 +98,10 @@ export class MemoryKeyvals implements KeyvalStore {
     const existing = map?.get(key);
     if (!map || !existing || !isLive(existing, this.#backend.nowMs())) throw keyNotFoundError();
     map.delete(key);
-    const revision = this.#commit({ op: 'delete', zone, key }, note, [
+    const revision = this.#record({ op: 'delete', zone, key }, note, [
       { key, old: existing.value, new: null },
     ]);
-    return { revision, previous: { [key]: existing.value } };
+    return { revision, commit: this.#commit, previous: { [key]: existing.value } };
   }
 
   async empty(zone: string, note?: AuditNote): Promise<MutationResult> {
@@ -112,7 +114,8 @@ export class MemoryKeyvals implements KeyvalStore {
       changed.push({ key, old: entry.value, new: null });
     }
     this.#zones.delete(zone);
-    return { revision: this.#commit({ op: 'empty', zone }, note, changed), previous };
+    const revision = this.#record({ op: 'empty', zone }, note, changed);
+    return { revision, commit: this.#commit, previous };
   }
 
   async expireDue(nowMs: number): Promise<MutationResult | null> {
@@ -128,9 +131,9 @@ export class MemoryKeyvals implements KeyvalStore {
         map.delete(key);
       }
       if (map.size === 0) this.#zones.delete(zone);
-      revision = this.#commit({ op: 'expire', zone, keys: due.map(([key]) => key) }, undefined, []);
+      revision = this.#record({ op: 'expire', zone, keys: due.map(([key]) => key) }, undefined, []);
     }
-    return revision < 0 ? null : { revision, previous: {}, expired };
+    return revision < 0 ? null : { revision, commit: this.#commit, previous: {}, expired };
   }
 
   async getZone(zone: string, nowMs: number): Promise<Record<string, KeyvalEntry>> {
@@ -150,12 +153,20 @@ export class MemoryKeyvals implements KeyvalStore {
       zones[zone] = {};
       for (const [key, entry] of map) put(zones[zone], key, { ...entry });
     }
-    return { revision: this.#revision, epoch: this.#epoch, zones };
+    return { revision: this.#revision, commit: this.#commit, epoch: this.#epoch, zones };
   }
 
   async head(): Promise<KeyvalHead> {
     this.#backend.assertOpen();
-    return { revision: this.#revision, epoch: this.#epoch };
+    return { revision: this.#revision, epoch: this.#epoch, commit: this.#commit };
+  }
+
+  async commitAt(revision: number): Promise<string | null> {
+    this.#backend.assertOpen();
+    if (revision === 0) return '';
+    const first = this.#log[0];
+    if (!first || revision < first.revision || revision > this.#revision) return null;
+    return this.#log[revision - first.revision]!.commit;
   }
 
   async changesSince(afterRevision: number): Promise<KeyvalChange[] | null> {
@@ -189,14 +200,19 @@ export class MemoryKeyvals implements KeyvalStore {
     const copy = { value: entry.value, expireAtMs: entry.expireAtMs };
     this.#zoneMap(zone).set(key, copy);
     const body: KeyvalChangeBody = { op: 'set', zone, key, value: copy.value, expireAtMs: copy.expireAtMs };
-    const revision = this.#commit(body, note, [{ key, old: previous, new: copy.value }]);
-    return { revision, previous: { [key]: previous } };
+    const revision = this.#record(body, note, [{ key, old: previous, new: copy.value }]);
+    return { revision, commit: this.#commit, previous: { [key]: previous } };
   }
 
-  /** Bump the revision, log the change, audit it, and notify (asynchronously, in order, like pub/sub). */
-  #commit(body: KeyvalChangeBody, note: AuditNote | undefined, changed: readonly Changed[]): number {
+  /**
+   * Bump the revision, log the change with a new commit id, audit it, and notify (asynchronously, in
+   * order, like pub/sub).
+   */
+  #record(body: KeyvalChangeBody, note: AuditNote | undefined, changed: readonly Changed[]): number {
     this.#revision += 1;
-    const change = { revision: this.#revision, ...body } as KeyvalChange;
+    const parent = this.#commit;
+    this.#commit = randomUUID();
+    const change: KeyvalChange = { revision: this.#revision, commit: this.#commit, parent, ...body };
     this.#log.push(change);
     if (this.#log.length > this.#maxLog) this.#log.splice(0, this.#log.length - this.#maxLog);
     if (note)

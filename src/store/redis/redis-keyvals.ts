@@ -59,8 +59,8 @@ export class RedisKeyvals implements KeyvalStore {
       only !== null
         ? { op: 'set', zone, key: only, value: copy[only]!.value, expireAtMs: copy[only]!.expireAtMs }
         : { op: 'set-many', zone, entries: copy };
-    const reply = await this.#mutate('add-7', zone, note, [zone, JSON.stringify(body), ...args]);
-    return { revision: Number(reply[1]), previous: Object.fromEntries(keys.map((k) => [k, null])) };
+    const { reply, commit } = await this.#mutate('add-7', zone, note, [zone, JSON.stringify(body), ...args]);
+    return { revision: Number(reply[1]), commit, previous: Object.fromEntries(keys.map((k) => [k, null])) };
   }
 
   change(zone: string, key: string, entry: KeyvalEntry, note?: AuditNote): Promise<MutationResult> {
@@ -73,19 +73,21 @@ export class RedisKeyvals implements KeyvalStore {
 
   async delete(zone: string, key: string, note?: AuditNote): Promise<MutationResult> {
     const body = JSON.stringify({ op: 'delete', zone, key });
-    const reply = await this.#mutate('delete-7', zone, note, [zone, body, key]);
-    return { revision: Number(reply[1]), previous: { [key]: decodeEntry(reply[2]).value } };
+    const { reply, commit } = await this.#mutate('delete-7', zone, note, [zone, body, key]);
+    return { revision: Number(reply[1]), commit, previous: { [key]: decodeEntry(reply[2]).value } };
   }
 
   async empty(zone: string, note?: AuditNote): Promise<MutationResult> {
-    const reply = await this.#mutate('empty-7', zone, note, [zone, JSON.stringify({ op: 'empty', zone })]);
+    const body = JSON.stringify({ op: 'empty', zone });
+    const { reply, commit } = await this.#mutate('empty-7', zone, note, [zone, body]);
     const previous: Record<string, string | null> = {};
     for (const [key, json] of pairs(reply[2])) put(previous, key, decodeEntry(json).value);
-    return { revision: Number(reply[1]), previous };
+    return { revision: Number(reply[1]), commit, previous };
   }
 
   async expireDue(nowMs: number): Promise<MutationResult | null> {
-    const reply = await this.#mutate('expire-6', null, undefined, [this.#redis.keys.zonePrefix], nowMs);
+    const prefix = this.#redis.keys.zonePrefix;
+    const { reply, commit } = await this.#mutate('expire-6', null, undefined, [prefix], nowMs);
     const revision = Number(reply[1]);
     if (revision === 0) return null;
     const expired: Record<string, Record<string, string>> = {};
@@ -94,7 +96,9 @@ export class RedisKeyvals implements KeyvalStore {
       expired[zone] = {};
       for (const [key, json] of pairs(reply[i + 1])) put(expired[zone], key, decodeEntry(json).value);
     }
-    return { revision, previous: {}, expired };
+    // One change per zone: the n-th commit of a mutation is `<id>:<n>` (lib/commit.lua).
+    const changes = (reply.length - 2) / 2;
+    return { revision, commit: changes > 1 ? `${commit}:${changes}` : commit, previous: {}, expired };
   }
 
   async getZone(zone: string, nowMs: number): Promise<Record<string, KeyvalEntry>> {
@@ -111,22 +115,28 @@ export class RedisKeyvals implements KeyvalStore {
     const k = this.#redis.keys;
     const reply = (await this.#redis.script(
       'snapshot-4',
-      [k.revision, k.epoch, k.zones, k.expiry],
+      [k.revision, k.epoch, k.zones, k.log],
       [randomUUID(), k.zonePrefix],
     )) as Reply;
     const zones: Record<string, Record<string, KeyvalEntry>> = {};
-    for (let i = 2; i < reply.length; i += 2) {
+    for (let i = 3; i < reply.length; i += 2) {
       const entries: Record<string, KeyvalEntry> = {};
       for (const [key, json] of pairs(reply[i + 1])) put(entries, key, decodeEntry(json));
       if (Object.keys(entries).length > 0) zones[String(reply[i])] = entries;
     }
-    return { revision: Number(reply[0]), epoch: String(reply[1]), zones };
+    return { revision: Number(reply[0]), epoch: String(reply[1]), commit: String(reply[2]), zones };
   }
 
   async head(): Promise<KeyvalHead> {
     const k = this.#redis.keys;
-    const reply = (await this.#redis.script('head-2', [k.revision, k.epoch], [randomUUID()])) as Reply;
-    return { revision: Number(reply[0]), epoch: String(reply[1]) };
+    const reply = (await this.#redis.script('head-3', [k.revision, k.epoch, k.log], [randomUUID()])) as Reply;
+    return { revision: Number(reply[0]), epoch: String(reply[1]), commit: String(reply[2]) };
+  }
+
+  async commitAt(revision: number): Promise<string | null> {
+    if (revision === 0) return '';
+    const reply = await this.#redis.script('commit-at-1', [this.#redis.keys.log], [revision]);
+    return reply === null ? null : String(reply);
   }
 
   async changesSince(afterRevision: number): Promise<KeyvalChange[] | null> {
@@ -155,23 +165,28 @@ export class RedisKeyvals implements KeyvalStore {
     const copy = { value: entry.value, expireAtMs: entry.expireAtMs };
     const body = JSON.stringify({ op: 'set', zone, key, value: copy.value, expireAtMs: copy.expireAtMs });
     const args = [zone, body, mode, key, JSON.stringify(copy), copy.expireAtMs ?? '', copy.value];
-    const reply = await this.#mutate('put-7', zone, note, args);
-    return { revision: Number(reply[1]), previous: { [key]: reply[2] ? decodeEntry(reply[2]).value : null } };
+    const { reply, commit } = await this.#mutate('put-7', zone, note, args);
+    const previous = { [key]: reply[2] ? decodeEntry(reply[2]).value : null };
+    return { revision: Number(reply[1]), commit, previous };
   }
 
-  /** Run a mutation script (common KEYS/ARGV first) and turn `{'err', …}` replies into errors. */
+  /**
+   * Run a mutation script (common KEYS/ARGV first) and turn `{'err', …}` replies into errors; `commit`
+   * is the id the script gave its (first) change.
+   */
   async #mutate(
     name: ScriptName,
     zone: string | null,
     note: AuditNote | undefined,
     args: (string | number)[],
     nowMs = this.#redis.nowMs(),
-  ): Promise<Reply> {
+  ): Promise<{ reply: Reply; commit: string }> {
     const k = this.#redis.keys;
     const keys = [k.revision, k.epoch, k.log, k.zones, k.expiry, k.audit];
     if (zone !== null) keys.push(k.zone(zone));
+    const commit = randomUUID();
     const common = [
-      randomUUID(),
+      commit,
       this.#maxLog,
       k.channel,
       nowMs,
@@ -186,7 +201,7 @@ export class RedisKeyvals implements KeyvalStore {
       this.#maxAudit,
     ];
     const reply = (await this.#redis.script(name, keys, [...common, ...args])) as Reply;
-    if (reply[0] === 'ok') return reply;
+    if (reply[0] === 'ok') return { reply, commit };
     switch (reply[1]) {
       case 'exists':
         throw keyExistsError(String(reply[2]));

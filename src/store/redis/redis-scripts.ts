@@ -1,25 +1,31 @@
 /**
  * The store's Lua scripts: files in `lua/<verb>-<numKeys>.lua` (KEYS/ARGV documented in each header),
- * registered with ioredis `defineCommand` (EVALSHA, falling back to EVAL once per server). Keyval
- * mutation scripts get `lua/lib/commit.lua` prepended: the shared precondition, commit and audit helpers.
+ * registered with ioredis `defineCommand` (EVALSHA, falling back to EVAL once per server), each with the
+ * shared helpers of `lua/lib/` it needs prepended (`log.lua`: commit ids; `commit.lua`: keyval mutations).
  */
 import { readFileSync } from 'node:fs';
 import type { Cluster, Redis } from 'ioredis';
 import { LimitswitchError } from '../../shared/errors.ts';
 
-/** Keyval mutations: `lib/commit.lua` is prepended. */
-const MUTATIONS = ['add-7', 'put-7', 'delete-7', 'empty-7', 'expire-6'] as const;
-const OTHERS = [
-  'snapshot-4',
-  'head-2',
-  'changes-2',
-  'counters-add-1',
-  'counters-reset-1',
-  'lease-release-1',
-  'record-put-3',
-] as const;
+/** Each script with the preludes of `lua/lib/` it is loaded with. */
+const SCRIPTS = {
+  // Keyval mutations: the change log's commit ids, then the precondition, commit and audit helpers.
+  'add-7': ['log', 'commit'],
+  'put-7': ['log', 'commit'],
+  'delete-7': ['log', 'commit'],
+  'empty-7': ['log', 'commit'],
+  'expire-6': ['log', 'commit'],
+  'snapshot-4': ['log'],
+  'head-3': ['log'],
+  'commit-at-1': ['log'],
+  'changes-2': [],
+  'counters-add-1': [],
+  'counters-reset-1': [],
+  'lease-release-1': [],
+  'record-put-3': [],
+} as const satisfies Record<string, readonly ('log' | 'commit')[]>;
 
-export type ScriptName = (typeof MUTATIONS)[number] | (typeof OTHERS)[number];
+export type ScriptName = keyof typeof SCRIPTS;
 
 function read(file: string): string {
   return readFileSync(new URL(`./lua/${file}`, import.meta.url), 'utf8');
@@ -29,15 +35,10 @@ let sources: Map<ScriptName, { lua: string; numberOfKeys: number }> | undefined;
 
 function scriptSources(): Map<ScriptName, { lua: string; numberOfKeys: number }> {
   if (sources) return sources;
-  const prelude = read('lib/commit.lua');
   sources = new Map();
-  for (const name of [...MUTATIONS, ...OTHERS]) {
-    const body = read(`${name}.lua`);
-    const isMutation = (MUTATIONS as readonly string[]).includes(name);
-    sources.set(name, {
-      lua: isMutation ? `${prelude}\n${body}` : body,
-      numberOfKeys: Number(name.slice(name.lastIndexOf('-') + 1)),
-    });
+  for (const [name, preludes] of Object.entries(SCRIPTS) as [ScriptName, readonly string[]][]) {
+    const parts = [...preludes.map((lib) => read(`lib/${lib}.lua`)), read(`${name}.lua`)];
+    sources.set(name, { lua: parts.join('\n'), numberOfKeys: Number(name.slice(name.lastIndexOf('-') + 1)) });
   }
   return sources;
 }

@@ -14,9 +14,34 @@ async function revisionOf(store: KeyvalStore): Promise<number> {
   return (await store.head()).revision;
 }
 
+/** A change or a mutation result without its commit ids (random; the commit tests check them). */
+function bare<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(bare) as T;
+  if (value === null || typeof value !== 'object') return value;
+  const { commit: _c, parent: _p, ...rest } = value as Record<string, unknown>;
+  return rest as T;
+}
+
+/**
+ * The store with commit ids taken out of what mutations and `changesSince` answer, so the tests of
+ * values and revisions read plainly; 'commit ids' below checks them on the store itself.
+ */
+function withoutCommits(store: KeyvalStore): KeyvalStore {
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof value !== 'function') return value;
+      if (!['add', 'change', 'set', 'delete', 'empty', 'expireDue', 'changesSince'].includes(String(prop)))
+        return value.bind(target);
+      return async (...args: unknown[]) =>
+        bare(await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args));
+    },
+  });
+}
+
 export function keyvalContract(name: string, harness: StoreHarness): void {
   const create = async (options?: { maxLogEntries?: number }): Promise<KeyvalStore> =>
-    (await harness.create(options)).keyvals;
+    withoutCommits((await harness.create(options)).keyvals);
   describe(`keyvals port contract: ${name}`, () => {
     it('starts empty at revision 0 with an epoch', async () => {
       const store = await create();
@@ -242,7 +267,7 @@ export function keyvalContract(name: string, harness: StoreHarness): void {
     it('subscribe: every change in order once active; unsubscribe stops delivery', async () => {
       const store = await create();
       const seen: KeyvalChange[] = [];
-      const unsubscribe = await store.subscribe((change) => seen.push(change));
+      const unsubscribe = await store.subscribe((change) => seen.push(bare(change)));
       await store.add('z', { a: never('1') });
       await store.change('z', 'a', never('2'));
       await store.delete('z', 'a');
@@ -341,6 +366,46 @@ export function keyvalContract(name: string, harness: StoreHarness): void {
         entry('b', null, '2', 1),
         entry('a', null, '1', 1),
       ]);
+    });
+
+    it('commit ids: each change names its parent; head, results and commitAt agree; histories differ', async () => {
+      const opened = await harness.create();
+      const store = opened.keyvals;
+      assert.deepEqual(await store.head(), { ...(await store.head()), revision: 0, commit: '' });
+      assert.equal(await store.commitAt(0), '');
+      const results = [
+        await store.add('z', { a: never('1') }),
+        await store.set('z', 'b', never('2')),
+        await store.delete('z', 'a'),
+        await store.empty('z'),
+      ];
+      await store.add('x', { k: { value: 'v', expireAtMs: 4_000_000_000_000 } });
+      await store.add('y', { k: { value: 'v', expireAtMs: 4_000_000_000_000 } });
+      results.push(await store.add('w', { k: never('1') }));
+      results.push((await store.expireDue(4_000_000_000_000))!);
+      const changes = (await store.changesSince(0))!;
+      assert.deepEqual(
+        changes.map((c) => c.revision),
+        [1, 2, 3, 4, 5, 6, 7, 8, 9],
+      );
+      let parent = '';
+      for (const change of changes) {
+        assert.equal(change.parent, parent, `parent of ${change.revision}`);
+        assert.match(change.commit, /^[0-9a-f-]{36}(:\d+)?$/);
+        assert.equal(await store.commitAt(change.revision), change.commit);
+        parent = change.commit;
+      }
+      assert.equal(new Set(changes.map((c) => c.commit)).size, changes.length);
+      for (const result of results) {
+        assert.equal(result.commit, changes.find((c) => c.revision === result.revision)?.commit);
+      }
+      const head = await store.head();
+      assert.deepEqual([head.revision, head.commit], [9, parent]);
+      assert.equal((await store.snapshot()).commit, parent);
+      assert.equal(await store.commitAt(10), null);
+      const other = (await harness.create()).keyvals;
+      await other.add('z', { a: never('1') });
+      assert.notEqual((await other.head()).commit, changes[0]!.commit, 'another history, another commit');
     });
   });
 }

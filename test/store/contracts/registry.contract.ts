@@ -9,6 +9,7 @@ const INFO: ReplicaInfo = {
   version: '0.1.0',
   configHash: 'abc',
   appliedRevision: 3,
+  appliedCommit: 'c3',
   startedAtMs: 1000,
   keyvalZones: [{ name: 'z', type: 'prefix', timeoutMs: null }],
   limitReqZones: ['one'],

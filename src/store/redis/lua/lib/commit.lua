@@ -1,7 +1,8 @@
--- Shared prelude of every keyval mutation script (prepended when the script is loaded).
+-- Shared prelude of every keyval mutation script (prepended after lib/log.lua when loaded).
 -- Conventions for mutation scripts:
 --   KEYS[1] revision   KEYS[2] epoch   KEYS[3] log   KEYS[4] zones   KEYS[5] expiry   KEYS[6] audit
---   ARGV[1] epoch candidate (becomes the epoch if none is set yet)
+--   ARGV[1] a fresh random id: the epoch if none is set yet, and the commit id of this mutation's
+--     change (`<id>`, or `<id>:<n>` for the n-th change of a mutation that makes several)
 --   ARGV[2] change log length bound   ARGV[3] pub/sub channel   ARGV[4] writer's clock, epoch ms
 --   ARGV[5] audit note JSON {timeMs, tokenId, client, reason}, or '' to record no audit entry
 --   ARGV[6] audit list length bound
@@ -53,14 +54,22 @@ local function audit(zone, revision, changes)
   redis.call('LTRIM', KEYS[6], 0, tonumber(ARGV[6]) - 1)
 end
 
--- bump the revision, append the change (a JSON object without its revision) to the bounded log,
--- publish it with the epoch, audit `changes` (see audit); returns the new revision
+local commits = 0
+
+-- bump the revision, append the change (a JSON object without its revision) to the bounded log with
+-- its commit id and its parent's (the history it continues), publish it with the epoch, audit
+-- `changes` (see audit); returns the new revision
 local function commit(body, zone, changes)
   redis.call('SET', KEYS[2], ARGV[1], 'NX')
   local epoch = redis.call('GET', KEYS[2])
+  local parent = head_commit(KEYS[3], tonumber(redis.call('GET', KEYS[1]) or '0'))
+  commits = commits + 1
+  local id = ARGV[1]
+  if commits > 1 then id = id .. ':' .. commits end
   local revision = redis.call('INCR', KEYS[1])
-  local change = '{"revision":' .. revision .. ',' .. string.sub(body, 2)
-  redis.call('XADD', KEYS[3], 'MAXLEN', ARGV[2], revision .. '-0', 'c', change)
+  local change = '{"revision":' .. revision .. ',"commit":"' .. id .. '","parent":"' .. parent .. '",'
+    .. string.sub(body, 2)
+  redis.call('XADD', KEYS[3], 'MAXLEN', ARGV[2], revision .. '-0', 'c', change, 'k', id)
   redis.call('PUBLISH', ARGV[3], '{"epoch":"' .. epoch .. '","change":' .. change .. '}')
   if changes then audit(zone, revision, changes) end
   return revision
