@@ -13,6 +13,7 @@ import { parseHostPort } from '../engine/net/address-text.ts';
 import { formatAccessLine } from '../replica/access-log.ts';
 import { ErrorLog, type ErrorLogLevel } from '../replica/error-log.ts';
 import { Replica } from '../replica/replica.ts';
+import { STORE_RESET_POLICIES, type StoreResetPolicy } from '../replica/store-reset.ts';
 import { LimitswitchError } from '../shared/errors.ts';
 import { openCliStore } from './open-store.ts';
 import { checkConfigMode, type KubernetesFlags, startKubernetesConfig } from './replica-kubernetes.ts';
@@ -25,6 +26,7 @@ interface ReplicaFlags extends KubernetesFlags {
   id?: string;
   statusListen?: string;
   stateFile?: string;
+  storeReset: string;
   errorLog: string;
   errorLogLevel: ErrorLogLevel;
   accessLog?: string;
@@ -66,6 +68,11 @@ export function registerReplicaCommand(program: Command): void {
       '--state-file <file>',
       'keep the applied keyval state here (loaded when the store is down at start)',
     )
+    .option(
+      '--store-reset <policy>',
+      'when the store comes back empty: restore (write the switches held here back) or follow (drop them)',
+      'restore',
+    )
     .option('--error-log <file>', 'nginx-format error log ("stderr" for the terminal)', 'stderr')
     .option('--error-log-level <level>', 'nginx error_log level: info, notice, warn, error', 'error')
     .option('--access-log <file>', 'access log in nginx "combined" format ("stdout" for the terminal)')
@@ -77,6 +84,7 @@ export function registerReplicaCommand(program: Command): void {
 async function runReplica(flags: ReplicaFlags): Promise<void> {
   const logger = pino({ name: 'limitswitch-replica' });
   checkConfigMode(flags);
+  const storeReset = parseStoreReset(flags.storeReset);
   const fileConfig = flags.config !== undefined ? loadConfigFile(flags.config) : null;
   const store = openCliStore(flags.redis ?? process.env.REDIS_URL, logger);
   const errorStream = openLog(flags.errorLog, process.stderr);
@@ -101,6 +109,7 @@ async function runReplica(flags: ReplicaFlags): Promise<void> {
     config,
     store,
     stateFile: flags.stateFile,
+    storeReset,
     errorLog,
     onCompleted: (req, facts) => {
       status?.metrics.observeRequest(facts.status, facts.seconds);
@@ -160,6 +169,14 @@ async function runReplica(flags: ReplicaFlags): Promise<void> {
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+function parseStoreReset(value: string): StoreResetPolicy {
+  const policy = STORE_RESET_POLICIES.find((p) => p === value);
+  if (policy === undefined) {
+    throw new LimitswitchError('RL_ERR_CLI_USAGE', `--store-reset ${value}: expected restore or follow`);
+  }
+  return policy;
 }
 
 function openLog(target: string, fallback: NodeJS.WritableStream): NodeJS.WritableStream | WriteStream {

@@ -27,6 +27,7 @@ export async function startReplicaStatus(
   const replicaMetrics = new ReplicaMetrics(metrics.registry, {
     zones: () => replica.site.limitReqZones.values(),
     sync: () => replica.sync.state(),
+    storeResets: () => replica.storeResets,
     locationRequests: () => replica.locationRequests.entries(),
   });
   const server = await startControlPlaneServer({

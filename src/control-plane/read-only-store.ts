@@ -30,6 +30,7 @@ export function readOnlyStore(ports: ReadPorts): ControlPlaneStore {
       empty: disabled,
       // Nothing expires here that the store does not expire itself.
       expireDue: async () => null,
+      restore: disabled,
     },
     registry: {
       ...bind(ports.registry, ['zones', 'replicas']),

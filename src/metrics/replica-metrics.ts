@@ -31,6 +31,8 @@ export interface SyncStateSource {
 
 export interface ReplicaMetricsSources {
   zones(): Iterable<ZoneCounterSource>;
+  /** Store resets seen: switches written back by this replica, by another first, or dropped. */
+  storeResets(): { readonly restored: number; readonly restoredElsewhere: number; readonly dropped: number };
   sync(): SyncStateSource;
   /** Requests routed so far, by server name and location name (limited ones included). */
   locationRequests(): Iterable<{
@@ -81,6 +83,25 @@ export class ReplicaMetrics {
           }
           this.inc({ server, location }, count - (seen.get(location) ?? 0));
           seen.set(location, count);
+        }
+      },
+    });
+    const seenResets = { restored: 0, restoredElsewhere: 0, dropped: 0 };
+    new Counter({
+      name: 'limitswitch_store_resets_total',
+      help: 'Times the keyval store came back empty while this replica held switches, by what it did (restored, restored_elsewhere, dropped)',
+      labelNames: ['action'],
+      registers,
+      collect() {
+        const now = sources.storeResets();
+        const labels = {
+          restored: 'restored',
+          restoredElsewhere: 'restored_elsewhere',
+          dropped: 'dropped',
+        } as const;
+        for (const field of Object.keys(labels) as (keyof typeof labels)[]) {
+          this.inc({ action: labels[field] }, now[field] - seenResets[field]);
+          seenResets[field] = now[field];
         }
       },
     });

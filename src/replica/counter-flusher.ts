@@ -2,7 +2,9 @@
  * Moves the engine's per-zone counters to the store as deltas: every second, and once more on
  * shutdown, so cluster totals lose nothing on a graceful stop. Exactly once: the deltas taken are one
  * numbered batch, resent unchanged until the store accepts it (the store ignores a batch it applied
- * before, e.g. when its answer was lost to a timeout); new counts wait for the next batch.
+ * before, e.g. when its answer was lost to a timeout); new counts wait for the next batch. Batches the
+ * store never acknowledged can be handed over (`unsent`, to the state file) and taken back by the
+ * next process (`resend`), which sends them first under their own incarnation.
  */
 import { randomUUID } from 'node:crypto';
 import { type CounterFamily, type Counters, counterDelta } from '../engine/counters.ts';
@@ -30,8 +32,8 @@ export class CounterFlusher {
   /** Zones dropped by a reload whose last counts are not taken yet. */
   #retired: { family: CounterFamily; zone: CountedZone }[] = [];
   #seq = 0;
-  /** The batch the store has not acknowledged yet. */
-  #pending: CounterBatch | null = null;
+  /** Batches the store has not acknowledged yet, oldest first. */
+  #pending: CounterBatch[] = [];
   #running: Promise<void> | null = null;
 
   constructor(
@@ -44,6 +46,21 @@ export class CounterFlusher {
     this.#replicaId = replicaId;
     this.#sources = sources;
     this.#incarnation = incarnation;
+  }
+
+  /** Batches of an earlier process (its state file), sent before anything of this one. */
+  resend(batches: readonly CounterBatch[]): void {
+    this.#pending.unshift(...batches.filter((b) => b.replicaId === this.#replicaId));
+  }
+
+  /**
+   * Everything the store has not acknowledged: the pending batches and the counts not taken yet (as
+   * one more batch). What a shutdown during an outage keeps in the state file.
+   */
+  unsent(): CounterBatch[] {
+    const batch = this.#take();
+    if (batch) this.#pending.push(batch);
+    return [...this.#pending];
   }
 
   /** Keeps counting zones that a reload is about to drop until their last deltas are taken. */
@@ -59,16 +76,21 @@ export class CounterFlusher {
     return this.#running;
   }
 
+  /**
+   * Unacknowledged batches first, in order; only then are new counts taken (so this process has at
+   * most one batch out at a time, and an outage grows the engine's counts, not a queue).
+   */
   async #flushOnce(): Promise<void> {
-    if (this.#pending) await this.#send(this.#pending);
+    while (this.#pending.length !== 0) await this.#acknowledge();
     const batch = this.#take();
-    if (batch) await this.#send(batch);
+    if (batch === null) return;
+    this.#pending.push(batch);
+    await this.#acknowledge();
   }
 
-  async #send(batch: CounterBatch): Promise<void> {
-    this.#pending = batch;
-    await this.#store.add(batch);
-    this.#pending = null;
+  async #acknowledge(): Promise<void> {
+    await this.#store.add(this.#pending[0]!);
+    this.#pending.shift();
   }
 
   /** The deltas since the last batch, as the next batch (and the baseline advanced), or null. */

@@ -14,10 +14,13 @@ import type { Config, RealIpConf } from '../config/model.ts';
 import type { Site, SiteLocation } from '../engine/http/site.ts';
 import { LIMIT_REQ, type LimitReqZone } from '../engine/limit-req/limit-req-zone.ts';
 import { type Clock, systemClock } from '../shared/clock.ts';
+import type { AuditTrail } from '../store/audit-trail.ts';
 import type { RegistryWriter, ReplicaInfo } from '../store/cluster-registry.ts';
 import type { CounterStore } from '../store/counter-store.ts';
-import type { KeyvalFeed, KeyvalHead } from '../store/keyval-store.ts';
+import type { KeyvalFeed, KeyvalHead, KeyvalWriter } from '../store/keyval-store.ts';
 import { KeyvalSync } from '../store/keyval-sync.ts';
+import type { LeaseStore } from '../store/lease-store.ts';
+import { StateFile } from '../store/state-file.ts';
 import { CounterFlusher } from './counter-flusher.ts';
 import { engineHook, type RoutedDecision, upgradeHook } from './engine-hook.ts';
 import { ErrorLog, requestLogContext } from './error-log.ts';
@@ -27,14 +30,20 @@ import { UpstreamSet } from './http/upstream-group.ts';
 import { applyChange, applySnapshot } from './keyval-applier.ts';
 import { type ProxyTargets, resolveProxyTargets } from './proxy-targets.ts';
 import { RequestCounts } from './request-counts.ts';
+import { type StoreResetCounts, type StoreResetPolicy, storeResetHandler } from './store-reset.ts';
 
 export const REPLICA_VERSION = '0.1.0';
 
-/** The store ports a replica uses: it follows the switches, reports itself, and adds its counters. */
+/**
+ * The store ports a replica uses: it follows the switches (and writes them back after a store
+ * reset), reports itself, adds its counters, and records a dropped reset once.
+ */
 export interface ReplicaStore {
-  readonly keyvals: KeyvalFeed;
+  readonly keyvals: KeyvalFeed & Pick<KeyvalWriter, 'restore'>;
   readonly registry: RegistryWriter;
   readonly counters: Pick<CounterStore, 'add'>;
+  readonly audit: Pick<AuditTrail, 'append'>;
+  readonly leases: Pick<LeaseStore, 'acquire'>;
 }
 
 export interface ReplicaOptions {
@@ -45,7 +54,10 @@ export interface ReplicaOptions {
   readonly host?: string;
   /** Replace the config's listen ports (tests, demo): config port → actual port (0 = any free one). */
   readonly portMap?: ReadonlyMap<number, number>;
+  /** The state file: applied switches (fail-static start) and counter batches not yet flushed. */
   readonly stateFile?: string;
+  /** What a store that came back empty does to the switches held here. Default `restore`. */
+  readonly storeReset?: StoreResetPolicy;
   readonly errorLog?: ErrorLog;
   /** Wall clock of the engine, key expiry, heartbeats and the state file. Default the system's. */
   readonly clock?: Clock;
@@ -84,6 +96,10 @@ export class Replica {
   readonly locationRequests = new RequestCounts();
   readonly #listeners = new Map<number, { server: ProxyServer<RoutedDecision>; port: number }>();
   readonly #flusher: CounterFlusher;
+  readonly #stateFile: StateFile | null;
+  /** The state file still holds counter batches of an earlier process (cleared once they are flushed). */
+  #stateHoldsCounters = false;
+  readonly storeResets: StoreResetCounts = { restored: 0, restoredElsewhere: 0, dropped: 0 };
   readonly #options: ReplicaOptions;
   #timers: NodeJS.Timeout[] = [];
   /** Listeners a reload dropped, still finishing their requests. */
@@ -102,10 +118,18 @@ export class Replica {
     this.#site = buildSite(options.config.http);
     this.#targets = resolveProxyTargets(this.#site, options.config.http.upstreams);
     this.#upstreams = new UpstreamSet(this.#targets.groups, { clock: this.#clock });
+    this.#stateFile = options.stateFile ? new StateFile(options.stateFile, this.#clock) : null;
     this.sync = new KeyvalSync({
       store: options.store.keyvals,
-      stateFile: options.stateFile,
-      clock: this.#clock,
+      stateFile: this.#stateFile ?? undefined,
+      onStoreReset: storeResetHandler({
+        replicaId: options.id,
+        policy: options.storeReset ?? 'restore',
+        clock: this.#clock,
+        store: options.store,
+        counts: this.storeResets,
+        log: (level, message, fields) => this.#log(level, message, fields),
+      }),
     });
     this.sync.onApply((update) => {
       if (update.kind === 'snapshot') applySnapshot(this.#site.keyvalZones, update.snapshot);
@@ -155,6 +179,7 @@ export class Replica {
   }
 
   async start(): Promise<void> {
+    await this.#resendSavedCounters();
     await this.sync.start();
     // With the store away, the first heartbeat would only wait out its timeout before we serve.
     if (this.sync.state().connected) await this.#report();
@@ -219,7 +244,7 @@ export class Replica {
       ...this.#closing,
     ]);
     await this.#upstreams.close();
-    await this.#flush();
+    if (!(await this.#flush())) await this.#keepUnsentCounters();
     try {
       await this.store.registry.deregister(this.id);
     } catch (err) {
@@ -291,11 +316,68 @@ export class Replica {
     return realIp && realIp.trustedFrom.length !== 0 ? realIp : null;
   }
 
-  async #flush(): Promise<void> {
+  /** One counter flush; false when the store did not take it (the deltas stay for the next one). */
+  async #flush(): Promise<boolean> {
     try {
       await this.#flusher.flush();
     } catch (err) {
       this.#log('warn', 'counter flush failed; deltas kept for the next one', { err: String(err) });
+      return false;
+    }
+    if (this.#stateHoldsCounters && this.#stateFile) {
+      this.#stateHoldsCounters = false;
+      await this.#stateFile.save({ counters: [] }).catch(() => {});
+    }
+    return true;
+  }
+
+  /** Counter batches an earlier process kept in the state file go out first. */
+  async #resendSavedCounters(): Promise<void> {
+    if (!this.#stateFile) return;
+    try {
+      const saved = (await this.#stateFile.load()).counters;
+      this.#flusher.resend(saved);
+      this.#stateHoldsCounters = saved.length !== 0;
+      if (saved.length !== 0) {
+        this.#log('info', 'counter batches of an earlier run found in the state file; flushing them first', {
+          batches: saved.length,
+        });
+      }
+    } catch (err) {
+      // The sync reports a damaged state file as its last error; counters from it are lost.
+      this.#log('warn', 'could not read counter batches from the state file', { err: String(err) });
+    }
+  }
+
+  /** Stopping while the store is away: what it did not take goes to the state file, else is lost. */
+  async #keepUnsentCounters(): Promise<void> {
+    const unsent = this.#flusher.unsent();
+    if (unsent.length === 0) return;
+    if (!this.#stateFile) {
+      this.#log('error', 'store unreachable at shutdown and no --state-file: counter deltas lost', {
+        batches: unsent,
+      });
+      return;
+    }
+    try {
+      await this.#stateFile.save({ counters: unsent });
+      this.#log(
+        'warn',
+        'store unreachable at shutdown: counter deltas kept in the state file for the next start',
+        {
+          stateFile: this.#stateFile.path,
+          batches: unsent.length,
+        },
+      );
+    } catch (err) {
+      this.#log(
+        'error',
+        'store unreachable at shutdown and the state file not writable: counter deltas lost',
+        {
+          err: String(err),
+          batches: unsent,
+        },
+      );
     }
   }
 

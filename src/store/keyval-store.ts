@@ -149,6 +149,16 @@ export interface KeyvalWriter {
    * when nothing was due.
    */
   expireDue(nowMs: number): Promise<MutationResult | null>;
+  /**
+   * Write `zones` back into a store that has had no change at all in its epoch (revision 0: it
+   * restarted empty), as one `set-many` change per zone (zones in name order), audited with `note`;
+   * `null`, writing nothing, once the store has any revision — whoever restores first wins, and an
+   * operator's write after the reset is never overwritten.
+   */
+  restore(
+    zones: Readonly<Record<string, Readonly<Record<string, KeyvalEntry>>>>,
+    note: AuditNote,
+  ): Promise<MutationResult | null>;
 }
 
 export interface KeyvalStore extends KeyvalReader, KeyvalFeed, KeyvalWriter {}

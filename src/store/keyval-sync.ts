@@ -10,16 +10,26 @@
  * - A history that is not the continuation of the applied one — the store restored from an older
  *   snapshot, a failover that lost writes: the revision goes back, or the same revision has another
  *   commit — is answered with a reload, never kept.
+ * - A store that came back empty under a new epoch while the mirror holds switches is a store
+ *   reset: `onStoreReset` hears of it (and may write the switches back) before the mirror follows.
  * - Every `checkIntervalMs` (default 250) a revision check catches silent pub/sub loss and retries a
  *   lost subscription.
  * - Fail-static: while the store is unreachable the mirror keeps its last state; `state()` says so.
  *   The mirror is saved to `stateFile` (atomically) and loaded from it when the store is down at start.
  */
 
-import { type Clock, systemClock } from '../shared/clock.ts';
 import { KeyvalMirror } from './keyval-mirror.ts';
 import type { KeyvalChange, KeyvalEntry, KeyvalFeed, KeyvalSnapshot, Unsubscribe } from './keyval-store.ts';
-import { readStateFile, writeStateFile } from './state-file.ts';
+import type { StateFile } from './state-file.ts';
+
+/** The store restarted empty (a new epoch, revision 0) while the mirror held switches. */
+export interface StoreReset {
+  /** The epoch the mirror's state belongs to (`null`: a state file that did not record one). */
+  readonly fromEpoch: string | null;
+  readonly toEpoch: string;
+  /** The mirror's switches (expired ones included: the handler knows the time). */
+  readonly zones: Readonly<Record<string, Readonly<Record<string, KeyvalEntry>>>>;
+}
 
 /** What `onApply` hooks receive: a whole new state, or one change on top of the previous one. */
 export type KeyvalSyncUpdate =
@@ -43,20 +53,23 @@ export interface KeyvalSyncOptions {
   readonly store: KeyvalFeed;
   /** Revision check period; ≤ 1000. Default 250. */
   readonly checkIntervalMs?: number;
-  /** Local state file path; none when absent. */
-  readonly stateFile?: string;
+  /** The local state file; none when absent. */
+  readonly stateFile?: StateFile;
   /** Delay before saving after a change (changes in a burst are saved once). Default 100. */
   readonly stateWriteDelayMs?: number;
-  /** Stamps the state file. Default the system's. */
-  readonly clock?: Clock;
+  /**
+   * Called on a store reset before the mirror follows the empty store (which is then reloaded: what
+   * the handler wrote back, if anything, is what the mirror gets). A failure is `lastError`.
+   */
+  readonly onStoreReset?: (reset: StoreReset) => Promise<void>;
 }
 
 export class KeyvalSync {
   readonly #store: KeyvalFeed;
   readonly #intervalMs: number;
-  readonly #stateFile: string | undefined;
+  readonly #stateFile: StateFile | undefined;
   readonly #writeDelayMs: number;
-  readonly #clock: Clock;
+  readonly #onStoreReset: ((reset: StoreReset) => Promise<void>) | null;
   readonly #mirror = new KeyvalMirror();
   readonly #hooks = new Set<(update: KeyvalSyncUpdate) => void>();
   /** Changes that arrived ahead of the mirror, by revision (with their epoch). */
@@ -77,7 +90,7 @@ export class KeyvalSync {
     this.#intervalMs = Math.min(options.checkIntervalMs ?? 250, 1000);
     this.#stateFile = options.stateFile;
     this.#writeDelayMs = options.stateWriteDelayMs ?? 100;
-    this.#clock = options.clock ?? systemClock;
+    this.#onStoreReset = options.onStoreReset ?? null;
   }
 
   /** Call `hook` after every update of the mirror (synchronously, in order). Returns a remover. */
@@ -100,7 +113,7 @@ export class KeyvalSync {
     await this.#requestSync();
     if (!this.#connected && this.#source === 'none' && this.#stateFile) {
       try {
-        const saved = await readStateFile(this.#stateFile);
+        const saved = (await this.#stateFile.load()).keyvals;
         // The store may have answered meanwhile; its state wins.
         if (saved && this.#source === 'none') this.#load(saved, 'state-file');
       } catch (err) {
@@ -204,6 +217,9 @@ export class KeyvalSync {
       const mirror = this.#mirror;
       if (this.#source === 'none') {
         await this.#reload();
+      } else if (head.epoch !== mirror.epoch && head.revision === 0 && this.#holdsSwitches()) {
+        await this.#storeReset(head.epoch);
+        await this.#reload();
       } else if (head.epoch !== mirror.epoch || head.revision < appliedBefore) {
         await this.#reload();
       } else if (head.revision === mirror.revision && head.commit !== mirror.commit) {
@@ -219,6 +235,20 @@ export class KeyvalSync {
     } catch (err) {
       this.#connected = false;
       this.#lastError = message(err);
+    }
+  }
+
+  #holdsSwitches(): boolean {
+    return Object.keys(this.#mirror.snapshot().zones).length !== 0;
+  }
+
+  async #storeReset(toEpoch: string): Promise<void> {
+    if (this.#onStoreReset === null) return;
+    const snapshot = this.#mirror.snapshot();
+    try {
+      await this.#onStoreReset({ fromEpoch: snapshot.epoch ?? null, toEpoch, zones: snapshot.zones });
+    } catch (err) {
+      this.#lastError = `store reset: ${message(err)}`;
     }
   }
 
@@ -311,10 +341,10 @@ export class KeyvalSync {
 
   /** Save after any save in flight (writes never overlap; the last one holds the newest state). */
   #save(): void {
-    const path = this.#stateFile;
-    if (!path) return;
+    const file = this.#stateFile;
+    if (!file) return;
     this.#saving = this.#saving
-      .then(() => writeStateFile(path, this.#mirror.snapshot(), this.#clock.nowMs()))
+      .then(() => file.save({ keyvals: this.#mirror.snapshot() }))
       .catch((err) => {
         this.#lastError = `state file: ${message(err)}`;
       });

@@ -3,9 +3,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { systemClock } from '../../src/shared/clock.ts';
 import type { KeyvalStore } from '../../src/store/keyval-store.ts';
 import { KeyvalSync, type KeyvalSyncUpdate } from '../../src/store/keyval-sync.ts';
 import { openMemoryStore } from '../../src/store/memory/open-memory-store.ts';
+import { StateFile } from '../../src/store/state-file.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 import { FlakyStore } from './flaky-store.ts';
 import { assertInOrder, converged } from './sync-fixtures.ts';
@@ -15,7 +17,9 @@ const dir = mkdtempSync(join(tmpdir(), 'limitswitch-sync-'));
 const syncs: KeyvalSync[] = [];
 
 function startSync(store: KeyvalStore, options: { stateFile?: string; checkIntervalMs?: number } = {}) {
-  const sync = new KeyvalSync({ store, checkIntervalMs: 50, stateWriteDelayMs: 10, ...options });
+  const stateFile =
+    options.stateFile === undefined ? undefined : new StateFile(options.stateFile, systemClock);
+  const sync = new KeyvalSync({ store, checkIntervalMs: 50, stateWriteDelayMs: 10, ...options, stateFile });
   const updates: KeyvalSyncUpdate[] = [];
   sync.onApply((u) => updates.push(u));
   syncs.push(sync);

@@ -7,6 +7,7 @@ describe('parseRedisUrl', () => {
     assert.deepEqual(parseRedisUrl('redis://app:p%40ss@10.0.0.5:6380/2'), {
       kind: 'standalone',
       options: { protocol: 2, username: 'app', password: 'p@ss', db: 2, host: '10.0.0.5', port: 6380 },
+      durability: null,
     });
   });
 
@@ -14,6 +15,7 @@ describe('parseRedisUrl', () => {
     assert.deepEqual(parseRedisUrl('rediss://:secret@redis.example'), {
       kind: 'standalone',
       options: { protocol: 2, tls: {}, password: 'secret', host: 'redis.example', port: 6379 },
+      durability: null,
     });
   });
 
@@ -21,6 +23,7 @@ describe('parseRedisUrl', () => {
     assert.deepEqual(parseRedisUrl('redis://[::1]:7000'), {
       kind: 'standalone',
       options: { protocol: 2, host: '::1', port: 7000 },
+      durability: null,
     });
   });
 
@@ -38,6 +41,7 @@ describe('parseRedisUrl', () => {
         ],
         sentinelPassword: 'sp',
       },
+      durability: null,
     });
   });
 
@@ -49,6 +53,19 @@ describe('parseRedisUrl', () => {
         { host: 'n2', port: 7001 },
       ],
       options: { protocol: 2, tls: {} },
+      durability: null,
+    });
+  });
+
+  it('?wait=N[&waitTimeoutMs=T]: durable writes on any topology (1 s by default)', () => {
+    assert.deepEqual(parseRedisUrl('redis://h:1?wait=1').durability, { replicas: 1, timeoutMs: 1000 });
+    assert.deepEqual(parseRedisUrl('redis+sentinel://s:1/m?wait=2&waitTimeoutMs=250').durability, {
+      replicas: 2,
+      timeoutMs: 250,
+    });
+    assert.deepEqual(parseRedisUrl('redis+cluster://n:1?wait=1').durability, {
+      replicas: 1,
+      timeoutMs: 1000,
     });
   });
 
@@ -71,6 +88,26 @@ describe('parseRedisUrl', () => {
       'invalid store URL "redis+cluster://n1:1/0": a cluster URL has no path (Redis Cluster has one database)',
     ],
     ['redis://h:99999', 'invalid store URL "redis://h:99999": bad port in "h:99999"'],
+    [
+      'redis://h:1?wiat=1',
+      'invalid store URL "redis://h:1?wiat=1": unknown parameter "wiat" (known: wait, waitTimeoutMs)',
+    ],
+    [
+      'redis://h:1?sentinelPassword=x',
+      'invalid store URL "redis://h:1?sentinelPassword=x": unknown parameter "sentinelPassword" (known: wait, waitTimeoutMs)',
+    ],
+    [
+      'redis://h:1?wait=0',
+      'invalid store URL "redis://h:1?wait=0": "wait" must be a number of replicas (1-999), not "0"',
+    ],
+    [
+      'redis://h:1?waitTimeoutMs=5',
+      'invalid store URL "redis://h:1?waitTimeoutMs=5": "waitTimeoutMs" needs "wait"',
+    ],
+    [
+      'redis://h:1?wait=1&waitTimeoutMs=1s',
+      'invalid store URL "redis://h:1?wait=1&waitTimeoutMs=1s": "waitTimeoutMs" must be milliseconds (1-999999), not "1s"',
+    ],
   ] as const) {
     it(`rejects ${url}`, () => {
       assert.throws(() => parseRedisUrl(url), { code: 'RL_ERR_CONFIG_INVALID', message });

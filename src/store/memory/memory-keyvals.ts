@@ -136,6 +136,30 @@ export class MemoryKeyvals implements KeyvalStore {
     return revision < 0 ? null : { revision, commit: this.#commit, previous: {}, expired };
   }
 
+  async restore(
+    zones: Readonly<Record<string, Readonly<Record<string, KeyvalEntry>>>>,
+    note: AuditNote,
+  ): Promise<MutationResult | null> {
+    this.#backend.assertOpen();
+    if (this.#revision !== 0) return null;
+    let revision = 0;
+    for (const zone of Object.keys(zones).sort(compareText)) {
+      const entries = zones[zone]!;
+      const keys = Object.keys(entries);
+      if (keys.length === 0) continue;
+      const map = this.#zoneMap(zone);
+      const copy: Record<string, KeyvalEntry> = {};
+      for (const key of keys) {
+        const stored = { value: entries[key]!.value, expireAtMs: entries[key]!.expireAtMs };
+        put(copy, key, stored);
+        map.set(key, stored);
+      }
+      const changed = keys.map((key) => ({ key, old: null, new: copy[key]!.value }));
+      revision = this.#record({ op: 'set-many', zone, entries: copy }, note, changed);
+    }
+    return revision === 0 ? null : { revision, commit: this.#commit, previous: {} };
+  }
+
   async getZone(zone: string, nowMs: number): Promise<Record<string, KeyvalEntry>> {
     this.#backend.assertOpen();
     const out: Record<string, KeyvalEntry> = {};

@@ -6,12 +6,18 @@
  */
 import type { Cluster, Redis } from 'ioredis';
 import { type Clock, systemClock } from '../../shared/clock.ts';
+import { LimitswitchError } from '../../shared/errors.ts';
 import { storeUnavailableError } from '../keyval-errors.ts';
 import { type KeySchema, type KeySchemaOptions, keySchema } from './keys.ts';
-import { createRedisClient, type RedisConnectionOptions } from './redis-connection.ts';
+import {
+  createRedisClient,
+  type Durability,
+  parseRedisUrl,
+  type RedisConnectionOptions,
+} from './redis-connection.ts';
 import { waitUntilReady } from './redis-ready.ts';
 import { mapError } from './redis-replies.ts';
-import { defineScripts, runScript, type ScriptName } from './redis-scripts.ts';
+import { defineScripts, runScript, runScriptAndWait, type ScriptName } from './redis-scripts.ts';
 import { RedisSubscriber } from './redis-subscriber.ts';
 
 export interface RedisBackendOptions extends RedisConnectionOptions, KeySchemaOptions {
@@ -28,6 +34,8 @@ export class RedisBackend {
   readonly client: Redis | Cluster;
   readonly subscriber: RedisSubscriber;
   readonly nowMs: () => number;
+  /** `?wait=N`: writes count once N replicas have them; null when not asked for. */
+  readonly durability: Durability | null;
   readonly #timeoutMs: number;
   #closed = false;
 
@@ -36,6 +44,7 @@ export class RedisBackend {
     this.#timeoutMs = options.commandTimeoutMs ?? 2000;
     const clock = options.clock ?? systemClock;
     this.nowMs = () => clock.nowMs();
+    this.durability = parseRedisUrl(options.url).durability;
     this.client = createRedisClient(options.url, options);
     // Errors surface through commands; the event only must not go unhandled.
     this.client.on('error', () => {});
@@ -66,6 +75,26 @@ export class RedisBackend {
   /** Run one Lua script (see `redis-scripts.ts`). */
   script(name: ScriptName, keys: string[], args: (string | number)[]): Promise<unknown> {
     return this.run((client) => runScript(client, name, keys, args));
+  }
+
+  /**
+   * Run a script that writes. With `?wait=N`, the write is answered only once N replicas have it: a
+   * write the master took but no replica confirmed in time fails with `StoreUnavailable` — a
+   * failover now would lose it, so it is not acknowledged (it may still be there: read before retrying).
+   */
+  async write(name: ScriptName, keys: string[], args: (string | number)[]): Promise<unknown> {
+    const wait = this.durability;
+    if (wait === null) return this.script(name, keys, args);
+    const { reply, acknowledged } = await this.run((client) =>
+      runScriptAndWait(client, name, keys, args, wait),
+    );
+    if (acknowledged < wait.replicas) {
+      throw new LimitswitchError(
+        'StoreUnavailable',
+        `the write reached the master but ${acknowledged} of ${wait.replicas} replicas within ${wait.timeoutMs} ms; not acknowledged`,
+      );
+    }
+    return reply;
   }
 
   /** Run MULTI … EXEC; any failed command fails the call. */

@@ -5,6 +5,11 @@
  *   Sentinel finds the master; `?sentinelPassword=…` when the sentinels need one;
  * - `redis+cluster://[user:password@]host:port,host:port` (and `rediss+cluster://`): Redis Cluster.
  *
+ * `?wait=N[&waitTimeoutMs=T]` (any topology) makes writes durable: each keyval mutation and counter
+ * batch is followed by `WAIT N T` on the same connection, and answered as failed unless N replicas have
+ * it (see docs/operations.md for what each setting can lose). A client whose server turned replica
+ * (`READONLY`: a failover demoted it) reconnects at once, and Sentinel names it the new master.
+ *
  * Every client is set up to fail fast instead of queueing: no offline queue, no replay of commands
  * whose reply was lost (a write must never be applied twice or late without its caller knowing),
  * a bounded command timeout, and quick reconnects so a returning Redis is used within a few hundred ms.
@@ -13,14 +18,27 @@
 import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis';
 import { LimitswitchError } from '../../shared/errors.ts';
 
-export type RedisTarget =
+/** `?wait=N&waitTimeoutMs=T`: a write counts once N replicas have it (Redis `WAIT`). */
+export interface Durability {
+  readonly replicas: number;
+  readonly timeoutMs: number;
+}
+
+export type RedisTarget = (
   | { readonly kind: 'standalone'; readonly options: RedisOptions }
   | { readonly kind: 'sentinel'; readonly options: RedisOptions }
   | {
       readonly kind: 'cluster';
       readonly nodes: readonly { host: string; port: number }[];
       readonly options: RedisOptions;
-    };
+    }
+) & { readonly durability: Durability | null };
+
+const QUERY_PARAMETERS: Record<string, readonly string[]> = {
+  standalone: ['wait', 'waitTimeoutMs'],
+  sentinel: ['wait', 'waitTimeoutMs', 'sentinelPassword'],
+  cluster: ['wait', 'waitTimeoutMs'],
+};
 
 export interface RedisConnectionOptions {
   /** A command without a reply within this time fails (`StoreUnavailable`). Default 2000. */
@@ -48,6 +66,13 @@ export function parseRedisUrl(url: string): RedisTarget {
   const defaultPort = topology === 'sentinel' ? 26379 : 6379;
   const hosts = hostList!.split(',').map((h) => parseHost(url, h, defaultPort));
   const params = new URLSearchParams(query);
+  const kind = topology ?? 'standalone';
+  for (const name of params.keys()) {
+    if (!QUERY_PARAMETERS[kind]!.includes(name)) {
+      throw invalid(url, `unknown parameter "${name}" (known: ${QUERY_PARAMETERS[kind]!.join(', ')})`);
+    }
+  }
+  const durability = parseDurability(url, params);
   const segments = path.split('/').filter((s) => s !== '');
   const db = (segment: string | undefined) => {
     if (segment === undefined) return;
@@ -57,7 +82,7 @@ export function parseRedisUrl(url: string): RedisTarget {
 
   if (topology === 'cluster') {
     if (segments.length > 0) throw invalid(url, 'a cluster URL has no path (Redis Cluster has one database)');
-    return { kind: 'cluster', nodes: hosts, options };
+    return { kind: 'cluster', nodes: hosts, options, durability };
   }
   if (topology === 'sentinel') {
     const [name, dbSegment, ...rest] = segments;
@@ -68,13 +93,13 @@ export function parseRedisUrl(url: string): RedisTarget {
     const sentinelPassword = params.get('sentinelPassword');
     if (sentinelPassword) options.sentinelPassword = sentinelPassword;
     if (scheme === 'rediss') options.enableTLSForSentinelMode = true;
-    return { kind: 'sentinel', options };
+    return { kind: 'sentinel', options, durability };
   }
   if (hosts.length !== 1)
     throw invalid(url, 'one host:port expected (use redis+sentinel:// or redis+cluster://)');
   if (segments.length > 1) throw invalid(url, 'expected redis://host:port[/db]');
   db(segments[0]);
-  return { kind: 'standalone', options: { ...options, ...hosts[0] } };
+  return { kind: 'standalone', options: { ...options, ...hosts[0] }, durability };
 }
 
 /**
@@ -97,6 +122,9 @@ export function createRedisClient(
     autoResendUnfulfilledCommands: false,
     maxRetriesPerRequest: 0,
     autoResubscribe: role !== 'subscriber',
+    // A demoted master answers writes with READONLY: reconnect (Sentinel resolves the new master, a
+    // Cluster refreshes its slots), without resending the failed command.
+    reconnectOnError: (err) => /\bREADONLY\b/.test(err.message),
   };
   if (target.kind === 'cluster') {
     const clusterOptions: ClusterOptions = {
@@ -117,6 +145,21 @@ export function createRedisClient(
     retryStrategy: retry,
     sentinelRetryStrategy: retry,
   });
+}
+
+function parseDurability(url: string, params: URLSearchParams): Durability | null {
+  const wait = params.get('wait');
+  const timeout = params.get('waitTimeoutMs');
+  if (wait === null) {
+    if (timeout !== null) throw invalid(url, '"waitTimeoutMs" needs "wait"');
+    return null;
+  }
+  if (!/^[1-9][0-9]{0,2}$/.test(wait))
+    throw invalid(url, `"wait" must be a number of replicas (1-999), not "${wait}"`);
+  if (timeout !== null && !/^[1-9][0-9]{0,5}$/.test(timeout)) {
+    throw invalid(url, `"waitTimeoutMs" must be milliseconds (1-999999), not "${timeout}"`);
+  }
+  return { replicas: Number(wait), timeoutMs: timeout === null ? 1000 : Number(timeout) };
 }
 
 function parseHost(url: string, hostPort: string, defaultPort: number): { host: string; port: number } {

@@ -17,7 +17,7 @@ export class RedisCounters implements CounterStore {
         for (const [field, n] of Object.entries(delta)) args.push(kind, zone, field, n);
       }
     }
-    return Number(await this.#redis.script('counters-add-1', [k.counterBatches], args)) === 1;
+    return Number(await this.#redis.write('counters-add-1', [k.counterBatches], args)) === 1;
   }
 
   async read(kind: string): Promise<Record<string, Record<string, Record<string, number>>>> {

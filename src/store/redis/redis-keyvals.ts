@@ -3,7 +3,7 @@
  * precondition, write, revision, bounded change log, audit entries, PUBLISH — all or nothing.
  */
 import { randomUUID } from 'node:crypto';
-import { put } from '../../shared/dictionary.ts';
+import { compareText, put } from '../../shared/dictionary.ts';
 import { LimitswitchError } from '../../shared/errors.ts';
 import type { AuditNote } from '../audit-trail.ts';
 import { keyExistsError, keyNotFoundError, onlyOneKeyError } from '../keyval-errors.ts';
@@ -99,6 +99,35 @@ export class RedisKeyvals implements KeyvalStore {
     // One change per zone: the n-th commit of a mutation is `<id>:<n>` (lib/commit.lua).
     const changes = (reply.length - 2) / 2;
     return { revision, commit: changes > 1 ? `${commit}:${changes}` : commit, previous: {}, expired };
+  }
+
+  async restore(
+    zones: Readonly<Record<string, Readonly<Record<string, KeyvalEntry>>>>,
+    note: AuditNote,
+  ): Promise<MutationResult | null> {
+    const args: (string | number)[] = [this.#redis.keys.zonePrefix];
+    for (const zone of Object.keys(zones).sort(compareText)) {
+      const entries = zones[zone]!;
+      const copy: Record<string, KeyvalEntry> = {};
+      const items: (string | number)[] = [];
+      for (const [key, entry] of Object.entries(entries)) {
+        const stored = { value: entry.value, expireAtMs: entry.expireAtMs };
+        put(copy, key, stored);
+        items.push(
+          key,
+          JSON.stringify(stored),
+          stored.expireAtMs === null ? '' : String(stored.expireAtMs),
+          stored.value,
+        );
+      }
+      if (items.length === 0) continue;
+      args.push(zone, JSON.stringify({ op: 'set-many', zone, entries: copy }), JSON.stringify(items));
+    }
+    const { reply, commit } = await this.#mutate('restore-6', null, note, args);
+    const revision = Number(reply[1]);
+    if (revision === 0) return null;
+    const changes = Number(reply[2]);
+    return { revision, commit: changes > 1 ? `${commit}:${changes}` : commit, previous: {} };
   }
 
   async getZone(zone: string, nowMs: number): Promise<Record<string, KeyvalEntry>> {
@@ -200,7 +229,7 @@ export class RedisKeyvals implements KeyvalStore {
         : '',
       this.#maxAudit,
     ];
-    const reply = (await this.#redis.script(name, keys, [...common, ...args])) as Reply;
+    const reply = (await this.#redis.write(name, keys, [...common, ...args])) as Reply;
     if (reply[0] === 'ok') return { reply, commit };
     switch (reply[1]) {
       case 'exists':

@@ -15,6 +15,7 @@ const SCRIPTS = {
   'delete-7': ['log', 'commit'],
   'empty-7': ['log', 'commit'],
   'expire-6': ['log', 'commit'],
+  'restore-6': ['log', 'commit'],
   'snapshot-4': ['log'],
   'head-3': ['log'],
   'commit-at-1': ['log'],
@@ -67,4 +68,34 @@ export async function runScript(
   if (!command)
     throw new LimitswitchError('RL_ERR_STORE_PROTOCOL', `script ${name} is not defined on this client`);
   return command.call(client, ...keys, ...args);
+}
+
+/**
+ * Run one script, then `WAIT replicas timeoutMs` on the same connection (one pipeline, so a Cluster
+ * sends both to the node that owns the keys): the script's reply, and how many replicas acknowledged
+ * everything written on that connection so far.
+ */
+export async function runScriptAndWait(
+  client: Redis | Cluster,
+  name: ScriptName,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+  wait: { readonly replicas: number; readonly timeoutMs: number },
+): Promise<{ reply: unknown; acknowledged: number }> {
+  const pipeline = client.pipeline() as unknown as Record<string, (...a: (string | number)[]) => unknown> & {
+    call(command: string, ...a: (string | number)[]): unknown;
+    exec(): Promise<[Error | null, unknown][] | null>;
+  };
+  const command = pipeline[commandName(name)];
+  if (!command)
+    throw new LimitswitchError('RL_ERR_STORE_PROTOCOL', `script ${name} is not defined on this client`);
+  command.call(pipeline, ...keys, ...args);
+  pipeline.call('WAIT', wait.replicas, wait.timeoutMs);
+  const results = (await pipeline.exec()) ?? [];
+  const [scriptResult, waitResult] = results;
+  if (!scriptResult || !waitResult)
+    throw new LimitswitchError('RL_ERR_STORE_PROTOCOL', 'pipeline lost a reply');
+  if (scriptResult[0]) throw scriptResult[0];
+  if (waitResult[0]) throw waitResult[0];
+  return { reply: scriptResult[1], acknowledged: Number(waitResult[1]) };
 }
