@@ -31,7 +31,7 @@ function withoutCommits(store: KeyvalStore): KeyvalStore {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver) as unknown;
       if (typeof value !== 'function') return value;
-      if (!['add', 'change', 'set', 'delete', 'empty', 'expireDue', 'changesSince'].includes(String(prop)))
+      if (!['add', 'change', 'set', 'delete', 'empty', 'expireDue', 'restore', 'changesSince'].includes(String(prop)))
         return value.bind(target);
       return async (...args: unknown[]) =>
         bare(await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args));
@@ -406,6 +406,45 @@ export function keyvalContract(name: string, harness: StoreHarness): void {
       const other = (await harness.create()).keyvals;
       await other.add('z', { a: never('1') });
       assert.notEqual((await other.head()).commit, changes[0]!.commit, 'another history, another commit');
+    });
+
+    it('restore: writes zones back only into a store with no revision yet, one set-many per zone, audited', async () => {
+      const opened = await harness.create();
+      const store = withoutCommits(opened.keyvals);
+      const note: AuditNote = { timeMs: 9, tokenId: null, client: 'replica r1', reason: 'store reset' };
+      const zones = {
+        b: { k: { value: '2', expireAtMs: 4_000_000_000_000 } },
+        a: { x: never('1'), y: never('3') },
+        empty: {},
+      };
+      assert.deepEqual(await store.restore(zones, note), { revision: 2, previous: {} });
+      assert.deepEqual(await store.changesSince(0), [
+        { revision: 1, op: 'set-many', zone: 'a', entries: { x: never('1'), y: never('3') } },
+        {
+          revision: 2,
+          op: 'set-many',
+          zone: 'b',
+          entries: { k: { value: '2', expireAtMs: 4_000_000_000_000 } },
+        },
+      ]);
+      assert.deepEqual((await store.snapshot()).zones, { a: zones.a, b: zones.b });
+      assert.deepEqual(
+        (await opened.audit.recent(10)).map((e) => [e.zone, e.key, e.old, e.new, e.revision, e.reason]),
+        [
+          ['b', 'k', null, '2', 2, 'store reset'],
+          ['a', 'y', null, '3', 1, 'store reset'],
+          ['a', 'x', null, '1', 1, 'store reset'],
+        ],
+      );
+      assert.equal(
+        await store.restore({ c: { k: never('x') } }, note),
+        null,
+        'a second restore writes nothing',
+      );
+      const other = withoutCommits((await harness.create()).keyvals);
+      await other.set('z', 'k', never('operator'));
+      assert.equal(await other.restore({ z: { k: never('old') } }, note), null, 'a write came first');
+      assert.deepEqual((await other.snapshot()).zones, { z: { k: never('operator') } });
     });
   });
 }
