@@ -18,7 +18,7 @@ import type { AuditTrail } from '../store/audit-trail.ts';
 import type { RegistryWriter, ReplicaInfo } from '../store/cluster-registry.ts';
 import type { CounterStore } from '../store/counter-store.ts';
 import type { KeyvalFeed, KeyvalHead, KeyvalWriter } from '../store/keyval-store.ts';
-import { KeyvalSync } from '../store/keyval-sync.ts';
+import { KeyvalSync, type Reload } from '../store/keyval-sync.ts';
 import type { LeaseStore } from '../store/lease-store.ts';
 import { StateFile } from '../store/state-file.ts';
 import { CounterFlusher } from './counter-flusher.ts';
@@ -130,6 +130,8 @@ export class Replica {
         counts: this.storeResets,
         log: (level, message, fields) => this.#log(level, message, fields),
       }),
+      onReload: (reload) =>
+        this.#log(reload.reason === 'log-trimmed' ? 'info' : 'warn', reloadText(reload), { ...reload }),
     });
     this.sync.onApply((update) => {
       if (update.kind === 'snapshot') applySnapshot(this.#site.keyvalZones, update.snapshot);
@@ -407,6 +409,20 @@ export class Replica {
 
   #log(level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>): void {
     this.#options.log?.(level, message, fields);
+  }
+}
+
+/** What a reload says in the log. */
+function reloadText(reload: Reload): string {
+  switch (reload.reason) {
+    case 'epoch':
+      return `keyval store has another history (epoch ${reload.fromEpoch ?? '(unknown)'} → ${reload.toEpoch}): reloading its state`;
+    case 'went-back':
+      return `keyval store went back from revision ${reload.fromRevision} to ${reload.toRevision} (restored from an older snapshot?): reloading its state`;
+    case 'diverged':
+      return `keyval store has another change at revision ${reload.fromRevision} than the one applied here (a failover lost writes?): reloading its state`;
+    case 'log-trimmed':
+      return `keyval change log no longer reaches revision ${reload.fromRevision + 1}: reloading the state at ${reload.toRevision}`;
   }
 }
 

@@ -31,6 +31,20 @@ export interface StoreReset {
   readonly zones: Readonly<Record<string, Readonly<Record<string, KeyvalEntry>>>>;
 }
 
+/**
+ * Why the mirror is replaced by a snapshot of a store it was following: another epoch (the store
+ * started from nothing, or from another store's data), the revision gone back (restored from an
+ * older snapshot), another change at the applied revision (a failover that lost writes), or a gap the
+ * bounded change log no longer covers.
+ */
+export interface Reload {
+  readonly reason: 'epoch' | 'went-back' | 'diverged' | 'log-trimmed';
+  readonly fromEpoch: string | null;
+  readonly toEpoch: string;
+  readonly fromRevision: number;
+  readonly toRevision: number;
+}
+
 /** What `onApply` hooks receive: a whole new state, or one change on top of the previous one. */
 export type KeyvalSyncUpdate =
   | { readonly kind: 'snapshot'; readonly source: 'store' | 'state-file'; readonly snapshot: KeyvalSnapshot }
@@ -62,6 +76,8 @@ export interface KeyvalSyncOptions {
    * the handler wrote back, if anything, is what the mirror gets). A failure is `lastError`.
    */
   readonly onStoreReset?: (reset: StoreReset) => Promise<void>;
+  /** Hears each reload of a store the mirror was following (not the first load), and why. */
+  readonly onReload?: (reload: Reload) => void;
 }
 
 export class KeyvalSync {
@@ -70,6 +86,7 @@ export class KeyvalSync {
   readonly #stateFile: StateFile | undefined;
   readonly #writeDelayMs: number;
   readonly #onStoreReset: ((reset: StoreReset) => Promise<void>) | null;
+  readonly #onReload: ((reload: Reload) => void) | null;
   readonly #mirror = new KeyvalMirror();
   readonly #hooks = new Set<(update: KeyvalSyncUpdate) => void>();
   /** Changes that arrived ahead of the mirror, by revision (with their epoch). */
@@ -91,6 +108,7 @@ export class KeyvalSync {
     this.#stateFile = options.stateFile;
     this.#writeDelayMs = options.stateWriteDelayMs ?? 100;
     this.#onStoreReset = options.onStoreReset ?? null;
+    this.#onReload = options.onReload ?? null;
   }
 
   /** Call `hook` after every update of the mirror (synchronously, in order). Returns a remover. */
@@ -220,14 +238,17 @@ export class KeyvalSync {
       } else if (head.epoch !== mirror.epoch && head.revision === 0 && this.#holdsSwitches()) {
         await this.#storeReset(head.epoch);
         await this.#reload();
-      } else if (head.epoch !== mirror.epoch || head.revision < appliedBefore) {
-        await this.#reload();
+      } else if (head.epoch !== mirror.epoch) {
+        await this.#reloadBecause('epoch', head);
+      } else if (head.revision < appliedBefore) {
+        await this.#reloadBecause('went-back', head);
       } else if (head.revision === mirror.revision && head.commit !== mirror.commit) {
         // The same revision, another change: the store's history is not the one applied here.
-        await this.#reload();
+        await this.#reloadBecause('diverged', head);
       } else if (head.revision > mirror.revision) {
         const changes = await this.#store.changesSince(mirror.revision);
-        if (changes === null || !this.#applyRun(changes, head.epoch)) await this.#reload();
+        if (changes === null) await this.#reloadBecause('log-trimmed', head);
+        else if (!this.#applyRun(changes, head.epoch)) await this.#reloadBecause('diverged', head);
       }
       if (this.#source === 'state-file' && mirror.epoch === head.epoch) this.#source = 'store';
       this.#connected = true;
@@ -236,6 +257,23 @@ export class KeyvalSync {
       this.#connected = false;
       this.#lastError = message(err);
     }
+  }
+
+  async #reloadBecause(reason: Reload['reason'], head: { epoch: string; revision: number }): Promise<void> {
+    const mirror = this.#mirror;
+    const reload = {
+      reason,
+      fromEpoch: mirror.epoch,
+      toEpoch: head.epoch,
+      fromRevision: mirror.revision,
+      toRevision: head.revision,
+    };
+    try {
+      this.#onReload?.(reload);
+    } catch {
+      // A listener's failure is its own.
+    }
+    await this.#reload();
   }
 
   #holdsSwitches(): boolean {
