@@ -211,25 +211,34 @@ export class RedisClusterServers {
 }
 
 /**
- * A master (optionally with one replica) and one Sentinel watching it as `mymaster`; `url` is a
+ * A master (optionally with replicas) and one Sentinel watching it as `mymaster`; `url` is a
  * `redis+sentinel://` URL. With a replica, killing the master makes the Sentinel promote it.
+ * Replication starts at once (no diskless-sync delay), so a resync after a failover is quick.
  */
 export class RedisSentinelServers {
   readonly master: RedisServer;
+  /** The first replica (the one `SENTINEL FAILOVER` promotes when it is alone), or null. */
   readonly replica: RedisServer | null;
+  readonly replicas: readonly RedisServer[];
   readonly sentinel: RedisServer;
 
-  private constructor(master: RedisServer, replica: RedisServer | null, sentinel: RedisServer) {
+  private constructor(master: RedisServer, replicas: readonly RedisServer[], sentinel: RedisServer) {
     this.master = master;
-    this.replica = replica;
+    this.replica = replicas[0] ?? null;
+    this.replicas = replicas;
     this.sentinel = sentinel;
   }
 
-  static async start(options: { replica?: boolean } = {}): Promise<RedisSentinelServers> {
-    const master = await RedisServer.start();
-    const replica = options.replica
-      ? await RedisServer.start({ args: ['--replicaof', '127.0.0.1', String(master.port)] })
-      : null;
+  /** `replica: true` is one replica; `replicas: n` as many. */
+  static async start(options: { replica?: boolean; replicas?: number } = {}): Promise<RedisSentinelServers> {
+    const noDelay = ['--repl-diskless-sync-delay', '0'];
+    const master = await RedisServer.start({ args: noDelay });
+    const replicas: RedisServer[] = [];
+    for (let i = 0; i < (options.replicas ?? (options.replica ? 1 : 0)); i++) {
+      replicas.push(
+        await RedisServer.start({ args: [...noDelay, '--replicaof', '127.0.0.1', String(master.port)] }),
+      );
+    }
     const sentinel = await RedisServer.start({
       binary: 'redis-sentinel',
       config: [
@@ -239,9 +248,9 @@ export class RedisSentinelServers {
         '',
       ].join('\n'),
     });
-    const servers = new RedisSentinelServers(master, replica, sentinel);
+    const servers = new RedisSentinelServers(master, replicas, sentinel);
     await servers.waitForMaster(master.port);
-    if (replica) {
+    for (const replica of replicas) {
       const deadline = Date.now() + 20_000;
       while (!(await sentinel.cli('sentinel', 'replicas', 'mymaster')).includes(String(replica.port))) {
         if (Date.now() > deadline) throw new Error('sentinel does not know the replica');
@@ -266,7 +275,25 @@ export class RedisSentinelServers {
     return `redis+sentinel://127.0.0.1:${this.sentinel.port}/mymaster`;
   }
 
+  /** The server Sentinel names as master now. */
+  async currentMaster(): Promise<RedisServer> {
+    const reply = await this.sentinel.cli('sentinel', 'get-master-addr-by-name', 'mymaster');
+    const port = Number(reply.split('\n')[1]);
+    const server = [this.master, ...this.replicas].find((s) => s.port === port);
+    if (!server) throw new Error(`sentinel names an unknown master: ${reply}`);
+    return server;
+  }
+
+  /** Resolves once `server` replicates from the current master with its link up. */
+  async waitForReplica(server: RedisServer, timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!/role:slave[\s\S]*master_link_status:up/.test(await server.cli('info', 'replication'))) {
+      if (Date.now() > deadline) throw new Error(`${server.port} is not a synced replica`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
   async stop(): Promise<void> {
-    await Promise.all([this.sentinel.stop(), this.master.stop(), this.replica?.stop()]);
+    await Promise.all([this.sentinel.stop(), this.master.stop(), ...this.replicas.map((r) => r.stop())]);
   }
 }

@@ -19,6 +19,7 @@ import { waitUntilReady } from './redis-ready.ts';
 import { mapError } from './redis-replies.ts';
 import { defineScripts, runScript, runScriptAndWait, type ScriptName } from './redis-scripts.ts';
 import { RedisSubscriber } from './redis-subscriber.ts';
+import { SentinelWatch } from './sentinel-watch.ts';
 
 export interface RedisBackendOptions extends RedisConnectionOptions, KeySchemaOptions {
   /** `redis://…`, `rediss://…`, `redis+sentinel://…` or `redis+cluster://…`. */
@@ -29,6 +30,9 @@ export interface RedisBackendOptions extends RedisConnectionOptions, KeySchemaOp
 
 export type Multi = ReturnType<Redis['multi']>;
 
+/** The longest a failover holds writes back when Sentinel never says how it ended. */
+const FAILOVER_HOLD_MS = 30_000;
+
 export class RedisBackend {
   readonly keys: KeySchema;
   readonly client: Redis | Cluster;
@@ -37,6 +41,9 @@ export class RedisBackend {
   /** `?wait=N`: writes count once N replicas have them; null when not asked for. */
   readonly durability: Durability | null;
   readonly #timeoutMs: number;
+  #watch: SentinelWatch | null = null;
+  /** While a Sentinel failover is under way (monotonic ms): writes are held back. */
+  #failingOverUntilMs = 0;
   #closed = false;
 
   constructor(options: RedisBackendOptions) {
@@ -44,7 +51,8 @@ export class RedisBackend {
     this.#timeoutMs = options.commandTimeoutMs ?? 2000;
     const clock = options.clock ?? systemClock;
     this.nowMs = () => clock.nowMs();
-    this.durability = parseRedisUrl(options.url).durability;
+    const target = parseRedisUrl(options.url);
+    this.durability = target.durability;
     this.client = createRedisClient(options.url, options);
     // Errors surface through commands; the event only must not go unhandled.
     this.client.on('error', () => {});
@@ -54,6 +62,23 @@ export class RedisBackend {
       this.keys.channel,
       this.#timeoutMs,
     );
+    if (target.kind === 'sentinel') {
+      this.#watch = new SentinelWatch(target.options, {
+        started: () => {
+          this.#failingOverUntilMs = performance.now() + FAILOVER_HOLD_MS;
+        },
+        switched: () => {
+          // Connected to the old master: reconnect now (Sentinel names the new one). A client already
+          // reconnecting asks Sentinel anyway.
+          if (this.client.status === 'ready') this.client.disconnect(true);
+          this.subscriber.reconnect();
+          this.#failingOverUntilMs = 0;
+        },
+        abandoned: () => {
+          this.#failingOverUntilMs = 0;
+        },
+      });
+    }
   }
 
   /** The command connection's state, for metrics and readiness. */
@@ -83,6 +108,11 @@ export class RedisBackend {
    * failover now would lose it, so it is not acknowledged (it may still be there: read before retrying).
    */
   async write(name: ScriptName, keys: string[], args: (string | number)[]): Promise<unknown> {
+    if (this.#failingOverUntilMs > performance.now()) {
+      throw storeUnavailableError(
+        new Error('a Sentinel failover is under way; writes resume on the new master'),
+      );
+    }
     const wait = this.durability;
     if (wait === null) return this.script(name, keys, args);
     const { reply, acknowledged } = await this.run((client) =>
@@ -110,6 +140,7 @@ export class RedisBackend {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#watch?.close();
     await this.subscriber.close();
     this.client.disconnect();
   }

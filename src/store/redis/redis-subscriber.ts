@@ -40,6 +40,11 @@ export class RedisSubscriber {
     return () => this.#remove(handler);
   }
 
+  /** Reconnect a connected pub/sub connection (its server is not the master any more). */
+  reconnect(): void {
+    if (this.#client?.status === 'ready') this.#client.disconnect(true);
+  }
+
   async close(): Promise<void> {
     this.#handlers.clear();
     this.#client?.disconnect();
