@@ -106,8 +106,9 @@ export class AlertAutomation {
     for (const tasks of groups.values()) {
       const first = tasks[0]!;
       const target: SwitchedKey = { zone: first.rule.zone, key: first.key, dryRun: first.rule.dryRun };
-      const refused = await this.#refusal(target);
-      if (refused) {
+      const checked = await this.#check(target);
+      if ('reason' in checked) {
+        const refused = checked;
         for (const t of tasks) {
           errors.push(
             this.#error(t.rule.name, t.alertname, t.alert.fingerprint, refused.reason, refused.text),
@@ -117,7 +118,9 @@ export class AlertAutomation {
       }
       try {
         await this.#leases.withLease(target.zone, target.key, async (lease) => {
-          for (const task of tasks) results.push(await this.#applyTask(lease, target, task, actor));
+          for (const task of tasks) {
+            results.push(await this.#applyTask(lease, target, task, actor, checked.info.sizeBytes));
+          }
         });
       } catch (err) {
         counters.countError(first.rule.name, 'store_unavailable');
@@ -138,13 +141,20 @@ export class AlertAutomation {
         if (!state?.revert || !isDue(state, nowMs)) return;
         const current = await this.#current(target, state, nowMs);
         const origin: Origin = { ...state.revert, status: 'resolved', note: 'min_hold elapsed' };
-        results.push(await this.#execute(lease, target, onDue(state, current, nowMs), origin, actor));
+        // A revert puts back what was there: no zone size to check it against.
+        results.push(await this.#execute(lease, target, onDue(state, current, nowMs), origin, actor, null));
       });
     }
     return results;
   }
 
-  async #applyTask(lease: Lease, target: SwitchedKey, task: Task, actor: Actor): Promise<AutomationResult> {
+  async #applyTask(
+    lease: Lease,
+    target: SwitchedKey,
+    task: Task,
+    actor: Actor,
+    sizeBytes: number | null,
+  ): Promise<AutomationResult> {
     const nowMs = this.#now();
     const state = await this.#leases.read(target, nowMs);
     const current = await this.#current(target, state, nowMs);
@@ -168,7 +178,7 @@ export class AlertAutomation {
       fingerprint: alert.fingerprint,
       status: alert.status,
     };
-    return this.#execute(lease, target, plan, origin, actor);
+    return this.#execute(lease, target, plan, origin, actor, sizeBytes);
   }
 
   /** The key as the plan should see it: the store's entry, or for a dry run the value it would hold. */
@@ -184,12 +194,13 @@ export class AlertAutomation {
     plan: Plan,
     origin: Origin,
     actor: Actor,
+    sizeBytes: number | null,
   ): Promise<AutomationResult> {
     const switchingOff = plan.state === null;
     if (!switchingOff && plan.state !== undefined) await this.#leases.write(lease, target, plan.state);
     const note = isAudited(plan.action) ? auditNoteFor(origin, actor, target.dryRun, this.#now()) : null;
     let revision: number | null = null;
-    if (plan.write && !target.dryRun) revision = await this.#writeKey(target, plan.write, note);
+    if (plan.write && !target.dryRun) revision = await this.#writeKey(target, plan.write, note, sizeBytes);
     if (switchingOff) await this.#leases.write(lease, target, null);
     const result: AutomationResult = {
       rule: origin.rule,
@@ -213,16 +224,17 @@ export class AlertAutomation {
     target: SwitchedKey,
     write: NonNullable<Plan['write']>,
     note: AuditNote | null,
+    sizeBytes: number | null,
   ): Promise<number | null> {
     const { call, mutated } = this.#deps;
-    const audit = note ?? undefined;
+    const options = { note: note ?? undefined, sizeBytes };
     if (write.op === 'set') {
-      const result = await call('set', (s) => s.keyvals.set(target.zone, target.key, write.entry, audit));
+      const result = await call('set', (s) => s.keyvals.set(target.zone, target.key, write.entry, options));
       mutated?.(target.zone, 'set');
       return result.revision;
     }
     try {
-      const result = await call('delete', (s) => s.keyvals.delete(target.zone, target.key, audit));
+      const result = await call('delete', (s) => s.keyvals.delete(target.zone, target.key, options));
       mutated?.(target.zone, 'delete');
       return result.revision;
     } catch (err) {
@@ -232,7 +244,8 @@ export class AlertAutomation {
     }
   }
 
-  async #refusal(target: SwitchedKey): Promise<{ reason: string; text: string } | null> {
+  /** The zone the key belongs to, or why the key cannot be written. */
+  async #check(target: SwitchedKey): Promise<{ info: KeyvalZoneInfo } | { reason: string; text: string }> {
     let info: KeyvalZoneInfo;
     try {
       info = await this.#deps.zoneInfo(target.zone);
@@ -243,7 +256,7 @@ export class AlertAutomation {
       throw err;
     }
     const problem = this.#deps.checkKey(info, target.key);
-    return problem === null ? null : { reason: 'invalid_key', text: problem };
+    return problem === null ? { info } : { reason: 'invalid_key', text: problem };
   }
 
   #error(

@@ -12,7 +12,12 @@ export interface ConfiguredZones {
 
 export function zonesOfConfig(config: Config): ConfiguredZones {
   return {
-    keyvalZones: config.http.keyvalZones.map((z) => ({ name: z.name, type: z.type, timeoutMs: z.timeoutMs })),
+    keyvalZones: config.http.keyvalZones.map((z) => ({
+      name: z.name,
+      type: z.type,
+      timeoutMs: z.timeoutMs,
+      sizeBytes: z.sizeBytes,
+    })),
     limitReqZones: config.http.limitReqZones.map((z) => z.name),
   };
 }

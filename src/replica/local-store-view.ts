@@ -71,6 +71,8 @@ export function localStoreView(state: LocalState): LocalStoreView {
           name: z.name,
           type: z.type,
           timeoutMs: z.timeoutMs,
+          // The engine's zone holds what the store admitted; the bound is the store's to enforce.
+          sizeBytes: null,
         }));
       },
       async replicas(nowMs: number): Promise<ReplicaRecord[]> {

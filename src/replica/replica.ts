@@ -175,6 +175,7 @@ export class Replica {
         name: z.name,
         type: z.type,
         timeoutMs: z.timeoutMs,
+        sizeBytes: z.sizeBytes,
       })),
       limitReqZones: this.#config.http.limitReqZones.map((z) => z.name),
     };

@@ -27,7 +27,8 @@ export const ERRORS = {
   BodyTooLarge: { status: 413, text: 'request entity too large' },
   JsonError: { status: 415, text: 'json error' },
   // limitswitch extensions on the API
-  KeyvalZoneFull: { status: 500, text: 'keyval zone is full' },
+  /** 4xx, not NGINX's 500 for a failed allocation: a full zone is the writer's to resolve (delete keys). */
+  KeyvalZoneFull: { status: 413, text: 'keyval zone is full' },
   /** The store cannot be reached, or did not answer within its command timeout. */
   StoreUnavailable: { status: 503, text: 'keyval store unavailable' },
   Unauthorized: { status: 401, text: 'unauthorized' },

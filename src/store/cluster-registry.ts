@@ -11,6 +11,8 @@ export interface KeyvalZoneInfo {
   readonly type: KeyvalType;
   /** `timeout=`; `null` when per-key `expire` is not allowed. */
   readonly timeoutMs: number | null;
+  /** `zone=name:size`: what its entries may take; `null` when not known (no bound is enforced). */
+  readonly sizeBytes: number | null;
 }
 
 /** What a replica reports about itself every heartbeat. */

@@ -19,6 +19,11 @@ export function onlyOneKeyError(): LimitswitchError {
   return new LimitswitchError('KeyvalFormatError', 'only one key can be added');
 }
 
+/** The entries would not fit in the zone's `size`. */
+export function zoneFullError(zone: string): LimitswitchError {
+  return new LimitswitchError('KeyvalZoneFull', `keyval zone "${zone}" is full`);
+}
+
 /** The store cannot be reached (or did not answer within its command timeout): 503. */
 export function storeUnavailableError(cause?: unknown): LimitswitchError {
   return new LimitswitchError('StoreUnavailable', undefined, { cause });

@@ -17,7 +17,7 @@
  *
  * Precondition failures throw `LimitswitchError` with the NGINX Plus code: `KeyvalKeyExists` (add),
  * `KeyvalKeyNotFound` (change/delete a missing key), `KeyvalFormatError` with text `only one key can be
- * added` (several keys into a non-empty zone). An unreachable store throws `StoreUnavailable` within
+ * added` (several keys into a non-empty zone), `KeyvalZoneFull` (the entries would not fit in `size`). An unreachable store throws `StoreUnavailable` within
  * the backend's command timeout.
  */
 import type { AuditNote } from './audit-trail.ts';
@@ -124,25 +124,33 @@ export interface KeyvalFeed extends Pick<KeyvalReader, 'snapshot' | 'head'> {
   subscribe(onChange: (change: KeyvalChange, epoch: string) => void): Promise<Unsubscribe>;
 }
 
-/**
- * Changing the switches. `note` (who, why) makes the mutation record one audit entry per key it
- * touched, in the same atomic step (see `AuditTrail`).
- */
+/** How a write is made. */
+export interface WriteOptions {
+  /** Who and why: the mutation records one audit entry per key it touched, in the same atomic step. */
+  readonly note?: AuditNote;
+  /**
+   * The zone's `size` (`keyval_zone zone=name:size`): a write whose entries would not fit in it, as
+   * `keyval-bytes.ts` charges them, fails with `KeyvalZoneFull` and changes nothing. Absent: unbounded.
+   */
+  readonly sizeBytes?: number | null;
+}
+
+/** Changing the switches. */
 export interface KeyvalWriter {
   /** POST: add keys; several only into an empty zone; fails if any key exists. */
   add(
     zone: string,
     entries: Readonly<Record<string, KeyvalEntry>>,
-    note?: AuditNote,
+    options?: WriteOptions,
   ): Promise<MutationResult>;
   /** PATCH: change an existing key's value/expiry. */
-  change(zone: string, key: string, entry: KeyvalEntry, note?: AuditNote): Promise<MutationResult>;
+  change(zone: string, key: string, entry: KeyvalEntry, options?: WriteOptions): Promise<MutationResult>;
   /** Upsert (alert automation). */
-  set(zone: string, key: string, entry: KeyvalEntry, note?: AuditNote): Promise<MutationResult>;
+  set(zone: string, key: string, entry: KeyvalEntry, options?: WriteOptions): Promise<MutationResult>;
   /** PATCH with `null`: delete an existing key. */
-  delete(zone: string, key: string, note?: AuditNote): Promise<MutationResult>;
+  delete(zone: string, key: string, options?: WriteOptions): Promise<MutationResult>;
   /** DELETE: empty the zone (succeeds on an empty zone, still bumps the revision). */
-  empty(zone: string, note?: AuditNote): Promise<MutationResult>;
+  empty(zone: string, options?: WriteOptions): Promise<MutationResult>;
   /**
    * Remove every key with `expireAtMs <= nowMs`, exactly once across concurrent callers. One `expire`
    * change (one revision) per zone that had due keys; the result carries the last revision, or `null`

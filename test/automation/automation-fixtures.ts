@@ -16,9 +16,9 @@ import type { Store } from '../../src/store/store.ts';
 export const T0 = 1_700_000_000_000;
 
 export const ZONES: readonly KeyvalZoneInfo[] = [
-  { name: 'limitreq_uri', type: 'prefix', timeoutMs: null },
-  { name: 'limitper_server', type: 'string', timeoutMs: 3_600_000 },
-  { name: 'blocklist', type: 'ip', timeoutMs: null },
+  { name: 'limitreq_uri', type: 'prefix', timeoutMs: null, sizeBytes: null },
+  { name: 'limitper_server', type: 'string', timeoutMs: 3_600_000, sizeBytes: null },
+  { name: 'blocklist', type: 'ip', timeoutMs: null, sizeBytes: null },
 ];
 
 export const RULES_YAML = `rules:

@@ -17,10 +17,10 @@ import { openMemoryStore } from '../../src/store/memory/open-memory-store.ts';
 import type { Store } from '../../src/store/store.ts';
 
 export const ZONES: readonly KeyvalZoneInfo[] = [
-  { name: 'zone_one', type: 'string', timeoutMs: null },
-  { name: 'ttl', type: 'string', timeoutMs: 60_000 },
-  { name: 'ips', type: 'ip', timeoutMs: null },
-  { name: 'prefixes', type: 'prefix', timeoutMs: null },
+  { name: 'zone_one', type: 'string', timeoutMs: null, sizeBytes: null },
+  { name: 'ttl', type: 'string', timeoutMs: 60_000, sizeBytes: null },
+  { name: 'ips', type: 'ip', timeoutMs: null, sizeBytes: null },
+  { name: 'prefixes', type: 'prefix', timeoutMs: null, sizeBytes: null },
 ];
 
 export interface TestApp {

@@ -3,9 +3,9 @@ import { describe, it } from 'node:test';
 import { parsePatchBody, parsePostBody } from '../../src/control-plane/keyval-body.ts';
 import type { KeyvalZoneInfo } from '../../src/store/cluster-registry.ts';
 
-const plain: KeyvalZoneInfo = { name: 'z', type: 'string', timeoutMs: null };
-const timed: KeyvalZoneInfo = { name: 't', type: 'string', timeoutMs: 1000 };
-const ips: KeyvalZoneInfo = { name: 'i', type: 'ip', timeoutMs: null };
+const plain: KeyvalZoneInfo = { name: 'z', type: 'string', timeoutMs: null, sizeBytes: null };
+const timed: KeyvalZoneInfo = { name: 't', type: 'string', timeoutMs: 1000, sizeBytes: null };
+const ips: KeyvalZoneInfo = { name: 'i', type: 'ip', timeoutMs: null, sizeBytes: null };
 const formatError = (message: string) => ({ code: 'KeyvalFormatError', status: 400, message });
 
 describe('keyval bodies', () => {

@@ -119,6 +119,58 @@ describe('keyvals: NGINX Plus semantics', () => {
     }
   });
 
+  it('keys and values the store cannot hold as given are refused: a NUL in a key, a lone surrogate', async () => {
+    const { app, store } = await buildApp();
+    const url = '/api/9/http/keyvals/zone_one';
+    assertNginxError(
+      await app.inject(post(url, '{"a\\u0000b":"1"}')),
+      400,
+      'KeyvalFormatError',
+      'invalid key format',
+    );
+    assertNginxError(
+      await app.inject(post(url, '{"\\ud800":"1"}')),
+      400,
+      'KeyvalFormatError',
+      'invalid key format',
+    );
+    assertNginxError(
+      await app.inject(post(url, '{"k":"\\udfff"}')),
+      400,
+      'KeyvalFormatError',
+      'invalid value of key "k"',
+    );
+    assertNginxError(
+      await app.inject(patch(url, '{"\\ud800":null}')),
+      400,
+      'KeyvalFormatError',
+      'invalid key format',
+    );
+    // A well-formed pair of surrogates (one emoji) is fine.
+    assert.equal((await app.inject(post(url, '{"\\ud83d\\udd11":"\\ud83d\\udd11"}'))).statusCode, 201);
+    assert.deepEqual(await store.keyvals.getZone('zone_one', Date.now()), {
+      '🔑': { value: '🔑', expireAtMs: null },
+    });
+  });
+
+  it("a zone's size is enforced as the config declares it: 413 KeyvalZoneFull, nothing written", async () => {
+    const tiny = { name: 'tiny', type: 'string', timeoutMs: null, sizeBytes: 32_768 } as const;
+    const { app, store } = await buildApp({ keyvalZones: [tiny] });
+    const url = '/api/9/http/keyvals/tiny';
+    for (let i = 0; i < 246; i++) {
+      const res = await app.inject(post(url, JSON.stringify({ [`k${String(i).padStart(4, '0')}`]: '1' })));
+      assert.equal(res.statusCode, 201, res.body);
+    }
+    assertNginxError(
+      await app.inject(post(url, '{"k0246":"1"}')),
+      413,
+      'KeyvalZoneFull',
+      'keyval zone "tiny" is full',
+    );
+    assert.equal(Object.keys(await store.keyvals.getZone('tiny', Date.now())).length, 246);
+    assert.equal((await store.keyvals.head()).revision, 246);
+  });
+
   it('body errors: key required, invalid JSON structure (400), not JSON (415), too large (413)', async () => {
     const { app } = await buildApp({ bodyLimitBytes: 1024 });
     const url = '/api/9/http/keyvals/zone_one';

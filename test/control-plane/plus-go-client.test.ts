@@ -43,7 +43,7 @@ describe('nginx-plus-go-client TestKeyValue sequence over HTTP on Redis', () => 
     store = openRedisStore({ url: redis.url });
     server = await startControlPlaneServer({
       store,
-      keyvalZones: [{ name: 'zone_one', type: 'string', timeoutMs: null }],
+      keyvalZones: [{ name: 'zone_one', type: 'string', timeoutMs: null, sizeBytes: null }],
       limitReqZones: ['one'],
       host: '127.0.0.1',
       port: 0,

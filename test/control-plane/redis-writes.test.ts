@@ -11,7 +11,7 @@ import { RedisServer } from '../helpers/redis-server.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 import { assertNginxError, isNginxError } from './harness.ts';
 
-const ZONE = { name: 'zone_one', type: 'string', timeoutMs: null } as const;
+const ZONE = { name: 'zone_one', type: 'string', timeoutMs: null, sizeBytes: null } as const;
 
 async function request(method: string, url: string, body?: string) {
   const res = await fetch(url, { method, ...(body === undefined ? {} : { body }) });

@@ -17,6 +17,7 @@ import type { AlertmanagerNotification } from '../../automation/alertmanager-pay
 import { isKeyvalKey } from '../../engine/keyval/keyval-zone.ts';
 import { AutomationMetrics } from '../../metrics/automation-metrics.ts';
 import { LimitswitchError } from '../../shared/errors.ts';
+import { unstorableKey } from '../../store/keyval-text.ts';
 import type { AccessControl, Principal } from '../access-control.ts';
 import type { ControlPlaneContext } from '../context.ts';
 import { toApiError } from '../nginx-error.ts';
@@ -85,10 +86,12 @@ function newAutomation(
     call: (op, fn) => ctx.gateway.call(op, fn),
     clock: ctx.clock,
     zoneInfo: (name) => ctx.zones.keyvalZone(name),
-    checkKey: (zone, key) =>
-      isKeyvalKey(zone.type, key)
-        ? null
-        : `key "${key}" is not an address or CIDR (zone "${zone.name}" is type=ip)`,
+    checkKey: (zone, key) => {
+      if (!isKeyvalKey(zone.type, key)) {
+        return `key "${key}" is not an address or CIDR (zone "${zone.name}" is type=ip)`;
+      }
+      return unstorableKey(key) === null ? null : `key "${key}" holds a NUL or a lone surrogate`;
+    },
     counters,
     log: app.log,
     mutated: (zone, op) => ctx.metrics.countMutation(zone, op),

@@ -41,7 +41,9 @@ export function keyvalRoutes(app: FastifyInstance, ctx: ControlPlaneContext): vo
     const { info, waitMs, note } = await writeTarget(ctx, request);
     const zone = info.name;
     const entries = parsePostBody(request.body, info, note.timeMs);
-    const result = await ctx.gateway.call('add', (s) => s.keyvals.add(zone, entries, note));
+    const result = await ctx.gateway.call('add', (s) =>
+      s.keyvals.add(zone, entries, { note, sizeBytes: info.sizeBytes }),
+    );
     const changes = Object.keys(entries).map((key) => ({ key, old: null, new: entries[key]!.value }));
     const outcome = { status: 201, revision: result.revision, zone, op: 'add', changes, note, audited: true };
     return answerWrite(ctx, request, reply, outcome, waitMs);
@@ -52,8 +54,10 @@ export function keyvalRoutes(app: FastifyInstance, ctx: ControlPlaneContext): vo
     const zone = info.name;
     const { key, entry } = parsePatchBody(request.body, info, note.timeMs);
     const result = entry
-      ? await ctx.gateway.call('change', (s) => s.keyvals.change(zone, key, entry, note))
-      : await ctx.gateway.call('delete', (s) => s.keyvals.delete(zone, key, note));
+      ? await ctx.gateway.call('change', (s) =>
+          s.keyvals.change(zone, key, entry, { note, sizeBytes: info.sizeBytes }),
+        )
+      : await ctx.gateway.call('delete', (s) => s.keyvals.delete(zone, key, { note }));
     const changes = [{ key, old: result.previous[key] ?? null, new: entry?.value ?? null }];
     const op = entry ? 'change' : 'delete';
     const outcome = { status: 204, revision: result.revision, zone, op, changes, note, audited: true };
@@ -63,7 +67,7 @@ export function keyvalRoutes(app: FastifyInstance, ctx: ControlPlaneContext): vo
   addSpecRoute(app, ctx, 'deleteHttpKeyvalZone', async (request, reply) => {
     const { info, waitMs, note } = await writeTarget(ctx, request);
     const zone = info.name;
-    const result = await ctx.gateway.call('empty', (s) => s.keyvals.empty(zone, note));
+    const result = await ctx.gateway.call('empty', (s) => s.keyvals.empty(zone, { note }));
     const changes = Object.keys(result.previous).map((key) => ({
       key,
       old: result.previous[key] ?? null,

@@ -5,7 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import { compareText, put } from '../../shared/dictionary.ts';
 import { type AuditNote, auditEntries } from '../audit-trail.ts';
-import { keyExistsError, keyNotFoundError, onlyOneKeyError } from '../keyval-errors.ts';
+import { entryBytes, zoneBudgetBytes } from '../keyval-bytes.ts';
+import { keyExistsError, keyNotFoundError, onlyOneKeyError, zoneFullError } from '../keyval-errors.ts';
 import type {
   KeyvalChange,
   KeyvalChangeBody,
@@ -15,6 +16,7 @@ import type {
   KeyvalStore,
   MutationResult,
   Unsubscribe,
+  WriteOptions,
 } from '../keyval-store.ts';
 import type { MemoryAudit } from './memory-audit.ts';
 import type { MemoryBackend } from './memory-backend.ts';
@@ -46,7 +48,7 @@ export class MemoryKeyvals implements KeyvalStore {
   async add(
     zone: string,
     entries: Readonly<Record<string, KeyvalEntry>>,
-    note?: AuditNote,
+    options: WriteOptions = {},
   ): Promise<MutationResult> {
     this.#backend.assertOpen();
     const keys = Object.keys(entries);
@@ -58,6 +60,7 @@ export class MemoryKeyvals implements KeyvalStore {
       const existing = current?.get(key);
       if (existing && isLive(existing, nowMs)) throw keyExistsError(key);
     }
+    this.#checkRoom(zone, entries, options.sizeBytes);
     const map = this.#zoneMap(zone);
     const previous: Record<string, string | null> = {};
     const copy: Record<string, KeyvalEntry> = {};
@@ -74,25 +77,35 @@ export class MemoryKeyvals implements KeyvalStore {
         ? { op: 'set', zone, key: only, value: copy[only]!.value, expireAtMs: copy[only]!.expireAtMs }
         : { op: 'set-many', zone, entries: copy };
     const changed = keys.map((key) => ({ key, old: null, new: copy[key]!.value }));
-    const revision = this.#record(body, note, changed);
+    const revision = this.#record(body, options.note, changed);
     return { revision, commit: this.#commit, previous };
   }
 
-  async change(zone: string, key: string, entry: KeyvalEntry, note?: AuditNote): Promise<MutationResult> {
+  async change(
+    zone: string,
+    key: string,
+    entry: KeyvalEntry,
+    options: WriteOptions = {},
+  ): Promise<MutationResult> {
     this.#backend.assertOpen();
     const existing = this.#zones.get(zone)?.get(key);
     if (!existing || !isLive(existing, this.#backend.nowMs())) throw keyNotFoundError();
-    return this.#write(zone, key, entry, existing.value, note);
+    return this.#write(zone, key, entry, existing.value, options);
   }
 
-  async set(zone: string, key: string, entry: KeyvalEntry, note?: AuditNote): Promise<MutationResult> {
+  async set(
+    zone: string,
+    key: string,
+    entry: KeyvalEntry,
+    options: WriteOptions = {},
+  ): Promise<MutationResult> {
     this.#backend.assertOpen();
     const existing = this.#zones.get(zone)?.get(key);
     const previous = existing && isLive(existing, this.#backend.nowMs()) ? existing.value : null;
-    return this.#write(zone, key, entry, previous, note);
+    return this.#write(zone, key, entry, previous, options);
   }
 
-  async delete(zone: string, key: string, note?: AuditNote): Promise<MutationResult> {
+  async delete(zone: string, key: string, { note }: WriteOptions = {}): Promise<MutationResult> {
     this.#backend.assertOpen();
     const map = this.#zones.get(zone);
     const existing = map?.get(key);
@@ -104,7 +117,7 @@ export class MemoryKeyvals implements KeyvalStore {
     return { revision, commit: this.#commit, previous: { [key]: existing.value } };
   }
 
-  async empty(zone: string, note?: AuditNote): Promise<MutationResult> {
+  async empty(zone: string, { note }: WriteOptions = {}): Promise<MutationResult> {
     this.#backend.assertOpen();
     const map = this.#zones.get(zone);
     const previous: Record<string, string | null> = {};
@@ -219,8 +232,10 @@ export class MemoryKeyvals implements KeyvalStore {
     key: string,
     entry: KeyvalEntry,
     previous: string | null,
-    note: AuditNote | undefined,
+    options: WriteOptions,
   ): MutationResult {
+    this.#checkRoom(zone, { [key]: entry }, options.sizeBytes);
+    const note = options.note;
     const copy = { value: entry.value, expireAtMs: entry.expireAtMs };
     this.#zoneMap(zone).set(key, copy);
     const body: KeyvalChangeBody = { op: 'set', zone, key, value: copy.value, expireAtMs: copy.expireAtMs };
@@ -252,6 +267,21 @@ export class MemoryKeyvals implements KeyvalStore {
       }
     });
     return this.#revision;
+  }
+
+  /** `KeyvalZoneFull` unless the zone's entries, `entries` replacing any of the same keys, fit in `sizeBytes`. */
+  #checkRoom(
+    zone: string,
+    entries: Readonly<Record<string, KeyvalEntry>>,
+    sizeBytes: number | null | undefined,
+  ): void {
+    if (sizeBytes === null || sizeBytes === undefined) return;
+    let used = 0;
+    for (const [key, stored] of this.#zones.get(zone) ?? []) {
+      if (!Object.hasOwn(entries, key)) used += entryBytes(key, stored.value);
+    }
+    for (const [key, entry] of Object.entries(entries)) used += entryBytes(key, entry.value);
+    if (used > zoneBudgetBytes(sizeBytes)) throw zoneFullError(zone);
   }
 
   #zoneMap(zone: string): Map<string, KeyvalEntry> {

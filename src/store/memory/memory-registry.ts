@@ -22,7 +22,12 @@ export class MemoryRegistry implements ClusterRegistry {
   async registerZones(zones: readonly KeyvalZoneInfo[]): Promise<void> {
     this.#backend.assertOpen();
     for (const zone of zones) {
-      this.#zones.set(zone.name, { name: zone.name, type: zone.type, timeoutMs: zone.timeoutMs });
+      this.#zones.set(zone.name, {
+        name: zone.name,
+        type: zone.type,
+        timeoutMs: zone.timeoutMs,
+        sizeBytes: zone.sizeBytes,
+      });
     }
   }
 

@@ -12,6 +12,7 @@
  * | `zones`                    | keyvals   | set    | zone names that hold keys                          |
  * | `kv:<zone>`                | keyvals   | hash   | key → `{"value":…,"expireAtMs":…}`                 |
  * | `expiry`                   | keyvals   | zset   | `<zone>\0<key>` scored by expireAtMs (expiring keys only) |
+ * | `zone-bytes`               | keyvals   | hash   | zone → bytes its entries take (keyval-bytes.ts)      |
  * | `registry`                 | registry  | hash   | zone name → KeyvalZoneInfo JSON                    |
  * | `replicas`                 | registry  | hash   | replica id → ReplicaInfo JSON + lastHeartbeatMs    |
  * | `replicas-expiry`          | registry  | hash   | replica id → epoch ms after which it is not live   |
@@ -43,6 +44,7 @@ export interface KeySchema {
   readonly zonePrefix: string;
   zone(name: string): string;
   readonly expiry: string;
+  readonly zoneBytes: string;
   readonly registry: string;
   readonly replicas: string;
   readonly replicasExpiry: string;
@@ -78,6 +80,7 @@ export function keySchema(options: KeySchemaOptions = {}): KeySchema {
     zonePrefix,
     zone: (name) => `${zonePrefix}${name}`,
     expiry: `${base}:expiry`,
+    zoneBytes: `${base}:zone-bytes`,
     registry: `${base}:registry`,
     replicas: `${base}:replicas`,
     replicasExpiry: `${base}:replicas-expiry`,

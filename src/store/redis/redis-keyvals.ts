@@ -6,7 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { compareText, put } from '../../shared/dictionary.ts';
 import { LimitswitchError } from '../../shared/errors.ts';
 import type { AuditNote } from '../audit-trail.ts';
-import { keyExistsError, keyNotFoundError, onlyOneKeyError } from '../keyval-errors.ts';
+import { zoneBudgetBytes } from '../keyval-bytes.ts';
+import { keyExistsError, keyNotFoundError, onlyOneKeyError, zoneFullError } from '../keyval-errors.ts';
 import type {
   KeyvalChange,
   KeyvalChangeBody,
@@ -16,6 +17,7 @@ import type {
   KeyvalStore,
   MutationResult,
   Unsubscribe,
+  WriteOptions,
 } from '../keyval-store.ts';
 import type { RedisBackend } from './redis-backend.ts';
 import { decodeEntry, mapError, pairs } from './redis-replies.ts';
@@ -44,7 +46,7 @@ export class RedisKeyvals implements KeyvalStore {
   async add(
     zone: string,
     entries: Readonly<Record<string, KeyvalEntry>>,
-    note?: AuditNote,
+    options: WriteOptions = {},
   ): Promise<MutationResult> {
     const keys = Object.keys(entries);
     const copy: Record<string, KeyvalEntry> = {};
@@ -59,27 +61,28 @@ export class RedisKeyvals implements KeyvalStore {
       only !== null
         ? { op: 'set', zone, key: only, value: copy[only]!.value, expireAtMs: copy[only]!.expireAtMs }
         : { op: 'set-many', zone, entries: copy };
-    const { reply, commit } = await this.#mutate('add-7', zone, note, [zone, JSON.stringify(body), ...args]);
+    const args0 = [zone, JSON.stringify(body), budget(options)];
+    const { reply, commit } = await this.#mutate('add-8', zone, options.note, [...args0, ...args]);
     return { revision: Number(reply[1]), commit, previous: Object.fromEntries(keys.map((k) => [k, null])) };
   }
 
-  change(zone: string, key: string, entry: KeyvalEntry, note?: AuditNote): Promise<MutationResult> {
-    return this.#put('change', zone, key, entry, note);
+  change(zone: string, key: string, entry: KeyvalEntry, options: WriteOptions = {}): Promise<MutationResult> {
+    return this.#put('change', zone, key, entry, options);
   }
 
-  set(zone: string, key: string, entry: KeyvalEntry, note?: AuditNote): Promise<MutationResult> {
-    return this.#put('set', zone, key, entry, note);
+  set(zone: string, key: string, entry: KeyvalEntry, options: WriteOptions = {}): Promise<MutationResult> {
+    return this.#put('set', zone, key, entry, options);
   }
 
-  async delete(zone: string, key: string, note?: AuditNote): Promise<MutationResult> {
+  async delete(zone: string, key: string, { note }: WriteOptions = {}): Promise<MutationResult> {
     const body = JSON.stringify({ op: 'delete', zone, key });
-    const { reply, commit } = await this.#mutate('delete-7', zone, note, [zone, body, key]);
+    const { reply, commit } = await this.#mutate('delete-8', zone, note, [zone, body, key]);
     return { revision: Number(reply[1]), commit, previous: { [key]: decodeEntry(reply[2]).value } };
   }
 
-  async empty(zone: string, note?: AuditNote): Promise<MutationResult> {
+  async empty(zone: string, { note }: WriteOptions = {}): Promise<MutationResult> {
     const body = JSON.stringify({ op: 'empty', zone });
-    const { reply, commit } = await this.#mutate('empty-7', zone, note, [zone, body]);
+    const { reply, commit } = await this.#mutate('empty-8', zone, note, [zone, body]);
     const previous: Record<string, string | null> = {};
     for (const [key, json] of pairs(reply[2])) put(previous, key, decodeEntry(json).value);
     return { revision: Number(reply[1]), commit, previous };
@@ -87,7 +90,7 @@ export class RedisKeyvals implements KeyvalStore {
 
   async expireDue(nowMs: number): Promise<MutationResult | null> {
     const prefix = this.#redis.keys.zonePrefix;
-    const { reply, commit } = await this.#mutate('expire-6', null, undefined, [prefix], nowMs);
+    const { reply, commit } = await this.#mutate('expire-7', null, undefined, [prefix], nowMs);
     const revision = Number(reply[1]);
     if (revision === 0) return null;
     const expired: Record<string, Record<string, string>> = {};
@@ -123,7 +126,7 @@ export class RedisKeyvals implements KeyvalStore {
       if (items.length === 0) continue;
       args.push(zone, JSON.stringify({ op: 'set-many', zone, entries: copy }), JSON.stringify(items));
     }
-    const { reply, commit } = await this.#mutate('restore-6', null, note, args);
+    const { reply, commit } = await this.#mutate('restore-7', null, note, args);
     const revision = Number(reply[1]);
     if (revision === 0) return null;
     const changes = Number(reply[2]);
@@ -189,12 +192,21 @@ export class RedisKeyvals implements KeyvalStore {
     zone: string,
     key: string,
     entry: KeyvalEntry,
-    note: AuditNote | undefined,
+    options: WriteOptions,
   ): Promise<MutationResult> {
     const copy = { value: entry.value, expireAtMs: entry.expireAtMs };
     const body = JSON.stringify({ op: 'set', zone, key, value: copy.value, expireAtMs: copy.expireAtMs });
-    const args = [zone, body, mode, key, JSON.stringify(copy), copy.expireAtMs ?? '', copy.value];
-    const { reply, commit } = await this.#mutate('put-7', zone, note, args);
+    const args = [
+      zone,
+      body,
+      mode,
+      key,
+      JSON.stringify(copy),
+      copy.expireAtMs ?? '',
+      copy.value,
+      budget(options),
+    ];
+    const { reply, commit } = await this.#mutate('put-8', zone, options.note, args);
     const previous = { [key]: reply[2] ? decodeEntry(reply[2]).value : null };
     return { revision: Number(reply[1]), commit, previous };
   }
@@ -211,7 +223,7 @@ export class RedisKeyvals implements KeyvalStore {
     nowMs = this.#redis.nowMs(),
   ): Promise<{ reply: Reply; commit: string }> {
     const k = this.#redis.keys;
-    const keys = [k.revision, k.epoch, k.log, k.zones, k.expiry, k.audit];
+    const keys = [k.revision, k.epoch, k.log, k.zones, k.expiry, k.audit, k.zoneBytes];
     if (zone !== null) keys.push(k.zone(zone));
     const commit = randomUUID();
     const common = [
@@ -238,6 +250,8 @@ export class RedisKeyvals implements KeyvalStore {
         throw keyNotFoundError();
       case 'only-one':
         throw onlyOneKeyError();
+      case 'full':
+        throw zoneFullError(zone ?? '');
       default:
         throw new LimitswitchError(
           'RL_ERR_STORE_PROTOCOL',
@@ -245,4 +259,11 @@ export class RedisKeyvals implements KeyvalStore {
         );
     }
   }
+}
+
+/** The zone's budget as a script argument: bytes, or '' for unbounded. */
+function budget(options: WriteOptions): number | '' {
+  return options.sizeBytes === null || options.sizeBytes === undefined
+    ? ''
+    : zoneBudgetBytes(options.sizeBytes);
 }

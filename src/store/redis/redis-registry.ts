@@ -14,7 +14,7 @@ export class RedisRegistry implements ClusterRegistry {
     if (zones.length === 0) return;
     const fields = zones.flatMap((z) => [
       z.name,
-      JSON.stringify({ name: z.name, type: z.type, timeoutMs: z.timeoutMs }),
+      JSON.stringify({ name: z.name, type: z.type, timeoutMs: z.timeoutMs, sizeBytes: z.sizeBytes }),
     ]);
     await this.#redis.run((c) => c.hset(this.#redis.keys.registry, ...fields));
   }
@@ -22,7 +22,11 @@ export class RedisRegistry implements ClusterRegistry {
   async zones(): Promise<KeyvalZoneInfo[]> {
     const hash = await this.#redis.run((c) => c.hgetall(this.#redis.keys.registry));
     return Object.values(hash)
-      .map((json) => JSON.parse(json) as KeyvalZoneInfo)
+      .map((json) => {
+        // Declarations from before zone sizes were registered have none.
+        const zone = JSON.parse(json) as Omit<KeyvalZoneInfo, 'sizeBytes'> & { sizeBytes?: number | null };
+        return { ...zone, sizeBytes: zone.sizeBytes ?? null };
+      })
       .sort((a, b) => compareText(a.name, b.name));
   }
 

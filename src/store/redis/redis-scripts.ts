@@ -10,12 +10,12 @@ import { LimitswitchError } from '../../shared/errors.ts';
 /** Each script with the preludes of `lua/lib/` it is loaded with. */
 const SCRIPTS = {
   // Keyval mutations: the change log's commit ids, then the precondition, commit and audit helpers.
-  'add-7': ['log', 'commit'],
-  'put-7': ['log', 'commit'],
-  'delete-7': ['log', 'commit'],
-  'empty-7': ['log', 'commit'],
-  'expire-6': ['log', 'commit'],
-  'restore-6': ['log', 'commit'],
+  'add-8': ['log', 'commit'],
+  'put-8': ['log', 'commit'],
+  'delete-8': ['log', 'commit'],
+  'empty-8': ['log', 'commit'],
+  'expire-7': ['log', 'commit'],
+  'restore-7': ['log', 'commit'],
   'snapshot-4': ['log'],
   'head-3': ['log'],
   'commit-at-1': ['log'],

@@ -31,7 +31,11 @@ function withoutCommits(store: KeyvalStore): KeyvalStore {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver) as unknown;
       if (typeof value !== 'function') return value;
-      if (!['add', 'change', 'set', 'delete', 'empty', 'expireDue', 'restore', 'changesSince'].includes(String(prop)))
+      if (
+        !['add', 'change', 'set', 'delete', 'empty', 'expireDue', 'restore', 'changesSince'].includes(
+          String(prop),
+        )
+      )
         return value.bind(target);
       return async (...args: unknown[]) =>
         bare(await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args));
@@ -339,20 +343,20 @@ export function keyvalContract(name: string, harness: StoreHarness): void {
         new: value,
         revision,
       });
-      await store.add('z', { a: never('1'), b: never('2') }, note);
-      await store.change('z', 'a', never('3'), note);
+      await store.add('z', { a: never('1'), b: never('2') }, { note });
+      await store.change('z', 'a', never('3'), { note });
       await store.set('z', 'c', never('4'));
       await rejectsWith(
-        store.add('z', { c: never('x') }, note),
+        store.add('z', { c: never('x') }, { note }),
         'KeyvalKeyExists',
         409,
         'key "c" already exists',
       );
-      await store.delete('z', 'b', note);
-      await store.empty('z', note);
-      await store.empty('z', { ...note, tokenId: null, reason: null });
+      await store.delete('z', 'b', { note });
+      await store.empty('z', { note });
+      await store.empty('z', { note: { ...note, tokenId: null, reason: null } });
       await rejectsWith(
-        store.change('z', 'nope', never('x'), note),
+        store.change('z', 'nope', never('x'), { note }),
         'KeyvalKeyNotFound',
         404,
         'keyval key not found',
@@ -445,6 +449,50 @@ export function keyvalContract(name: string, harness: StoreHarness): void {
       await other.set('z', 'k', never('operator'));
       assert.equal(await other.restore({ z: { k: never('old') } }, note), null, 'a write came first');
       assert.deepEqual((await other.snapshot()).zones, { z: { k: never('operator') } });
+    });
+
+    it('zone size: entries are charged as nginx slabs; a write that would not fit is KeyvalZoneFull and changes nothing', async () => {
+      const store = await create();
+      const sizeBytes = 32_768; // 32768 − 8 page descriptors × 24 − 1024 = 31552 bytes for entries
+      const key = (i: number) => `k${String(i).padStart(4, '0')}`; // 72 + 5 + 1 = 78 → a 128-byte chunk
+      for (let i = 0; i < 246; i++) await store.set('z', key(i), never('1'), { sizeBytes });
+      const full = ['KeyvalZoneFull', 413, 'keyval zone "z" is full'] as const;
+      await rejectsWith(store.set('z', key(246), never('1'), { sizeBytes }), ...full);
+      await rejectsWith(store.add('z', { [key(246)]: never('1') }, { sizeBytes }), ...full);
+      assert.equal(await revisionOf(store), 246);
+      // Same chunk: replacing a value fits; a value that needs a bigger chunk does not.
+      await store.change('z', key(0), never('2'), { sizeBytes });
+      await rejectsWith(store.change('z', key(0), never('x'.repeat(60)), { sizeBytes }), ...full);
+      assert.equal((await store.getZone('z', Date.now()))[key(0)]?.value, '2');
+      // Without a size, or after a delete, it fits again.
+      await store.set('z', key(246), never('1'));
+      await store.delete('z', key(1));
+      await store.delete('z', key(2));
+      await store.set('z', key(247), never('1'), { sizeBytes });
+      await store.empty('z');
+      await store.add('z', Object.fromEntries(Array.from({ length: 246 }, (_, i) => [key(i), never('1')])), {
+        sizeBytes,
+      });
+      await store.empty('z');
+      await rejectsWith(
+        store.add('z', Object.fromEntries(Array.from({ length: 247 }, (_, i) => [key(i), never('1')])), {
+          sizeBytes,
+        }),
+        ...full,
+      );
+      assert.deepEqual(await store.getZone('z', Date.now()), {});
+      // Expired entries leave with the sweep, and their bytes with them.
+      const t = 4_000_000_000_000;
+      for (let i = 0; i < 246; i++)
+        await store.set('y', key(i), { value: '1', expireAtMs: t }, { sizeBytes });
+      await rejectsWith(
+        store.set('y', 'extra', never('1'), { sizeBytes }),
+        'KeyvalZoneFull',
+        413,
+        'keyval zone "y" is full',
+      );
+      await store.expireDue(t);
+      await store.set('y', 'extra', never('1'), { sizeBytes });
     });
   });
 }

@@ -11,7 +11,7 @@ const INFO: ReplicaInfo = {
   appliedRevision: 3,
   appliedCommit: 'c3',
   startedAtMs: 1000,
-  keyvalZones: [{ name: 'z', type: 'prefix', timeoutMs: null }],
+  keyvalZones: [{ name: 'z', type: 'prefix', timeoutMs: null, sizeBytes: null }],
   limitReqZones: ['one'],
 };
 
@@ -19,15 +19,15 @@ export function registryContract(name: string, harness: StoreHarness): void {
   describe(`registry port contract: ${name}`, () => {
     it('zones: union by name, sorted, the last declaration wins', async () => {
       const { registry } = await harness.create();
-      await registry.registerZones([{ name: 'b', type: 'ip', timeoutMs: 60_000 }]);
+      await registry.registerZones([{ name: 'b', type: 'ip', timeoutMs: 60_000, sizeBytes: null }]);
       await registry.registerZones([]);
       await registry.registerZones([
-        { name: 'a', type: 'string', timeoutMs: null },
-        { name: 'b', type: 'ip', timeoutMs: 30_000 },
+        { name: 'a', type: 'string', timeoutMs: null, sizeBytes: 65_536 },
+        { name: 'b', type: 'ip', timeoutMs: 30_000, sizeBytes: null },
       ]);
       assert.deepEqual(await registry.zones(), [
-        { name: 'a', type: 'string', timeoutMs: null },
-        { name: 'b', type: 'ip', timeoutMs: 30_000 },
+        { name: 'a', type: 'string', timeoutMs: null, sizeBytes: 65_536 },
+        { name: 'b', type: 'ip', timeoutMs: 30_000, sizeBytes: null },
       ]);
     });
 

@@ -1,6 +1,7 @@
 -- Shared prelude of every keyval mutation script (prepended after lib/log.lua when loaded).
 -- Conventions for mutation scripts:
 --   KEYS[1] revision   KEYS[2] epoch   KEYS[3] log   KEYS[4] zones   KEYS[5] expiry   KEYS[6] audit
+--   KEYS[7] zone-bytes (zone → the bytes its entries take, as keyval-bytes.ts charges them)
 --   ARGV[1] a fresh random id: the epoch if none is set yet, and the commit id of this mutation's
 --     change (`<id>`, or `<id>:<n>` for the n-th change of a mutation that makes several)
 --   ARGV[2] change log length bound   ARGV[3] pub/sub channel   ARGV[4] writer's clock, epoch ms
@@ -22,8 +23,51 @@ local function live(zone_key, zone, key)
   return (not at) or tonumber(at) > NOW
 end
 
--- store one entry (json) with its expiry ('' = never)
-local function put(zone_key, zone, key, json, expire_at)
+-- the value of a stored entry JSON, or cjson.null for none
+local function value_of(json)
+  if not json then return cjson.null end
+  return cjson.decode(json).value
+end
+
+-- the slab bytes one entry takes (keyval-bytes.ts: node 72 + key + value, rounded up to a power of
+-- two from 8 up to half a page, whole 4096-byte pages above)
+local function entry_bytes(key, value)
+  local n = 72 + #key + #value
+  if n > 2048 then return math.ceil(n / 4096) * 4096 end
+  local chunk = 8
+  while chunk < n do chunk = chunk * 2 end
+  return chunk
+end
+
+-- the bytes a zone's entries take: the running total, counted once for data written before it
+local function zone_bytes(zone, zone_key)
+  local total = redis.call('HGET', KEYS[7], zone)
+  if total then return tonumber(total) end
+  total = 0
+  local all = redis.call('HGETALL', zone_key)
+  for i = 1, #all, 2 do total = total + entry_bytes(all[i], value_of(all[i + 1])) end
+  redis.call('HSET', KEYS[7], zone, total)
+  return total
+end
+
+-- whether `items` ({key, value} pairs, replacing those keys) fit in `budget` bytes ('' = unbounded)
+local function fits(zone_key, zone, items, budget)
+  if budget == '' then return true end
+  local used = zone_bytes(zone, zone_key)
+  for _, item in ipairs(items) do
+    local old = redis.call('HGET', zone_key, item[1])
+    if old then used = used - entry_bytes(item[1], value_of(old)) end
+    used = used + entry_bytes(item[1], item[2])
+  end
+  return used <= tonumber(budget)
+end
+
+-- store one entry (json, holding `value`) with its expiry ('' = never), charging its bytes
+local function put(zone_key, zone, key, json, expire_at, value)
+  local used = zone_bytes(zone, zone_key)
+  local old = redis.call('HGET', zone_key, key)
+  if old then used = used - entry_bytes(key, value_of(old)) end
+  redis.call('HSET', KEYS[7], zone, used + entry_bytes(key, value))
   redis.call('HSET', zone_key, key, json)
   if expire_at == '' then
     redis.call('ZREM', KEYS[5], member(zone, key))
@@ -33,10 +77,13 @@ local function put(zone_key, zone, key, json, expire_at)
   redis.call('SADD', KEYS[4], zone)
 end
 
--- the value of a stored entry JSON, or cjson.null for none
-local function value_of(json)
-  if not json then return cjson.null end
-  return cjson.decode(json).value
+-- remove one entry, giving its bytes back
+local function remove(zone_key, zone, key)
+  local old = redis.call('HGET', zone_key, key)
+  if not old then return end
+  redis.call('HSET', KEYS[7], zone, zone_bytes(zone, zone_key) - entry_bytes(key, value_of(old)))
+  redis.call('HDEL', zone_key, key)
+  redis.call('ZREM', KEYS[5], member(zone, key))
 end
 
 -- one audit entry per changed key ({key, old, new}; old/new a string or cjson.null), or one with a

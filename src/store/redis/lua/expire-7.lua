@@ -1,6 +1,6 @@
 -- expire: remove every key whose expireAtMs <= ARGV[4], one 'expire' change per zone (zones in
 -- byte order). Atomic, so concurrent callers expire each key exactly once.
--- KEYS[1..6] see lib/commit.lua
+-- KEYS[1..7] see lib/commit.lua
 -- ARGV[1..6] see lib/commit.lua (no audit note: expiry is not audited); ARGV[7] prefix of the zone
 --   hashes (`kv:<zone>`, same hash tag)
 -- Returns {'ok', last revision or 0, zone, {key, entry JSON, ...}, zone, {...}, ...}
@@ -24,8 +24,7 @@ for _, zone in ipairs(zones) do
   for _, key in ipairs(by_zone[zone]) do
     table.insert(expired, key)
     table.insert(expired, redis.call('HGET', zone_key, key))
-    redis.call('HDEL', zone_key, key)
-    redis.call('ZREM', KEYS[5], member(zone, key))
+    remove(zone_key, zone, key)
   end
   if redis.call('EXISTS', zone_key) == 0 then redis.call('SREM', KEYS[4], zone) end
   local body = '{"op":"expire","zone":' .. cjson.encode(zone) .. ',"keys":' .. cjson.encode(by_zone[zone]) .. '}'
