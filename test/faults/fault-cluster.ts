@@ -24,13 +24,13 @@ import { waitFor } from '../helpers/wait-for.ts';
 export const ZONE = 'limitreq_uri';
 
 /** Per client address: 5 r/s, burst 5, `nodelay`; 503 past it. */
-export function faultConfig(proxyPort: number, upstreamPort: number): string {
+export function faultConfig(proxyPort: number, upstreamPort: number, keyvalSize = '64k'): string {
   return `worker_processes 1;
 events {}
 http {
     set_real_ip_from 127.0.0.1;
     real_ip_header X-Forwarded-For;
-    keyval_zone zone=${ZONE}:64k type=prefix;
+    keyval_zone zone=${ZONE}:${keyvalSize} type=prefix;
     keyval $uri $enablelimit zone=${ZONE};
     map $enablelimit $limit_key {
         default "";
@@ -65,6 +65,8 @@ export interface FaultClusterOptions {
   readonly replicas: number;
   readonly controlPlanes?: number;
   readonly replicaArgs?: readonly string[];
+  /** The switch zone's `size`. Default `64k`. */
+  readonly keyvalSize?: string;
 }
 
 export class FaultCluster {
@@ -86,7 +88,8 @@ export class FaultCluster {
     const cluster = new FaultCluster(options);
     try {
       await cluster.#startUpstream();
-      const configFile = cluster.dir.write('control-plane.conf', faultConfig(1, 1));
+      const size = options.keyvalSize ?? '64k';
+      const configFile = cluster.dir.write('control-plane.conf', faultConfig(1, 1, size));
       for (let i = 0; i < (options.controlPlanes ?? 1); i++) {
         cluster.controlPlanes.push(await startControlPlane(['--redis', options.storeUrl, '-c', configFile]));
       }
@@ -95,7 +98,7 @@ export class FaultCluster {
         const port = await freePort();
         const replica: FaultReplica = {
           id,
-          configFile: cluster.dir.write(`${id}.conf`, faultConfig(port, cluster.upstreamPort)),
+          configFile: cluster.dir.write(`${id}.conf`, faultConfig(port, cluster.upstreamPort, size)),
           stateFile: cluster.dir.file(`${id}.state.json`),
           run: null as unknown as ReplicaRun,
           url: `http://127.0.0.1:${port}`,
