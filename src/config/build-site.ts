@@ -87,7 +87,13 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
     name: string,
     conf: Pick<
       LocationConf,
-      'limitReq' | 'access' | 'realIp' | 'proxyTimeouts' | 'proxyHttpVersion' | 'proxySetHeaders'
+      | 'limitReq'
+      | 'access'
+      | 'realIp'
+      | 'proxyTimeouts'
+      | 'proxyHttpVersion'
+      | 'proxySetHeaders'
+      | 'clientMaxBodyBytes'
     > &
       Partial<LocationConf>,
   ): LocationHandler => ({
@@ -101,6 +107,7 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
     realIp: conf.realIp,
     proxyTimeouts: conf.proxyTimeouts,
     proxyUpgrade: proxiesUpgrades(conf),
+    clientMaxBodyBytes: conf.clientMaxBodyBytes,
   });
 
   const location = (conf: LocationConf): SiteLocation => ({
@@ -124,7 +131,13 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
       proxyTimeouts: conf.proxyTimeouts,
       proxyHttpVersion: conf.proxyHttpVersion,
       proxySetHeaders: conf.proxySetHeaders,
+      clientMaxBodyBytes: conf.clientMaxBodyBytes,
     }),
+    headerBuffers: {
+      firstBytes: conf.clientHeaderBufferBytes,
+      largeCount: conf.largeClientHeaderBuffers.count,
+      largeBytes: conf.largeClientHeaderBuffers.bytes,
+    },
   });
 
   return new Site({ servers: http.servers.map(server), variables, limitReqZones, keyvalZones });

@@ -6,6 +6,7 @@ import type { LogLevel } from '../engine/limit-req/limit-req.ts';
 import type {
   AccessRule,
   GeoSpec,
+  HeaderBuffersSpec,
   KeyvalSpec,
   KeyvalZoneSpec,
   LimitReqSpec,
@@ -37,6 +38,12 @@ export interface LevelBuilder {
   proxySendTimeoutMs: number | null;
   proxyHttpVersion: ProxyHttpVersion | null;
   proxySetHeaders: ProxySetHeader[] | null;
+  /** `client_max_body_size`, bytes (0: no limit). */
+  clientMaxBodySize: number | null;
+  /** `client_header_buffer_size`, bytes (http and server only). */
+  clientHeaderBufferSize: number | null;
+  /** `large_client_header_buffers number size` (http and server only). */
+  largeClientHeaderBuffers: HeaderBuffersSpec | null;
 }
 
 export interface LocationBuilder extends LevelBuilder {
@@ -121,6 +128,9 @@ export function newLevel(source: SourceRef): LevelBuilder {
     proxySendTimeoutMs: null,
     proxyHttpVersion: null,
     proxySetHeaders: null,
+    clientMaxBodySize: null,
+    clientHeaderBufferSize: null,
+    largeClientHeaderBuffers: null,
   };
 }
 

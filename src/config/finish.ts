@@ -1,7 +1,8 @@
 /**
  * Checks nginx makes once the whole http block is read (ngx_http_block after parsing, and cycle
- * initialisation), in nginx's order: upstream targets, duplicate locations, unknown variables, server
- * names; then shared memory zones that were referenced but never declared.
+ * initialisation), in nginx's order: the core module's merge of each server (header buffers, reported
+ * at the closing `}` of http), upstream targets, duplicate locations, unknown variables, server names;
+ * then shared memory zones that were referenced but never declared.
  *
  * nginx prints "unknown variable", "zero size shared memory zone" and some upstream errors without a
  * position; limitswitch adds the file:line of the first directive concerned.
@@ -13,12 +14,32 @@ import type { HttpBuilder, LocationBuilder } from './builders.ts';
 import { configError } from './config-error.ts';
 import type { Session } from './directives/types.ts';
 import { hostnameHashKeys } from './hostname-keys.ts';
+import { LARGE_CLIENT_HEADER_BUFFERS } from './merge.ts';
+import type { SourceRef } from './model.ts';
 
-export function finishHttp(http: HttpBuilder, session: Session): void {
+export function finishHttp(http: HttpBuilder, session: Session, end: SourceRef): void {
+  checkHeaderBuffers(http, end);
   checkProxyTargets(http);
   for (const server of http.servers) checkDuplicateLocations(server.locations);
   checkVariables(http);
   checkServerNames(http, session);
+}
+
+/** nginx's `connection_pool_size` (64 pointers; the directive itself is not supported). */
+const CONNECTION_POOL_SIZE = 512;
+
+/** ngx_http_core_merge_srv_conf: every server's large header buffers hold at least a connection pool. */
+function checkHeaderBuffers(http: HttpBuilder, end: SourceRef): void {
+  for (const server of http.servers) {
+    const buffers =
+      server.largeClientHeaderBuffers ?? http.largeClientHeaderBuffers ?? LARGE_CLIENT_HEADER_BUFFERS;
+    if (buffers.bytes < CONNECTION_POOL_SIZE) {
+      throw configError(
+        'the "large_client_header_buffers" size must be equal to or greater than "connection_pool_size"',
+        end,
+      );
+    }
+  }
 }
 
 /**

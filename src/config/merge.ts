@@ -6,7 +6,9 @@
  * - `proxy_connect_timeout`, `proxy_read_timeout`, `proxy_send_timeout`: the innermost level wins (60 s);
  *   so does `proxy_http_version` (1.0);
  * - `set_real_ip_from`, `allow`/`deny` and `proxy_set_header`: a level's list is used only when it has
- *   one, else inherited.
+ *   one, else inherited;
+ * - `client_max_body_size` (1m), and on servers `client_header_buffer_size` (1k) and
+ *   `large_client_header_buffers` (4 8k): the innermost level wins.
  * Nested locations inherit from their enclosing location. Defaults: status 503, level `error`,
  * dry run off, header `X-Real-IP`; `listen *:80` and `server_name ""` for a server that has none.
  */
@@ -14,6 +16,7 @@ import type { HttpBuilder, LevelBuilder, LocationBuilder, ServerBuilder } from '
 import type {
   AccessRule,
   EffectiveLimitReq,
+  HeaderBuffersSpec,
   HttpConf,
   LocationConf,
   ProxyHttpVersion,
@@ -30,7 +33,15 @@ interface Inherited {
   readonly proxyTimeouts: ProxyTimeouts;
   readonly proxyHttpVersion: ProxyHttpVersion;
   readonly proxySetHeaders: readonly ProxySetHeader[];
+  readonly clientMaxBodyBytes: number;
+  readonly clientHeaderBufferBytes: number;
+  readonly largeClientHeaderBuffers: HeaderBuffersSpec;
 }
+
+/** nginx's defaults for the client request limits (ngx_http_core_module). */
+export const CLIENT_MAX_BODY_BYTES = 1024 * 1024;
+export const CLIENT_HEADER_BUFFER_BYTES = 1024;
+export const LARGE_CLIENT_HEADER_BUFFERS: HeaderBuffersSpec = Object.freeze({ count: 4, bytes: 8192 });
 
 const DEFAULTS: Inherited = {
   limitReq: { limits: [], status: 503, logLevel: 'error', dryRun: false, retryAfter: false },
@@ -39,6 +50,9 @@ const DEFAULTS: Inherited = {
   proxyTimeouts: { connectMs: 60_000, readMs: 60_000, sendMs: 60_000 },
   proxyHttpVersion: '1.0',
   proxySetHeaders: [],
+  clientMaxBodyBytes: CLIENT_MAX_BODY_BYTES,
+  clientHeaderBufferBytes: CLIENT_HEADER_BUFFER_BYTES,
+  largeClientHeaderBuffers: LARGE_CLIENT_HEADER_BUFFERS,
 };
 
 /** The settings in force at `level` given those of the enclosing level. */
@@ -64,6 +78,9 @@ export function inherit(level: LevelBuilder, parent: Inherited): Inherited {
     },
     proxyHttpVersion: level.proxyHttpVersion ?? parent.proxyHttpVersion,
     proxySetHeaders: level.proxySetHeaders ?? parent.proxySetHeaders,
+    clientMaxBodyBytes: level.clientMaxBodySize ?? parent.clientMaxBodyBytes,
+    clientHeaderBufferBytes: level.clientHeaderBufferSize ?? parent.clientHeaderBufferBytes,
+    largeClientHeaderBuffers: level.largeClientHeaderBuffers ?? parent.largeClientHeaderBuffers,
   };
 }
 
@@ -121,6 +138,7 @@ function buildLocation(location: LocationBuilder, parent: Inherited): LocationCo
     proxyTimeouts: settings.proxyTimeouts,
     proxyHttpVersion: settings.proxyHttpVersion,
     proxySetHeaders: settings.proxySetHeaders,
+    clientMaxBodyBytes: settings.clientMaxBodyBytes,
     source: location.source,
   };
 }

@@ -68,6 +68,22 @@ export interface ProxySetHeader {
   readonly value: string;
 }
 
+/** `large_client_header_buffers number size;` (default 4 8k). */
+export interface HeaderBuffersSpec {
+  readonly count: number;
+  readonly bytes: number;
+}
+
+/**
+ * How much of a request head nginx holds for a server (ngx_http_core_module): the request line and
+ * header lines go into `client_header_buffer_size` (1k), then into at most `count` buffers of `bytes`
+ * (`large_client_header_buffers 4 8k`); no line may be longer than one of those.
+ */
+export interface HeaderLimits {
+  readonly clientHeaderBufferBytes: number;
+  readonly largeClientHeaderBuffers: HeaderBuffersSpec;
+}
+
 /** `keyval_zone zone=name:size [state=file] [timeout=time] [type=string|ip|prefix] [sync];` */
 export interface KeyvalZoneSpec {
   readonly name: string;
@@ -163,10 +179,12 @@ export interface LocationConf {
   readonly proxyHttpVersion: ProxyHttpVersion;
   /** The `proxy_set_header` list in force: a level's own list, else the enclosing level's. */
   readonly proxySetHeaders: readonly ProxySetHeader[];
+  /** `client_max_body_size` in force, bytes (default 1m; 0: no limit). */
+  readonly clientMaxBodyBytes: number;
   readonly source: SourceRef;
 }
 
-export interface ServerConf {
+export interface ServerConf extends HeaderLimits {
   readonly listen: readonly ListenSpec[];
   /** As written: exact, `*.wild`, `wild.*`, `.example.com`, `~regex`, or `""`. Default `[""]`. */
   readonly serverNames: readonly string[];
@@ -181,6 +199,8 @@ export interface ServerConf {
   readonly proxyHttpVersion: ProxyHttpVersion;
   /** The `proxy_set_header` list in force: a level's own list, else the enclosing level's. */
   readonly proxySetHeaders: readonly ProxySetHeader[];
+  /** `client_max_body_size` for requests that match no location. */
+  readonly clientMaxBodyBytes: number;
   readonly source: SourceRef;
 }
 

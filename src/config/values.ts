@@ -1,5 +1,5 @@
 /**
- * nginx's scalar parsers: ngx_atoi, ngx_parse_size, ngx_parse_time (src/core/ngx_parse.c) and the
+ * nginx's scalar parsers: ngx_atoi, ngx_parse_size, ngx_parse_offset, ngx_parse_time (src/core/ngx_parse.c) and the
  * on/off flag. They return `null` where nginx returns NGX_ERROR; callers add nginx's message.
  * Values beyond Number.MAX_SAFE_INTEGER are treated as overflow (nginx's limit is 2^63 - 1).
  */
@@ -11,14 +11,25 @@ export function atoi(text: string): number | null {
   return Number.isSafeInteger(value) ? value : null;
 }
 
-/** `1024`, `64k`/`64K`, `1m`/`1M` → bytes. There is no `g` suffix. */
-export function parseSize(text: string): number | null {
-  const unit = text.at(-1);
-  const scale = unit === 'k' || unit === 'K' ? 1024 : unit === 'm' || unit === 'M' ? 1024 * 1024 : 1;
-  const value = atoi(scale === 1 ? text : text.slice(0, -1));
+const SCALE: Readonly<Record<string, number>> = { k: 1024, K: 1024, m: 1024 ** 2, M: 1024 ** 2 };
+const OFFSET_SCALE: Readonly<Record<string, number>> = { ...SCALE, g: 1024 ** 3, G: 1024 ** 3 };
+
+function scaled(text: string, scales: Readonly<Record<string, number>>): number | null {
+  const scale = scales[text.at(-1) ?? ''];
+  const value = atoi(scale === undefined ? text : text.slice(0, -1));
   if (value === null) return null;
-  const bytes = value * scale;
+  const bytes = value * (scale ?? 1);
   return Number.isSafeInteger(bytes) ? bytes : null;
+}
+
+/** `1024`, `64k`/`64K`, `1m`/`1M` → bytes (ngx_parse_size). There is no `g` suffix. */
+export function parseSize(text: string): number | null {
+  return scaled(text, SCALE);
+}
+
+/** ngx_parse_offset: as `parseSize`, and `g`/`G` too (`client_max_body_size 1g`). */
+export function parseOffset(text: string): number | null {
+  return scaled(text, OFFSET_SCALE);
 }
 
 const MS_PER: Record<string, number> = {

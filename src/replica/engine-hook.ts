@@ -1,12 +1,22 @@
 /**
- * The data path's `decide` hook, answered by the engine: route the request, run nginx's phases, and
- * turn the engine's decision into what the proxy does (forward, hold, reject, answer). The site is
- * read through a getter, so a reload swaps it between two requests.
+ * The data path's `decide` hook, answered by the engine: refuse what nginx refuses of the request
+ * head, route the request, run nginx's phases, and turn the engine's decision into what the proxy
+ * does (refuse, forward, hold, reject, answer). The site is read through a getter, so a reload swaps
+ * it between two requests. The hook's `client` rules size node:http's parser from the header buffers
+ * and write nginx's error-log lines about client input.
  */
-import type { Route, Site, Verdict } from '../engine/http/site.ts';
+import { rejectedVersion } from '../engine/http/request-head.ts';
+import type { RefusedHead, Route, Site, Verdict } from '../engine/http/site.ts';
+import { normalizePeerAddress } from '../engine/net/address-text.ts';
 import type { RequestFacts } from '../engine/variables/request-context.ts';
-import { type ErrorLog, requestLogContext } from './error-log.ts';
-import type { Decision, DownstreamRequest } from './http/decision.ts';
+import { connectionNumber, type ErrorLog, requestLogContext } from './error-log.ts';
+import type {
+  ClientInputRules,
+  DecideHook,
+  Decision,
+  DownstreamRequest,
+  UnreadableHead,
+} from './http/decision.ts';
 import { type ProxyTargets, rewriteTarget } from './proxy-targets.ts';
 
 /**
@@ -33,6 +43,19 @@ export interface EngineHookOptions {
 }
 
 const BAD_REQUEST: RoutedDecision = Object.freeze({ action: 'return', code: 400 });
+const REFUSALS = new Map<number, RoutedDecision>(
+  [400, 405, 413, 414, 494, 505].map((code) => [code, Object.freeze({ action: 'refuse', code })]),
+);
+
+function refusal(code: number): RoutedDecision {
+  return REFUSALS.get(code) ?? { action: 'refuse', code };
+}
+
+/**
+ * node:http's parser may take this many times the largest head nginx would read, so that nginx's
+ * buffer rules decide in most cases (its count is of names, values and target only).
+ */
+const PARSER_ROOM = 2;
 const NOT_FOUND: RoutedDecision = Object.freeze({ action: 'return', code: 404 });
 const FORBIDDEN: RoutedDecision = Object.freeze({ action: 'return', code: 403 });
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -42,10 +65,15 @@ function routeOf(site: Site, ctx: DownstreamRequest, port: number): Route | null
   return site.route(ctx.req.url ?? '/', ctx.host, ctx.req.socket.localAddress ?? '', port);
 }
 
-export function engineHook(options: EngineHookOptions): (ctx: DownstreamRequest) => RoutedDecision {
+export function engineHook(options: EngineHookOptions): DecideHook<RoutedDecision> {
   const now = options.nowMs;
-  return (ctx) => {
+  const decide = (ctx: DownstreamRequest): RoutedDecision => {
     const site = options.site();
+    const refused = site.readHead(ctx.req, ctx.req.socket.localAddress ?? '', options.port);
+    if (refused !== null) {
+      logRefusedHead(options.errorLog, refused, ctx.clientSocket, ctx.realipRemoteAddr);
+      return refusal(refused.fault.code);
+    }
     const route = routeOf(site, ctx, options.port);
     if (route === null) return BAD_REQUEST;
     options.countRequest?.(route.serverName, route.handler.name);
@@ -54,6 +82,62 @@ export function engineHook(options: EngineHookOptions): (ctx: DownstreamRequest)
     if (verdict.logs.length !== 0) writeLogs(options.errorLog, verdict, route, ctx);
     return toDataPath(verdict, route, options.targets());
   };
+  return Object.assign(decide, { client: clientRules(options) });
+}
+
+/** The hook's rules for client input: the parser's room, heads it refused, faults while forwarding. */
+function clientRules(options: EngineHookOptions): ClientInputRules<RoutedDecision> {
+  return {
+    maxHeaderBytes: () => PARSER_ROOM * options.site().maxHeadBytes(options.port),
+    unreadableHead: (head) => {
+      const refused = unreadable(options.site(), head, options.port);
+      if (refused === null) return head.code === 'HPE_HEADER_OVERFLOW' ? 494 : 400;
+      logRefusedHead(options.errorLog, refused, head.socket, normalizePeerAddress(head.socket.remoteAddress));
+      return refused.fault.code;
+    },
+    clientFault: (ctx, decision, fault) => {
+      if (!options.errorLog.enabled(fault.level)) return;
+      options.errorLog.request(fault, requestLogContext(ctx, decision.serverName ?? ''));
+    },
+  };
+}
+
+/**
+ * What nginx answers for a head node:http refused: a head too large for it (nginx's buffers say how,
+ * from the bytes it had), a version it does not take; else null (a plain 400, or a timeout's close:
+ * nginx's wording for every other malformation is not reproduced).
+ */
+function unreadable(site: Site, head: UnreadableHead, port: number): RefusedHead | null {
+  const serverAddr = head.socket.localAddress ?? '';
+  switch (head.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return site.readOversizedHead(head.bytes, serverAddr, port);
+    case 'HPE_INVALID_VERSION':
+      return site.refusal(rejectedVersion(head.bytes), serverAddr, port);
+    default:
+      return null;
+  }
+}
+
+/** nginx reads the head before realip runs: the line names the connection's peer. */
+function logRefusedHead(
+  log: ErrorLog,
+  refused: RefusedHead,
+  socket: DownstreamRequest['clientSocket'],
+  peer: string,
+): void {
+  if (!log.enabled('info')) return;
+  const { fault, serverName } = refused;
+  log.request(
+    { level: 'info', message: fault.message },
+    {
+      connection: connectionNumber(socket),
+      client: peer,
+      server: serverName,
+      requestLine: fault.requestLine,
+      host: fault.host,
+    },
+  );
 }
 
 /**
@@ -81,7 +165,10 @@ class ExchangeFacts implements RequestFacts {
     this.socketAddr = ctx.realipRemoteAddr;
     this.serverAddr = req.socket.localAddress ?? '';
     this.serverPort = serverPort;
+    if (ctx.contentLength !== -1) this.contentLength = ctx.contentLength;
   }
+
+  readonly contentLength?: number;
 
   get headers(): Readonly<Record<string, string | undefined>> {
     return this.#ctx.req.headers as Record<string, string | undefined>;
@@ -126,6 +213,8 @@ function toDataPath(verdict: Verdict, route: Route, targets: ProxyTargets): Rout
       return verdict.text === null
         ? { action: 'return', code: verdict.code }
         : { action: 'return', code: verdict.code, body: verdict.text };
+    case 'refuse':
+      return refusal(verdict.code);
     case 'deny':
       return FORBIDDEN;
     case 'api':
@@ -146,6 +235,7 @@ function toDataPath(verdict: Verdict, route: Route, targets: ProxyTargets): Rout
           readTimeoutMs: timeouts.readMs,
           connectTimeoutMs: timeouts.connectMs,
           sendTimeoutMs: timeouts.sendMs,
+          maxBodyBytes: route.handler.clientMaxBodyBytes,
           limitReqStatus: verdict.status,
           zone: verdict.zone,
           serverName: route.serverName,
@@ -158,6 +248,7 @@ function toDataPath(verdict: Verdict, route: Route, targets: ProxyTargets): Rout
         readTimeoutMs: timeouts.readMs,
         connectTimeoutMs: timeouts.connectMs,
         sendTimeoutMs: timeouts.sendMs,
+        maxBodyBytes: route.handler.clientMaxBodyBytes,
         limitReqStatus: verdict.status,
         zone: verdict.zone,
         serverName: route.serverName,

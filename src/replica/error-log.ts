@@ -25,8 +25,10 @@ export interface RequestLogContext {
   readonly connection: number;
   readonly client: string;
   readonly server: string;
-  readonly requestLine: string;
-  readonly host: string;
+  /** nginx's `request:` field; null before a request line was read (nginx then leaves it out). */
+  readonly requestLine: string | null;
+  /** nginx's `host:` field, the Host header as sent (`""` is printed); null without one. */
+  readonly host: string | null;
   /** nginx's `upstream:` field (scheme, server, URI sent) for a request that was being proxied. */
   readonly upstream?: string;
   /** The Referer header; nginx adds `, referrer: "…"` when the request has one. */
@@ -35,6 +37,20 @@ export interface RequestLogContext {
 
 const kConnection = Symbol('connection');
 let connectionSerial = 0;
+
+/** nginx's error lines are at most NGX_MAX_ERROR_STR (2048) bytes, line feed included. */
+const MAX_LINE = 2047;
+
+/**
+ * The connection number nginx prints (`*N`): given to a connection the first time one of its lines
+ * is written, so its lines share it. A connection out of reach (null) still gets one, not shared.
+ */
+export function connectionNumber(socket: Socket | null): number {
+  if (socket === null) return ++connectionSerial;
+  const numbered = socket as Socket & { [kConnection]?: number };
+  numbered[kConnection] ??= ++connectionSerial;
+  return numbered[kConnection];
+}
 
 /**
  * The context nginx's log handler appends to a request's lines. The connection number (`*N`) is given
@@ -46,21 +62,14 @@ export function requestLogContext(
   upstream?: string,
 ): RequestLogContext {
   const req = ctx.req;
-  const socket = ctx.clientSocket as (Socket & { [kConnection]?: number }) | null;
-  // A connection out of reach (see clientSocket) still gets a number, just not a shared one.
-  let connection: number;
-  if (socket === null) connection = ++connectionSerial;
-  else {
-    socket[kConnection] ??= ++connectionSerial;
-    connection = socket[kConnection];
-  }
   const referrer = req.headers.referer;
   return {
-    connection,
+    connection: connectionNumber(ctx.clientSocket),
     client: ctx.remoteAddr,
     server,
     requestLine: `${req.method} ${req.url} HTTP/${req.httpVersion}`,
-    host: ctx.host,
+    // a request that got this far has a valid Host or (HTTP/1.0) none
+    host: ctx.host === '' ? null : ctx.host,
     ...(upstream === undefined ? {} : { upstream }),
     ...(referrer === undefined ? {} : { referrer }),
   };
@@ -85,17 +94,23 @@ export class ErrorLog {
   /** A line without request context, e.g. `[emerg] … in FILE:LINE` for a configuration a reload refused. */
   message(level: ErrorLogLevel, text: string, now = new Date()): void {
     if (!this.enabled(level)) return;
-    this.#write(`${timestamp(now)} [${level}] ${this.#pid}#${this.#pid}: ${text}\n`);
+    this.#line(`${timestamp(now)} [${level}] ${this.#pid}#${this.#pid}: ${text}`);
   }
 
   request(entry: LimitReqLog, ctx: RequestLogContext, now = new Date()): void {
     if (!this.enabled(entry.level)) return;
+    const request = ctx.requestLine === null ? '' : `, request: "${ctx.requestLine}"`;
     const upstream = ctx.upstream === undefined ? '' : `, upstream: "${ctx.upstream}"`;
-    const host = ctx.host === '' ? '' : `, host: "${ctx.host}"`;
+    const host = ctx.host === null ? '' : `, host: "${ctx.host}"`;
     const referrer = ctx.referrer === undefined ? '' : `, referrer: "${ctx.referrer}"`;
-    this.#write(
-      `${timestamp(now)} [${entry.level}] ${this.#pid}#${this.#pid}: *${ctx.connection} ${entry.message}, client: ${ctx.client}, server: ${ctx.server}, request: "${ctx.requestLine}"${upstream}${host}${referrer}\n`,
+    this.#line(
+      `${timestamp(now)} [${entry.level}] ${this.#pid}#${this.#pid}: *${ctx.connection} ${entry.message}, client: ${ctx.client}, server: ${ctx.server}${request}${upstream}${host}${referrer}`,
     );
+  }
+
+  /** One line, cut where nginx's buffer ends. */
+  #line(text: string): void {
+    this.#write(`${text.length > MAX_LINE ? text.slice(0, MAX_LINE) : text}\n`);
   }
 }
 

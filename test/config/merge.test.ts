@@ -129,3 +129,36 @@ test('return, proxy_pass and api belong to their own location, not to nested one
   assert.equal(loc(server, '/a')?.return?.code, 403);
   assert.equal(loc(loc(server, '/a'), '/a/b')?.return, null);
 });
+
+test('client_max_body_size: 1m by default, the innermost level wins, 0 and 1g as nginx reads them', () => {
+  const [server, other] = servers(`
+    client_max_body_size 10k;
+    server {
+        client_max_body_size 2m;
+        location /a { }
+        location /b { client_max_body_size 0; location /b/c { } }
+        location /d { client_max_body_size 1g; }
+    }
+    server { location / { } }`);
+  assert.equal(server?.clientMaxBodyBytes, 2 * 1024 * 1024);
+  assert.equal(loc(server, '/a')?.clientMaxBodyBytes, 2 * 1024 * 1024);
+  assert.equal(loc(server, '/b')?.clientMaxBodyBytes, 0);
+  assert.equal(loc(loc(server, '/b'), '/b/c')?.clientMaxBodyBytes, 0);
+  assert.equal(loc(server, '/d')?.clientMaxBodyBytes, 1024 ** 3);
+  assert.equal(loc(other, '/')?.clientMaxBodyBytes, 10 * 1024);
+  const [bare] = servers('server { location / { } }');
+  assert.equal(loc(bare, '/')?.clientMaxBodyBytes, 1024 * 1024);
+});
+
+test('client_header_buffer_size and large_client_header_buffers: 1k and 4 8k, http then server', () => {
+  const [inherits, own] = servers(`
+    client_header_buffer_size 2k;
+    large_client_header_buffers 8 16k;
+    server { listen 80; }
+    server { listen 81; client_header_buffer_size 4k; large_client_header_buffers 2 1m; }`);
+  const [bare] = servers('server { }');
+  const limits = (s: ServerConf | undefined) => [s?.clientHeaderBufferBytes, s?.largeClientHeaderBuffers];
+  assert.deepEqual(limits(inherits), [2048, { count: 8, bytes: 16 * 1024 }]);
+  assert.deepEqual(limits(own), [4096, { count: 2, bytes: 1024 * 1024 }]);
+  assert.deepEqual(limits(bare), [1024, { count: 4, bytes: 8192 }]);
+});

@@ -75,7 +75,11 @@ http {
         location /slow { proxy_read_timeout 300ms; proxy_pass http://127.0.0.1:${upstream.port}; }
         location /connect-soon { proxy_connect_timeout 300ms; proxy_pass http://127.0.0.1:${blackhole.port}; }
         location /connect-later { proxy_connect_timeout 2s; proxy_pass http://127.0.0.1:${blackhole.port}; }
-        location /deaf { proxy_send_timeout 300ms; proxy_pass http://127.0.0.1:${deafPort}; }
+        location /deaf {
+            proxy_send_timeout 300ms;
+            client_max_body_size 0;
+            proxy_pass http://127.0.0.1:${deafPort};
+        }
         location /slow-client { proxy_send_timeout 300ms; proxy_pass http://127.0.0.1:${upstream.port}; }
     }
 }

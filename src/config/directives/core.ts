@@ -20,8 +20,8 @@ function http(d: Directive, scope: Scope): void {
   if (scope.main.http) throw duplicate(d);
   const builder = newHttp(ref(d));
   scope.main.http = builder;
-  scope.session.walkBlock(d, { ...scope, kind: 'http', http: builder });
-  finishHttp(builder, scope.session);
+  const end = scope.session.walkBlock(d, { ...scope, kind: 'http', http: builder });
+  finishHttp(builder, scope.session, { file: d.file, line: end });
 }
 
 export const coreDirectives: readonly DirectiveSpec[] = [

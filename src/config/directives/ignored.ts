@@ -74,12 +74,9 @@ const ENTRIES: readonly (readonly [string, readonly ContextKind[], ArgSpec])[] =
   ['uwsgi_temp_path', HSL, [1, 2, 3, 4]],
   ['scgi_temp_path', HSL, [1, 2, 3, 4]],
   // client connections and bodies
-  ['client_max_body_size', HSL, [1]],
   ['client_body_buffer_size', HSL, [1]],
   ['client_body_timeout', HSL, [1]],
   ['client_header_timeout', HS, [1]],
-  ['client_header_buffer_size', HS, [1]],
-  ['large_client_header_buffers', HS, [2]],
   ['keepalive_timeout', HSLU, [1, 2]],
   ['keepalive_requests', HSLU, [1]],
   ['keepalive_time', HSLU, [1]],

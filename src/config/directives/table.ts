@@ -2,6 +2,7 @@
  * The directive table: every directive limitswitch reads, by name. A name can have several entries
  * (`server` in http is a block, in upstream a line), told apart by context as nginx does.
  */
+import { clientDirectives } from './client.ts';
 import { coreDirectives } from './core.ts';
 import { geoDirectives } from './geo.ts';
 import { ignoredDirectives, ignoredFamily } from './ignored.ts';
@@ -27,6 +28,7 @@ for (const spec of [
   ...upstreamDirectives,
   ...realIpAccessDirectives,
   ...proxyDirectives,
+  ...clientDirectives,
   ...ignoredDirectives,
 ]) {
   const entries = TABLE.get(spec.name) ?? [];

@@ -72,6 +72,11 @@ export class ServerSelector<S extends NamedServer> {
     return group.defaultServer;
   }
 
+  /** The default server of the connection's `serverAddr:port` (its buffers read the head); null if none. */
+  defaultServer(serverAddr: string, port: number): S | null {
+    return this.#groupFor(serverAddr, port)?.defaultServer ?? null;
+  }
+
   /**
    * The listen group a connection lands in: exact address, else the wildcard, else any on the port.
    * Memoised by port, then address, so no key is built per request.

@@ -17,6 +17,14 @@ import { newRequestContext, type RequestContext, type RequestFacts } from '../va
 import type { VariableGetter, VariableTable } from '../variables/variable-table.ts';
 import { findLocation, type RoutableLocation } from './find-location.ts';
 import { type NamedServer, normalizeHost, ServerSelector } from './find-server.ts';
+import {
+  type HeaderBuffers,
+  type HeadFault,
+  type HeadServers,
+  type RequestHead,
+  readOversizedHead,
+  readRequestHead,
+} from './request-head.ts';
 import { type ParsedTarget, parseRequestTarget } from './uri.ts';
 
 export interface CompiledReturn {
@@ -45,6 +53,8 @@ export interface LocationHandler {
   readonly proxyTimeouts: { readonly connectMs: number; readonly readMs: number; readonly sendMs: number };
   /** `proxy_http_version 1.1` with `proxy_set_header Upgrade`/`Connection`: WebSocket upgrades are tunnelled. */
   readonly proxyUpgrade: boolean;
+  /** `client_max_body_size`, bytes; 0: no limit. */
+  readonly clientMaxBodyBytes: number;
 }
 
 export interface SiteLocation extends RoutableLocation<SiteLocation> {
@@ -56,6 +66,14 @@ export interface SiteServer extends NamedServer {
   readonly return: CompiledReturn | null;
   /** For requests that match no location. */
   readonly handler: LocationHandler;
+  /** `client_header_buffer_size` and `large_client_header_buffers`. */
+  readonly headerBuffers: HeaderBuffers;
+}
+
+/** A request head nginx would refuse, and the server whose name its error-log line carries. */
+export interface RefusedHead {
+  readonly fault: HeadFault;
+  readonly serverName: string;
 }
 
 export interface Route {
@@ -66,8 +84,12 @@ export interface Route {
   readonly serverName: string;
 }
 
-/** `static`: nginx's static module would serve a file from `root` (the replica serves no files: 404). */
-export type VerdictKind = 'return' | 'reject' | 'close' | 'deny' | 'proxy' | 'api' | 'static';
+/**
+ * `static`: nginx's static module would serve a file from `root` (the replica serves no files: 404).
+ * `refuse`: what the client sent is refused before any limit sees it (413: a `Content-Length` over
+ * `client_max_body_size`); nginx closes the connection after the page.
+ */
+export type VerdictKind = 'return' | 'reject' | 'close' | 'deny' | 'proxy' | 'api' | 'static' | 'refuse';
 
 /** What nginx's phases decide for one request (the data path turns it into an action). */
 export interface Verdict {
@@ -103,6 +125,8 @@ export class Site {
   private readonly outcome = newOutcome();
   #lastHostHeader: string | undefined = undefined;
   #lastHost = '';
+  /** port → server address → the servers a head is read for (null: nothing listens there). */
+  readonly #headServers = new Map<number, Map<string, HeadServers | null>>();
 
   constructor(parts: SiteParts) {
     this.servers = parts.servers;
@@ -136,6 +160,78 @@ export class Site {
   }
 
   /**
+   * What nginx refuses of a request head (too large, bad version, a second or invalid Host, …; see
+   * request-head.ts), before routing; null for a head it reads.
+   */
+  readHead(head: RequestHead, serverAddr: string, port: number): RefusedHead | null {
+    const servers = this.#headServersFor(serverAddr, port);
+    if (servers === null) return null;
+    const fault = readRequestHead(head, servers);
+    return fault === null ? null : this.refusal(fault, serverAddr, port);
+  }
+
+  /**
+   * What nginx makes of a head too large for the parser, from the bytes it was given (see
+   * `readOversizedHead`); null when they do not show it.
+   */
+  readOversizedHead(bytes: string, serverAddr: string, port: number): RefusedHead | null {
+    const servers = this.#headServersFor(serverAddr, port);
+    if (servers === null) return null;
+    const fault = readOversizedHead(bytes, servers);
+    return fault === null ? null : this.refusal(fault, serverAddr, port);
+  }
+
+  /**
+   * At least the largest head nginx could take on `port`: a first buffer and every large buffer, the
+   * largest of any server there (a Host line may switch a head to another server's buffers).
+   */
+  maxHeadBytes(port: number): number {
+    let first = 0;
+    let count = 0;
+    let bytes = 0;
+    for (const server of this.servers) {
+      if (!server.listen.some((l) => l.port === port)) continue;
+      const b = server.headerBuffers;
+      first = Math.max(first, b.firstBytes);
+      count = Math.max(count, b.largeCount);
+      bytes = Math.max(bytes, b.largeBytes);
+    }
+    return first + count * bytes;
+  }
+
+  /** A head fault with the name of the server that has the request (for its log line). */
+  refusal(fault: HeadFault, serverAddr: string, port: number): RefusedHead {
+    const server =
+      fault.hostSelected && fault.host !== null
+        ? this.selector.select(serverAddr, port, normalizeHost(fault.host))
+        : this.selector.defaultServer(serverAddr, port);
+    return { fault, serverName: server?.serverNames[0] ?? '' };
+  }
+
+  #headServersFor(serverAddr: string, port: number): HeadServers | null {
+    let byAddress = this.#headServers.get(port);
+    if (byAddress === undefined) {
+      byAddress = new Map();
+      this.#headServers.set(port, byAddress);
+    }
+    let servers = byAddress.get(serverAddr);
+    if (servers === undefined) {
+      const selector = this.selector;
+      const fallback = selector.defaultServer(serverAddr, port);
+      servers =
+        fallback === null
+          ? null
+          : {
+              defaultBuffers: fallback.headerBuffers,
+              buffersForHost: (host) =>
+                (selector.select(serverAddr, port, normalizeHost(host)) ?? fallback).headerBuffers,
+            };
+      byAddress.set(serverAddr, servers);
+    }
+    return servers;
+  }
+
+  /**
    * `normalizeHost`, remembering the last header: requests in a row mostly carry the same `Host`, and
    * the remembered result is one string whose hash the name lookups already know.
    */
@@ -160,6 +256,11 @@ export class Site {
     const serverReturn = route.server.return;
     if (serverReturn !== null) return answer(serverReturn, ctx);
     const handler = route.handler;
+    // FIND_CONFIG: the location is known, nothing of its rewrite phase has run yet
+    const length = facts.contentLength;
+    if (length !== undefined && handler.clientMaxBodyBytes !== 0 && length > handler.clientMaxBodyBytes) {
+      return tooLarge(length);
+    }
     if (handler.return !== null) return answer(handler.return, ctx);
 
     let status: LimitReqStatus = '';
@@ -219,6 +320,20 @@ export class Site {
 }
 
 const NO_LOGS: readonly LimitReqLog[] = Object.freeze([]);
+
+/** ngx_http_core_find_config_phase: a declared body over `client_max_body_size`. */
+function tooLarge(length: number): Verdict {
+  return {
+    kind: 'refuse',
+    code: 413,
+    status: '',
+    delayMs: 0,
+    zone: null,
+    logs: [{ level: 'error', message: `client intended to send too large body: ${length} bytes` }],
+    retryAfterMs: 0,
+    text: null,
+  };
+}
 
 function answer(spec: CompiledReturn, ctx: RequestContext): Verdict {
   const text = spec.text === null ? null : spec.text(ctx);

@@ -24,6 +24,8 @@ export interface RequestFacts {
   readonly requestId?: string;
   /** `$hostname`. */
   readonly hostname?: string;
+  /** The request's `Content-Length` (absent: none, e.g. a chunked body), for `client_max_body_size`. */
+  readonly contentLength?: number;
 }
 
 export interface RequestContext {

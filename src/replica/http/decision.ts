@@ -26,6 +26,8 @@ export interface DownstreamRequest {
   readonly realipRemotePort: number;
   /** The `Host` header as received (`""` when absent). */
   readonly host: string;
+  /** The `Content-Length` header's value; -1 when absent (no body, or a chunked one). */
+  readonly contentLength: number;
   /**
    * The client connection. Not `req.socket`, which undici clears once it has sent a request body
    * (then the response's is used); null only for a pipelined request whose response waits its turn.
@@ -50,6 +52,13 @@ export interface ProxyTarget {
    * that is slow to send its body is not the server's fault); absent: the upstream options'.
    */
   readonly sendTimeoutMs?: number;
+  /**
+   * `client_max_body_size` for a body without `Content-Length` (chunked), counted as it is forwarded:
+   * past it the upstream request is abandoned (not the server's fault) and the client gets 413. A
+   * declared length over the limit is refused before forwarding (the hook's `refuse`). Absent or 0:
+   * no limit.
+   */
+  readonly maxBodyBytes?: number;
 }
 
 /** Forward now, to the default upstream unless the target says otherwise (limits passed or off). */
@@ -95,10 +104,66 @@ export interface ReturnDecision {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
-export type Decision = PassDecision | ProxyDecision | DelayDecision | RejectDecision | ReturnDecision;
+/**
+ * nginx refuses what the client sent, before any limit sees it: a head it does not read (a second or
+ * invalid Host, too large, a bad version: 400, 414, 494, 505, …) or a body over
+ * `client_max_body_size` (413). nginx's page for the code, nothing upstream (no server is tried, so
+ * none can be blamed), no `100 Continue`; the connection closes after the page, lingering: what the
+ * client still sends is read and dropped until it closes, so the page is not lost to a reset.
+ */
+export interface RefuseDecision {
+  readonly action: 'refuse';
+  readonly code: number;
+}
 
-/** Called once per request, synchronously, before anything is sent upstream. Must not throw. */
-export type DecideHook<D extends Decision = Decision> = (ctx: DownstreamRequest) => D;
+export type Decision =
+  | PassDecision
+  | ProxyDecision
+  | DelayDecision
+  | RejectDecision
+  | ReturnDecision
+  | RefuseDecision;
+
+/** An error-log entry about what a client did (nginx's level and words). */
+export interface ClientFault {
+  readonly level: 'info' | 'error';
+  readonly message: string;
+}
+
+/** A request head node:http's parser gave up on (no request object exists for it). */
+export interface UnreadableHead {
+  /** The parser's error code: `HPE_HEADER_OVERFLOW`, `HPE_INVALID_VERSION`, … */
+  readonly code: string;
+  /** The read the parser failed in (node's `rawPacket`), as latin1 text. */
+  readonly bytes: string;
+  /** The client connection (addresses, for the log). */
+  readonly socket: Socket;
+}
+
+/**
+ * What the listener asks the configuration about client input, besides the per-request decision
+ * (the hook's optional `client` member); a hook without it gets node:http's defaults for heads and
+ * no log lines about clients.
+ */
+export interface ClientInputRules<D extends Decision = Decision> {
+  /**
+   * node:http's `maxHeaderSize` for connections accepted from now on: at least the largest head nginx
+   * would read (its header buffers), so that nginx's own limits decide, in the hook.
+   */
+  maxHeaderBytes(): number;
+  /** The status nginx answers for a head the parser refused (408: closes without one); logs it. */
+  unreadableHead(head: UnreadableHead): number;
+  /** Logs a client fault met while the request was forwarded (a chunked body past the limit, …). */
+  clientFault(ctx: DownstreamRequest, decision: D, fault: ClientFault): void;
+}
+
+/**
+ * Called once per request, synchronously, before anything is sent upstream. Must not throw. It may
+ * carry `client`, the rules for client input (see `ClientInputRules`).
+ */
+export type DecideHook<D extends Decision = Decision> = ((ctx: DownstreamRequest) => D) & {
+  readonly client?: ClientInputRules<D>;
+};
 
 /** Where the client went away: while held by a delay, or while the upstream exchange was running. */
 export type ClientClosedPhase = 'delay' | 'proxy';

@@ -15,6 +15,8 @@ export interface RequestHeaderFacts {
   host: string;
   /** The request has a body (Content-Length > 0 or Transfer-Encoding). */
   hasBody: boolean;
+  /** The Content-Length value (node:http accepts one, of digits only); -1 when absent. */
+  contentLength: number;
   /** Incoming X-Forwarded-For lines joined with ", ", `""` when absent. */
   forwardedFor: string;
 }
@@ -104,6 +106,7 @@ export function upstreamRequestHeaders(rawHeaders: readonly string[], facts: Req
   let named: string[] | null = null;
   facts.host = '';
   facts.hasBody = false;
+  facts.contentLength = -1;
   facts.forwardedFor = '';
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!;
@@ -123,6 +126,7 @@ export function upstreamRequestHeaders(rawHeaders: readonly string[], facts: Req
         named = connectionTokens(value, named);
         break;
       case CONTENT_LENGTH:
+        facts.contentLength = Number(value);
         if (value !== '0') facts.hasBody = true;
         out.push(name, value);
         break;

@@ -13,6 +13,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type {
   ClientClosedCallback,
+  ClientFault,
+  ClientInputRules,
   CompletedCallback,
   Decision,
   DelayDecision,
@@ -21,7 +23,14 @@ import type {
   UpstreamErrorCallback,
 } from './decision.ts';
 import { clientResponseHeaders } from './forward-headers.ts';
-import { closesConnection, errorPage, statusReason, wireStatus } from './status-pages.ts';
+import { lingerOnClose } from './lingering-close.ts';
+import {
+  closesConnection,
+  errorPage,
+  pageClosesConnection,
+  statusReason,
+  wireStatus,
+} from './status-pages.ts';
 import type { UpstreamPeer } from './upstream-group.ts';
 import { DONE, FORWARDING, HELD, type UpstreamHost, UpstreamRequest } from './upstream-request.ts';
 
@@ -33,6 +42,8 @@ export interface ExchangeHost<D extends Decision> extends UpstreamHost {
   readonly onUpstreamError: UpstreamErrorCallback<D> | null;
   /** Hears each exchange once it is over (status, body bytes, time). */
   readonly onCompleted: CompletedCallback<D> | null;
+  /** The hook's rules for client input (log lines about client faults), if it has any. */
+  readonly clientInput: ClientInputRules<D> | null;
   /** True once a graceful close began: answers say `Connection: close`. */
   readonly closing: boolean;
   /** Requests currently held by a delay. */
@@ -43,6 +54,21 @@ export interface ExchangeHost<D extends Decision> extends UpstreamHost {
 
 const kExchange = Symbol('exchange');
 type TrackedResponse = ServerResponse & { [kExchange]?: Exchange<Decision> };
+
+/** The exchange a response belongs to, once it forwards or holds (null otherwise). */
+export function exchangeOf(res: ServerResponse): Exchange<Decision> | null {
+  return (res as TrackedResponse)[kExchange] ?? null;
+}
+
+/** nginx's words for a request body that went wrong on the client's side. */
+const PREMATURELY_CLOSED: ClientFault = Object.freeze({
+  level: 'info',
+  message: 'client prematurely closed connection',
+});
+const INVALID_CHUNKED_BODY: ClientFault = Object.freeze({
+  level: 'error',
+  message: 'client sent invalid chunked body',
+});
 
 function onResponseClose(this: TrackedResponse): void {
   this[kExchange]?.responseClosed();
@@ -73,8 +99,12 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
   #tracked = false;
   /** `$body_bytes_sent`, counted as the body is handed to the client connection. */
   #bodyBytes = 0;
-  /** The connection was closed without an answer (444). */
-  #closedSilently = false;
+  /** The code of a connection closed without an answer (444, 408, 499), else 0. */
+  #closedWith = 0;
+  /** The client sent `Expect: 100-continue` and has not been told to go on yet. */
+  #expectsContinue = false;
+  /** The answer refuses what the client sent: the connection closes after it. */
+  #refusing = false;
   readonly #startedMs = performance.now();
 
   constructor(
@@ -98,6 +128,21 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
     return this.req.socket ?? this.res.socket;
   }
 
+  /**
+   * The request carries `Expect: 100-continue`: `100 Continue` goes out when the body is wanted — when
+   * the request is forwarded (after a delay, if held), or answered without it (nginx reads and drops
+   * the body then) — and never for a refusal (nginx's 413 is sent instead).
+   */
+  expectContinue(): void {
+    this.#expectsContinue = true;
+  }
+
+  #continue(): void {
+    if (!this.#expectsContinue) return;
+    this.#expectsContinue = false;
+    if (!this.res.headersSent) this.res.writeContinue();
+  }
+
   /** Acts on the hook's answer. */
   run(decision: D): void {
     this.#decision = decision;
@@ -105,29 +150,87 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
       case 'pass':
       case 'proxy':
         this.#track();
+        this.#continue();
         this.forward(this.#host, decision);
         return;
       case 'delay':
         this.#hold(decision);
         return;
       case 'reject':
+        this.#continue();
         this.sendPage(decision.code, decision.retryAfterS);
         return;
       case 'return':
+        this.#continue();
         this.#answer(decision);
         return;
+      case 'refuse':
+        this.#expectsContinue = false;
+        this.#refuse(decision.code);
+        return;
     }
+  }
+
+  /** nginx's page for what the client sent wrong; the connection closes after it (lingering). */
+  #refuse(code: number): void {
+    if (this.res.headersSent) {
+      // an upstream answer is already on its way: it is cut
+      this.state = DONE;
+      this.res.destroy();
+      return;
+    }
+    this.#refusing = true;
+    this.sendPage(code);
+  }
+
+  protected clientFault(code: number, fault: ClientFault | null): void {
+    if (fault !== null && this.#decision !== null)
+      this.#host.clientInput?.clientFault(this, this.#decision, fault);
+    this.#release();
+    this.#refuse(code);
+  }
+
+  /**
+   * node:http found the request body broken while this exchange held or forwarded it: the client
+   * closed its side before the end (nginx: 400, nothing sent) or the chunked framing is wrong (400).
+   * False when the exchange is over already (the connection is the caller's to close).
+   */
+  bodyFailed(parserCode: string): boolean {
+    if (this.state === DONE) return false;
+    if (parserCode === 'HPE_INVALID_EOF_STATE') {
+      if (this.#decision !== null)
+        this.#host.clientInput?.clientFault(this, this.#decision, PREMATURELY_CLOSED);
+      this.#release();
+      // done first: undici may report the abort at once, and it is not the server's failure
+      this.state = DONE;
+      this.#closedWith = 400;
+      this.abandonUpstream();
+      this.res.destroy();
+      return true;
+    }
+    this.clientFault(400, INVALID_CHUNKED_BODY);
+    this.abandonUpstream();
+    return true;
+  }
+
+  /** A held request is let go (its timer cleared) before it ends some other way. */
+  #release(): void {
+    if (this.#timer === null) return;
+    clearTimeout(this.#timer);
+    this.#timer = null;
+    this.#host.held--;
   }
 
   /** Answers with nginx's page for `code` (also used for a hook that threw: 500). */
   sendPage(code: number, retryAfterS?: number): void {
     if (closesConnection(code)) {
       this.state = DONE;
-      this.#closedSilently = true;
+      this.#closedWith = code;
       if (this.#host.onCompleted !== null) this.#track();
-      this.req.socket.destroy();
+      (this.req.socket ?? this.res.socket)?.destroy();
       return;
     }
+    if (this.#refusing || pageClosesConnection(code)) this.#closeAfter();
     const page = errorPage(code);
     const headers =
       page === null
@@ -135,6 +238,13 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
         : ['content-type', 'text/html', 'content-length', `${page.length}`];
     if (retryAfterS !== undefined) headers.push('retry-after', `${retryAfterS}`);
     this.#end(wireStatus(code), headers, page);
+  }
+
+  /** The answer ends the connection, lingering (nginx drops keep-alive after these pages). */
+  #closeAfter(): void {
+    this.res.shouldKeepAlive = false;
+    const socket = this.res.socket ?? this.req.socket;
+    if (socket !== null) lingerOnClose(socket);
   }
 
   #end(status: number, headers: string[], body: Buffer | string | null): void {
@@ -194,6 +304,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
     this.#timer = null;
     if (this.state !== HELD) return;
     this.#host.held--;
+    this.#continue();
     this.forward(this.#host, this.#decision as DelayDecision);
   }
 
@@ -235,17 +346,13 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
     this.state = DONE;
     this.stopSendTimer();
     if (state === HELD || state === FORWARDING) {
-      if (this.#timer !== null) {
-        clearTimeout(this.#timer);
-        this.#timer = null;
-        this.#host.held--;
-      }
+      this.#release();
       this.abortUpstream();
       this.#host.onClientClosed?.(this, this.#decision!, state === HELD ? 'delay' : 'proxy');
     }
     this.#host.exchangeEnded();
     this.#host.onCompleted?.(this, this.#decision, {
-      status: this.#closedSilently ? 444 : this.res.headersSent ? this.res.statusCode : 499,
+      status: this.#closedWith || (this.res.headersSent ? this.res.statusCode : 499),
       bodyBytes: this.#bodyBytes,
       seconds: (performance.now() - this.#startedMs) / 1000,
     });

@@ -7,6 +7,12 @@
  * Graceful close: stop accepting, let in-flight and held requests finish (their answers carry
  * `Connection: close`), close keep-alive connections as they fall idle, end open tunnels at once,
  * then resolve.
+ *
+ * Client input nginx refuses is answered as nginx answers it, and never reaches a server: node:http
+ * is given room for any head nginx would read (`maxHeaderSize` from the hook's rules, no cap on the
+ * header count, no Host check of its own), the hook refuses what nginx refuses of a parsed head, and
+ * a head the parser gives up on (too large, a version or syntax it rejects, CONNECT) gets nginx's
+ * page here, then a lingering close (lingering-close.ts).
  */
 
 import { createServer, type IncomingMessage, type Server, ServerResponse } from 'node:http';
@@ -16,14 +22,17 @@ import { type NginxAddr, normalizePeerAddress, parseAddr } from '../../engine/ne
 import { LimitswitchError } from '../../shared/errors.ts';
 import type {
   ClientClosedCallback,
+  ClientInputRules,
   CompletedCallback,
   DecideHook,
   Decision,
   DownstreamRequest,
   UpstreamErrorCallback,
 } from './decision.ts';
-import { Exchange } from './proxy-exchange.ts';
+import { isLingering, lingeringClose } from './lingering-close.ts';
+import { Exchange, exchangeOf } from './proxy-exchange.ts';
 import { compileRealIp, type RealIpResolver } from './real-ip.ts';
+import { closesConnection, errorPage, statusReason, wireStatus } from './status-pages.ts';
 import type { Tunnel } from './tunnel.ts';
 import { UpgradeExchange, type UpgradeHost } from './upgrade-exchange.ts';
 import { replayWithoutUpgrade } from './upgrade-replay.ts';
@@ -79,6 +88,7 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
   readonly onClientClosed: ClientClosedCallback<D> | null;
   readonly onUpstreamError: UpstreamErrorCallback<D> | null;
   readonly onCompleted: CompletedCallback<D> | null;
+  readonly clientInput: ClientInputRules<D> | null;
   readonly #decide: DecideHook<D>;
   #realIp: RealIpResolver | null;
   readonly #onHookError: ((err: unknown) => void) | null;
@@ -103,15 +113,30 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
     this.onUpstreamError = options.onUpstreamError ?? null;
     this.onCompleted = options.onCompleted ?? null;
     this.#decide = options.decide;
+    this.clientInput = options.decide.client ?? null;
     this.#realIp = compileRealIp(options.realIp);
     this.#onHookError = options.onHookError ?? null;
     this.#canUpgrade = options.canUpgrade ?? null;
     this.server = createServer(
-      { noDelay: true, requestTimeout: 0, headersTimeout: options.headersTimeoutMs ?? 60_000 },
+      {
+        noDelay: true,
+        requestTimeout: 0,
+        headersTimeout: options.headersTimeoutMs ?? 60_000,
+        // nginx's own checks decide (the hook): HTTP/1.1 without Host is its 400, with its page
+        requireHostHeader: false,
+        maxHeaderSize: this.clientInput?.maxHeaderBytes(),
+      },
       this.#onRequest,
     );
+    // nginx passes every header line on; the head's size is bounded by maxHeaderSize
+    this.server.maxHeadersCount = 0;
     this.server.keepAliveTimeout = options.keepAliveTimeoutMs ?? 75_000;
+    // before node:http's own listener, which reads maxHeaderSize for the connection's parser
+    if (this.clientInput !== null) this.server.prependListener('connection', this.#sizeParser);
     this.server.on('connection', this.#onConnection);
+    this.server.on('clientError', this.#onClientError);
+    this.server.on('checkContinue', this.#onCheckContinue);
+    this.server.on('connect', this.#onConnect);
     if (this.#canUpgrade !== null) this.server.on('upgrade', this.#onUpgrade);
   }
 
@@ -186,8 +211,71 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
     this.#tunnels.delete(tunnel);
   }
 
+  #sizeParser = (): void => {
+    (this.server as Server & { maxHeaderSize?: number }).maxHeaderSize = this.clientInput!.maxHeaderBytes();
+  };
+
   #onConnection = (socket: PeerSocket): void => {
     socket[kPeer] = this.#peerOf(socket);
+  };
+
+  /**
+   * node:http could not read a request (or the connection failed). A head it gave up on gets nginx's
+   * answer for it; a failure inside a request body in progress is that exchange's (the client's
+   * fault, as nginx reads it: `client sent invalid chunked body`, `client prematurely closed
+   * connection`); anything else — a reset, a fault behind an answer still going out — closes.
+   */
+  #onClientError = (err: Error & { code?: string; rawPacket?: Buffer }, socket: Socket): void => {
+    if (isLingering(socket) || socket.destroyed) return;
+    const code = err.code ?? '';
+    // a reset, or a head slower than client_header_timeout (nginx closes without an answer)
+    if (
+      !socket.writable ||
+      code === 'ECONNRESET' ||
+      code === 'EPIPE' ||
+      code === 'ERR_HTTP_REQUEST_TIMEOUT'
+    ) {
+      socket.destroy();
+      return;
+    }
+    const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage ?? null;
+    if (inFlight !== null) {
+      const exchange = exchangeOf(inFlight);
+      const inBody = exchange !== null && !exchange.req.complete && code.startsWith('HPE_');
+      if (!inBody || !exchange.bodyFailed(code)) socket.destroy();
+      return;
+    }
+    const status =
+      this.clientInput === null
+        ? code === 'HPE_HEADER_OVERFLOW'
+          ? 494
+          : 400
+        : this.clientInput.unreadableHead({
+            code,
+            bytes: (err.rawPacket ?? EMPTY).toString('latin1'),
+            socket,
+          });
+    answerUnread(socket, status);
+  };
+
+  /** `Expect: 100-continue`: the exchange says when to go on (never for a refusal). */
+  #onCheckContinue = (req: IncomingMessage, res: ServerResponse): void => {
+    const { peer, addr, port } = this.#clientOf(req);
+    const exchange = new Exchange<D>(this, req, res, peer.text, peer.port, addr, port);
+    exchange.expectContinue();
+    this.#run(exchange);
+  };
+
+  /** CONNECT: node:http hands the connection over; nginx refuses the method (the hook says how). */
+  #onConnect = (req: IncomingMessage, socket: Socket, head: Buffer): void => {
+    void head;
+    socket.on('error', destroyOnError);
+    const res = new ServerResponse(req);
+    res.shouldKeepAlive = false;
+    res.assignSocket(socket);
+    res.once('finish', endConnection);
+    const { peer, addr, port } = this.#clientOf(req);
+    this.#run(new Exchange<D>(this, req, res, peer.text, peer.port, addr, port));
   };
 
   #peerOf(socket: Socket): PeerInfo {
@@ -214,6 +302,11 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
   }
 
   #onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    if (isLingering(req.socket)) {
+      // behind an answer that closes the connection: nginx reads no more requests
+      req.resume();
+      return;
+    }
     const { peer, addr, port } = this.#clientOf(req);
     this.#run(new Exchange<D>(this, req, res, peer.text, peer.port, addr, port));
   };
@@ -261,6 +354,27 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
 
 function destroyOnError(this: Socket): void {
   this.destroy();
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * nginx's answer to a head it did not read: its page with `Connection: close`, then a lingering
+ * close; a closing code (408, a client that timed out) closes without one.
+ */
+function answerUnread(socket: Socket, code: number): void {
+  if (closesConnection(code)) {
+    socket.destroy();
+    return;
+  }
+  const page = errorPage(code);
+  const status = wireStatus(code);
+  const head =
+    `HTTP/1.1 ${status} ${statusReason(code)}\r\n` +
+    (page === null ? '' : 'Content-Type: text/html\r\n') +
+    `Content-Length: ${page === null ? 0 : page.length}\r\nDate: ${new Date().toUTCString()}\r\nConnection: close\r\n\r\n`;
+  socket.write(page === null ? head : Buffer.concat([Buffer.from(head, 'latin1'), page]));
+  lingeringClose(socket);
 }
 
 /** A response of an upgrade request that did not become a tunnel: the connection ends with it. */

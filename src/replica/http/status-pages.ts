@@ -64,6 +64,14 @@ const PAGE_CODES = [
 /** nginx codes that end the connection without any response (ngx_http_terminate_request). */
 const CLOSING_CODES: ReadonlySet<number> = new Set([408, 444, 499]);
 
+/** Pages after which nginx closes the connection (ngx_http_special_response_handler drops keep-alive). */
+const CLOSING_PAGES: ReadonlySet<number> = new Set([400, 413, 414, 495, 496, 497, 500, 501]);
+
+/** True when nginx's page for `code` ends the connection (`Connection: close`). */
+export function pageClosesConnection(code: number): boolean {
+  return CLOSING_PAGES.has(code);
+}
+
 /** The status nginx puts on the wire: the SSL/header-size pseudo codes go out as 400. */
 export function wireStatus(code: number): number {
   return code >= 494 && code <= 497 ? 400 : code;

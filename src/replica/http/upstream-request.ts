@@ -9,11 +9,16 @@
  * exchange says how the request is sent (`send`), answers with a page (`sendPage`) and hears the log
  * lines (`report`). The undici callbacks about the request going out and failing are here; those that
  * relay the answer are the exchange's.
+ *
+ * Only the server's failures count against it. What the client does — a chunked body past
+ * `client_max_body_size`, a client that goes away, a request undici will not send as the client wrote
+ * it (and, seen by the exchange, a broken body) — ends the exchange through `clientFault`, with no
+ * error-log line about the server, no failure counted and no other server tried.
  */
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LimitswitchError } from '../../shared/errors.ts';
-import type { ProxyTarget } from './decision.ts';
+import type { ClientFault, ProxyTarget } from './decision.ts';
 import { appendForwarded, type RequestHeaderFacts, upstreamRequestHeaders } from './forward-headers.ts';
 import { UPGRADE_CONNECT_TIMEOUT, UPGRADE_READ_TIMEOUT } from './upgrade-dispatch.ts';
 import {
@@ -59,6 +64,12 @@ const TIMEOUTS: ReadonlySet<string> = new Set([
   UPGRADE_READ_TIMEOUT,
 ]);
 
+/** undici refused the request as given (a header it will not send, …): nothing went to the server. */
+const REFUSED_BY_CLIENT_LIBRARY: ReadonlySet<string> = new Set([
+  'UND_ERR_INVALID_ARG',
+  'UND_ERR_NOT_SUPPORTED',
+]);
+
 /** Methods nginx does not send to another server once one had the request (1.9.13+). */
 function nonIdempotent(method: string | undefined): boolean {
   return method === 'POST' || method === 'LOCK' || method === 'PATCH';
@@ -74,6 +85,7 @@ export abstract class UpstreamRequest implements RequestHeaderFacts {
   // RequestHeaderFacts, filled in by upstreamRequestHeaders
   host = '';
   hasBody = false;
+  contentLength = -1;
   forwardedFor = '';
 
   protected state = NEW;
@@ -94,6 +106,9 @@ export abstract class UpstreamRequest implements RequestHeaderFacts {
   /** The whole request went to the upstream (undici's onRequestSent). */
   #sent = false;
   #abort: ((err?: Error) => void) | null = null;
+  /** `client_max_body_size` for a chunked body (0: none or not chunked), and what went out of it. */
+  #maxBodyBytes = 0;
+  #bodyBytes = 0;
 
   constructor(req: IncomingMessage, res: ServerResponse, remoteAddr: string, scheme: string) {
     this.req = req;
@@ -116,6 +131,12 @@ export abstract class UpstreamRequest implements RequestHeaderFacts {
   /** Hears an upstream failure in nginx's error-log words. */
   protected abstract report(level: 'error' | 'warn', message: string, upstream: string): void;
 
+  /**
+   * The client is at fault: `code` is nginx's answer (a closing code when there is none to send),
+   * `fault` the log line (null: none). The upstream request, if any, is the caller's to abandon.
+   */
+  protected abstract clientFault(code: number, fault: ClientFault | null): void;
+
   /** Forwards to `target`'s group (the listener's default when it names none); 502 when there is none. */
   protected forward(listener: UpstreamHost, target: ProxyTarget): void {
     this.state = FORWARDING;
@@ -130,6 +151,7 @@ export abstract class UpstreamRequest implements RequestHeaderFacts {
     this.#readTimeoutMs = target.readTimeoutMs;
     this.#connectTimeoutMs = target.connectTimeoutMs;
     this.#sendTimeoutMs = target.sendTimeoutMs ?? group.sendTimeoutMs;
+    if (this.hasBody && this.contentLength === -1) this.#maxBodyBytes = target.maxBodyBytes ?? 0;
     this.#dispatch();
   }
 
@@ -177,8 +199,30 @@ export abstract class UpstreamRequest implements RequestHeaderFacts {
     if (this.hasBody) this.#sendTimer = setTimeout(onSendTimeout, this.#sendTimeoutMs, this);
   }
 
-  onBodySent(): void {
+  /** undici hands over each piece of the body it wrote (its types say a size; either is read). */
+  onBodySent(chunk: Buffer | string | number): void {
     this.#sendTimer?.refresh();
+    if (this.#maxBodyBytes === 0) return;
+    const before = this.#bodyBytes;
+    const bytes = typeof chunk === 'number' ? chunk : chunk.length;
+    this.#bodyBytes += bytes;
+    if (this.#bodyBytes <= this.#maxBodyBytes) return;
+    // nginx checks each chunk's declared size as it reads it (bytes so far + this chunk); the
+    // parser hands over data, not chunk sizes, so the second figure is the piece that passed.
+    this.clientFault(413, {
+      level: 'error',
+      message: `client intended to send too large chunked body: ${before}+${bytes} bytes`,
+    });
+    this.abandonUpstream();
+  }
+
+  /**
+   * Ends the request to the server for a reason of the client's, once the exchange answered (it is
+   * done, so the error undici reports for it is ignored).
+   */
+  protected abandonUpstream(): void {
+    this.stopSendTimer();
+    this.#abort?.();
   }
 
   onRequestSent(): void {
@@ -205,6 +249,7 @@ export abstract class UpstreamRequest implements RequestHeaderFacts {
     this.stopSendTimer();
     if (this.state === DONE) return;
     const code = err.code ?? '';
+    if (this.#clientsDoing(code)) return;
     const group = this.#group!;
     const peer = this.#peer!;
     const phase = this.#phase(code);
@@ -227,6 +272,28 @@ export abstract class UpstreamRequest implements RequestHeaderFacts {
       return;
     }
     this.#fail(timedOut ? 504 : 502);
+  }
+
+  /**
+   * Failures that are the client's, not the server's: handled here, without a word against the server.
+   * - undici would not send the request as the client wrote it (nginx would have): 400;
+   * - the client connection is gone (its close also ends the exchange; this is for an error that
+   *   reaches undici first).
+   * A client slow to send its body is not timed out at all: undici's head timer runs out during the
+   * body only while the server takes nothing (a stall that is the server's), and the send timer
+   * waits for the client (`sendTimedOut`).
+   */
+  #clientsDoing(code: string): boolean {
+    if (REFUSED_BY_CLIENT_LIBRARY.has(code)) {
+      this.clientFault(400, null);
+      return true;
+    }
+    const client = this.req.socket ?? this.res.socket;
+    if (client?.destroyed === true) {
+      this.clientFault(499, null);
+      return true;
+    }
+    return false;
   }
 
   /**

@@ -1,0 +1,54 @@
+/**
+ * nginx's lingering close (ngx_http_set_lingering_close): after an answer that ends a connection
+ * while the client may still be sending — a refused head, a body over `client_max_body_size`, a page
+ * nginx closes after — the write side is shut (FIN once the answer is out), and whatever the client
+ * still sends is read and dropped until it closes, `lingering_timeout` (5 s) passes without a byte,
+ * or `lingering_time` (30 s) in all. Only then is the socket closed. Closing at once with unread
+ * bytes makes the kernel send a reset, which can destroy the answer before the client has read it.
+ *
+ * node:http's parser reads the socket natively (no `'data'` events), so progress is `bytesRead`.
+ */
+import type { Socket } from 'node:net';
+
+export const LINGERING_TIMEOUT_MS = 5_000;
+export const LINGERING_TIME_MS = 30_000;
+
+const kLingering = Symbol('lingering');
+type LingeringSocket = Socket & { [kLingering]?: true };
+
+/** True once the connection is closing: nothing more is answered on it. */
+export function isLingering(socket: Socket): boolean {
+  return (socket as LingeringSocket)[kLingering] === true;
+}
+
+/**
+ * From now on, node:http's close of this connection (its `destroySoon()` after a `Connection: close`
+ * answer) lingers instead.
+ */
+export function lingerOnClose(socket: Socket): void {
+  socket.destroySoon = lingerSoon;
+}
+
+function lingerSoon(this: Socket): void {
+  lingeringClose(this);
+}
+
+/** Ends the connection as nginx does (above). Idempotent. */
+export function lingeringClose(socket: Socket): void {
+  const lingering = socket as LingeringSocket;
+  if (lingering[kLingering] === true) return;
+  lingering[kLingering] = true;
+  if (socket.destroyed) return;
+  socket.end();
+  const startedMs = performance.now();
+  let seen = socket.bytesRead;
+  const timer = setInterval(() => {
+    const read = socket.bytesRead;
+    if (read === seen || performance.now() - startedMs >= LINGERING_TIME_MS) socket.destroy();
+    seen = read;
+  }, LINGERING_TIMEOUT_MS);
+  socket.once('close', () => clearInterval(timer));
+  // the client has closed its side: nothing more can come
+  socket.once('end', () => socket.destroy());
+  socket.resume();
+}
