@@ -31,14 +31,20 @@ export const ORACLE_HTTP_DIRECTIVES = `
     set_real_ip_from 127.0.0.1;
     real_ip_header X-Forwarded-For;
     add_header X-Limit-Req-Status $limit_req_status always;
-    client_header_buffer_size 16k;
-    large_client_header_buffers 4 128k;
     log_format conformance '$http_x_timeline_seq $msec $request_time $status "$limit_req_status"';
     access_log logs/access.log conformance;
 `;
 
-/** The whole nginx.conf: main-context settings, then the `http` block around the body under test. */
-export function oracleConfig(httpBody: string): string {
+/** Header buffers larger than nginx's defaults, which the oracle has always run with. */
+const ORACLE_HEADER_BUFFERS = `    client_header_buffer_size 16k;
+    large_client_header_buffers 4 128k;
+`;
+
+/**
+ * The whole nginx.conf: main-context settings, then the `http` block around the body under test.
+ * `headerBuffers: 'nginx'` keeps nginx's own header buffer sizes (1k, 4 8k) instead of the oracle's.
+ */
+export function oracleConfig(httpBody: string, headerBuffers: 'oracle' | 'nginx' = 'oracle'): string {
   return `daemon off;
 master_process off;
 pid logs/nginx.pid;
@@ -47,7 +53,7 @@ events {
     worker_connections 1024;
 }
 http {
-${ORACLE_HTTP_DIRECTIVES}
+${ORACLE_HTTP_DIRECTIVES}${headerBuffers === 'oracle' ? ORACLE_HEADER_BUFFERS : ''}
 # ---- configuration under test ----
 ${httpBody}
 }
@@ -61,6 +67,8 @@ export interface NginxOptions {
   readonly files?: Readonly<Record<string, string>>;
   /** How long to wait for nginx to accept connections. */
   readonly startTimeoutMs?: number;
+  /** `nginx`: nginx's default header buffers rather than the oracle's larger ones. */
+  readonly headerBuffers?: 'oracle' | 'nginx';
 }
 
 export interface RunningNginx {
@@ -109,7 +117,7 @@ async function startOnPort(port: number, options: NginxOptions): Promise<Running
       await writeFile(target, content);
     }
     const confFile = join(prefix, 'nginx.conf');
-    await writeFile(confFile, oracleConfig(options.http(port)));
+    await writeFile(confFile, oracleConfig(options.http(port), options.headerBuffers));
     return await launch(prefix, confFile, port, options.startTimeoutMs ?? 10_000);
   } catch (err) {
     rmSync(prefix, { recursive: true, force: true });
