@@ -1,5 +1,5 @@
 /**
- * A store backend as the rest of limitswitch sees it: five narrow ports over one shared state, opened
+ * A store backend as the rest of limitswitch sees it: six narrow ports over one shared state, opened
  * together by `openStore` (memory or Redis) and closed together. Each consumer takes only the ports
  * (or the halves of them) it uses.
  */
@@ -8,6 +8,7 @@ import type { ClusterRegistry } from './cluster-registry.ts';
 import type { CounterStore } from './counter-store.ts';
 import type { KeyvalStore } from './keyval-store.ts';
 import type { LeaseStore } from './lease-store.ts';
+import type { LimitSyncStore } from './limit-sync-store.ts';
 
 export interface StorePorts {
   readonly keyvals: KeyvalStore;
@@ -15,6 +16,7 @@ export interface StorePorts {
   readonly counters: CounterStore;
   readonly audit: AuditTrail;
   readonly leases: LeaseStore;
+  readonly limitSync: LimitSyncStore;
 }
 
 export interface Store extends StorePorts {

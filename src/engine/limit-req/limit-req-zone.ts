@@ -1,10 +1,14 @@
 /**
  * One `limit_req_zone`: the leaky bucket of ngx_http_limit_req_module.c, in milli-requests, with nginx's
  * integer arithmetic, clock clamp, LRU expiry and allocation failure. Pure: time is `nowMs`.
+ * A `sync` zone is one bucket per key for the whole cluster (zone-sync.ts): each node is this
+ * replica's view of the cluster's bucket, a request costing 1000 / the replica's share, and the
+ * replica's sync loop reconciles it with the store.
  */
 import type { ComplexValue } from '../complex-value.ts';
 import { type CounterFamily, type Counters, zeroCounters } from '../counters.ts';
 import { MIN_ZONE_BYTES, StateTable } from './state-table.ts';
+import { SYNC_NODE_BYTES, ZoneSync } from './zone-sync.ts';
 
 /** nginx's NGX_OK / NGX_AGAIN / NGX_BUSY / NGX_ERROR from `ngx_http_limit_req_lookup`. */
 export const LOOKUP_OK = 0;
@@ -42,14 +46,17 @@ export class LimitReqZone {
   pending = NONE;
   /** Would-be excess of the last lookup (nginx's `*ep`), milli-requests. */
   lastExcessMilli = 0;
+  /** The cluster-wide state of a `sync` zone; null for a zone of this replica alone. */
+  readonly sync: ZoneSync | null;
 
-  constructor(name: string, key: ComplexValue, sizeBytes: number, rateMilli: number) {
+  constructor(name: string, key: ComplexValue, sizeBytes: number, rateMilli: number, sync = false) {
     if (sizeBytes < MIN_ZONE_BYTES) throw new RangeError(`zone "${name}" is too small`);
     this.name = name;
     this.key = key;
     this.sizeBytes = sizeBytes;
     this.rateMilli = rateMilli;
-    this.table = new StateTable(sizeBytes);
+    this.table = new StateTable(sizeBytes, sync ? SYNC_NODE_BYTES : 0);
+    this.sync = sync ? new ZoneSync(256) : null;
   }
 
   /**
@@ -58,17 +65,32 @@ export class LimitReqZone {
    */
   lookup(key: string, nowMs: number, burstMilli: number, account: boolean): LookupCode {
     const table = this.table;
+    const sync = this.sync;
     const node = table.find(key);
     if (node !== NONE) {
       table.touch(node);
+      if (sync !== null) sync.seen(node);
       const ms = elapsedMs(nowMs, table.timing[node * 2 + 1]!);
-      let excess = table.timing[node * 2]! - Math.floor((this.rateMilli * ms) / 1000) + 1000;
+      const cost = sync === null ? 1000 : sync.costMilli(node, nowMs);
+      let excess = table.timing[node * 2]! - Math.floor((this.rateMilli * ms) / 1000) + cost;
       if (excess < 0) excess = 0;
       this.lastExcessMilli = excess;
       if (excess > burstMilli) return LOOKUP_BUSY;
+      if (sync !== null) {
+        const cluster = sync.clusterExcessMilli(node, nowMs, this.rateMilli);
+        if (cluster > burstMilli) {
+          // The fleet is in debt: refuse, and take the cluster's excess as this node's own, so its
+          // part of the bucket does not drain while the debt does (and admit a burst when it is gone).
+          table.timing[node * 2] = cluster;
+          table.timing[node * 2 + 1] = nowMs;
+          this.lastExcessMilli = cluster;
+          return LOOKUP_BUSY;
+        }
+      }
       if (account) {
         table.timing[node * 2] = excess;
         if (ms !== 0) table.timing[node * 2 + 1] = nowMs;
+        if (sync !== null) sync.charged(node);
         return LOOKUP_OK;
       }
       this.pending = node;
@@ -85,6 +107,13 @@ export class LimitReqZone {
       created = table.insert(key, 0, lastMs);
       if (created === NONE) return LOOKUP_ERROR;
     }
+    if (sync !== null) {
+      // A node's first request is free, as in nginx; the store decides whether it is the cluster's
+      // first too, and charges it otherwise.
+      sync.reset(created);
+      sync.seen(created);
+      if (account) sync.charged(created);
+    }
     if (account) return LOOKUP_OK;
     this.pending = created;
     return LOOKUP_AGAIN;
@@ -99,11 +128,14 @@ export class LimitReqZone {
     if (node === NONE) return -1;
     this.pending = NONE;
     const table = this.table;
+    const sync = this.sync;
     const ms = elapsedMs(nowMs, table.timing[node * 2 + 1]!);
-    let excess = table.timing[node * 2]! - Math.floor((this.rateMilli * ms) / 1000) + 1000;
+    const cost = sync === null ? 1000 : sync.costMilli(node, nowMs);
+    let excess = table.timing[node * 2]! - Math.floor((this.rateMilli * ms) / 1000) + cost;
     if (excess < 0) excess = 0;
     if (ms !== 0) table.timing[node * 2 + 1] = nowMs;
     table.timing[node * 2] = excess;
+    if (sync !== null) sync.charged(node);
     return excess;
   }
 

@@ -37,11 +37,11 @@ function slotsFor(nodes: number): number {
   return 2 ** Math.ceil(Math.log2(Math.max(1, nodes * 2)));
 }
 
-/** The most IPv4 nodes whose arrays and index fit in `budgetBytes`. */
-function maxIpv4Nodes(budgetBytes: number): number {
+/** The most IPv4 nodes (of `nodeBytes` each) whose arrays and index fit in `budgetBytes`. */
+function maxIpv4Nodes(budgetBytes: number, nodeBytes: number): number {
   let best = 0;
   for (let slots = 2; slots * SLOT_BYTES < budgetBytes; slots *= 2) {
-    const fit = Math.floor((budgetBytes - slots * SLOT_BYTES) / IPV4_NODE_BYTES);
+    const fit = Math.floor((budgetBytes - slots * SLOT_BYTES) / nodeBytes);
     best = Math.max(best, Math.min(slots / 2, fit));
   }
   return best;
@@ -69,6 +69,8 @@ export class StateTable {
 
   /** Node arrays never grow past what the budget could hold (all IPv4, the densest case). */
   private readonly maxNodes: number;
+  /** Bytes each node costs beyond the table's own (what a synced zone keeps per node), charged too. */
+  private readonly extraNodeBytes: number;
   private freeList: number[] = [];
   private highWater = 0;
 
@@ -78,9 +80,10 @@ export class StateTable {
   private slotShift: number;
   private readonly byText = new Map<string, number>();
 
-  constructor(sizeBytes: number) {
+  constructor(sizeBytes: number, extraNodeBytes = 0) {
     this.budgetBytes = Math.max(0, sizeBytes - ZONE_HEADER_BYTES);
-    this.maxNodes = Math.max(1, maxIpv4Nodes(this.budgetBytes));
+    this.extraNodeBytes = extraNodeBytes;
+    this.maxNodes = Math.max(1, maxIpv4Nodes(this.budgetBytes, IPV4_NODE_BYTES + extraNodeBytes));
     const nodes = Math.min(INITIAL_NODES, this.maxNodes);
     this.timing = new Float64Array(nodes * 2);
     this.links = new Int32Array(nodes * 2);
@@ -106,7 +109,20 @@ export class StateTable {
 
   /** Whether a node for `key` fits in the zone now (its bytes, and the index growth it needs). */
   hasRoomFor(key: string): boolean {
-    return this.usedBytes + stateBytes(key) + this.indexGrowthBytes(key) <= this.budgetBytes;
+    return this.usedBytes + this.nodeBytes(key) + this.indexGrowthBytes(key) <= this.budgetBytes;
+  }
+
+  /** The key a node holds (a byte string). */
+  keyOf(node: number): string {
+    const text = this.keyText[node];
+    if (text !== undefined) return text;
+    const k = this.keyU32[node]!;
+    return String.fromCharCode(k >>> 24, (k >>> 16) & 0xff, (k >>> 8) & 0xff, k & 0xff);
+  }
+
+  /** Whether `node` is in use (not freed since it was handed out). */
+  isLive(node: number): boolean {
+    return node < this.highWater && this.find(this.keyOf(node)) === node;
   }
 
   /** Allocates a node for `key` at the MRU head, or returns -1 when the zone has no room left. */
@@ -114,7 +130,7 @@ export class StateTable {
     if (!this.hasRoomFor(key)) return NIL;
     if (this.indexGrowthBytes(key) !== 0) this.rehash(this.slots.length * 2);
     const node = this.allocNode();
-    this.usedBytes += stateBytes(key);
+    this.usedBytes += this.nodeBytes(key);
     this.count++;
     this.timing[node * 2] = excessMilli;
     this.timing[node * 2 + 1] = lastMs;
@@ -137,11 +153,11 @@ export class StateTable {
     const text = this.keyText[node];
     if (text === undefined) {
       this.slotDelete(this.keyU32[node]!);
-      this.usedBytes -= IPV4_NODE_BYTES;
+      this.usedBytes -= IPV4_NODE_BYTES + this.extraNodeBytes;
     } else {
       this.byText.delete(text);
       this.keyText[node] = undefined;
-      this.usedBytes -= stateBytes(text);
+      this.usedBytes -= stateBytes(text) + this.extraNodeBytes;
     }
     this.count--;
     this.freeList.push(node);
@@ -157,6 +173,10 @@ export class StateTable {
   /** Bytes of typed arrays and index actually allocated (for the density benchmark). */
   allocatedBytes(): number {
     return this.timing.byteLength + this.links.byteLength + this.keyU32.byteLength + this.slots.byteLength;
+  }
+
+  private nodeBytes(key: string): number {
+    return stateBytes(key) + this.extraNodeBytes;
   }
 
   /** Extra index bytes inserting `key` needs: the index doubles when it would pass half full. */

@@ -6,6 +6,7 @@ import { MemoryBackend } from './memory-backend.ts';
 import { MemoryCounters } from './memory-counters.ts';
 import { MemoryKeyvals } from './memory-keyvals.ts';
 import { MemoryLeases } from './memory-leases.ts';
+import { MemoryLimitSync } from './memory-limit-sync.ts';
 import { MemoryRegistry } from './memory-registry.ts';
 
 export interface MemoryStoreOptions {
@@ -29,6 +30,7 @@ export function openMemoryStore(options: MemoryStoreOptions = {}): Store {
     counters: new MemoryCounters(backend),
     audit,
     leases: new MemoryLeases(backend),
+    limitSync: new MemoryLimitSync(backend),
     async close() {
       backend.close();
       keyvals.close();

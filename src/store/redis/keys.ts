@@ -22,6 +22,8 @@
  * | `lease:<name>`             | leases    | string | the holder's token, with the lease's TTL (PX)      |
  * | `lease-records`            | leases    | hash   | record name → `{"value":…,"expireAtMs":…}`          |
  * | `lease-records-expiry`     | leases    | zset   | record name scored by expireAtMs (expiring ones)   |
+ * | `limit-sync:<zone>`        | limitSync | hash   | limit key → the cluster's bucket JSON (limit-sync-2.lua) |
+ * | `limit-sync-touched:<zone>`| limitSync | zset   | limit key scored by the last exchange naming it    |
  *
  * The pub/sub channel `<prefix>:{<cluster>}:changes` carries each keyval change (with the epoch) as JSON.
  */
@@ -54,6 +56,8 @@ export interface KeySchema {
   lease(name: string): string;
   readonly leaseRecords: string;
   readonly leaseRecordsExpiry: string;
+  limitSync(zone: string): string;
+  limitSyncTouched(zone: string): string;
   readonly channel: string;
 }
 
@@ -90,6 +94,8 @@ export function keySchema(options: KeySchemaOptions = {}): KeySchema {
     lease: (name) => `${base}:lease:${name}`,
     leaseRecords: `${base}:lease-records`,
     leaseRecordsExpiry: `${base}:lease-records-expiry`,
+    limitSync: (zone) => `${base}:limit-sync:${zone}`,
+    limitSyncTouched: (zone) => `${base}:limit-sync-touched:${zone}`,
     channel: `${base}:changes`,
   };
 }

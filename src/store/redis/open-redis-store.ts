@@ -6,6 +6,7 @@ import { redactUrl } from './redis-connection.ts';
 import { RedisCounters } from './redis-counters.ts';
 import { RedisKeyvals, type RedisKeyvalsOptions } from './redis-keyvals.ts';
 import { RedisLeases } from './redis-leases.ts';
+import { RedisLimitSync } from './redis-limit-sync.ts';
 import { RedisRegistry } from './redis-registry.ts';
 
 export interface RedisStoreOptions extends RedisBackendOptions, RedisKeyvalsOptions {}
@@ -21,6 +22,7 @@ export function openRedisStore(options: RedisStoreOptions): Store & { readonly b
     counters: new RedisCounters(backend),
     audit: new RedisAudit(backend, options.maxAuditEntries),
     leases: new RedisLeases(backend),
+    limitSync: new RedisLimitSync(backend),
     close: () => backend.close(),
   };
 }

@@ -4,6 +4,7 @@ import { auditContract } from './audit.contract.ts';
 import { countersContract } from './counters.contract.ts';
 import { keyvalContract } from './keyval.contract.ts';
 import { leaseContract } from './lease.contract.ts';
+import { limitSyncContract } from './limit-sync.contract.ts';
 import { registryContract } from './registry.contract.ts';
 import type { StoreHarness } from './store-harness.ts';
 
@@ -14,4 +15,5 @@ export function storeContracts(name: string, harness: StoreHarness): void {
   countersContract(name, harness);
   auditContract(name, harness);
   leaseContract(name, harness);
+  limitSyncContract(name, harness);
 }
