@@ -27,6 +27,8 @@ export async function startReplicaStatus(
   const replicaMetrics = new ReplicaMetrics(metrics.registry, {
     zones: () => replica.site.limitReqZones.values(),
     sync: () => replica.sync.state(),
+    zoneSync: () => replica.limitSync.info(),
+    nowMs: () => systemClock.nowMs(),
     storeResets: () => replica.storeResets,
     locationRequests: () => replica.locationRequests.entries(),
   });

@@ -51,11 +51,16 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
   for (const spec of http.limitReqZones) {
     const old = previous?.limitReqZones.get(spec.name);
     let zone: LimitReqZone;
-    if (old !== undefined && old.key.raw === spec.key.raw && old.sizeBytes === spec.sizeBytes) {
+    const kept =
+      old !== undefined &&
+      old.key.raw === spec.key.raw &&
+      old.sizeBytes === spec.sizeBytes &&
+      (old.sync !== null) === spec.sync;
+    if (kept) {
       zone = old;
       zone.rateMilli = spec.rateMilli;
     } else {
-      zone = new LimitReqZone(spec.name, spec.key, spec.sizeBytes, spec.rateMilli);
+      zone = new LimitReqZone(spec.name, spec.key, spec.sizeBytes, spec.rateMilli, spec.sync);
     }
     limitReqZones.set(spec.name, zone);
   }

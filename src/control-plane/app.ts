@@ -26,6 +26,7 @@ import { keyvalRoutes } from './routes/keyvals.ts';
 import { limitReqRoutes } from './routes/limit-reqs.ts';
 import { operationsRoutes } from './routes/operations.ts';
 import { API_VERSIONS, plusRootRoutes } from './routes/plus-root.ts';
+import { zoneSyncRoutes } from './routes/zone-sync.ts';
 import { loadApiSpec } from './spec.ts';
 import { type ControlPlaneStore, StoreGateway } from './store-gateway.ts';
 import { ZoneDirectory } from './zone-directory.ts';
@@ -140,6 +141,7 @@ export async function controlPlane(app: FastifyInstance, options: ControlPlaneOp
   plusRootRoutes(app, ctx);
   keyvalRoutes(app, ctx);
   limitReqRoutes(app, ctx);
+  zoneSyncRoutes(app, ctx);
   clusterRoutes(app, ctx);
   operationsRoutes(app, ctx);
   alertmanagerHookRoutes(app, ctx, options.alertRules);

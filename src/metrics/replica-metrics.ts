@@ -9,6 +9,7 @@ import {
   type LimitReqCounter,
   type LimitReqCounters,
 } from '../engine/limit-req/limit-req-zone.ts';
+import type { ZoneSyncInfo } from '../store/cluster-registry.ts';
 
 export interface ZoneCounterSource {
   readonly name: string;
@@ -34,6 +35,10 @@ export interface ReplicaMetricsSources {
   /** Store resets seen: switches written back by this replica, by another first, or dropped. */
   storeResets(): { readonly restored: number; readonly restoredElsewhere: number; readonly dropped: number };
   sync(): SyncStateSource;
+  /** Cluster-wide limits (`limit_req_zone … sync`); null when no zone is synced. */
+  zoneSync(): ZoneSyncInfo | null;
+  /** The wall clock, for ages. */
+  nowMs(): number;
   /** Requests routed so far, by server name and location name (limited ones included). */
   locationRequests(): Iterable<{
     readonly server: string;
@@ -121,6 +126,7 @@ export class ReplicaMetrics {
         this.set(sources.sync().appliedRevision);
       },
     });
+    zoneSyncMetrics(registers, sources);
     this.#duration = new Histogram({
       name: 'limitswitch_request_duration_seconds',
       help: 'Time from request to the end of the response on the replica (delays included), by status code',
@@ -153,4 +159,84 @@ export class ReplicaMetrics {
   countReload(ok: boolean): void {
     this.#reloads.inc({ result: ok ? 'ok' : 'error' });
   }
+}
+
+/**
+ * Cluster-wide limits: nginx-prometheus-exporter's zone_sync names (`nginxplus_stream_zone_sync_…`)
+ * for what NGINX Plus reports, limitswitch's own for the fallback and the store's lag.
+ */
+function zoneSyncMetrics(registers: Registry[], sources: ReplicaMetricsSources): void {
+  const perZone = (
+    name: string,
+    help: string,
+    value: (zone: ZoneSyncInfo['zones'][string], nowMs: number) => number | null,
+  ) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['zone'],
+      registers,
+      collect() {
+        this.reset();
+        const info = sources.zoneSync();
+        if (info === null) return;
+        const nowMs = sources.nowMs();
+        for (const [zone, state] of Object.entries(info.zones)) {
+          const v = value(state, nowMs);
+          if (v !== null) this.set({ zone }, v);
+        }
+      },
+    });
+  perZone(
+    'nginxplus_stream_zone_sync_zone_records_pending',
+    'The number of records that need to be sent to the cluster',
+    (z) => z.recordsPending,
+  );
+  perZone(
+    'nginxplus_stream_zone_sync_zone_records_total',
+    'The total number of records stored in the shared memory zone',
+    (z) => z.recordsTotal,
+  );
+  perZone(
+    'limitswitch_zone_sync_fallback',
+    '1 while the store cannot be reached and every key of the synced zone gets this replica’s default share (rate ÷ live replicas)',
+    (z) => (z.mode === 'fallback' ? 1 : 0),
+  );
+  perZone(
+    'limitswitch_zone_sync_last_sync_age_seconds',
+    'Seconds since the store last answered an exchange of the synced zone',
+    (z, nowMs) => (z.lastSyncAtMs === null ? null : Math.max(0, nowMs - z.lastSyncAtMs) / 1000),
+  );
+  perZone(
+    'limitswitch_zone_sync_round_trip_seconds',
+    'The last exchange of the synced zone with the store, from send to answer',
+    (z) => (z.roundTripMs === null ? null : z.roundTripMs / 1000),
+  );
+  perZone(
+    'limitswitch_zone_sync_live_replicas',
+    'Live replicas running the synced zone, as last read from the registry (the default share is 1 / this)',
+    (z) => z.liveReplicas,
+  );
+  const status = (name: string, help: string, value: (info: ZoneSyncInfo) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers,
+      collect() {
+        this.reset();
+        const info = sources.zoneSync();
+        if (info !== null) this.set(value(info));
+      },
+    });
+  status(
+    'nginxplus_stream_zone_sync_status_nodes_online',
+    'Number of peers this node is connected to',
+    (i) => i.nodesOnline,
+  );
+  status(
+    'nginxplus_stream_zone_sync_status_msgs_in',
+    'Total messages received by this node',
+    (i) => i.msgsIn,
+  );
+  status('nginxplus_stream_zone_sync_status_msgs_out', 'Total messages sent by this node', (i) => i.msgsOut);
 }

@@ -15,11 +15,12 @@ import type { Site, SiteLocation } from '../engine/http/site.ts';
 import { LIMIT_REQ, type LimitReqZone } from '../engine/limit-req/limit-req-zone.ts';
 import { type Clock, systemClock } from '../shared/clock.ts';
 import type { AuditTrail } from '../store/audit-trail.ts';
-import type { RegistryWriter, ReplicaInfo } from '../store/cluster-registry.ts';
+import type { RegistryReader, RegistryWriter, ReplicaInfo } from '../store/cluster-registry.ts';
 import type { CounterStore } from '../store/counter-store.ts';
 import type { KeyvalFeed, KeyvalHead, KeyvalWriter } from '../store/keyval-store.ts';
 import { KeyvalSync, type Reload } from '../store/keyval-sync.ts';
 import type { LeaseStore } from '../store/lease-store.ts';
+import type { LimitSyncStore } from '../store/limit-sync-store.ts';
 import { StateFile } from '../store/state-file.ts';
 import { CounterFlusher } from './counter-flusher.ts';
 import { engineHook, type RoutedDecision, upgradeHook } from './engine-hook.ts';
@@ -28,6 +29,7 @@ import type { ExchangeOutcome } from './http/decision.ts';
 import { ProxyServer } from './http/proxy-server.ts';
 import { UpstreamSet } from './http/upstream-group.ts';
 import { applyChange, applySnapshot } from './keyval-applier.ts';
+import { LimitSync } from './limit-sync.ts';
 import { type ProxyTargets, resolveProxyTargets } from './proxy-targets.ts';
 import { RequestCounts } from './request-counts.ts';
 import { type StoreResetCounts, type StoreResetPolicy, storeResetHandler } from './store-reset.ts';
@@ -36,11 +38,13 @@ export const REPLICA_VERSION = '0.1.0';
 
 /**
  * The store ports a replica uses: it follows the switches (and writes them back after a store
- * reset), reports itself, adds its counters, and records a dropped reset once.
+ * reset), reports itself (and counts the live replicas for cluster-wide limits), adds its counters,
+ * records a dropped reset once, and exchanges its synced zones' buckets.
  */
 export interface ReplicaStore {
   readonly keyvals: KeyvalFeed & Pick<KeyvalWriter, 'restore'>;
-  readonly registry: RegistryWriter;
+  readonly registry: RegistryWriter & Pick<RegistryReader, 'replicas'>;
+  readonly limitSync: Pick<LimitSyncStore, 'exchange'>;
   readonly counters: Pick<CounterStore, 'add'>;
   readonly audit: Pick<AuditTrail, 'append'>;
   readonly leases: Pick<LeaseStore, 'acquire'>;
@@ -62,6 +66,8 @@ export interface ReplicaOptions {
   /** Wall clock of the engine, key expiry, heartbeats and the state file. Default the system's. */
   readonly clock?: Clock;
   readonly flushIntervalMs?: number;
+  /** How often synced zones exchange with the store (default 100 ms). */
+  readonly limitSyncIntervalMs?: number;
   readonly heartbeatIntervalMs?: number;
   readonly heartbeatTtlMs?: number;
   /** Called for every finished exchange (access log, latency metrics). */
@@ -86,6 +92,8 @@ export class Replica {
   readonly id: string;
   readonly store: ReplicaStore;
   readonly sync: KeyvalSync;
+  /** Cluster-wide limits: the synced zones' exchanges with the store. */
+  readonly limitSync: LimitSync;
   #config: Config;
   #site: Site;
   #targets: ProxyTargets;
@@ -141,6 +149,15 @@ export class Replica {
     this.#flusher = new CounterFlusher(options.store.counters, options.id, [
       { family: LIMIT_REQ, zones: () => this.#site.limitReqZones.values() },
     ]);
+    this.limitSync = new LimitSync({
+      replicaId: options.id,
+      store: options.store.limitSync,
+      registry: options.store.registry,
+      zones: () => this.#site.limitReqZones.values(),
+      clock: this.#clock,
+      intervalMs: options.limitSyncIntervalMs,
+      log: (level, message, fields) => this.#log(level, message, fields),
+    });
   }
 
   get site(): Site {
@@ -178,6 +195,7 @@ export class Replica {
         sizeBytes: z.sizeBytes,
       })),
       limitReqZones: this.#config.http.limitReqZones.map((z) => z.name),
+      zoneSync: this.limitSync.info(),
     };
   }
 
@@ -196,6 +214,9 @@ export class Replica {
       setInterval(() => this.#expireKeys(), 1000),
     );
     for (const timer of this.#timers) timer.unref();
+    // Before serving: a synced zone starts from the live replicas' count, not from a share of 1.
+    await this.limitSync.refreshLive();
+    this.limitSync.start();
     for (const port of this.#proxyPorts()) await this.#listen(port);
   }
 
@@ -211,6 +232,8 @@ export class Replica {
     );
     const oldUpstreams = this.#upstreams;
     this.#site = site;
+    // A synced zone new with this configuration starts from the live replicas' count.
+    this.limitSync.shareOut();
     this.#targets = targets;
     this.#upstreams = new UpstreamSet(targets.groups, { clock: this.#clock });
     this.#config = config;
@@ -247,6 +270,7 @@ export class Replica {
       ...this.#closing,
     ]);
     await this.#upstreams.close();
+    await this.limitSync.stop();
     if (!(await this.#flush())) await this.#keepUnsentCounters();
     try {
       await this.store.registry.deregister(this.id);

@@ -114,7 +114,7 @@ export class FaultCluster {
   }
 
   get upstreamPort(): number {
-    return (this.#upstream?.address() as AddressInfo).port;
+    return (this.#upstream!.address() as AddressInfo).port;
   }
 
   /** The first control plane's URL. */

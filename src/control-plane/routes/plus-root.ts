@@ -26,7 +26,6 @@ const EMPTY_ENDPOINTS: Readonly<Record<string, unknown>> = {
   getHttpLimitConns: {},
   getStreamServerZones: {},
   getStreamUpstreams: {},
-  getStreamZoneSync: {},
   getStreamLimitConns: {},
 };
 
