@@ -86,6 +86,57 @@ describe('nginx.org/limit-req-* (NIC)', () => {
     assert.match(translate([cafe('cafe', unscaled)], 3).text, /zone=default\/cafe:10m rate=10r\/s;/);
   });
 
+  it('ConfigMap zone-sync: NIC’s `_sync` zones with `sync`, limit-req-scale ignored with NIC’s warning', () => {
+    const ann = { 'nginx.org/limit-req-rate': '10r/s', 'nginx.org/limit-req-scale': 'true' };
+    const { text, problems } = translate([cafe('cafe', ann)], 3, { 'zone-sync': 'true' });
+    assert.match(
+      text,
+      /limit_req_zone \$\{binary_remote_addr\} zone=default\/cafe_sync:10m rate=10r\/s sync;/,
+    );
+    assert.equal(locationBlock(text, 'location /tea')[1], 'limit_req zone=default/cafe_sync;');
+    assert.deepEqual(
+      problems.map((p) => [p.field, p.error, p.severity]),
+      [
+        [
+          'metadata.annotations[nginx.org/limit-req-scale]',
+          'Ingress default/cafe: both zone sync and rate limit scale are enabled, the rate limit scale value will not be used.',
+          'warning',
+        ],
+      ],
+    );
+    // Off (the default): scaled as before, no warning.
+    const off = translate([cafe('cafe', ann)], 3, { 'zone-sync': 'false' });
+    assert.match(off.text, /zone=default\/cafe:10m rate=3r\/s;/);
+    assert.deepEqual(off.problems, []);
+  });
+
+  it('limitswitch.io/zone-sync decides per Ingress, both ways, for NIC’s and ingress-nginx’s zones', () => {
+    const synced = translate(
+      [cafe('cafe', { 'nginx.org/limit-req-rate': '10r/s', 'limitswitch.io/zone-sync': 'true' })],
+      null,
+    );
+    assert.match(synced.text, /zone=default\/cafe_sync:10m rate=10r\/s sync;/);
+    const notSynced = translate(
+      [cafe('cafe', { 'nginx.org/limit-req-rate': '10r/s', 'limitswitch.io/zone-sync': 'false' })],
+      null,
+      { 'zone-sync': 'true' },
+    );
+    assert.match(notSynced.text, /zone=default\/cafe:10m rate=10r\/s;/);
+    const ingressNginx = translate(
+      [cafe('cafe', { 'nginx.ingress.kubernetes.io/limit-rps': '5', 'limitswitch.io/zone-sync': 'true' })],
+      null,
+    );
+    assert.match(
+      ingressNginx.text,
+      /limit_req_zone \$limit_\S+ zone=default_cafe_\S*_rps:5m rate=5r\/s sync;/,
+    );
+    const bad = translate([
+      cafe('cafe', { 'nginx.org/limit-req-rate': '10r/s', 'limitswitch.io/zone-sync': 'yes' }),
+    ]);
+    assert.equal(bad.problems[0]?.field, 'metadata.annotations[limitswitch.io/zone-sync]');
+    assert.equal(bad.problems[0]?.severity, 'error');
+  });
+
   it('minions inherit the master’s limits, each with its own zone, and may override them', () => {
     const master = ingress('cafe-master', {
       annotations: {
@@ -270,6 +321,15 @@ describe('ConfigMap settings', () => {
       text,
       /server_name cafe\.example\.com;\n {8}set_real_ip_from 10\.0\.0\.0\/8;\n {8}set_real_ip_from 192\.168\.0\.0\/16;\n {8}real_ip_header X-Forwarded-For;\n {8}real_ip_recursive on;\n {8}limit_req_dry_run on;\n/,
     );
+  });
+
+  it('zone_sync’s transport keys are not used, and say so', () => {
+    const { problems } = translate([], null, { 'zone-sync': 'true', 'zone-sync-port': '12345' });
+    assert.deepEqual(
+      problems.map((p) => [p.field, p.severity]),
+      [['data[zone-sync-port]', 'warning']],
+    );
+    assert.match(problems[0]!.error, /sync cluster-wide limits through the store/);
   });
 
   it('a set-real-ip-from entry nginx would refuse is reported on that ConfigMap key', () => {

@@ -188,6 +188,15 @@ export const ANNOTATIONS = {
     doc: 'Divide the rate by the number of live replicas (rounded down; below 1r/s it switches to r/m). Updated as replicas come and go.',
     parse: parseBool,
   }),
+  zoneSync: spec<boolean>({
+    name: 'limitswitch.io/zone-sync',
+    scope: 'ingress',
+    onMinion: true,
+    inherited: true,
+    defaultValue: '',
+    doc: "limitswitch: this Ingress's `limit_req_zone`s cluster-wide (`sync`) or not, whatever the ConfigMap's `zone-sync` says; NIC's zones are then named `<ns>/<name>_sync`, ingress-nginx's keep their names. NIC has no per-Ingress way.",
+    parse: parseBool,
+  }),
   limitRps: spec<number>({
     name: `${ING}limit-rps`,
     scope: 'ingress',

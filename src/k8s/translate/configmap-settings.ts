@@ -25,6 +25,8 @@ export interface GlobalSettings {
   readonly setRealIpFrom: readonly string[];
   readonly realIpHeader: string | null;
   readonly realIpRecursive: boolean;
+  /** NIC's `zone-sync`: the `limit_req_zone`s of NIC annotations are cluster-wide (`sync`). */
+  readonly zoneSync: boolean;
 }
 
 export const DEFAULT_SETTINGS: GlobalSettings = {
@@ -36,6 +38,7 @@ export const DEFAULT_SETTINGS: GlobalSettings = {
   setRealIpFrom: [],
   realIpHeader: null,
   realIpRecursive: false,
+  zoneSync: false,
 };
 
 interface KeySpec {
@@ -44,7 +47,18 @@ interface KeySpec {
   readonly origin: 'NIC' | 'ingress-nginx' | 'limitswitch';
   readonly doc: string;
   readonly apply: (raw: string, s: { -readonly [K in keyof GlobalSettings]: GlobalSettings[K] }) => void;
+  /** Set, the key is read but does nothing here: this warning says why. */
+  readonly unused?: string;
 }
+
+/** NIC's keys for zone_sync's own transport, which the store replaces. */
+const ZONE_SYNC_TRANSPORT_KEYS = [
+  'zone-sync-port',
+  'zone-sync-domain',
+  'zone-sync-resolver-addresses',
+  'zone-sync-resolver-ipv6',
+  'zone-sync-resolver-valid',
+];
 
 export const CONFIGMAP_KEYS: readonly KeySpec[] = [
   {
@@ -119,6 +133,26 @@ export const CONFIGMAP_KEYS: readonly KeySpec[] = [
       s.realIpRecursive = parseBool(raw);
     },
   },
+  {
+    key: 'zone-sync',
+    defaultValue: 'false',
+    origin: 'NIC',
+    doc: "The `limit_req_zone`s of `nginx.org/limit-req-*` become cluster-wide: NIC's `<ns>/<name>_sync` zones with `sync`, one budget for all replicas (`nginx.org/limit-req-scale` is then ignored, with NIC's warning). `limitswitch.io/zone-sync` overrides it per Ingress.",
+    apply: (raw, s) => {
+      s.zoneSync = parseBool(raw);
+    },
+  },
+  ...ZONE_SYNC_TRANSPORT_KEYS.map(
+    (key): KeySpec => ({
+      key,
+      defaultValue: '',
+      origin: 'NIC',
+      doc: "Not used: replicas sync through the store, which plays zone_sync's part (no port, no resolver). A warning says so.",
+      apply: () => {},
+      unused:
+        'not used: limitswitch replicas sync cluster-wide limits through the store (no zone_sync port or resolver)',
+    }),
+  ),
 ];
 
 /**
@@ -135,6 +169,11 @@ export function readConfigMap(
   for (const spec of CONFIGMAP_KEYS) {
     const raw = cm.data[spec.key];
     if (raw === undefined || raw === null) continue;
+    if (spec.unused !== undefined) {
+      if (object)
+        problems.push({ object, field: `data[${spec.key}]`, error: spec.unused, severity: 'warning' });
+      continue;
+    }
     try {
       spec.apply(String(raw), settings);
     } catch (err) {

@@ -3,6 +3,7 @@
  * writes them, so users leaving ingress-nginx keep their limits: zones `<ns>_<name>_<uid>_{rpm,rps}` of
  * 5m keyed by `$limit_<id>`, which a `geo`/`map` pair empties for allowlisted clients (an empty key is
  * not limited); burst = rate × multiplier (default 5); always `nodelay`; rpm is checked before rps.
+ * `sync` (limitswitch's `limitswitch.io/zone-sync`) makes the zones cluster-wide under the same names.
  */
 import type { AnnotationValues } from './annotations.ts';
 import { directive, quoteArg } from './nginx-text.ts';
@@ -28,6 +29,7 @@ export function ingressNginxLimits(
   name: string,
   uid: string,
   keyVariable: string,
+  sync = false,
 ): IngressNginxLimits | null {
   const rps = values.limitRps ?? 0;
   const rpm = values.limitRpm ?? 0;
@@ -41,12 +43,17 @@ export function ingressNginxLimits(
   for (const cidr of allowlist) http.push(`    ${cidr} 1;`);
   http.push('}', `map $allowlist_${id} $limit_${id} {`, `    0 ${quoteArg(keyVariable)};`, '    1 "";', '}');
   const location: string[] = [];
+  const syncArg = sync ? ['sync'] : [];
   if (rpm > 0) {
-    http.push(directive('limit_req_zone', `$limit_${id}`, `zone=${zoneName}_rpm:5m`, `rate=${rpm}r/m`));
+    http.push(
+      directive('limit_req_zone', `$limit_${id}`, `zone=${zoneName}_rpm:5m`, `rate=${rpm}r/m`, ...syncArg),
+    );
     location.push(directive('limit_req', `zone=${zoneName}_rpm`, `burst=${rpm * multiplier}`, 'nodelay'));
   }
   if (rps > 0) {
-    http.push(directive('limit_req_zone', `$limit_${id}`, `zone=${zoneName}_rps:5m`, `rate=${rps}r/s`));
+    http.push(
+      directive('limit_req_zone', `$limit_${id}`, `zone=${zoneName}_rps:5m`, `rate=${rps}r/s`, ...syncArg),
+    );
     location.push(directive('limit_req', `zone=${zoneName}_rps`, `burst=${rps * multiplier}`, 'nodelay'));
   }
   return { httpLines: http, locationLines: location };

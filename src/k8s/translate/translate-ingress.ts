@@ -99,13 +99,22 @@ export function translateIngress(
 
   const { namespace, name } = ing.ref;
   const httpBlocks: { lines: string[]; field: string }[] = [];
-  const nic = nicLimitReq(values, namespace, name, ctx.replicas);
+  const nic = nicLimitReq(values, namespace, name, ctx.replicas, values.zoneSync ?? ctx.settings.zoneSync);
+  if (nic?.warning && role !== 'master') {
+    problems.push({
+      object: ing.ref,
+      field: annotationField(ANNOTATIONS.limitReqScale.name),
+      error: nic.warning,
+      severity: 'warning',
+    });
+  }
   const ingNginx = ingressNginxLimits(
     values,
     namespace,
     name,
     ing.ref.uid ?? '',
     ctx.settings.limitConnZoneVariable,
+    values.zoneSync ?? false,
   );
   // A master has no locations of its own, so its zone would be unused (NIC does not write it either).
   if (role !== 'master') {
