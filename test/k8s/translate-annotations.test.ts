@@ -93,7 +93,7 @@ describe('nginx.org/limit-req-* (NIC)', () => {
       text,
       /limit_req_zone \$\{binary_remote_addr\} zone=default\/cafe_sync:10m rate=10r\/s sync;/,
     );
-    assert.equal(locationBlock(text, 'location /tea')[1], 'limit_req zone=default/cafe_sync;');
+    assert.equal(locationBlock(text, 'location /tea')?.[1], 'limit_req zone=default/cafe_sync;');
     assert.deepEqual(
       problems.map((p) => [p.field, p.error, p.severity]),
       [
