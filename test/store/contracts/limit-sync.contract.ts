@@ -76,6 +76,18 @@ export function limitSyncContract(name: string, harness: StoreHarness): void {
       assert.equal(bucket!.excessMilli, DRAINED + 20_000);
     });
 
+    it('a batch of 500 keys (the most a replica sends at once) in one exchange', async () => {
+      const { limitSync } = await harness.create();
+      const entries = Array.from({ length: 500 }, (_, i): [string, number, number] => [`k${i}`, i % 3, 3]);
+      const buckets = await exchange(limitSync, 'r1', T, entries);
+      assert.equal(buckets.length, 500);
+      assert.deepEqual(
+        buckets.slice(0, 3).map((b) => b.excessMilli),
+        [DRAINED, DRAINED + 1000, DRAINED + 2000],
+      );
+      assert.equal(await limitSync.keys('api'), 500);
+    });
+
     it('a key idle for a minute with its bucket drained is forgotten', async () => {
       const { limitSync } = await harness.create();
       await exchange(limitSync, 'r1', T, [
