@@ -25,7 +25,10 @@ import type { LimitSyncStore } from '../store/limit-sync-store.ts';
 export const LIMIT_SYNC_INTERVAL_MS = 100;
 /** How often the live replicas are counted for the default share. */
 const LIVE_REFRESH_MS = 1000;
-/** A replica missing from the registry (not marked gone) still counts this long: a heartbeat's TTL. */
+/**
+ * A replica missing from the registry (not marked gone) still counts this long after the first read
+ * that missed it: a heartbeat's TTL.
+ */
 const UNLISTED_GRACE_MS = 5000;
 /** How often a synced zone without activity still checks that the store answers. */
 const IDLE_PROBE_MS = 1000;
@@ -60,7 +63,10 @@ export class LimitSync {
   #msgsOut = 0;
   #msgsIn = 0;
   /** The other live replicas at last sight, by id. */
-  readonly #others = new Map<string, { zoneSync: ReplicaRecord['zoneSync']; lastLiveAtMs: number }>();
+  readonly #others = new Map<
+    string,
+    { zoneSync: ReplicaRecord['zoneSync']; unlistedSinceMs: number | null }
+  >();
   #storeAway = false;
 
   constructor(options: LimitSyncOptions) {
@@ -107,11 +113,13 @@ export class LimitSync {
       listed.add(replica.id);
       // Gone by the registry's word (deregistered, or its heartbeat expired): not counted any more.
       if (!replica.live) this.#others.delete(replica.id);
-      else this.#others.set(replica.id, { zoneSync: replica.zoneSync, lastLiveAtMs: nowMs });
+      else this.#others.set(replica.id, { zoneSync: replica.zoneSync, unlistedSinceMs: null });
     }
     // Not listed at all (a store that came back empty): counted until its heartbeat could have told.
     for (const [id, other] of this.#others) {
-      if (!listed.has(id) && nowMs - other.lastLiveAtMs > UNLISTED_GRACE_MS) this.#others.delete(id);
+      if (listed.has(id)) continue;
+      other.unlistedSinceMs ??= nowMs;
+      if (nowMs - other.unlistedSinceMs > UNLISTED_GRACE_MS) this.#others.delete(id);
     }
     this.shareOut();
   }

@@ -37,10 +37,21 @@ export interface SyncedBucket {
 const UNKNOWN = -1;
 
 /**
- * What a node of a synced zone keeps beyond the table's own: share, synced-at and the cluster's
- * excess 8 each, charged 4, seen 4, marked 1.
+ * A node's sync state, side by side in one array so a lookup touches one or two cache lines: the
+ * share learned from the store (or UNKNOWN), the clock of its last word (its bucket's `last`, or
+ * -Infinity), the cluster's excess it said, requests charged and seen since the last collect, and
+ * whether the node is in the dirty list.
  */
-export const SYNC_NODE_BYTES = 33;
+const SHARE = 0;
+const SYNCED_AT = 1;
+const CLUSTER_EXCESS = 2;
+const CHARGED = 3;
+const SEEN = 4;
+const MARKED = 5;
+const STRIDE = 6;
+
+/** What a node of a synced zone keeps beyond the table's own: six numbers. */
+export const SYNC_NODE_BYTES = STRIDE * 8;
 
 /** The least share a replica is given: one hundredth, so a request never costs more than 100. */
 const MIN_SHARE = 0.01;
@@ -54,35 +65,26 @@ export class ZoneSync {
    * default share. Two sync intervals.
    */
   freshMs = 200;
-  /** Per node: the share learned from the store, or UNKNOWN. */
-  #share: Float64Array;
-  /** Per node: the clock of the store's last word (its bucket's `last`), or -Infinity. */
-  #syncedAt: Float64Array;
-  /** Per node: the cluster's excess in the store's last word. */
-  #clusterExcess: Float64Array;
-  #charged: Uint32Array;
-  #seen: Uint32Array;
-  /** Per node: in `#dirty` already. */
-  #marked: Uint8Array;
+  #state: Float64Array;
   #dirty: number[] = [];
 
   constructor(capacity: number) {
-    this.#share = new Float64Array(capacity).fill(UNKNOWN);
-    this.#syncedAt = new Float64Array(capacity).fill(Number.NEGATIVE_INFINITY);
-    this.#clusterExcess = new Float64Array(capacity);
-    this.#charged = new Uint32Array(capacity);
-    this.#seen = new Uint32Array(capacity);
-    this.#marked = new Uint8Array(capacity);
+    this.#state = new Float64Array(capacity * STRIDE);
   }
 
   /**
    * What a request for `node` raises this replica's view of the cluster's bucket by, in
    * milli-requests: 1000 / its share. The replica holds its share of the bucket — of the excess, the
    * burst and the leak — so each of its requests weighs 1 / share in the cluster's units; a replica
-   * with all of a key's traffic pays 1000 per request, as one nginx does.
+   * with all of a key's traffic pays 1000 per request, as one nginx does. The share is the store's
+   * last word while it is fresh, else the default share.
    */
   costMilli(node: number, nowMs: number): number {
-    return 1000 / this.#shareOf(node, nowMs);
+    const at = node * STRIDE;
+    const share = this.#state[at + SHARE]!;
+    if (share === UNKNOWN || nowMs - this.#state[at + SYNCED_AT]! > this.freshMs)
+      return 1000 / this.defaultShare;
+    return 1000 / Math.max(share, MIN_SHARE);
   }
 
   /**
@@ -91,47 +93,46 @@ export class ZoneSync {
    * would (replicas that had not heard of each other yet) and every replica refuses until it drains.
    */
   clusterExcessMilli(node: number, nowMs: number, rateMilli: number): number {
-    const elapsed = Math.max(0, nowMs - this.#syncedAt[node]!);
-    return this.#clusterExcess[node]! - Math.floor((rateMilli * elapsed) / 1000);
-  }
-
-  /** The share the store last gave, while its word is fresh; else the default share. */
-  #shareOf(node: number, nowMs: number): number {
-    const share = this.#share[node]!;
-    if (share === UNKNOWN || nowMs - this.#syncedAt[node]! > this.freshMs) return this.defaultShare;
-    return Math.max(MIN_SHARE, share);
+    const at = node * STRIDE;
+    const elapsed = Math.max(0, nowMs - this.#state[at + SYNCED_AT]!);
+    return this.#state[at + CLUSTER_EXCESS]! - Math.floor((rateMilli * elapsed) / 1000);
   }
 
   /** A request for `node` was looked up (whatever came of it). */
   seen(node: number): void {
+    this.#state[node * STRIDE + SEEN]!++;
     this.#mark(node);
-    this.#seen[node]!++;
   }
 
-  /** A request raised `node`'s bucket by 1000. */
+  /** A request `seen` already raised `node`'s bucket. */
   charged(node: number): void {
-    this.#mark(node);
-    this.#charged[node]!++;
+    this.#state[node * STRIDE + CHARGED]!++;
   }
 
   /** A node was created (possibly reusing a freed one): nothing known of it yet. */
   reset(node: number): void {
     this.#grow(node);
-    this.#share[node] = UNKNOWN;
-    this.#syncedAt[node] = Number.NEGATIVE_INFINITY;
-    this.#charged[node] = 0;
-    this.#seen[node] = 0;
+    const at = node * STRIDE;
+    this.#state[at + SHARE] = UNKNOWN;
+    this.#state[at + SYNCED_AT] = Number.NEGATIVE_INFINITY;
+    this.#state[at + CLUSTER_EXCESS] = 0;
+    this.#state[at + CHARGED] = 0;
+    this.#state[at + SEEN] = 0;
+    // MARKED stays: a freed node still in the dirty list is skipped by `collect` (not live) or
+    // collected with its new key.
   }
 
   /** Nodes with activity since the last call, with their counts (which restart from zero). */
   collect(table: StateTable): SyncEntry[] {
     const entries: SyncEntry[] = [];
+    const state = this.#state;
     for (const node of this.#dirty) {
-      this.#marked[node] = 0;
+      const at = node * STRIDE;
+      state[at + MARKED] = 0;
       if (!table.isLive(node)) continue;
-      entries.push({ node, key: table.keyOf(node), charged: this.#charged[node]!, seen: this.#seen[node]! });
-      this.#charged[node] = 0;
-      this.#seen[node] = 0;
+      entries.push({ node, key: table.keyOf(node), charged: state[at + CHARGED]!, seen: state[at + SEEN]! });
+      state[at + CHARGED] = 0;
+      state[at + SEEN] = 0;
     }
     this.#dirty = [];
     return entries;
@@ -144,9 +145,10 @@ export class ZoneSync {
   giveBack(table: StateTable, entries: readonly SyncEntry[]): void {
     for (const entry of entries) {
       if (!table.isLive(entry.node) || table.keyOf(entry.node) !== entry.key) continue;
+      const at = entry.node * STRIDE;
+      this.#state[at + SEEN]! += entry.seen;
+      this.#state[at + CHARGED]! += entry.charged;
       this.#mark(entry.node);
-      this.#charged[entry.node]! += entry.charged;
-      this.#seen[entry.node]! += entry.seen;
     }
   }
 
@@ -158,15 +160,19 @@ export class ZoneSync {
   apply(table: StateTable, entry: SyncEntry, bucket: SyncedBucket): void {
     const node = entry.node;
     if (!table.isLive(node) || table.keyOf(node) !== entry.key) return;
-    this.#share[node] = bucket.share;
-    this.#syncedAt[node] = bucket.lastMs;
-    this.#clusterExcess[node] = bucket.excessMilli;
+    const at = node * STRIDE;
+    this.#state[at + SHARE] = bucket.share;
+    this.#state[at + SYNCED_AT] = bucket.lastMs;
+    this.#state[at + CLUSTER_EXCESS] = bucket.excessMilli;
   }
 
   /** The store is away: every key falls back to the default share. */
   forgetShares(): void {
-    this.#share.fill(UNKNOWN);
-    this.#syncedAt.fill(Number.NEGATIVE_INFINITY);
+    const state = this.#state;
+    for (let at = 0; at < state.length; at += STRIDE) {
+      state[at + SHARE] = UNKNOWN;
+      state[at + SYNCED_AT] = Number.NEGATIVE_INFINITY;
+    }
   }
 
   /** Nodes whose activity the store has not heard of yet (`records_pending`). */
@@ -175,29 +181,17 @@ export class ZoneSync {
   }
 
   #mark(node: number): void {
-    this.#grow(node);
-    if (this.#marked[node] === 1) return;
-    this.#marked[node] = 1;
+    const at = node * STRIDE + MARKED;
+    if (this.#state[at] === 1) return;
+    this.#state[at] = 1;
     this.#dirty.push(node);
   }
 
   #grow(node: number): void {
-    if (node < this.#share.length) return;
-    const length = Math.max(node + 1, this.#share.length * 2);
-    const share = new Float64Array(length).fill(UNKNOWN);
-    share.set(this.#share);
-    this.#share = share;
-    const syncedAt = new Float64Array(length).fill(Number.NEGATIVE_INFINITY);
-    syncedAt.set(this.#syncedAt);
-    this.#syncedAt = syncedAt;
-    this.#clusterExcess = grown(this.#clusterExcess, new Float64Array(length));
-    this.#charged = grown(this.#charged, new Uint32Array(length));
-    this.#seen = grown(this.#seen, new Uint32Array(length));
-    this.#marked = grown(this.#marked, new Uint8Array(length));
+    if ((node + 1) * STRIDE <= this.#state.length) return;
+    const nodes = Math.max(node + 1, (this.#state.length / STRIDE) * 2);
+    const state = new Float64Array(nodes * STRIDE);
+    state.set(this.#state);
+    this.#state = state;
   }
-}
-
-function grown<T extends Float64Array | Uint32Array | Uint8Array>(from: T, to: T): T {
-  to.set(from);
-  return to;
 }
