@@ -108,7 +108,10 @@ async function runFleet(redis: RedisServer, shape: TraceShape, load: string): Pr
   }
 }
 
-/** ns per decision on the allow path, 1e5 keys visited in a shuffled order, local vs synced zone. */
+/**
+ * ns per decision on the allow path, 1e5 keys visited in a shuffled order (as `bench:engine`'s
+ * `_shuffled` case), local vs synced zone; the fastest of three passes.
+ */
 function decisionCost(sync: boolean): number {
   const KEYS = 100_000;
   const OPS = 1_000_000;
@@ -146,11 +149,16 @@ function decisionCost(sync: boolean): number {
       zone.sync.apply(zone.table, entry, { excessMilli: 0, lastMs: T0, share: 1 / 3 });
     zone.sync.freshMs = Number.POSITIVE_INFINITY;
   }
-  const started = process.hrtime.bigint();
-  for (let i = 0; i < OPS; i++) limitRequest(policy, keys[order[i]!]!, T0 + (i >> 10), newOutcome());
-  const ns = Number(process.hrtime.bigint() - started) / OPS;
-  if (zone.counters.passed !== KEYS + OPS) throw new Error('the allow path refused');
-  return ns;
+  // The fastest of three passes, the first of them warming the code up.
+  let best = Number.POSITIVE_INFINITY;
+  for (let pass = 0; pass < 3; pass++) {
+    const started = process.hrtime.bigint();
+    for (let i = 0; i < OPS; i++)
+      limitRequest(policy, keys[order[i]!]!, T0 + pass * 2000 + (i >> 10), newOutcome());
+    best = Math.min(best, Number(process.hrtime.bigint() - started) / OPS);
+  }
+  if (zone.counters.passed !== KEYS + 3 * OPS) throw new Error('the allow path refused');
+  return best;
 }
 
 const redis = await RedisServer.start();
