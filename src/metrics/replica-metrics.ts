@@ -9,7 +9,7 @@ import {
   type LimitReqCounter,
   type LimitReqCounters,
 } from '../engine/limit-req/limit-req-zone.ts';
-import type { ZoneSyncInfo } from '../store/cluster-registry.ts';
+import type { ZoneSyncInfo } from '../engine/limit-req/zone-sync-info.ts';
 
 export interface ZoneCounterSource {
   readonly name: string;

@@ -4,6 +4,7 @@
  * `test/store/contracts/registry.contract.ts`.
  */
 import type { KeyvalType } from '../engine/keyval/keyval-zone.ts';
+import type { ZoneSyncInfo } from '../engine/limit-req/zone-sync-info.ts';
 
 /** A zone as the config declares it; registered by replicas and control planes. */
 export interface KeyvalZoneInfo {
@@ -29,32 +30,6 @@ export interface ReplicaInfo {
   readonly limitReqZones: readonly string[];
   /** The replica's cluster-wide limits (`limit_req_zone … sync`), when it runs any. */
   readonly zoneSync?: ZoneSyncInfo | null;
-}
-
-/** A replica's side of cluster-wide limits (NGINX Plus's `/stream/zone_sync` is the model). */
-export interface ZoneSyncInfo {
-  /** Live replicas in the registry at last sight (itself included). */
-  readonly nodesOnline: number;
-  /** Exchanges sent to the store, and answered. */
-  readonly msgsOut: number;
-  readonly msgsIn: number;
-  readonly zones: Readonly<Record<string, ZoneSyncZoneInfo>>;
-}
-
-export interface ZoneSyncZoneInfo {
-  /** Keys with activity the store has not heard of yet. */
-  readonly recordsPending: number;
-  /** Keys the replica holds for the zone. */
-  readonly recordsTotal: number;
-  /** `fallback` while the store cannot be reached: every key at the default share. */
-  readonly mode: 'synced' | 'fallback';
-  /** The clock of the last answered exchange; null before any. */
-  readonly lastSyncAtMs: number | null;
-  readonly roundTripMs: number | null;
-  /** The share of a key the store has no word of (1 / liveReplicas). */
-  readonly defaultShare: number;
-  /** Live replicas running the zone, as last read from the registry. */
-  readonly liveReplicas: number;
 }
 
 export interface ReplicaRecord extends ReplicaInfo {

@@ -7,7 +7,8 @@
  * answers the same for itself alone. Nothing synced: `{}`, as before.
  */
 import type { FastifyInstance } from 'fastify';
-import type { ReplicaRecord, ZoneSyncZoneInfo } from '../../store/cluster-registry.ts';
+import type { ZoneSyncZoneInfo } from '../../engine/limit-req/zone-sync-info.ts';
+import type { ReplicaRecord } from '../../store/cluster-registry.ts';
 import { addSpecRoute, type ControlPlaneContext } from '../context.ts';
 
 interface ZoneSyncZone {
