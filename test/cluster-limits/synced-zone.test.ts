@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { metricValue } from '../helpers/limitswitch-process.ts';
 import type { RunningNginx } from '../helpers/nginx.ts';
 import { RedisClusterServers, RedisServer } from '../helpers/redis-server.ts';
 import { waitFor } from '../helpers/wait-for.ts';
@@ -97,6 +98,15 @@ describe('a synced zone across replica processes (standalone Redis)', () => {
         message: `/limit_reqs passed ${syncedPassed}, rejected ${syncedRejected}`,
       },
     );
+    // The control plane's zone_sync: the synced replicas together (the local ones run no synced zone).
+    const res = await fetch(`${synced.controlPlane!.url}/api/9/stream/zone_sync`);
+    const body = (await res.json()) as {
+      status: { nodes_online: number };
+      zones: Record<string, { mode: string; synced_replicas: number; live_replicas: number }>;
+    };
+    const api = body.zones.api!;
+    assert.deepEqual([api.mode, api.synced_replicas, api.live_replicas], ['synced', 3, 3]);
+    assert.equal(body.status.nodes_online, 6); // every live replica in the registry: 3 synced, 3 local
   });
 
   it('dry run on a synced zone refuses nothing and counts what it would have refused, cluster-wide', async () => {
@@ -144,6 +154,9 @@ describe('a synced zone across replica processes (standalone Redis)', () => {
   it('store killed: every replica falls back to its share (not unlimited, not 3 ×); back within 1 s', async (t) => {
     await redis.kill();
     await everyReplica(synced, 'fallback', 3);
+    const metrics = await (await fetch(`${synced.replicas[0]!.run.statusUrl}/metrics`)).text();
+    assert.equal(metricValue(metrics, 'limitswitch_zone_sync_fallback{zone="api"}'), 1);
+    assert.equal(metricValue(metrics, 'limitswitch_zone_sync_live_replicas{zone="api"}'), 3);
     const outage = await sendStream([[`http://127.0.0.1:${nginx.port}`], urls(synced)], {
       ...STREAM,
       total: 200,
@@ -159,6 +172,8 @@ describe('a synced zone across replica processes (standalone Redis)', () => {
     const backMs = await everyReplica(synced, 'synced', 3);
     t.diagnostic(`every replica synced again ${backMs.toFixed(0)} ms after the store answered`);
     assert.ok(backMs < 1000, `${backMs} ms`);
+    const metricsAfter = await (await fetch(`${synced.replicas[0]!.run.statusUrl}/metrics`)).text();
+    assert.equal(metricValue(metricsAfter, 'limitswitch_zone_sync_fallback{zone="api"}'), 0);
     const [idealAfter, after] = (
       await sendStream([[`http://127.0.0.1:${nginx.port}`], urls(synced)], {
         ...STREAM,
