@@ -131,18 +131,27 @@ describe('a synced zone across replica processes (standalone Redis)', () => {
     );
   });
 
-  it('a replica that joins and one that leaves change the shares without a reload', async (t) => {
+  it('a replica that joins mid-run and one that leaves change the shares without a reload', async (t) => {
+    // A 6 s stream over the three replicas; a fourth starts during it and takes its part of the
+    // round-robin from then on (the stream reads the list at each request).
+    const targets = urls(synced);
+    const stream = sendStream([[`http://127.0.0.1:${nginx.port}`], targets], {
+      ...STREAM,
+      total: 600,
+      addr: '10.0.2.1',
+      pick: (i) => i,
+    });
     const joined = await synced.add('s4');
     await everyReplica(synced, 'synced', 4);
-    const [ideal, fleet] = (
-      await sendStream([[`http://127.0.0.1:${nginx.port}`], urls(synced)], {
-        ...STREAM,
-        addr: '10.0.2.1',
-        pick: (i) => i,
-      })
-    ).admitted as [number, number];
-    t.diagnostic(`four replicas: ideal ${ideal}, synced ${fleet}`);
-    assertNear(fleet, ideal, 0.1, 'after a replica joined');
+    targets.push(joined.url);
+    const [ideal, fleet] = (await stream).admitted as [number, number];
+    t.diagnostic(`a replica joined mid-run: ideal ${ideal}, synced ${fleet}`);
+    assertNear(fleet, ideal, 0.1, 'with a replica joining');
+    const seen = (await (await fetch(`${joined.run.statusUrl}/api/9/http/limit_reqs/api`)).json()) as Record<
+      string,
+      number
+    >;
+    assert.ok(seen.passed! + seen.rejected! > 50, `the new replica saw ${JSON.stringify(seen)}`);
     await synced.remove(joined);
     await everyReplica(synced, 'synced', 3);
     for (const replica of synced.replicas) {
