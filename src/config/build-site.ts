@@ -1,7 +1,7 @@
 /**
  * Builds, from the validated model, the engine's {@link Site}. Given the previous site (a reload),
- * limit_req zones whose name, key and size are unchanged keep their state and counters (nginx keeps
- * the shared memory), with the new `rate=` applied; keyval zones keep their content.
+ * limit_req and limit_conn zones whose name, key and size are unchanged keep their state and counters
+ * (nginx keeps the shared memory), with the new `rate=` applied; keyval zones keep their content.
  */
 
 import { compileNginxRegex } from '../engine/http/hostname-matcher.ts';
@@ -13,6 +13,8 @@ import {
   type SiteServer,
 } from '../engine/http/site.ts';
 import { KeyvalZone } from '../engine/keyval/keyval-zone.ts';
+import type { LimitConnPolicy, LimitConnRule } from '../engine/limit-conn/limit-conn.ts';
+import { LimitConnZone } from '../engine/limit-conn/limit-conn-zone.ts';
 import type { LimitReqPolicy, LimitReqRule } from '../engine/limit-req/limit-req.ts';
 import { LimitReqZone } from '../engine/limit-req/limit-req-zone.ts';
 import { AccessList } from '../engine/net/access-list.ts';
@@ -21,7 +23,14 @@ import { compileMap } from '../engine/variables/map-variable.ts';
 import type { RequestContext } from '../engine/variables/request-context.ts';
 import { VariableTable } from '../engine/variables/variable-table.ts';
 import { configError } from './config-error.ts';
-import type { EffectiveLimitReq, HttpConf, LocationConf, ReturnSpec, ServerConf } from './model.ts';
+import type {
+  EffectiveLimitConn,
+  EffectiveLimitReq,
+  HttpConf,
+  LocationConf,
+  ReturnSpec,
+  ServerConf,
+} from './model.ts';
 import { proxiesUpgrades } from './proxy-upgrade.ts';
 
 export function buildSite(http: HttpConf, previous?: Site): Site {
@@ -83,6 +92,25 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
     dryRun: conf.dryRun,
   });
 
+  const limitConnZones = new Map<string, LimitConnZone>();
+  for (const spec of http.limitConnZones) {
+    const old = previous?.limitConnZones.get(spec.name);
+    const kept = old !== undefined && old.key.raw === spec.key.raw && old.sizeBytes === spec.sizeBytes;
+    limitConnZones.set(spec.name, kept ? old : new LimitConnZone(spec.name, spec.key, spec.sizeBytes));
+  }
+  const connKeyOf = new Map([...limitConnZones].map(([name, zone]) => [name, variables.compile(zone.key)]));
+
+  const connPolicy = (conf: EffectiveLimitConn): LimitConnPolicy<RequestContext> => ({
+    rules: conf.limits.map((limit): LimitConnRule<RequestContext> => {
+      const zone = limitConnZones.get(limit.zone);
+      if (zone === undefined) throw configError(`zero size shared memory zone "${limit.zone}"`, limit.source);
+      return { zone, keyOf: connKeyOf.get(limit.zone)!, keyText: zone.key.raw, conn: limit.conn };
+    }),
+    status: conf.status,
+    logLevel: conf.logLevel,
+    dryRun: conf.dryRun,
+  });
+
   const compileReturn = (spec: ReturnSpec | null): CompiledReturn | null =>
     spec === null
       ? null
@@ -93,6 +121,7 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
     conf: Pick<
       LocationConf,
       | 'limitReq'
+      | 'limitConn'
       | 'access'
       | 'realIp'
       | 'proxyTimeouts'
@@ -104,6 +133,7 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
   ): LocationHandler => ({
     name,
     limitReq: policy(conf.limitReq),
+    limitConn: connPolicy(conf.limitConn),
     retryAfter: conf.limitReq.retryAfter,
     return: compileReturn(conf.return ?? null),
     proxyPass: conf.proxyPass ?? null,
@@ -131,6 +161,7 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
     return: compileReturn(conf.return),
     handler: handler('server', {
       limitReq: conf.limitReq,
+      limitConn: conf.limitConn,
       access: conf.access,
       realIp: conf.realIp,
       proxyTimeouts: conf.proxyTimeouts,
@@ -145,5 +176,11 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
     },
   });
 
-  return new Site({ servers: http.servers.map(server), variables, limitReqZones, keyvalZones });
+  return new Site({
+    servers: http.servers.map(server),
+    variables,
+    limitReqZones,
+    limitConnZones,
+    keyvalZones,
+  });
 }

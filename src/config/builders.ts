@@ -2,13 +2,15 @@
  * Mutable per-block state while directives are read. `null` means "not set at this level", which is
  * what nginx's merge step needs; merge.ts turns builders into the frozen model.
  */
-import type { LogLevel } from '../engine/limit-req/limit-req.ts';
+import type { LogLevel } from '../engine/log-line.ts';
 import type {
   AccessRule,
   GeoSpec,
   HeaderBuffersSpec,
   KeyvalSpec,
   KeyvalZoneSpec,
+  LimitConnSpec,
+  LimitConnZoneSpec,
   LimitReqSpec,
   LimitReqZoneSpec,
   ListenSpec,
@@ -29,6 +31,10 @@ export interface LevelBuilder {
   limitReqLogLevel: LogLevel | null;
   limitReqDryRun: boolean | null;
   limitReqRetryAfter: boolean | null;
+  limitConns: LimitConnSpec[] | null;
+  limitConnStatus: number | null;
+  limitConnLogLevel: LogLevel | null;
+  limitConnDryRun: boolean | null;
   realIpFrom: string[] | null;
   realIpHeader: string | null;
   realIpRecursive: boolean | null;
@@ -74,11 +80,11 @@ export interface UpstreamBuilder {
 
 /** A shared memory zone name, as ngx_shared_memory_add tracks it. */
 export interface SharedMemoryZone {
-  readonly tag: 'limit_req' | 'keyval';
+  readonly tag: 'limit_req' | 'limit_conn' | 'keyval';
   sizeBytes: number;
   /** Where the name was first used (for `zero size shared memory zone`). */
   readonly firstUse: SourceRef;
-  /** The key of the `limit_req_zone` that defined it, or `null` until a zone directive defines it. */
+  /** The key of the zone directive that defined it, or `null` until one defines it. */
   definedKey: string | null;
 }
 
@@ -96,6 +102,7 @@ export interface ProxyTarget {
 
 export interface HttpBuilder extends LevelBuilder {
   readonly limitReqZones: LimitReqZoneSpec[];
+  readonly limitConnZones: LimitConnZoneSpec[];
   readonly keyvalZones: KeyvalZoneSpec[];
   readonly keyvals: KeyvalSpec[];
   readonly maps: MapSpec[];
@@ -119,6 +126,10 @@ export function newLevel(source: SourceRef): LevelBuilder {
     limitReqLogLevel: null,
     limitReqDryRun: null,
     limitReqRetryAfter: null,
+    limitConns: null,
+    limitConnStatus: null,
+    limitConnLogLevel: null,
+    limitConnDryRun: null,
     realIpFrom: null,
     realIpHeader: null,
     realIpRecursive: null,
@@ -138,6 +149,7 @@ export function newHttp(source: SourceRef): HttpBuilder {
   return {
     ...newLevel(source),
     limitReqZones: [],
+    limitConnZones: [],
     keyvalZones: [],
     keyvals: [],
     maps: [],

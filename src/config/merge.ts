@@ -1,7 +1,8 @@
 /**
  * Inheritance, as nginx's merge_loc_conf functions do it, from builders into the frozen model:
- * - `limit_req`: a level's list replaces the enclosing one only when the level has any `limit_req`;
- * - `limit_req_status`, `_log_level`, `_dry_run`, `_retry_after`, `real_ip_header`,
+ * - `limit_req`, `limit_conn`: a level's list replaces the enclosing one only when the level has any;
+ * - `limit_req_status`, `_log_level`, `_dry_run`, `_retry_after`, `limit_conn_status`, `_log_level`,
+ *   `_dry_run`, `real_ip_header`,
  *   `real_ip_recursive`: the innermost level that sets one wins;
  * - `proxy_connect_timeout`, `proxy_read_timeout`, `proxy_send_timeout`: the innermost level wins (60 s);
  *   so does `proxy_http_version` (1.0);
@@ -15,6 +16,7 @@
 import type { HttpBuilder, LevelBuilder, LocationBuilder, ServerBuilder } from './builders.ts';
 import type {
   AccessRule,
+  EffectiveLimitConn,
   EffectiveLimitReq,
   HeaderBuffersSpec,
   HttpConf,
@@ -28,6 +30,7 @@ import type {
 
 interface Inherited {
   readonly limitReq: EffectiveLimitReq;
+  readonly limitConn: EffectiveLimitConn;
   readonly access: readonly AccessRule[];
   readonly realIp: RealIpConf;
   readonly proxyTimeouts: ProxyTimeouts;
@@ -45,6 +48,7 @@ export const LARGE_CLIENT_HEADER_BUFFERS: HeaderBuffersSpec = Object.freeze({ co
 
 const DEFAULTS: Inherited = {
   limitReq: { limits: [], status: 503, logLevel: 'error', dryRun: false, retryAfter: false },
+  limitConn: { limits: [], status: 503, logLevel: 'error', dryRun: false },
   access: [],
   realIp: { trustedFrom: [], header: 'X-Real-IP', recursive: false },
   proxyTimeouts: { connectMs: 60_000, readMs: 60_000, sendMs: 60_000 },
@@ -64,6 +68,12 @@ export function inherit(level: LevelBuilder, parent: Inherited): Inherited {
       logLevel: level.limitReqLogLevel ?? parent.limitReq.logLevel,
       dryRun: level.limitReqDryRun ?? parent.limitReq.dryRun,
       retryAfter: level.limitReqRetryAfter ?? parent.limitReq.retryAfter,
+    },
+    limitConn: {
+      limits: level.limitConns ?? parent.limitConn.limits,
+      status: level.limitConnStatus ?? parent.limitConn.status,
+      logLevel: level.limitConnLogLevel ?? parent.limitConn.logLevel,
+      dryRun: level.limitConnDryRun ?? parent.limitConn.dryRun,
     },
     access: level.access ?? parent.access,
     realIp: {
@@ -91,6 +101,7 @@ export function buildHttpConf(http: HttpBuilder): HttpConf {
     http.variables.get(spec.variable) === spec;
   return {
     limitReqZones: http.limitReqZones,
+    limitConnZones: http.limitConnZones,
     keyvalZones: http.keyvalZones,
     keyvals: http.keyvals.filter(owns),
     maps: http.maps.filter(owns),
@@ -130,6 +141,7 @@ function buildLocation(location: LocationBuilder, parent: Inherited): LocationCo
     pattern: location.pattern,
     locations: buildLocations(location.locations, settings),
     limitReq: settings.limitReq,
+    limitConn: settings.limitConn,
     proxyPass: location.proxyPass,
     return: location.return,
     api: location.api,
@@ -145,5 +157,14 @@ function buildLocation(location: LocationBuilder, parent: Inherited): LocationCo
 
 /** An empty http block, for a configuration without one. */
 export function emptyHttpConf(): HttpConf {
-  return { limitReqZones: [], keyvalZones: [], keyvals: [], maps: [], geos: [], upstreams: [], servers: [] };
+  return {
+    limitReqZones: [],
+    limitConnZones: [],
+    keyvalZones: [],
+    keyvals: [],
+    maps: [],
+    geos: [],
+    upstreams: [],
+    servers: [],
+  };
 }

@@ -8,7 +8,7 @@
  */
 import type { ComplexValue } from '../engine/complex-value.ts';
 import type { KeyvalType } from '../engine/keyval/keyval-zone.ts';
-import type { LogLevel } from '../engine/limit-req/limit-req.ts';
+import type { LogLevel } from '../engine/log-line.ts';
 import type { GeoDefinition } from '../engine/variables/geo-variable.ts';
 import type { MapDefinition, MapEntryDefinition } from '../engine/variables/map-variable.ts';
 
@@ -50,6 +50,34 @@ export interface EffectiveLimitReq {
   readonly dryRun: boolean;
   /** Extension (`limit_req_retry_after on`): add `Retry-After` to rejections. Default off. */
   readonly retryAfter: boolean;
+}
+
+/** `limit_conn_zone key zone=name:size;` */
+export interface LimitConnZoneSpec {
+  readonly name: string;
+  readonly key: ComplexValue;
+  readonly sizeBytes: number;
+  readonly source: SourceRef;
+}
+
+/** `limit_conn zone number;` */
+export interface LimitConnSpec {
+  readonly zone: string;
+  /** Requests in progress allowed per key, 1..65535. */
+  readonly conn: number;
+  readonly source: SourceRef;
+}
+
+/** The limit_conn settings in force at one level after nginx's merge rules. */
+export interface EffectiveLimitConn {
+  /** Inherited from the enclosing level only when this level has no `limit_conn` at all. */
+  readonly limits: readonly LimitConnSpec[];
+  /** `limit_conn_status`, 400..599, default 503. */
+  readonly status: number;
+  /** `limit_conn_log_level`, default `error`. */
+  readonly logLevel: LogLevel;
+  /** `limit_conn_dry_run`, default off. */
+  readonly dryRun: boolean;
 }
 
 /** `proxy_connect_timeout`, `proxy_read_timeout`, `proxy_send_timeout` after inheritance (60 s each). */
@@ -168,6 +196,7 @@ export interface LocationConf {
   readonly pattern: string;
   readonly locations: readonly LocationConf[];
   readonly limitReq: EffectiveLimitReq;
+  readonly limitConn: EffectiveLimitConn;
   /** `proxy_pass` target as written, e.g. `http://backend` or `http://127.0.0.1:8080/path`. */
   readonly proxyPass: string | null;
   readonly return: ReturnSpec | null;
@@ -193,6 +222,7 @@ export interface ServerConf extends HeaderLimits {
   readonly return: ReturnSpec | null;
   /** Effective settings for a request that matches no location (nginx serves it at server level). */
   readonly limitReq: EffectiveLimitReq;
+  readonly limitConn: EffectiveLimitConn;
   readonly access: readonly AccessRule[];
   readonly realIp: RealIpConf;
   readonly proxyTimeouts: ProxyTimeouts;
@@ -206,6 +236,7 @@ export interface ServerConf extends HeaderLimits {
 
 export interface HttpConf {
   readonly limitReqZones: readonly LimitReqZoneSpec[];
+  readonly limitConnZones: readonly LimitConnZoneSpec[];
   readonly keyvalZones: readonly KeyvalZoneSpec[];
   readonly keyvals: readonly KeyvalSpec[];
   readonly maps: readonly MapSpec[];

@@ -79,8 +79,7 @@ export function engineHook(options: EngineHookOptions): DecideHook<RoutedDecisio
     options.countRequest?.(route.serverName, route.handler.name);
     const facts = new ExchangeFacts(ctx, options.port);
     const verdict = site.decide(route, facts, now());
-    if (verdict.logs.length !== 0) writeLogs(options.errorLog, verdict, route, ctx);
-    return toDataPath(verdict, route, options.targets());
+    return toDataPath(verdict, { site, route, targets: options.targets(), ctx, errorLog: options.errorLog });
   };
   return Object.assign(decide, { client: clientRules(options) });
 }
@@ -189,7 +188,18 @@ export function upgradeHook(
   };
 }
 
-function toDataPath(verdict: Verdict, route: Route, targets: ProxyTargets): RoutedDecision {
+/** What turning a verdict into a decision needs (again, for the phases after a delay). */
+interface Deciding {
+  readonly site: Site;
+  readonly route: Route;
+  readonly targets: ProxyTargets;
+  readonly ctx: DownstreamRequest;
+  readonly errorLog: ErrorLog;
+}
+
+function toDataPath(verdict: Verdict, deciding: Deciding): RoutedDecision {
+  const { route, targets } = deciding;
+  if (verdict.logs.length !== 0) writeLogs(deciding.errorLog, verdict, route, deciding.ctx);
   switch (verdict.kind) {
     case 'reject':
     case 'close': {
@@ -226,21 +236,6 @@ function toDataPath(verdict: Verdict, route: Route, targets: ProxyTargets): Rout
       if (target === undefined) return NOT_FOUND;
       const path = rewriteTarget(target, route.target.uri, route.target.args, route.target.hasArgs);
       const timeouts = route.handler.proxyTimeouts;
-      if (verdict.delayMs > 0) {
-        return {
-          action: 'delay',
-          delayMs: verdict.delayMs,
-          upstream: target.upstream,
-          path,
-          readTimeoutMs: timeouts.readMs,
-          connectTimeoutMs: timeouts.connectMs,
-          sendTimeoutMs: timeouts.sendMs,
-          maxBodyBytes: route.handler.clientMaxBodyBytes,
-          limitReqStatus: verdict.status,
-          zone: verdict.zone,
-          serverName: route.serverName,
-        };
-      }
       return {
         action: 'proxy',
         upstream: target.upstream,
@@ -249,6 +244,18 @@ function toDataPath(verdict: Verdict, route: Route, targets: ProxyTargets): Rout
         connectTimeoutMs: timeouts.connectMs,
         sendTimeoutMs: timeouts.sendMs,
         maxBodyBytes: route.handler.clientMaxBodyBytes,
+        limitReqStatus: verdict.status,
+        zone: verdict.zone,
+        serverName: route.serverName,
+        slots: verdict.connections,
+      };
+    }
+    case 'delay': {
+      const delayed = verdict.delayed!;
+      return {
+        action: 'delay',
+        delayMs: verdict.delayMs,
+        resume: () => toDataPath(deciding.site.resume(delayed), deciding),
         limitReqStatus: verdict.status,
         zone: verdict.zone,
         serverName: route.serverName,

@@ -5,7 +5,7 @@
  * (a line about a proxied request adds `upstream: "http://127.0.0.1:8080/coffee"` before `host`).
  */
 import type { Socket } from 'node:net';
-import type { LimitReqLog } from '../engine/limit-req/limit-req.ts';
+import type { LogLine } from '../engine/log-line.ts';
 import type { DownstreamRequest } from './http/decision.ts';
 
 export type ErrorLogLevel = 'debug' | 'info' | 'notice' | 'warn' | 'error' | 'crit' | 'alert' | 'emerg';
@@ -97,7 +97,7 @@ export class ErrorLog {
     this.#line(`${timestamp(now)} [${level}] ${this.#pid}#${this.#pid}: ${text}`);
   }
 
-  request(entry: LimitReqLog, ctx: RequestLogContext, now = new Date()): void {
+  request(entry: LogLine, ctx: RequestLogContext, now = new Date()): void {
     if (!this.enabled(entry.level)) return;
     const request = ctx.requestLine === null ? '' : `, request: "${ctx.requestLine}"`;
     const upstream = ctx.upstream === undefined ? '' : `, upstream: "${ctx.upstream}"`;

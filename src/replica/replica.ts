@@ -12,6 +12,7 @@ import type { IncomingMessage } from 'node:http';
 import { buildSite } from '../config/build-site.ts';
 import type { Config, RealIpConf } from '../config/model.ts';
 import type { Site, SiteLocation } from '../engine/http/site.ts';
+import { LIMIT_CONN, type LimitConnZone } from '../engine/limit-conn/limit-conn-zone.ts';
 import { LIMIT_REQ, type LimitReqZone } from '../engine/limit-req/limit-req-zone.ts';
 import { type Clock, systemClock } from '../shared/clock.ts';
 import type { AuditTrail } from '../store/audit-trail.ts';
@@ -148,6 +149,7 @@ export class Replica {
     });
     this.#flusher = new CounterFlusher(options.store.counters, options.id, [
       { family: LIMIT_REQ, zones: () => this.#site.limitReqZones.values() },
+      { family: LIMIT_CONN, zones: () => this.#site.limitConnZones.values() },
     ]);
     this.limitSync = new LimitSync({
       replicaId: options.id,
@@ -229,6 +231,11 @@ export class Replica {
     this.#flusher.retire(
       LIMIT_REQ,
       [...this.#site.limitReqZones.values()].filter((zone: LimitReqZone) => !kept.has(zone)),
+    );
+    const keptConn = new Set(site.limitConnZones.values());
+    this.#flusher.retire(
+      LIMIT_CONN,
+      [...this.#site.limitConnZones.values()].filter((zone: LimitConnZone) => !keptConn.has(zone)),
     );
     const oldUpstreams = this.#upstreams;
     this.#site = site;

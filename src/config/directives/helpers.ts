@@ -4,13 +4,14 @@
  */
 import type { ComplexValue } from '../../engine/complex-value.ts';
 import { parseComplexValue, variablesOf } from '../../engine/complex-value.ts';
+import type { LogLevel } from '../../engine/log-line.ts';
 import { isBuiltinVariable } from '../../engine/variables/builtin-names.ts';
 import { hasCode, LimitswitchError } from '../../shared/errors.ts';
 import type { HttpBuilder, LevelBuilder, SharedMemoryZone } from '../builders.ts';
 import { type ConfigError, configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
 import type { SourceRef } from '../model.ts';
-import { parseFlag } from '../values.ts';
+import { atoi, parseFlag } from '../values.ts';
 import type { Scope } from './types.ts';
 
 export function ref(d: Directive): SourceRef {
@@ -32,6 +33,23 @@ export function levelOf(scope: Scope): LevelBuilder {
 export function httpOf(scope: Scope): HttpBuilder {
   if (!scope.http) throw new LimitswitchError('InternalError', `no http block in context ${scope.kind}`);
   return scope.http;
+}
+
+/** `limit_req_status`/`limit_conn_status`'s code: ngx_conf_set_num_slot with bounds 400..599. */
+export function statusArg(d: Directive): number {
+  const code = atoi(d.args[0]!);
+  if (code === null) throw configError(`"${d.name}" directive invalid number`, d);
+  if (code < 400 || code > 599) throw configError('value must be between 400 and 599', d);
+  return code;
+}
+
+const LOG_LEVELS: readonly LogLevel[] = ['info', 'notice', 'warn', 'error'];
+
+/** `info | notice | warn | error`: ngx_conf_set_enum_slot (case-insensitive). */
+export function logLevelArg(d: Directive): LogLevel {
+  const value = LOG_LEVELS.find((name) => name === d.args[0]!.toLowerCase());
+  if (!value) throw configError(`invalid value "${d.args[0]}"`, d);
+  return value;
 }
 
 /** `on`/`off` with ngx_conf_set_flag_slot's message. */
@@ -74,8 +92,8 @@ export function defineVariable(name: string, owner: object, d: Directive, scope:
 }
 
 /**
- * ngx_shared_memory_add: one namespace for limit_req and keyval zones. Size 0 is a reference (from
- * `limit_req` or `keyval`) that a zone directive must fill in later.
+ * ngx_shared_memory_add: one namespace for limit_req, limit_conn and keyval zones. Size 0 is a
+ * reference (from `limit_req`, `limit_conn` or `keyval`) that a zone directive must fill in later.
  */
 export function sharedMemoryAdd(
   name: string,

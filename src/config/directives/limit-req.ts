@@ -4,7 +4,6 @@
  * limitswitch extension limit_req_retry_after.
  */
 
-import type { LogLevel } from '../../engine/limit-req/limit-req.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
 import { atoi, parseSize } from '../values.ts';
@@ -14,9 +13,11 @@ import {
   flagArg,
   httpOf,
   levelOf,
+  logLevelArg,
   MIN_ZONE_BYTES,
   ref,
   sharedMemoryAdd,
+  statusArg,
 } from './helpers.ts';
 import type { DirectiveSpec, Scope } from './types.ts';
 
@@ -24,7 +25,6 @@ import type { DirectiveSpec, Scope } from './types.ts';
 export const NODELAY_MILLI = Number.MAX_SAFE_INTEGER;
 
 const LEVELS = ['http', 'server', 'location'] as const;
-const LOG_LEVELS: readonly LogLevel[] = ['info', 'notice', 'warn', 'error'];
 
 /** `limit_req_zone key zone=name:size rate=rate [sync];` (`sync` is NGINX Plus's fourth argument). */
 function limitReqZone(d: Directive, scope: Scope): void {
@@ -104,19 +104,14 @@ function limitReq(d: Directive, scope: Scope): void {
 function limitReqStatus(d: Directive, scope: Scope): void {
   const level = levelOf(scope);
   if (level.limitReqStatus !== null) throw duplicate(d);
-  const code = atoi(d.args[0]!);
-  if (code === null) throw configError(`"${d.name}" directive invalid number`, d);
-  if (code < 400 || code > 599) throw configError('value must be between 400 and 599', d);
-  level.limitReqStatus = code;
+  level.limitReqStatus = statusArg(d);
 }
 
 /** `limit_req_log_level info | notice | warn | error;` — ngx_conf_set_enum_slot. */
 function limitReqLogLevel(d: Directive, scope: Scope): void {
   const level = levelOf(scope);
   if (level.limitReqLogLevel !== null) throw duplicate(d);
-  const value = LOG_LEVELS.find((name) => name === d.args[0]!.toLowerCase());
-  if (!value) throw configError(`invalid value "${d.args[0]}"`, d);
-  level.limitReqLogLevel = value;
+  level.limitReqLogLevel = logLevelArg(d);
 }
 
 function limitReqDryRun(d: Directive, scope: Scope): void {

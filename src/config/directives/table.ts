@@ -7,6 +7,7 @@ import { coreDirectives } from './core.ts';
 import { geoDirectives } from './geo.ts';
 import { ignoredDirectives, ignoredFamily } from './ignored.ts';
 import { keyvalDirectives } from './keyval.ts';
+import { limitConnDirectives } from './limit-conn.ts';
 import { limitReqDirectives } from './limit-req.ts';
 import { locationDirectives } from './location.ts';
 import { mapDirectives } from './map.ts';
@@ -22,6 +23,7 @@ for (const spec of [
   ...serverDirectives,
   ...locationDirectives,
   ...limitReqDirectives,
+  ...limitConnDirectives,
   ...keyvalDirectives,
   ...mapDirectives,
   ...geoDirectives,

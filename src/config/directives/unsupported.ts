@@ -6,11 +6,6 @@
 
 export const UNSUPPORTED_DIRECTIVES: ReadonlySet<string> = new Set([
   // other limits
-  'limit_conn',
-  'limit_conn_zone',
-  'limit_conn_status',
-  'limit_conn_log_level',
-  'limit_conn_dry_run',
   'limit_rate',
   'limit_rate_after',
   'limit_except',

@@ -1,17 +1,25 @@
 /**
- * A compiled `http` block: servers and locations, variables, limit_req and keyval zones. Answers, for
- * one request, what nginx's phases would do: SERVER_REWRITE/REWRITE (`return` — never limited),
- * PREACCESS (limit_req), ACCESS (allow/deny), then content (proxy, API, static).
+ * A compiled `http` block: servers and locations, variables, limit_req, limit_conn and keyval zones.
+ * Answers, for one request, what nginx's phases would do: SERVER_REWRITE/REWRITE (`return` — never
+ * limited), PREACCESS (limit_req, then limit_conn — after limit_req's delay, as nginx runs the phases
+ * on when the delay is over), ACCESS (allow/deny), then content (proxy, API, static).
  */
 import type { KeyvalZone } from '../keyval/keyval-zone.ts';
 import {
-  type LimitReqLog,
+  type ConnectionSlots,
+  type LimitConnPolicy,
+  type LimitConnStatus,
+  limitConnections,
+} from '../limit-conn/limit-conn.ts';
+import type { LimitConnZone } from '../limit-conn/limit-conn-zone.ts';
+import {
   type LimitReqPolicy,
   type LimitReqStatus,
   limitRequest,
   newOutcome,
 } from '../limit-req/limit-req.ts';
 import type { LimitReqZone } from '../limit-req/limit-req-zone.ts';
+import type { LogLine } from '../log-line.ts';
 import type { AccessList } from '../net/access-list.ts';
 import { newRequestContext, type RequestContext, type RequestFacts } from '../variables/request-context.ts';
 import type { VariableGetter, VariableTable } from '../variables/variable-table.ts';
@@ -43,6 +51,7 @@ export interface LocationHandler {
   /** `location /coffee`, for logs. */
   readonly name: string;
   readonly limitReq: LimitReqPolicy<RequestContext>;
+  readonly limitConn: LimitConnPolicy<RequestContext>;
   readonly retryAfter: boolean;
   readonly return: CompiledReturn | null;
   readonly proxyPass: string | null;
@@ -89,7 +98,27 @@ export interface Route {
  * `refuse`: what the client sent is refused before any limit sees it (413: a `Content-Length` over
  * `client_max_body_size`); nginx closes the connection after the page.
  */
-export type VerdictKind = 'return' | 'reject' | 'close' | 'deny' | 'proxy' | 'api' | 'static' | 'refuse';
+export type VerdictKind =
+  | 'return'
+  | 'reject'
+  | 'close'
+  | 'delay'
+  | 'deny'
+  | 'proxy'
+  | 'api'
+  | 'static'
+  | 'refuse';
+
+/**
+ * A request limit_req delayed: what the phases after PREACCESS's delay need (`Site.resume` runs them
+ * when the delay is over).
+ */
+export interface DelayedPhases {
+  readonly handler: LocationHandler;
+  readonly ctx: RequestContext;
+  /** The limit_req zone that delayed it. */
+  readonly zone: string | null;
+}
 
 /** What nginx's phases decide for one request (the data path turns it into an action). */
 export interface Verdict {
@@ -98,21 +127,28 @@ export interface Verdict {
   readonly code: number;
   /** `$limit_req_status`. */
   readonly status: LimitReqStatus;
+  /** `$limit_conn_status`. */
+  readonly connStatus: LimitConnStatus;
   /** Hold the request this long first (DELAYED). */
   readonly delayMs: number;
-  /** The deciding limit_req zone. */
+  /** The deciding zone: limit_req's, or the limit_conn zone that refused. */
   readonly zone: string | null;
-  readonly logs: readonly LimitReqLog[];
+  readonly logs: readonly LogLine[];
   /** For `Retry-After` on rejections (0 otherwise). */
   readonly retryAfterMs: number;
   /** `return` body or redirect URL. */
   readonly text: string | null;
+  /** `delay`: the phases to run when the delay is over (`Site.resume`). */
+  readonly delayed: DelayedPhases | null;
+  /** `proxy`: the limit_conn slots the request holds until it ends (release them then). */
+  readonly connections: ConnectionSlots | null;
 }
 
 export interface SiteParts {
   readonly servers: readonly SiteServer[];
   readonly variables: VariableTable;
   readonly limitReqZones: ReadonlyMap<string, LimitReqZone>;
+  readonly limitConnZones: ReadonlyMap<string, LimitConnZone>;
   readonly keyvalZones: ReadonlyMap<string, KeyvalZone>;
 }
 
@@ -120,6 +156,7 @@ export class Site {
   readonly servers: readonly SiteServer[];
   readonly variables: VariableTable;
   readonly limitReqZones: ReadonlyMap<string, LimitReqZone>;
+  readonly limitConnZones: ReadonlyMap<string, LimitConnZone>;
   readonly keyvalZones: ReadonlyMap<string, KeyvalZone>;
   private readonly selector: ServerSelector<SiteServer>;
   private readonly outcome = newOutcome();
@@ -132,6 +169,7 @@ export class Site {
     this.servers = parts.servers;
     this.variables = parts.variables;
     this.limitReqZones = parts.limitReqZones;
+    this.limitConnZones = parts.limitConnZones;
     this.keyvalZones = parts.keyvalZones;
     this.selector = new ServerSelector(parts.servers);
   }
@@ -264,40 +302,40 @@ export class Site {
     if (handler.return !== null) return answer(handler.return, ctx);
 
     let status: LimitReqStatus = '';
-    let delayMs = 0;
     let zone: string | null = null;
-    let logs: readonly LimitReqLog[] = NO_LOGS;
+    let logs: readonly LogLine[] = NO_LOGS;
     if (handler.limitReq.rules.length !== 0) {
       const out = limitRequest(handler.limitReq, ctx, nowMs, this.outcome);
       status = out.status;
       ctx.limitReqStatus = status;
       zone = out.zone?.name ?? null;
-      delayMs = out.delayMs;
       if (out.logs.length !== 0) logs = out.logs;
-      if (out.rejectCode !== 0) {
-        const kind = out.rejectCode === 444 ? 'close' : 'reject';
+      if (out.rejectCode !== 0) return rejection(out.rejectCode, status, '', zone, logs, out.retryAfterMs);
+      if (out.delayMs > 0) {
         return {
-          kind,
-          code: out.rejectCode,
+          kind: 'delay',
+          code: 200,
           status,
-          delayMs: 0,
+          connStatus: '',
+          delayMs: out.delayMs,
           zone,
           logs,
-          retryAfterMs: out.retryAfterMs,
+          retryAfterMs: 0,
           text: null,
+          delayed: { handler, ctx, zone },
+          connections: null,
         };
       }
     }
+    return afterDelay(handler, ctx, status, zone, logs);
+  }
 
-    let kind: VerdictKind;
-    let code = 200;
-    if (!handler.access.allows(facts.remoteAddr)) {
-      kind = 'deny';
-      code = 403;
-    } else if (handler.api !== null) kind = 'api';
-    else if (handler.proxyPass !== null) kind = 'proxy';
-    else kind = 'static';
-    return { kind, code, status, delayMs, zone, logs, retryAfterMs: 0, text: null };
+  /**
+   * The phases after limit_req's delay, for a request `decide` answered with `delay`: limit_conn,
+   * access, content. Its verdict is never `delay`; its logs are those of these phases.
+   */
+  resume(delayed: DelayedPhases): Verdict {
+    return afterDelay(delayed.handler, delayed.ctx, delayed.ctx.limitReqStatus, delayed.zone, NO_LOGS);
   }
 
   /** `route` + `decide` in one step (simulate, tests); 400 for an unparsable target. */
@@ -308,18 +346,21 @@ export class Site {
         kind: 'return',
         code: 400,
         status: '',
+        connStatus: '',
         delayMs: 0,
         zone: null,
         logs: NO_LOGS,
         retryAfterMs: 0,
         text: null,
+        delayed: null,
+        connections: null,
       };
     }
     return this.decide(route, facts, nowMs);
   }
 }
 
-const NO_LOGS: readonly LimitReqLog[] = Object.freeze([]);
+const NO_LOGS: readonly LogLine[] = Object.freeze([]);
 
 /** ngx_http_core_find_config_phase: a declared body over `client_max_body_size`. */
 function tooLarge(length: number): Verdict {
@@ -327,16 +368,106 @@ function tooLarge(length: number): Verdict {
     kind: 'refuse',
     code: 413,
     status: '',
+    connStatus: '',
     delayMs: 0,
     zone: null,
     logs: [{ level: 'error', message: `client intended to send too large body: ${length} bytes` }],
     retryAfterMs: 0,
     text: null,
+    delayed: null,
+    connections: null,
   };
 }
 
 function answer(spec: CompiledReturn, ctx: RequestContext): Verdict {
   const text = spec.text === null ? null : spec.text(ctx);
   const kind: VerdictKind = spec.code === 444 ? 'close' : 'return';
-  return { kind, code: spec.code, status: '', delayMs: 0, zone: null, logs: NO_LOGS, retryAfterMs: 0, text };
+  return {
+    kind,
+    code: spec.code,
+    status: '',
+    connStatus: '',
+    delayMs: 0,
+    zone: null,
+    logs: NO_LOGS,
+    retryAfterMs: 0,
+    text,
+    delayed: null,
+    connections: null,
+  };
+}
+
+/** limit_req or limit_conn refused the request: its status (444: close without an answer). */
+function rejection(
+  code: number,
+  status: LimitReqStatus,
+  connStatus: LimitConnStatus,
+  zone: string | null,
+  logs: readonly LogLine[],
+  retryAfterMs: number,
+): Verdict {
+  return {
+    kind: code === 444 ? 'close' : 'reject',
+    code,
+    status,
+    connStatus,
+    delayMs: 0,
+    zone,
+    logs,
+    retryAfterMs,
+    text: null,
+    delayed: null,
+    connections: null,
+  };
+}
+
+/**
+ * limit_conn (the rest of PREACCESS), ACCESS and content. Only a proxied request keeps its limit_conn
+ * slots (until it ends); the others are answered at once and give them back now.
+ */
+function afterDelay(
+  handler: LocationHandler,
+  ctx: RequestContext,
+  status: LimitReqStatus,
+  limitReqZone: string | null,
+  limitReqLogs: readonly LogLine[],
+): Verdict {
+  let logs = limitReqLogs;
+  let connStatus: LimitConnStatus = '';
+  let connections: ConnectionSlots | null = null;
+  if (handler.limitConn.rules.length !== 0) {
+    const out = limitConnections(handler.limitConn, ctx);
+    connStatus = out.status;
+    ctx.limitConnStatus = connStatus;
+    if (out.logs.length !== 0) logs = logs.length === 0 ? out.logs : [...logs, ...out.logs];
+    if (out.rejectCode !== 0) {
+      return rejection(out.rejectCode, status, connStatus, out.zone?.name ?? null, logs, 0);
+    }
+    connections = out.slots;
+  }
+  let kind: VerdictKind;
+  let code = 200;
+  if (!handler.access.allows(ctx.facts.remoteAddr)) {
+    kind = 'deny';
+    code = 403;
+  } else if (handler.api !== null) kind = 'api';
+  else if (handler.proxyPass !== null) kind = 'proxy';
+  else kind = 'static';
+  if (kind !== 'proxy' && connections !== null) {
+    connections.release();
+    connections = null;
+  }
+  return {
+    kind,
+    code,
+    status,
+    connStatus,
+    delayMs: 0,
+    zone: limitReqZone,
+    logs,
+    retryAfterMs: 0,
+    text: null,
+    delayed: null,
+    connections,
+  };
 }

@@ -3,6 +3,7 @@
  * order, only the last committing in lookup, the earlier ones committed by `account` if everything
  * passed, the longest delay winning, dry run, empty keys not accounted, overlong keys skipped.
  */
+import type { LogLevel, LogLine } from '../log-line.ts';
 import {
   type LimitReqZone,
   LOOKUP_AGAIN,
@@ -12,7 +13,6 @@ import {
 } from './limit-req-zone.ts';
 
 export type LimitReqStatus = '' | 'PASSED' | 'DELAYED' | 'REJECTED' | 'DELAYED_DRY_RUN' | 'REJECTED_DRY_RUN';
-export type LogLevel = 'info' | 'notice' | 'warn' | 'error';
 
 /** nginx caps limit_req keys at 65535 bytes and skips (does not limit) longer ones. */
 export const MAX_KEY_BYTES = 65535;
@@ -35,12 +35,6 @@ export interface LimitReqPolicy<C> {
   readonly dryRun: boolean;
 }
 
-/** A log line produced as data; the replica adds nginx's prefix and request context. */
-export interface LimitReqLog {
-  readonly level: LogLevel | 'alert';
-  readonly message: string;
-}
-
 /** What the handler decided. Reused between calls by its owner to avoid allocation. */
 export interface LimitReqOutcome {
   /** `$limit_req_status`; `''` when no rule accounted the request. */
@@ -56,7 +50,7 @@ export interface LimitReqOutcome {
   /** On rejection: ms until the rejecting zone would accept this key again (for `Retry-After`). */
   retryAfterMs: number;
   /** Log lines, in the order nginx writes them; empty on the quiet path. */
-  logs: LimitReqLog[];
+  logs: LogLine[];
 }
 
 export function newOutcome(): LimitReqOutcome {

@@ -25,6 +25,7 @@ export const BUILTIN_VARIABLES: ReadonlySet<string> = new Set([
   'https',
   'request_id',
   'limit_req_status',
+  'limit_conn_status',
   'msec',
   'proxy_add_x_forwarded_for',
   'content_type',

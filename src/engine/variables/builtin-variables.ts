@@ -29,6 +29,7 @@ const EXACT: Record<string, VariableGetter> = {
   https: (ctx) => (ctx.facts.scheme === 'https' ? 'on' : ''),
   request_id: (ctx) => ctx.facts.requestId ?? '',
   limit_req_status: (ctx) => ctx.limitReqStatus,
+  limit_conn_status: (ctx) => ctx.limitConnStatus,
   msec: (ctx) => (ctx.nowMs / 1000).toFixed(3),
   proxy_add_x_forwarded_for: (ctx) => {
     const xff = ctx.facts.headers['x-forwarded-for'];

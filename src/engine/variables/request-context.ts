@@ -3,6 +3,8 @@
  * client address) and what routing derived, plus the per-request variable cache (nginx caches a
  * variable's value for the rest of the request unless it is volatile).
  */
+
+import type { LimitConnStatus } from '../limit-conn/limit-conn.ts';
 import type { LimitReqStatus } from '../limit-req/limit-req.ts';
 
 /** Facts supplied by the proxy (or by `simulate`). Strings are byte strings. */
@@ -42,6 +44,8 @@ export interface RequestContext {
   readonly nowMs: number;
   /** `$limit_req_status` once the handler ran. */
   limitReqStatus: LimitReqStatus;
+  /** `$limit_conn_status` once the handler ran. */
+  limitConnStatus: LimitConnStatus;
   /** Variable slot → cached value. */
   readonly cache: (string | undefined)[];
   /** Captures of the last successful map regex, for `$1`… in map values. */
@@ -65,6 +69,7 @@ export function newRequestContext(
     serverName,
     nowMs,
     limitReqStatus: '',
+    limitConnStatus: '',
     cache: new Array<string | undefined>(slots),
     captures: null,
   };

@@ -54,8 +54,8 @@ export class VariableTable {
       if (builtin === undefined) throw unknownVariableError(name);
       slot = this.declare(name);
       this.getters[slot] = builtin;
-      // $limit_req_status changes during the request; nginx marks it non-cacheable.
-      this.volatile[slot] = name === 'limit_req_status';
+      // $limit_req_status and $limit_conn_status change during the request; nginx marks them non-cacheable.
+      this.volatile[slot] = name === 'limit_req_status' || name === 'limit_conn_status';
     }
     const s = slot;
     const getters = this.getters;

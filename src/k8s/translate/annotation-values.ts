@@ -5,7 +5,7 @@
  */
 
 import { parseComplexValue } from '../../engine/complex-value.ts';
-import type { LogLevel } from '../../engine/limit-req/limit-req.ts';
+import type { LogLevel } from '../../engine/log-line.ts';
 import { parseCidr } from '../../engine/net/address-text.ts';
 import { hasCode, LimitswitchError } from '../../shared/errors.ts';
 import { checkSnippet } from './snippet-check.ts';

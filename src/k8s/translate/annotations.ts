@@ -4,7 +4,7 @@
  * table in docs/kubernetes.md is generated from it (a test keeps the two in step).
  */
 
-import type { LogLevel } from '../../engine/limit-req/limit-req.ts';
+import type { LogLevel } from '../../engine/log-line.ts';
 import { hasCode } from '../../shared/errors.ts';
 import type { ObjectRef, TranslationProblem } from '../objects.ts';
 import {

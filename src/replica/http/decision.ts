@@ -35,6 +35,11 @@ export interface DownstreamRequest {
   readonly clientSocket: Socket | null;
 }
 
+/** What a request holds until it ends (its limit_conn slots): given back exactly once, then. */
+export interface HeldUntilEnd {
+  release(): void;
+}
+
 /**
  * Where to forward. `upstream` names an upstream group known to the proxy (see `UpstreamSet`); absent
  * means the listener's default upstream. `path` replaces the request-target sent upstream (what
@@ -59,6 +64,11 @@ export interface ProxyTarget {
    * no limit.
    */
   readonly maxBodyBytes?: number;
+  /**
+   * Given back when the exchange is over: answered, cut, or its client gone; for a tunnel, when the
+   * tunnel closes.
+   */
+  readonly slots?: HeldUntilEnd | null;
 }
 
 /** Forward now, to the default upstream unless the target says otherwise (limits passed or off). */
@@ -79,6 +89,11 @@ export interface ProxyDecision extends ProxyTarget {
 export interface DelayDecision extends ProxyTarget {
   readonly action: 'delay';
   readonly delayMs: number;
+  /**
+   * The phases after the delay (limit_conn, access), run when it is over: what to do then — forward
+   * (holding what it holds) or answer. Absent: forward to this decision's target.
+   */
+  readonly resume?: () => Decision;
 }
 
 /**

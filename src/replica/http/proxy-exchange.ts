@@ -19,6 +19,8 @@ import type {
   Decision,
   DelayDecision,
   DownstreamRequest,
+  HeldUntilEnd,
+  ProxyTarget,
   ReturnDecision,
   UpstreamErrorCallback,
 } from './decision.ts';
@@ -97,6 +99,8 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
   #pending: Buffer | null = null;
   #timer: NodeJS.Timeout | null = null;
   #tracked = false;
+  /** A tunnel holds the decision's slots now (released when it closes, not with the response). */
+  #slotsTaken = false;
   /** `$body_bytes_sent`, counted as the body is handed to the client connection. */
   #bodyBytes = 0;
   /** The code of a connection closed without an answer (444, 408, 499), else 0. */
@@ -299,13 +303,24 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
     this.#timer = setTimeout(onHoldElapsed, decision.delayMs, this);
   }
 
-  /** @internal the delay timer fired. */
+  /** @internal the delay timer fired: the phases after it decide now. */
   holdElapsed(): void {
     this.#timer = null;
     if (this.state !== HELD) return;
     this.#host.held--;
-    this.#continue();
-    this.forward(this.#host, this.#decision as DelayDecision);
+    const held = this.#decision as DelayDecision;
+    const next = held.resume?.() as D | undefined;
+    if (next === undefined) {
+      this.#continue();
+      this.forward(this.#host, held);
+      return;
+    }
+    this.run(next);
+  }
+
+  /** What the request holds until it ends (its decision's slots); null when nothing. */
+  protected get slots(): HeldUntilEnd | null {
+    return (this.#decision as ProxyTarget | null)?.slots ?? null;
   }
 
   /** Sends the request to `peer`; the answer comes back through the handler callbacks below. */
@@ -337,6 +352,8 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
   protected handOver(): boolean {
     if (this.state !== FORWARDING) return false;
     this.state = DONE;
+    // the tunnel holds them now, until it closes
+    this.#slotsTaken = true;
     return true;
   }
 
@@ -345,6 +362,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
     const state = this.state;
     this.state = DONE;
     this.stopSendTimer();
+    if (!this.#slotsTaken) (this.#decision as ProxyTarget | null)?.slots?.release();
     if (state === HELD || state === FORWARDING) {
       this.#release();
       this.abortUpstream();

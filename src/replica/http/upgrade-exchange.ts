@@ -101,7 +101,11 @@ export class UpgradeExchange<D extends Decision> extends Exchange<D> implements 
     const headers = switchingProtocolsHeaders(rawHeaders);
     let head = `HTTP/1.1 101 ${statusText || 'Switching Protocols'}\r\nDate: ${new Date().toUTCString()}\r\n`;
     for (let i = 0; i < headers.length; i += 2) head += `${headers[i]}: ${headers[i + 1]}\r\n`;
-    const tunnel = new Tunnel(client, upstream, (closed) => this.#listener.tunnelClosed(closed));
+    const slots = this.slots;
+    const tunnel = new Tunnel(client, upstream, (closed) => {
+      slots?.release();
+      this.#listener.tunnelClosed(closed);
+    });
     tunnel.start(`${head}\r\n`, upstreamHead, Buffer.concat(this.#early), this.#readTimeoutMs);
     this.#listener.tunnelOpened(tunnel);
   }

@@ -1,0 +1,84 @@
+/**
+ * ngx_http_limit_conn_module: limit_conn_zone, limit_conn, limit_conn_status, limit_conn_log_level,
+ * limit_conn_dry_run — parsed as ngx_http_limit_conn_module.c does, with its messages.
+ */
+import { configError } from '../config-error.ts';
+import type { Directive } from '../directive.ts';
+import { atoi, parseSize } from '../values.ts';
+import {
+  complexValue,
+  duplicate,
+  flagArg,
+  httpOf,
+  levelOf,
+  logLevelArg,
+  MIN_ZONE_BYTES,
+  ref,
+  sharedMemoryAdd,
+  statusArg,
+} from './helpers.ts';
+import type { DirectiveSpec, Scope } from './types.ts';
+
+const LEVELS = ['http', 'server', 'location'] as const;
+
+/** `limit_conn_zone key zone=name:size;` */
+function limitConnZone(d: Directive, scope: Scope): void {
+  const key = complexValue(d.args[0]!, d, scope);
+  let name = '';
+  let sizeBytes = 0;
+  for (const arg of d.args.slice(1)) {
+    if (!arg.startsWith('zone=')) throw configError(`invalid parameter "${arg}"`, d);
+    const colon = arg.indexOf(':', 5);
+    if (colon === -1) throw configError(`invalid zone size "${arg}"`, d);
+    name = arg.slice(5, colon);
+    const size = parseSize(arg.slice(colon + 1));
+    if (size === null) throw configError(`invalid zone size "${arg}"`, d);
+    if (size < MIN_ZONE_BYTES) throw configError(`zone "${arg}" is too small`, d);
+    sizeBytes = size;
+  }
+  if (name === '') throw configError(`"${d.name}" must have "zone" parameter`, d);
+  const zone = sharedMemoryAdd(name, sizeBytes, 'limit_conn', d, scope);
+  if (zone.definedKey !== null)
+    throw configError(`${d.name} "${name}" is already bound to key "${zone.definedKey}"`, d);
+  zone.definedKey = key.raw;
+  httpOf(scope).limitConnZones.push({ name, key, sizeBytes, source: ref(d) });
+}
+
+/** `limit_conn zone number;` — the zone by name (no `zone=`), 1..65535 requests in progress per key. */
+function limitConn(d: Directive, scope: Scope): void {
+  const zone = d.args[0]!;
+  sharedMemoryAdd(zone, 0, 'limit_conn', d, scope);
+  const level = levelOf(scope);
+  level.limitConns ??= [];
+  if (level.limitConns.some((limit) => limit.zone === zone)) throw duplicate(d);
+  const conn = atoi(d.args[1]!);
+  if (conn === null || conn <= 0) throw configError(`invalid number of connections "${d.args[1]}"`, d);
+  if (conn > 65535) throw configError('connection limit must be less 65536', d);
+  level.limitConns.push({ zone, conn, source: ref(d) });
+}
+
+function limitConnStatus(d: Directive, scope: Scope): void {
+  const level = levelOf(scope);
+  if (level.limitConnStatus !== null) throw duplicate(d);
+  level.limitConnStatus = statusArg(d);
+}
+
+function limitConnLogLevel(d: Directive, scope: Scope): void {
+  const level = levelOf(scope);
+  if (level.limitConnLogLevel !== null) throw duplicate(d);
+  level.limitConnLogLevel = logLevelArg(d);
+}
+
+function limitConnDryRun(d: Directive, scope: Scope): void {
+  const level = levelOf(scope);
+  if (level.limitConnDryRun !== null) throw duplicate(d);
+  level.limitConnDryRun = flagArg(d);
+}
+
+export const limitConnDirectives: readonly DirectiveSpec[] = [
+  { name: 'limit_conn_zone', contexts: ['http'], args: [2], handle: limitConnZone },
+  { name: 'limit_conn', contexts: LEVELS, args: [2], handle: limitConn },
+  { name: 'limit_conn_status', contexts: LEVELS, args: [1], handle: limitConnStatus },
+  { name: 'limit_conn_log_level', contexts: LEVELS, args: [1], handle: limitConnLogLevel },
+  { name: 'limit_conn_dry_run', contexts: LEVELS, args: [1], handle: limitConnDryRun },
+];
