@@ -75,6 +75,9 @@ export interface UpstreamBuilder {
   readonly name: string;
   readonly servers: UpstreamServerSpec[];
   keepalive: number | null;
+  keepaliveRequests: number | null;
+  keepaliveTimeMs: number | null;
+  keepaliveTimeoutMs: number | null;
   readonly source: SourceRef;
 }
 

@@ -106,11 +106,15 @@ export function buildHttpConf(http: HttpBuilder): HttpConf {
     keyvals: http.keyvals.filter(owns),
     maps: http.maps.filter(owns),
     geos: http.geos.filter(owns),
-    upstreams: http.upstreams.map(({ name, servers, keepalive, source }) => ({
-      name,
-      servers,
-      keepalive,
-      source,
+    upstreams: http.upstreams.map((upstream) => ({
+      name: upstream.name,
+      servers: upstream.servers,
+      keepalive: upstream.keepalive,
+      // ngx_http_upstream_init_keepalive's defaults
+      keepaliveRequests: upstream.keepaliveRequests ?? 1000,
+      keepaliveTimeMs: upstream.keepaliveTimeMs ?? 3_600_000,
+      keepaliveTimeoutMs: upstream.keepaliveTimeoutMs ?? 60_000,
+      source: upstream.source,
     })),
     servers: http.servers.map((server) => buildServer(server, root)),
   };

@@ -153,11 +153,21 @@ export interface UpstreamServerSpec {
   readonly weight: number;
 }
 
-/** `upstream name { server host:port [weight=N]; keepalive N; }` */
+/**
+ * `upstream name { server host:port [weight=N]; keepalive N; keepalive_requests N; keepalive_time t;
+ * keepalive_timeout t; }` (ngx_http_upstream_keepalive_module).
+ */
 export interface UpstreamSpec {
   readonly name: string;
   readonly servers: readonly UpstreamServerSpec[];
+  /** `keepalive`: idle connections kept for the group; null without the directive (the replica's default). */
   readonly keepalive: number | null;
+  /** `keepalive_requests` (1000): requests a connection carries before it is closed. */
+  readonly keepaliveRequests: number;
+  /** `keepalive_time` (1h): how long after its connect a connection may still be kept. */
+  readonly keepaliveTimeMs: number;
+  /** `keepalive_timeout` (60s): how long an idle connection is kept. */
+  readonly keepaliveTimeoutMs: number;
   readonly source: SourceRef;
 }
 

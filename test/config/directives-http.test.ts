@@ -34,8 +34,28 @@ test('upstream: servers with default port 80 and weights, keepalive; tuning para
       { host: '::1', port: 8093, weight: 1 },
     ],
     keepalive: 16,
+    keepaliveRequests: 1000,
+    keepaliveTimeMs: 3_600_000,
+    keepaliveTimeoutMs: 60_000,
     source: { file: '/etc/limitswitch/nginx.conf', line: 4 },
   });
+});
+
+test('upstream: keepalive_requests, keepalive_time and keepalive_timeout, in any order', () => {
+  const http = load(`
+    upstream tea {
+        keepalive_timeout 5s;
+        server 127.0.0.1:8091;
+        keepalive_requests 3;
+        keepalive 2;
+        keepalive_time 1m30s;
+    }
+    server { keepalive_timeout 10s 10s; keepalive_requests 5; keepalive_time 1h; }`);
+  const tea = http.upstreams[0]!;
+  assert.deepEqual(
+    [tea.keepalive, tea.keepaliveRequests, tea.keepaliveTimeMs, tea.keepaliveTimeoutMs],
+    [2, 3, 90_000, 5_000],
+  );
 });
 
 test('server: listen forms, default_server, server names; defaults *:80 and ""', () => {

@@ -539,6 +539,36 @@ export const FIXTURE_CASES: readonly FixtureCase[] = [
     nginx: 'same',
   },
   {
+    fixture: 'upstream-keepalive-requests-duplicate',
+    text: '"keepalive_requests" directive is duplicate',
+    line: 6,
+    nginx: 'same',
+  },
+  {
+    fixture: 'upstream-keepalive-requests-invalid',
+    text: '"keepalive_requests" directive invalid number',
+    line: 5,
+    nginx: 'same',
+  },
+  {
+    fixture: 'upstream-keepalive-time-invalid',
+    text: '"keepalive_time" directive invalid value',
+    line: 5,
+    nginx: 'same',
+  },
+  {
+    fixture: 'upstream-keepalive-timeout-duplicate',
+    text: '"keepalive_timeout" directive is duplicate',
+    line: 7,
+    nginx: 'same',
+  },
+  {
+    fixture: 'upstream-keepalive-timeout-two-arguments',
+    text: 'invalid number of arguments in "keepalive_timeout" directive',
+    line: 5,
+    nginx: 'same',
+  },
+  {
     fixture: 'upstream-keepalive-zero',
     text: 'invalid value "0" in "keepalive" directive',
     line: 5,

@@ -16,7 +16,6 @@ const HSL: readonly ContextKind[] = ['http', 'server', 'location'];
 const SL: readonly ContextKind[] = ['server', 'location'];
 const L: readonly ContextKind[] = ['location'];
 const U: readonly ContextKind[] = ['upstream'];
-const HSLU: readonly ContextKind[] = ['http', 'server', 'location', 'upstream'];
 
 const ENTRIES: readonly (readonly [string, readonly ContextKind[], ArgSpec])[] = [
   // main and events: process management
@@ -77,9 +76,10 @@ const ENTRIES: readonly (readonly [string, readonly ContextKind[], ArgSpec])[] =
   ['client_body_buffer_size', HSL, [1]],
   ['client_body_timeout', HSL, [1]],
   ['client_header_timeout', HS, [1]],
-  ['keepalive_timeout', HSLU, [1, 2]],
-  ['keepalive_requests', HSLU, [1]],
-  ['keepalive_time', HSLU, [1]],
+  // client connections (in upstream they are the keepalive module's: upstream.ts)
+  ['keepalive_timeout', HSL, [1, 2]],
+  ['keepalive_requests', HSL, [1]],
+  ['keepalive_time', HSL, [1]],
   ['send_timeout', HSL, [1]],
   ['reset_timedout_connection', HSL, [1]],
   ['lingering_close', HSL, [1]],

@@ -1,7 +1,9 @@
 /**
- * ngx_http_upstream_module: `upstream name { server host[:port] [weight=N]; keepalive N; }`.
- * Round robin with weights is all the replica does, so balancing methods and server states that would
- * change the choice of server (`backup`, `down`, `least_conn`, …) are rejected as not supported.
+ * ngx_http_upstream_module: `upstream name { server host[:port] [weight=N]; … }`, and
+ * ngx_http_upstream_keepalive_module's `keepalive N`, `keepalive_requests N`, `keepalive_time t` and
+ * `keepalive_timeout t` in it. Round robin with weights is all the replica does, so balancing methods
+ * and server states that would change the choice of server (`backup`, `down`, `least_conn`, …) are
+ * rejected as not supported.
  */
 import { parseHostPort } from '../../engine/net/address-text.ts';
 import type { UpstreamBuilder } from '../builders.ts';
@@ -18,7 +20,15 @@ function upstream(d: Directive, scope: Scope): void {
   const http = httpOf(scope);
   if (http.upstreams.some((u) => u.name.toLowerCase() === name.toLowerCase()))
     throw configError(`duplicate upstream "${name}"`, d);
-  const builder: UpstreamBuilder = { name, servers: [], keepalive: null, source: ref(d) };
+  const builder: UpstreamBuilder = {
+    name,
+    servers: [],
+    keepalive: null,
+    keepaliveRequests: null,
+    keepaliveTimeMs: null,
+    keepaliveTimeoutMs: null,
+    source: ref(d),
+  };
   http.upstreams.push(builder);
   const endLine = scope.session.walkBlock(d, { ...scope, kind: 'upstream', upstream: builder });
   if (builder.servers.length === 0)
@@ -58,7 +68,7 @@ function splitParam(param: string): [string, string?] {
   return eq === -1 ? [param] : [param.slice(0, eq), param.slice(eq + 1)];
 }
 
-/** `keepalive connections;` — idle connections kept per replica. */
+/** `keepalive connections;` — idle connections kept for the group, per replica (nginx: per worker). */
 function keepalive(d: Directive, scope: Scope): void {
   const upstream = scope.upstream!;
   if (upstream.keepalive !== null) throw duplicate(d);
@@ -67,8 +77,31 @@ function keepalive(d: Directive, scope: Scope): void {
   upstream.keepalive = n;
 }
 
+/** `keepalive_requests number;` — ngx_conf_set_num_slot. */
+function keepaliveRequests(d: Directive, scope: Scope): void {
+  const upstream = scope.upstream!;
+  if (upstream.keepaliveRequests !== null) throw duplicate(d);
+  const n = atoi(d.args[0]!);
+  if (n === null) throw configError(`"${d.name}" directive invalid number`, d);
+  upstream.keepaliveRequests = n;
+}
+
+/** `keepalive_time time;` and `keepalive_timeout time;` (one argument here) — ngx_conf_set_msec_slot. */
+function keepaliveMs(field: 'keepaliveTimeMs' | 'keepaliveTimeoutMs'): (d: Directive, scope: Scope) => void {
+  return (d, scope) => {
+    const upstream = scope.upstream!;
+    if (upstream[field] !== null) throw duplicate(d);
+    const ms = parseTimeMs(d.args[0]!);
+    if (ms === null) throw configError(`"${d.name}" directive invalid value`, d);
+    upstream[field] = ms;
+  };
+}
+
 export const upstreamDirectives: readonly DirectiveSpec[] = [
   { name: 'upstream', contexts: ['http'], block: true, args: [1], handle: upstream },
   { name: 'server', contexts: ['upstream'], args: '1+', handle: upstreamServer },
   { name: 'keepalive', contexts: ['upstream'], args: [1], handle: keepalive },
+  { name: 'keepalive_requests', contexts: ['upstream'], args: [1], handle: keepaliveRequests },
+  { name: 'keepalive_time', contexts: ['upstream'], args: [1], handle: keepaliveMs('keepaliveTimeMs') },
+  { name: 'keepalive_timeout', contexts: ['upstream'], args: [1], handle: keepaliveMs('keepaliveTimeoutMs') },
 ];
