@@ -8,6 +8,12 @@
 import type { UpstreamServerSpec, UpstreamSpec } from '../config/model.ts';
 import type { LocationHandler, Site, SiteLocation } from '../engine/http/site.ts';
 import { LimitswitchError } from '../shared/errors.ts';
+import type { UpstreamGroupSpec } from './http/upstream-group.ts';
+import {
+  DEFAULT_KEEPALIVE,
+  type KeepaliveSettings,
+  REPLICA_DEFAULT_KEEPALIVE,
+} from './http/upstream-keepalive.ts';
 
 export interface ProxyTarget {
   readonly upstream: string;
@@ -18,11 +24,23 @@ export interface ProxyTarget {
 export interface ProxyTargets {
   readonly byHandler: ReadonlyMap<LocationHandler, ProxyTarget>;
   /** Every group to create: the config's upstreams plus implicit ones. */
-  readonly groups: readonly { readonly name: string; readonly servers: readonly UpstreamServerSpec[] }[];
+  readonly groups: readonly UpstreamGroupSpec[];
+}
+
+/** An `upstream` block's keepalive settings; without `keepalive`, the replica's default cache size. */
+function keepaliveOf(upstream: UpstreamSpec): KeepaliveSettings {
+  return {
+    connections: upstream.keepalive ?? REPLICA_DEFAULT_KEEPALIVE,
+    requests: upstream.keepaliveRequests,
+    timeMs: upstream.keepaliveTimeMs,
+    timeoutMs: upstream.keepaliveTimeoutMs,
+  };
 }
 
 export function resolveProxyTargets(site: Site, upstreams: readonly UpstreamSpec[]): ProxyTargets {
-  const groups = new Map<string, readonly UpstreamServerSpec[]>(upstreams.map((u) => [u.name, u.servers]));
+  const groups = new Map<string, UpstreamGroupSpec>(
+    upstreams.map((u) => [u.name, { name: u.name, servers: u.servers, keepalive: keepaliveOf(u) }]),
+  );
   const byHandler = new Map<LocationHandler, ProxyTarget>();
 
   const visit = (handler: LocationHandler, prefix: string | null): void => {
@@ -32,7 +50,8 @@ export function resolveProxyTargets(site: Site, upstreams: readonly UpstreamSpec
     if (!groups.has(authority)) {
       const server = parseAuthority(authority);
       name = `${server.host}:${server.port}`;
-      if (!groups.has(name)) groups.set(name, [server]);
+      // an implicit group has no upstream block, so nginx's defaults and the replica's cache size
+      if (!groups.has(name)) groups.set(name, { name, servers: [server], keepalive: DEFAULT_KEEPALIVE });
     }
     byHandler.set(handler, {
       upstream: name,
@@ -50,7 +69,7 @@ export function resolveProxyTargets(site: Site, upstreams: readonly UpstreamSpec
     visit(server.handler, null);
     walk(server.locations);
   }
-  return { byHandler, groups: [...groups].map(([name, servers]) => ({ name, servers })) };
+  return { byHandler, groups: [...groups.values()] };
 }
 
 /** The request-target sent upstream for a rewriting `proxy_pass`. */

@@ -330,7 +330,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
     headers: string[],
     readTimeoutMs: number | undefined,
   ): void {
-    peer.poolFor(this.connectTimeoutMs).dispatch(
+    peer.dispatch(
       {
         path,
         method: this.req.method ?? 'GET',
@@ -340,6 +340,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
         bodyTimeout: readTimeoutMs,
       },
       this,
+      this.connectTimeoutMs,
     );
   }
 

@@ -1,17 +1,20 @@
 /**
- * `upstream` groups on the data path: keep-alive undici `Pool`s per server (one per distinct
- * `proxy_connect_timeout`, since undici applies a connect timeout per pool), servers chosen by nginx's
- * smooth weighted round robin (ngx_http_upstream_get_peer), a server that failed a request before its
- * response head (connect, send or read-header error or timeout, a rejected head) skipped for
- * `failTimeoutMs` (nginx's `max_fails=1 fail_timeout=10s`; a group of one server is never skipped).
+ * `upstream` groups on the data path: servers chosen by nginx's smooth weighted round robin
+ * (ngx_http_upstream_get_peer), a server that failed a request before its response head (connect,
+ * send or read-header error or timeout, a rejected head) skipped for `failTimeoutMs` (nginx's
+ * `max_fails=1 fail_timeout=10s`; a group of one server is never skipped), and the group's keepalive
+ * cache of idle connections (upstream-keepalive.ts), each connection an undici `Client`
+ * (upstream-connection.ts).
  */
 
-import { Pool } from 'undici';
+import { buildConnector, type Dispatcher } from 'undici';
 import type { UpstreamServerSpec } from '../../config/model.ts';
 import { type Clock, systemClock } from '../../shared/clock.ts';
 import { LimitswitchError } from '../../shared/errors.ts';
+import { type ConnectionOptions, type ExchangeHandler, UpstreamConnection } from './upstream-connection.ts';
+import { DEFAULT_KEEPALIVE, KeepaliveCache, type KeepaliveSettings } from './upstream-keepalive.ts';
 
-/** Timeouts and pool sizes shared by every server (nginx's proxy_* defaults in parentheses). */
+/** Timeouts shared by every server (nginx's proxy_* defaults in parentheses). */
 export interface UpstreamOptions {
   /** `proxy_connect_timeout` (60 s) → 504 when it passes. */
   readonly connectTimeoutMs: number;
@@ -19,13 +22,14 @@ export interface UpstreamOptions {
   readonly readTimeoutMs: number;
   /** `proxy_send_timeout` (60 s): the server accepting nothing more of a request body → 504. */
   readonly sendTimeoutMs: number;
-  /** How long an idle upstream connection is kept (undici caps it by the server's Keep-Alive hint). */
-  readonly keepAliveTimeoutMs: number;
-  /** Most connections per server; null is unbounded, like nginx (which only caps the idle ones). */
-  readonly connections: number | null;
   /** How long a server that failed a request (before its response head) is left out of the rotation. */
   readonly failTimeoutMs: number;
-  /** The clock of `failTimeoutMs`. */
+  /**
+   * How long a server seen writing a response head alone, then its body (see upstream-connection.ts),
+   * gets a connection per request.
+   */
+  readonly headAloneMemoryMs: number;
+  /** The clock of `failTimeoutMs`, `headAloneMemoryMs` and `keepalive_time`. */
   readonly clock: Clock;
 }
 
@@ -33,31 +37,31 @@ export const DEFAULT_UPSTREAM_OPTIONS: UpstreamOptions = Object.freeze({
   connectTimeoutMs: 60_000,
   readTimeoutMs: 60_000,
   sendTimeoutMs: 60_000,
-  keepAliveTimeoutMs: 60_000,
-  connections: null,
   failTimeoutMs: 10_000,
+  headAloneMemoryMs: 60_000,
   clock: systemClock,
 });
 
-/** One server of a group with its pool and its round-robin state. */
+/** One server of a group: its round-robin state, and how its connections are made. */
 export class UpstreamPeer {
   readonly host: string;
   readonly port: number;
   readonly origin: string;
-  readonly pool: Pool;
-  /** For connections made outside the pool (upgrades): `proxy_connect_timeout`, `proxy_read_timeout`. */
+  /** For connections made outside the cache (upgrades): `proxy_connect_timeout`, `proxy_read_timeout`. */
   readonly connectTimeoutMs: number;
   readonly readTimeoutMs: number;
   readonly weight: number;
   currentWeight = 0;
   /** Epoch ms until which the server is skipped; 0 when it is up. */
   downUntilMs = 0;
+  /** Epoch ms until which each request gets a connection of its own; 0 when connections are kept. */
+  headAloneUntilMs = 0;
   readonly #options: UpstreamOptions;
-  /** Pools for connect timeouts other than the options' one, made on first use. */
-  readonly #pools = new Map<number, Pool>();
-  #closed = false;
+  readonly #cache: KeepaliveCache;
+  /** How new connections are made, per `proxy_connect_timeout` (made on first use). */
+  readonly #connections = new Map<number, ConnectionOptions>();
 
-  constructor(server: UpstreamServerSpec, options: UpstreamOptions) {
+  constructor(server: UpstreamServerSpec, options: UpstreamOptions, cache: KeepaliveCache) {
     const host = server.host.includes(':') ? `[${server.host}]` : server.host;
     this.host = server.host;
     this.port = server.port;
@@ -66,47 +70,57 @@ export class UpstreamPeer {
     this.readTimeoutMs = options.readTimeoutMs;
     this.weight = server.weight;
     this.#options = options;
-    this.pool = this.#newPool(options.connectTimeoutMs);
+    this.#cache = cache;
   }
 
   /**
-   * The pool whose new connections must be established within `connectTimeoutMs` (a location's
-   * `proxy_connect_timeout`); absent or the options' value: `pool`. Allocates only the first time a
-   * value is seen; after `close()` every answer is the (closed) `pool`.
+   * Sends a request to this server: on the most recently used idle connection to it, else on a new
+   * one, which must be established within `connectTimeoutMs` (a location's `proxy_connect_timeout`;
+   * absent: the options' value). A connection's last request (its `keepalive_requests`, a server
+   * marked head-alone, a closing group) is sent with `Connection: close`.
    */
-  poolFor(connectTimeoutMs: number | undefined): Pool {
-    if (
-      connectTimeoutMs === undefined ||
-      connectTimeoutMs === this.#options.connectTimeoutMs ||
-      this.#closed
-    ) {
-      return this.pool;
-    }
-    let pool = this.#pools.get(connectTimeoutMs);
-    if (pool === undefined) {
-      pool = this.#newPool(connectTimeoutMs);
-      this.#pools.set(connectTimeoutMs, pool);
-    }
-    return pool;
+  dispatch(
+    request: Dispatcher.DispatchOptions,
+    handler: ExchangeHandler,
+    connectTimeoutMs: number | undefined,
+  ): void {
+    const cache = this.#cache;
+    const ownConnection = this.#ownConnection();
+    const connection =
+      (ownConnection ? null : cache.take(this)) ??
+      new UpstreamConnection(this, cache, this.#connectionOptions(connectTimeoutMs));
+    const last = ownConnection || cache.closed || connection.requests + 1 >= cache.settings.requests;
+    connection.dispatch(request, handler, last);
   }
 
-  /** Closes every pool once its in-flight requests are done. */
-  async close(): Promise<void> {
-    this.#closed = true;
-    await Promise.all([this.pool, ...this.#pools.values()].map((pool) => pool.close()));
+  /** @internal a response's head came in a read of its own and its body in the next one. */
+  sawHeadAlone(): void {
+    const first = this.headAloneUntilMs === 0;
+    this.headAloneUntilMs = this.#options.clock.nowMs() + this.#options.headAloneMemoryMs;
+    // connections kept before are the ones that would wait
+    if (first) this.#cache.closeTo(this);
   }
 
-  #newPool(connectTimeoutMs: number): Pool {
-    const options = this.#options;
-    return new Pool(this.origin, {
-      connections: options.connections,
-      pipelining: 1,
-      keepAliveTimeout: options.keepAliveTimeoutMs,
-      keepAliveMaxTimeout: options.keepAliveTimeoutMs,
-      headersTimeout: options.readTimeoutMs,
-      bodyTimeout: options.readTimeoutMs,
-      connect: { timeout: connectTimeoutMs },
-    });
+  #ownConnection(): boolean {
+    if (this.headAloneUntilMs === 0) return false;
+    if (this.#options.clock.nowMs() < this.headAloneUntilMs) return true;
+    this.headAloneUntilMs = 0;
+    return false;
+  }
+
+  #connectionOptions(connectTimeoutMs: number | undefined): ConnectionOptions {
+    const timeoutMs = connectTimeoutMs ?? this.#options.connectTimeoutMs;
+    let options = this.#connections.get(timeoutMs);
+    if (options === undefined) {
+      options = {
+        connect: buildConnector({ timeout: timeoutMs }),
+        idleTimeoutMs: this.#cache.settings.timeoutMs,
+        readTimeoutMs: this.#options.readTimeoutMs,
+        clock: this.#options.clock,
+      };
+      this.#connections.set(timeoutMs, options);
+    }
+    return options;
   }
 }
 
@@ -116,16 +130,24 @@ export class UpstreamGroup {
   readonly peers: readonly UpstreamPeer[];
   /** `proxy_send_timeout` for requests whose decision names none. */
   readonly sendTimeoutMs: number;
+  /** Idle connections to the group's servers. */
+  readonly keepalive: KeepaliveCache;
   readonly #single: UpstreamPeer | null;
   readonly #failTimeoutMs: number;
   readonly #clock: Clock;
 
-  constructor(name: string, servers: readonly UpstreamServerSpec[], options: UpstreamOptions) {
+  constructor(
+    name: string,
+    servers: readonly UpstreamServerSpec[],
+    options: UpstreamOptions,
+    keepalive: KeepaliveSettings = DEFAULT_KEEPALIVE,
+  ) {
     // The config refuses an empty upstream (nginx: `no servers are inside upstream`).
     if (servers.length === 0)
       throw new LimitswitchError('InternalError', `no servers are inside upstream "${name}"`);
     this.name = name;
-    this.peers = servers.map((server) => new UpstreamPeer(server, options));
+    this.keepalive = new KeepaliveCache(keepalive);
+    this.peers = servers.map((server) => new UpstreamPeer(server, options, this.keepalive));
     this.#single = this.peers.length === 1 ? this.peers[0]! : null;
     this.#failTimeoutMs = options.failTimeoutMs;
     this.#clock = options.clock;
@@ -167,12 +189,19 @@ export class UpstreamGroup {
     return true;
   }
 
-  async close(): Promise<void> {
-    await Promise.all(this.peers.map((peer) => peer.close()));
+  /** Closes the idle connections; those still carrying a request close after their response. */
+  close(): Promise<void> {
+    return this.keepalive.close();
   }
 }
 
-/** All upstream groups of a listener, by name. */
+/** An upstream group to build: its servers and its keepalive settings (absent: the replica's default). */
+export interface UpstreamGroupSpec {
+  readonly name: string;
+  readonly servers: readonly UpstreamServerSpec[];
+  readonly keepalive?: KeepaliveSettings;
+}
+
 /** Finding a group by name (what a listener needs of the set; the set may be swapped by a reload). */
 export interface UpstreamLookup {
   get(name: string): UpstreamGroup | undefined;
@@ -182,19 +211,18 @@ export class UpstreamSet implements UpstreamLookup {
   readonly #groups = new Map<string, UpstreamGroup>();
   #closed: Promise<void> | null = null;
 
-  constructor(
-    specs: readonly { readonly name: string; readonly servers: readonly UpstreamServerSpec[] }[],
-    options: Partial<UpstreamOptions> = {},
-  ) {
+  constructor(specs: readonly UpstreamGroupSpec[], options: Partial<UpstreamOptions> = {}) {
     const merged = { ...DEFAULT_UPSTREAM_OPTIONS, ...options };
-    for (const spec of specs) this.#groups.set(spec.name, new UpstreamGroup(spec.name, spec.servers, merged));
+    for (const spec of specs) {
+      this.#groups.set(spec.name, new UpstreamGroup(spec.name, spec.servers, merged, spec.keepalive));
+    }
   }
 
   get(name: string): UpstreamGroup | undefined {
     return this.#groups.get(name);
   }
 
-  /** Closes every pool once its in-flight requests are done. Idempotent. */
+  /** Closes every idle connection; busy ones close after their response. Idempotent. */
   close(): Promise<void> {
     this.#closed ??= Promise.all([...this.#groups.values()].map((group) => group.close())).then(() => {});
     return this.#closed;

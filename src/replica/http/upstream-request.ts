@@ -87,6 +87,8 @@ export abstract class UpstreamRequest implements RequestHeaderFacts {
   hasBody = false;
   contentLength = -1;
   forwardedFor = '';
+  /** The current try went on a connection that carried requests before (set by the connection). */
+  reusedConnection = false;
 
   protected state = NEW;
   /** The status of the upstream's answer; 0 until its head arrived. */
@@ -169,6 +171,7 @@ export abstract class UpstreamRequest implements RequestHeaderFacts {
     }
     this.#peer = peer;
     this.#abort = null;
+    this.reusedConnection = false;
     this.send(peer, this.#path, this.#headers, this.#readTimeoutMs);
   }
 
@@ -265,8 +268,12 @@ export abstract class UpstreamRequest implements RequestHeaderFacts {
     if (beforeHead && group.markFailed(peer)) this.report('warn', serverDisabled(phase), upstream);
     if (timedOut) this.report('error', upstreamErrorMessage(err, phase, true), upstream);
     if (beforeHead && this.#mayTryNext(err, phase)) {
-      this.#tried ??= [];
-      this.#tried.push(peer);
+      // nginx gives a request one more try after an error on a cached connection (`peer.cached`):
+      // in a group of one, the same server again (on another connection)
+      if (!this.#againOnSameServer(err, phase)) {
+        this.#tried ??= [];
+        this.#tried.push(peer);
+      }
       this.#sent = false;
       this.#dispatch();
       return;
@@ -303,9 +310,25 @@ export abstract class UpstreamRequest implements RequestHeaderFacts {
    * so what went is gone (nginx's `proxy_request_buffering off` rule).
    */
   #mayTryNext(err: Error & { code?: string }, phase: UpstreamPhase): boolean {
+    if (isInvalidHeader(err)) return false;
+    if (phase !== CONNECTING && (this.hasBody || nonIdempotent(this.req.method))) return false;
     const tried = this.#tried === null ? 1 : this.#tried.length + 1;
-    if (tried >= this.#group!.peers.length || isInvalidHeader(err)) return false;
-    return phase === CONNECTING || (!this.hasBody && !nonIdempotent(this.req.method));
+    return tried < this.#group!.peers.length || this.#againOnSameServer(err, phase);
+  }
+
+  /**
+   * An error (not a timeout) on a connection that had carried requests before — the server closed
+   * it as the request went out — in a group of one server: nginx tries that server again
+   * (ngx_http_upstream_next: `u->peer.cached` adds a try, and the round robin of one server does
+   * not skip a tried one).
+   */
+  #againOnSameServer(err: Error & { code?: string }, phase: UpstreamPhase): boolean {
+    return (
+      this.reusedConnection &&
+      phase !== CONNECTING &&
+      this.#group!.peers.length === 1 &&
+      !TIMEOUTS.has(err.code ?? '')
+    );
   }
 
   /** nginx answers an upstream failure with its page, or cuts the connection once the head was sent. */

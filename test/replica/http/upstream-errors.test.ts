@@ -208,8 +208,6 @@ test('nginx smooth weighted round robin: weights 5,1,1 give a a b a c a a', asyn
       connectTimeoutMs: 1000,
       readTimeoutMs: 1000,
       sendTimeoutMs: 1000,
-      keepAliveTimeoutMs: 1000,
-      connections: null,
       failTimeoutMs: 1000,
     },
   );

@@ -1,0 +1,220 @@
+/**
+ * One connection to an upstream server: an undici `Client` that carries one request at a time, and the
+ * undici handler of that request, which passes every callback on to the exchange. Standing between the
+ * two, it sees how the request ends and whether the connection can go back to its group's keepalive
+ * cache (upstream-keepalive.ts), and it watches how the server writes its responses.
+ *
+ * Why that matters: a server that writes a response head and then a small body in a second `send`,
+ * with Nagle's algorithm on (Python's `http.server`, many Ruby and Java servers), holds the body back
+ * until the head is acknowledged; on a connection that has carried requests before, Linux delays that
+ * acknowledgement (40 ms or more) in the hope of sending it with the next request. Every request
+ * reusing such a connection waits that long. A fresh connection acknowledges at once. So a response
+ * whose head arrived in a read of its own and whose body came, complete, in the next one marks its
+ * server (`UpstreamPeer.sawHeadAlone`): for a while its requests get a connection of their own, closed
+ * after the answer, as nginx does without `keepalive`.
+ */
+import type { Socket } from 'node:net';
+import { type buildConnector, Client, type Dispatcher } from 'undici';
+import type { Clock } from '../../shared/clock.ts';
+import type { KeepaliveCache } from './upstream-keepalive.ts';
+
+/** What a connection needs of its server (`UpstreamPeer` in upstream-group.ts). */
+export interface ConnectionPeer {
+  readonly origin: string;
+  /** The server wrote a response head alone and its body after it (see above). */
+  sawHeadAlone(): void;
+}
+
+/** The exchange's side of a request: undici's raw dispatch handler callbacks, as the exchange has them. */
+export interface ExchangeHandler {
+  /** Set before the request goes out: it goes on a connection that carried requests before. */
+  reusedConnection: boolean;
+  onConnect(abort: (err?: Error) => void): void;
+  onBodySent(chunk: Buffer | string | number): void;
+  onRequestSent(): void;
+  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean;
+  onData(chunk: Buffer): boolean;
+  onComplete(): void;
+  onError(err: Error): void;
+}
+
+/** How far a response has come, read by read (for the head-alone pattern). */
+const NO_RESPONSE = 0;
+/** The head arrived; the read that brought it is not over. */
+const HEAD_READ = 1;
+/** The read that brought the head ended without any of the body. */
+const HEAD_ALONE = 2;
+/** The body began in the read after the head's; that read is not over. */
+const BODY_READ = 3;
+/** Settled: the body came with the head, or in more reads than one. */
+const SETTLED = 4;
+
+function headReadEnded(connection: UpstreamConnection): void {
+  connection.headReadEnded();
+}
+
+function bodyReadEnded(connection: UpstreamConnection): void {
+  connection.bodyReadEnded();
+}
+
+function keepOrDrop(connection: UpstreamConnection): void {
+  connection.keepOrDrop();
+}
+
+/** Settings of a connection shared by the server's connections. */
+export interface ConnectionOptions {
+  /** undici's connector for this server and `proxy_connect_timeout`. */
+  readonly connect: ReturnType<typeof buildConnector>;
+  /** `keepalive_timeout`: undici closes the connection after this long idle. */
+  readonly idleTimeoutMs: number;
+  /** `proxy_read_timeout` for requests that do not name one. */
+  readonly readTimeoutMs: number;
+  /** For `keepalive_time`. */
+  readonly clock: Clock;
+}
+
+export class UpstreamConnection {
+  readonly peer: ConnectionPeer;
+  readonly cache: KeepaliveCache;
+  /** When it was made (nginx's `c->start_time`, for `keepalive_time`). */
+  readonly startedMs: number;
+  /** Requests it has carried (nginx's `c->requests`, for `keepalive_requests`). */
+  requests = 0;
+  /** Links of the cache's list (most recently used first); null when not cached. */
+  newer: UpstreamConnection | null = null;
+  older: UpstreamConnection | null = null;
+  cached = false;
+
+  readonly #client: Client;
+  readonly #clock: Clock;
+  #socket: Socket | null = null;
+  #handler: ExchangeHandler | null = null;
+  /** The request in progress is the connection's last (it was sent with `Connection: close`). */
+  #last = false;
+  #response = NO_RESPONSE;
+  #headAlone = false;
+  #gone = false;
+
+  constructor(peer: ConnectionPeer, cache: KeepaliveCache, options: ConnectionOptions) {
+    this.peer = peer;
+    this.cache = cache;
+    this.#clock = options.clock;
+    this.startedMs = options.clock.nowMs();
+    const connect = options.connect;
+    this.#client = new Client(peer.origin, {
+      pipelining: 1,
+      keepAliveTimeout: options.idleTimeoutMs,
+      keepAliveMaxTimeout: options.idleTimeoutMs,
+      headersTimeout: options.readTimeoutMs,
+      bodyTimeout: options.readTimeoutMs,
+      connect: (connectOptions, callback) => {
+        // the connection's socket: undici's state of it is not public, its end is
+        const socket = connect(connectOptions, callback) as unknown as Socket;
+        this.#socket = socket;
+        return socket;
+      },
+    });
+    this.#client.on('disconnect', () => this.#disconnected());
+  }
+
+  /**
+   * Sends a request on this connection. `last`: it is the connection's last (undici sends
+   * `Connection: close` and closes it after the answer).
+   */
+  dispatch(options: Dispatcher.DispatchOptions, handler: ExchangeHandler, last: boolean): void {
+    this.requests++;
+    handler.reusedConnection = this.requests > 1;
+    this.#handler = handler;
+    this.#last = last;
+    this.#response = NO_RESPONSE;
+    this.#headAlone = false;
+    if (last) (options as { reset?: boolean }).reset = true;
+    this.#client.dispatch(options, this);
+  }
+
+  /** Closes it now (it is idle, or its request failed); resolves once its socket is closed. */
+  async close(): Promise<void> {
+    if (this.#gone) return;
+    this.#gone = true;
+    await this.#client.destroy();
+  }
+
+  // undici dispatch handler: everything goes on to the exchange
+
+  onConnect(abort: (err?: Error) => void): void {
+    this.#handler!.onConnect(abort);
+  }
+
+  onBodySent(chunk: Buffer | string | number): void {
+    this.#handler!.onBodySent(chunk);
+  }
+
+  onRequestSent(): void {
+    this.#handler!.onRequestSent();
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean {
+    if (statusCode >= 200 && this.#response === NO_RESPONSE) {
+      this.#response = HEAD_READ;
+      process.nextTick(headReadEnded, this);
+    }
+    return this.#handler!.onHeaders(statusCode, rawHeaders, resume, statusText);
+  }
+
+  onData(chunk: Buffer): boolean {
+    const response = this.#response;
+    if (response === HEAD_READ) this.#response = SETTLED;
+    else if (response === HEAD_ALONE) {
+      this.#response = BODY_READ;
+      process.nextTick(bodyReadEnded, this);
+    }
+    return this.#handler!.onData(chunk);
+  }
+
+  onComplete(): void {
+    const response = this.#response;
+    // the whole body in the one read after the head's: the pattern that waits on a reused connection
+    if (response === HEAD_ALONE || response === BODY_READ) this.#headAlone = true;
+    this.#response = SETTLED;
+    const handler = this.#handler!;
+    this.#handler = null;
+    handler.onComplete();
+    if (this.#headAlone) this.peer.sawHeadAlone();
+    // undici closes the socket, if it does (the server said `close`, an HTTP/1.0 answer), right after
+    // this callback returns
+    queueMicrotask(() => keepOrDrop(this));
+  }
+
+  onError(err: Error): void {
+    this.#response = SETTLED;
+    const handler = this.#handler;
+    this.#handler = null;
+    handler?.onError(err);
+    void this.close();
+  }
+
+  /** @internal the read that brought the head is over. */
+  headReadEnded(): void {
+    if (this.#response === HEAD_READ) this.#response = HEAD_ALONE;
+  }
+
+  /** @internal the read after the head's is over and the response goes on: not the pattern. */
+  bodyReadEnded(): void {
+    if (this.#response === BODY_READ) this.#response = SETTLED;
+  }
+
+  /** @internal after a response: back to the cache if the connection may carry another request. */
+  keepOrDrop(): void {
+    if (this.#gone || this.#last || this.#headAlone || this.#socket === null || this.#socket.destroyed) {
+      void this.close();
+      return;
+    }
+    this.cache.keep(this, this.#clock.nowMs());
+  }
+
+  #disconnected(): void {
+    // the server closed it, undici's idle timer did, or it failed: it carries nothing more
+    this.#gone = true;
+    this.cache.forget(this);
+  }
+}
