@@ -16,7 +16,7 @@
 import type { Socket } from 'node:net';
 import { type buildConnector, Client, type Dispatcher } from 'undici';
 import type { Clock } from '../../shared/clock.ts';
-import type { KeepaliveCache } from './upstream-keepalive.ts';
+import type { CachedConnection, KeepaliveCache } from './upstream-keepalive.ts';
 
 /** What a connection needs of its server (`UpstreamPeer` in upstream-group.ts). */
 export interface ConnectionPeer {
@@ -73,9 +73,9 @@ export interface ConnectionOptions {
   readonly clock: Clock;
 }
 
-export class UpstreamConnection {
+export class UpstreamConnection implements CachedConnection<UpstreamConnection> {
   readonly peer: ConnectionPeer;
-  readonly cache: KeepaliveCache;
+  readonly cache: KeepaliveCache<UpstreamConnection>;
   /** When it was made (nginx's `c->start_time`, for `keepalive_time`). */
   readonly startedMs: number;
   /** Requests it has carried (nginx's `c->requests`, for `keepalive_requests`). */
@@ -95,7 +95,7 @@ export class UpstreamConnection {
   #headAlone = false;
   #gone = false;
 
-  constructor(peer: ConnectionPeer, cache: KeepaliveCache, options: ConnectionOptions) {
+  constructor(peer: ConnectionPeer, cache: KeepaliveCache<UpstreamConnection>, options: ConnectionOptions) {
     this.peer = peer;
     this.cache = cache;
     this.#clock = options.clock;

@@ -57,11 +57,15 @@ export class UpstreamPeer {
   /** Epoch ms until which each request gets a connection of its own; 0 when connections are kept. */
   headAloneUntilMs = 0;
   readonly #options: UpstreamOptions;
-  readonly #cache: KeepaliveCache;
+  readonly #cache: KeepaliveCache<UpstreamConnection>;
   /** How new connections are made, per `proxy_connect_timeout` (made on first use). */
   readonly #connections = new Map<number, ConnectionOptions>();
 
-  constructor(server: UpstreamServerSpec, options: UpstreamOptions, cache: KeepaliveCache) {
+  constructor(
+    server: UpstreamServerSpec,
+    options: UpstreamOptions,
+    cache: KeepaliveCache<UpstreamConnection>,
+  ) {
     const host = server.host.includes(':') ? `[${server.host}]` : server.host;
     this.host = server.host;
     this.port = server.port;
@@ -131,7 +135,7 @@ export class UpstreamGroup {
   /** `proxy_send_timeout` for requests whose decision names none. */
   readonly sendTimeoutMs: number;
   /** Idle connections to the group's servers. */
-  readonly keepalive: KeepaliveCache;
+  readonly keepalive: KeepaliveCache<UpstreamConnection>;
   readonly #single: UpstreamPeer | null;
   readonly #failTimeoutMs: number;
   readonly #clock: Clock;
@@ -146,7 +150,7 @@ export class UpstreamGroup {
     if (servers.length === 0)
       throw new LimitswitchError('InternalError', `no servers are inside upstream "${name}"`);
     this.name = name;
-    this.keepalive = new KeepaliveCache(keepalive);
+    this.keepalive = new KeepaliveCache<UpstreamConnection>(keepalive);
     this.peers = servers.map((server) => new UpstreamPeer(server, options, this.keepalive));
     this.#single = this.peers.length === 1 ? this.peers[0]! : null;
     this.#failTimeoutMs = options.failTimeoutMs;

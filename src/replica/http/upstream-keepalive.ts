@@ -11,7 +11,20 @@
  * `REPLICA_DEFAULT_KEEPALIVE`, because a connection per request costs it ~5× the CPU of a kept one
  * (see docs/replica-http.md).
  */
-import type { UpstreamConnection } from './upstream-connection.ts';
+
+/** What the cache needs of a connection (upstream-connection.ts): its server, its use, its links. */
+export interface CachedConnection<C extends CachedConnection<C>> {
+  readonly peer: object;
+  /** Requests it carried. */
+  readonly requests: number;
+  /** When it was made. */
+  readonly startedMs: number;
+  /** The cache's list links (most recently used first); null when not cached. */
+  newer: C | null;
+  older: C | null;
+  cached: boolean;
+  close(): Promise<void>;
+}
 
 /** `keepalive`, `keepalive_requests`, `keepalive_time`, `keepalive_timeout` of one group. */
 export interface KeepaliveSettings {
@@ -40,11 +53,11 @@ export const DEFAULT_KEEPALIVE: KeepaliveSettings = Object.freeze({
   timeoutMs: 60_000,
 });
 
-export class KeepaliveCache {
+export class KeepaliveCache<C extends CachedConnection<C>> {
   readonly settings: KeepaliveSettings;
   /** Most recently used first. */
-  #newest: UpstreamConnection | null = null;
-  #oldest: UpstreamConnection | null = null;
+  #newest: C | null = null;
+  #oldest: C | null = null;
   #size = 0;
   #closed = false;
 
@@ -58,7 +71,7 @@ export class KeepaliveCache {
   }
 
   /** The most recently used idle connection to `peer`, taken out of the cache; null when none. */
-  take(peer: object): UpstreamConnection | null {
+  take(peer: object): C | null {
     for (let connection = this.#newest; connection !== null; connection = connection.older) {
       if (connection.peer === peer) {
         this.#unlink(connection);
@@ -72,7 +85,7 @@ export class KeepaliveCache {
    * A connection that carried its response and may carry another (its socket is open): cached, or
    * closed when it has had its requests or its time. Makes room by closing the least recently used.
    */
-  keep(connection: UpstreamConnection, nowMs: number): void {
+  keep(connection: C, nowMs: number): void {
     const settings = this.settings;
     if (
       this.#closed ||
@@ -97,7 +110,7 @@ export class KeepaliveCache {
   }
 
   /** A connection that closed: out of the cache, if it was in it. */
-  forget(connection: UpstreamConnection): void {
+  forget(connection: C): void {
     if (connection.cached) this.#unlink(connection);
   }
 
@@ -129,7 +142,7 @@ export class KeepaliveCache {
     return this.#closed;
   }
 
-  #unlink(connection: UpstreamConnection): void {
+  #unlink(connection: C): void {
     if (connection.newer !== null) connection.newer.older = connection.older;
     else this.#newest = connection.older;
     if (connection.older !== null) connection.older.newer = connection.newer;
