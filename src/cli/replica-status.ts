@@ -26,6 +26,7 @@ export async function startReplicaStatus(
   const metrics = new ControlPlaneMetrics();
   const replicaMetrics = new ReplicaMetrics(metrics.registry, {
     zones: () => replica.site.limitReqZones.values(),
+    connZones: () => replica.site.limitConnZones.values(),
     sync: () => replica.sync.state(),
     zoneSync: () => replica.limitSync.info(),
     nowMs: () => systemClock.nowMs(),

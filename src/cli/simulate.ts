@@ -48,6 +48,8 @@ export function simulateLine(site: Site, line: unknown, defaultPort: number): Si
   }
   const request = checkRequest(input, t);
   const decision = site.evaluate(toFacts(request, defaultPort), t);
+  // A simulated request takes no time: its limit_conn slots are given back at once.
+  decision.connections?.release();
   return { t, status: decision.status, code: decision.code, delay_ms: decision.delayMs, zone: decision.zone };
 }
 

@@ -23,7 +23,7 @@ import { alertmanagerHookRoutes } from './hooks/alertmanager-hook.ts';
 import { newRequestId, nginxErrorBody, toApiError } from './nginx-error.ts';
 import { clusterRoutes } from './routes/cluster.ts';
 import { keyvalRoutes } from './routes/keyvals.ts';
-import { limitReqRoutes } from './routes/limit-reqs.ts';
+import { limiterCounterRoutes } from './routes/limiter-counters.ts';
 import { operationsRoutes } from './routes/operations.ts';
 import { API_VERSIONS, plusRootRoutes } from './routes/plus-root.ts';
 import { zoneSyncRoutes } from './routes/zone-sync.ts';
@@ -39,6 +39,8 @@ export interface ControlPlaneOptions {
   readonly keyvalZones?: readonly KeyvalZoneInfo[];
   /** limit_req zones of `-c FILE`, listed (with zeros) before any replica reports them. */
   readonly limitReqZones?: readonly string[];
+  /** limit_conn zones of `-c FILE`, likewise. */
+  readonly limitConnZones?: readonly string[];
   readonly auth?: AuthOptions;
   /** Default: a fresh registry per app. */
   readonly metrics?: ControlPlaneMetrics;
@@ -77,7 +79,10 @@ export async function controlPlane(app: FastifyInstance, options: ControlPlaneOp
   const ctx: ControlPlaneContext = {
     spec,
     gateway,
-    zones: new ZoneDirectory(gateway, clock, options.keyvalZones ?? [], options.limitReqZones ?? []),
+    zones: new ZoneDirectory(gateway, clock, options.keyvalZones ?? [], {
+      limitReq: options.limitReqZones ?? [],
+      limitConn: options.limitConnZones ?? [],
+    }),
     access,
     metrics,
     clock,
@@ -140,7 +145,7 @@ export async function controlPlane(app: FastifyInstance, options: ControlPlaneOp
 
   plusRootRoutes(app, ctx);
   keyvalRoutes(app, ctx);
-  limitReqRoutes(app, ctx);
+  limiterCounterRoutes(app, ctx);
   zoneSyncRoutes(app, ctx);
   clusterRoutes(app, ctx);
   operationsRoutes(app, ctx);

@@ -1,6 +1,6 @@
 /**
  * The zones a configuration declares, as the control plane serves them (`-c FILE`): keyval zones with
- * their type and timeout, limit_req zone names.
+ * their type and timeout, limit_req and limit_conn zone names.
  */
 import type { Config } from '../config/model.ts';
 import type { KeyvalZoneInfo } from '../store/cluster-registry.ts';
@@ -8,6 +8,7 @@ import type { KeyvalZoneInfo } from '../store/cluster-registry.ts';
 export interface ConfiguredZones {
   readonly keyvalZones: KeyvalZoneInfo[];
   readonly limitReqZones: string[];
+  readonly limitConnZones: string[];
 }
 
 export function zonesOfConfig(config: Config): ConfiguredZones {
@@ -19,5 +20,6 @@ export function zonesOfConfig(config: Config): ConfiguredZones {
       sizeBytes: z.sizeBytes,
     })),
     limitReqZones: config.http.limitReqZones.map((z) => z.name),
+    limitConnZones: config.http.limitConnZones.map((z) => z.name),
   };
 }

@@ -1,32 +1,33 @@
 /**
  * Which zones exist. keyval zones: the control plane's own `-c FILE` first, then what the replicas
- * registered in the store. limit_req zones: the config's, the ones live replicas run, and any zone
- * that has counters (a replica that ran it may be gone, its counts still count).
+ * registered in the store. limit_req and limit_conn zones: the config's, the ones live replicas run,
+ * and any zone that has counters (a replica that ran it may be gone, its counts still count).
  */
-import { addCountersInto, zeroCounters } from '../engine/counters.ts';
-import { LIMIT_REQ, LIMIT_REQ_COUNTERS, type LimitReqCounters } from '../engine/limit-req/limit-req-zone.ts';
+import { addCountersInto, type CounterFamily, type Counters, zeroCounters } from '../engine/counters.ts';
+import { LIMIT_CONN } from '../engine/limit-conn/limit-conn-zone.ts';
+import { LIMIT_REQ } from '../engine/limit-req/limit-req-zone.ts';
 import type { Clock } from '../shared/clock.ts';
 import { compareText } from '../shared/dictionary.ts';
 import { LimitswitchError } from '../shared/errors.ts';
-import type { KeyvalZoneInfo } from '../store/cluster-registry.ts';
+import type { KeyvalZoneInfo, ReplicaInfo } from '../store/cluster-registry.ts';
 import type { StoreGateway } from './store-gateway.ts';
 
 export class ZoneDirectory {
   readonly #gateway: StoreGateway;
   readonly #clock: Clock;
   readonly #keyvalZones: readonly KeyvalZoneInfo[];
-  readonly #limitReqZones: readonly string[];
+  readonly #configured: ConfiguredLimiterZones;
 
   constructor(
     gateway: StoreGateway,
     clock: Clock,
     keyvalZones: readonly KeyvalZoneInfo[],
-    limitReqZones: readonly string[],
+    configured: ConfiguredLimiterZones,
   ) {
     this.#gateway = gateway;
     this.#clock = clock;
     this.#keyvalZones = keyvalZones;
-    this.#limitReqZones = limitReqZones;
+    this.#configured = configured;
   }
 
   /** The configured zones (registered in the store at start-up). */
@@ -52,33 +53,63 @@ export class ZoneDirectory {
   }
 
   /**
-   * Cluster-wide limit_req totals: zone → sums over every replica record, plus the per-replica
+   * A limiter's cluster-wide totals: zone → sums over every replica record, plus the per-replica
    * breakdown (every known zone on every replica that reported, zeros included). Zones known but
    * never counted report zeros.
    */
-  async limitReqTotals(): Promise<{
-    totals: Map<string, LimitReqCounters>;
-    byReplica: Record<string, Record<string, LimitReqCounters>>;
-  }> {
+  async counterTotals<F extends string>(limiter: Limiter<F>): Promise<CounterTotals<F>> {
     const nowMs = this.#clock.nowMs();
+    const { family } = limiter;
     const [counted, replicas] = await Promise.all([
-      this.#gateway.call('counters', (s) => s.counters.read(LIMIT_REQ.kind)),
+      this.#gateway.call('counters', (s) => s.counters.read(family.kind)),
       this.#gateway.call('replicas', (s) => s.registry.replicas(nowMs)),
     ]);
-    const names = new Set(this.#limitReqZones);
-    for (const replica of replicas) for (const zone of replica.limitReqZones) names.add(zone);
+    const names = new Set(this.#configured[limiter.name]);
+    for (const replica of replicas) for (const zone of limiter.zonesOf(replica)) names.add(zone);
     for (const zones of Object.values(counted)) for (const zone of Object.keys(zones)) names.add(zone);
-    const totals = new Map<string, LimitReqCounters>();
-    for (const name of [...names].sort(compareText)) totals.set(name, zeroCounters(LIMIT_REQ_COUNTERS));
-    const byReplica: Record<string, Record<string, LimitReqCounters>> = {};
+    const totals = new Map<string, Counters<F>>();
+    for (const name of [...names].sort(compareText)) totals.set(name, zeroCounters(family.fields));
+    const byReplica: Record<string, Record<string, Counters<F>>> = {};
     for (const [replicaId, zones] of Object.entries(counted)) {
-      const mine: Record<string, LimitReqCounters> = {};
+      const mine: Record<string, Counters<F>> = {};
       byReplica[replicaId] = mine;
       for (const [zone, counters] of Object.entries(zones)) {
-        mine[zone] = addCountersInto(zeroCounters(LIMIT_REQ_COUNTERS), counters, LIMIT_REQ_COUNTERS);
-        addCountersInto(totals.get(zone)!, counters, LIMIT_REQ_COUNTERS);
+        const these = counters as Partial<Counters<F>>;
+        mine[zone] = addCountersInto(zeroCounters(family.fields), these, family.fields);
+        addCountersInto(totals.get(zone)!, these, family.fields);
       }
     }
     return { totals, byReplica };
   }
 }
+
+/** The limit_req and limit_conn zones of the control plane's own configuration. */
+export interface ConfiguredLimiterZones {
+  readonly limitReq: readonly string[];
+  readonly limitConn: readonly string[];
+}
+
+export interface CounterTotals<F extends string> {
+  readonly totals: Map<string, Counters<F>>;
+  readonly byReplica: Record<string, Record<string, Counters<F>>>;
+}
+
+/** A limiter whose zones have cluster-wide counters. */
+export interface Limiter<F extends string> {
+  readonly name: keyof ConfiguredLimiterZones;
+  readonly family: CounterFamily<F>;
+  /** The zones a replica reports it runs. */
+  zonesOf(replica: ReplicaInfo): readonly string[];
+}
+
+export const LIMIT_REQ_LIMITER: Limiter<(typeof LIMIT_REQ.fields)[number]> = {
+  name: 'limitReq',
+  family: LIMIT_REQ,
+  zonesOf: (replica) => replica.limitReqZones,
+};
+
+export const LIMIT_CONN_LIMITER: Limiter<(typeof LIMIT_CONN.fields)[number]> = {
+  name: 'limitConn',
+  family: LIMIT_CONN,
+  zonesOf: (replica) => replica.limitConnZones ?? [],
+};

@@ -1,9 +1,15 @@
 /**
- * A replica's Prometheus metrics. The limit_req counters use nginx-prometheus-exporter's names and help
- * texts (`nginxplus_limit_request_passed{zone}` …, no `_total`), so dashboards built for NGINX Plus
- * work unchanged; they are read from the engine at scrape time.
+ * A replica's Prometheus metrics. The limit_req and limit_conn counters use nginx-prometheus-exporter's
+ * names and help texts (`nginxplus_limit_request_passed{zone}`, `nginxplus_limit_connection_passed{zone}`
+ * …, no `_total`), so dashboards built for NGINX Plus work unchanged; they are read from the engine at
+ * scrape time.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import {
+  LIMIT_CONN_COUNTERS,
+  type LimitConnCounter,
+  type LimitConnCounters,
+} from '../engine/limit-conn/limit-conn-zone.ts';
 import {
   LIMIT_REQ_COUNTERS,
   type LimitReqCounter,
@@ -16,6 +22,11 @@ export interface ZoneCounterSource {
   readonly counters: Readonly<LimitReqCounters>;
 }
 
+export interface ConnZoneCounterSource {
+  readonly name: string;
+  readonly counters: Readonly<LimitConnCounters>;
+}
+
 /** nginx-prometheus-exporter's help texts. */
 const LIMIT_REQ_HELP: Record<LimitReqCounter, string> = {
   passed: 'Total number of requests that were neither limited nor accounted as limited',
@@ -25,6 +36,13 @@ const LIMIT_REQ_HELP: Record<LimitReqCounter, string> = {
   rejected_dry_run: 'Total number of requests accounted as rejected in the dry run mode',
 };
 
+/** nginx-prometheus-exporter's help texts for limit_conn. */
+const LIMIT_CONN_HELP: Record<LimitConnCounter, string> = {
+  passed: 'Total number of connections that were neither limited nor accounted as limited',
+  rejected: 'Total number of connections that were rejected',
+  rejected_dry_run: 'Total number of connections accounted as rejected in the dry run mode',
+};
+
 export interface SyncStateSource {
   readonly connected: boolean;
   readonly appliedRevision: number;
@@ -32,6 +50,8 @@ export interface SyncStateSource {
 
 export interface ReplicaMetricsSources {
   zones(): Iterable<ZoneCounterSource>;
+  /** The limit_conn zones. */
+  connZones(): Iterable<ConnZoneCounterSource>;
   /** Store resets seen: switches written back by this replica, by another first, or dropped. */
   storeResets(): { readonly restored: number; readonly restoredElsewhere: number; readonly dropped: number };
   sync(): SyncStateSource;
@@ -54,25 +74,12 @@ export class ReplicaMetrics {
 
   constructor(registry: Registry, sources: ReplicaMetricsSources) {
     const registers = [registry];
-    for (const field of LIMIT_REQ_COUNTERS) {
-      // Counters only grow; the engine's totals are mirrored by adding what is new since the last scrape.
-      const seen = new Map<string, number>();
-      new Counter({
-        name: `nginxplus_limit_request_${field}`,
-        help: LIMIT_REQ_HELP[field],
-        labelNames: ['zone'],
-        registers,
-        collect() {
-          for (const zone of sources.zones()) {
-            const total = zone.counters[field];
-            const delta = total - (seen.get(zone.name) ?? 0);
-            if (delta > 0) this.inc({ zone: zone.name }, delta);
-            else if (!seen.has(zone.name)) this.inc({ zone: zone.name }, 0);
-            seen.set(zone.name, total);
-          }
-        },
-      });
-    }
+    limiterCounters(registers, 'nginxplus_limit_request', LIMIT_REQ_COUNTERS, LIMIT_REQ_HELP, () =>
+      sources.zones(),
+    );
+    limiterCounters(registers, 'nginxplus_limit_connection', LIMIT_CONN_COUNTERS, LIMIT_CONN_HELP, () =>
+      sources.connZones(),
+    );
     const seenRequests = new Map<string, Map<string, number>>();
     new Counter({
       name: 'limitswitch_location_requests_total',
@@ -239,4 +246,35 @@ function zoneSyncMetrics(registers: Registry[], sources: ReplicaMetricsSources):
     (i) => i.msgsIn,
   );
   status('nginxplus_stream_zone_sync_status_msgs_out', 'Total messages sent by this node', (i) => i.msgsOut);
+}
+
+/**
+ * One counter per field, `<prefix>_<field>{zone}`, mirroring the engine's totals: counters only grow,
+ * so each scrape adds what is new since the last one.
+ */
+function limiterCounters<F extends string>(
+  registers: Registry[],
+  prefix: string,
+  fields: readonly F[],
+  help: Record<F, string>,
+  zones: () => Iterable<{ readonly name: string; readonly counters: Readonly<Record<F, number>> }>,
+): void {
+  for (const field of fields) {
+    const seen = new Map<string, number>();
+    new Counter({
+      name: `${prefix}_${field}`,
+      help: help[field],
+      labelNames: ['zone'],
+      registers,
+      collect() {
+        for (const zone of zones()) {
+          const total = zone.counters[field];
+          const delta = total - (seen.get(zone.name) ?? 0);
+          if (delta > 0) this.inc({ zone: zone.name }, delta);
+          else if (!seen.has(zone.name)) this.inc({ zone: zone.name }, 0);
+          seen.set(zone.name, total);
+        }
+      },
+    });
+  }
 }

@@ -5,6 +5,7 @@
  * replica alone.
  */
 import type { Site } from '../engine/http/site.ts';
+import { LIMIT_CONN } from '../engine/limit-conn/limit-conn-zone.ts';
 import { LIMIT_REQ } from '../engine/limit-req/limit-req-zone.ts';
 import { put } from '../shared/dictionary.ts';
 import { LimitswitchError } from '../shared/errors.ts';
@@ -82,9 +83,14 @@ export function localStoreView(state: LocalState): LocalStoreView {
     counters: {
       async read(kind: string) {
         const zones: Record<string, Record<string, number>> = {};
-        if (kind === LIMIT_REQ.kind) {
-          for (const zone of state.site().limitReqZones.values()) zones[zone.name] = { ...zone.counters };
-        }
+        const site = state.site();
+        const counted =
+          kind === LIMIT_REQ.kind
+            ? site.limitReqZones
+            : kind === LIMIT_CONN.kind
+              ? site.limitConnZones
+              : null;
+        for (const zone of counted?.values() ?? []) zones[zone.name] = { ...zone.counters };
         return { [state.info().id]: zones };
       },
     },

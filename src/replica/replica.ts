@@ -197,6 +197,7 @@ export class Replica {
         sizeBytes: z.sizeBytes,
       })),
       limitReqZones: this.#config.http.limitReqZones.map((z) => z.name),
+      limitConnZones: this.#config.http.limitConnZones.map((z) => z.name),
       zoneSync: this.limitSync.info(),
     };
   }

@@ -28,6 +28,8 @@ export interface ReplicaInfo {
   /** Zones of the config this replica runs (so the control plane knows zone names and types). */
   readonly keyvalZones: readonly KeyvalZoneInfo[];
   readonly limitReqZones: readonly string[];
+  /** Its limit_conn zones (absent in records of replicas from before limit_conn). */
+  readonly limitConnZones?: readonly string[];
   /** The replica's cluster-wide limits (`limit_req_zone … sync`), when it runs any. */
   readonly zoneSync?: ZoneSyncInfo | null;
 }

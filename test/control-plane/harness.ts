@@ -132,7 +132,8 @@ export async function addCounters(
   store: Pick<Store, 'counters'>,
   replicaId: string,
   deltas: Record<string, Record<string, number>>,
+  kind = 'limit_req',
 ): Promise<void> {
   batchSeq += 1;
-  await store.counters.add({ replicaId, incarnation: 'test', seq: batchSeq, deltas: { limit_req: deltas } });
+  await store.counters.add({ replicaId, incarnation: 'test', seq: batchSeq, deltas: { [kind]: deltas } });
 }

@@ -1,6 +1,7 @@
 /**
  * Debian's prometheus-nginx-exporter, unchanged, in NGINX Plus mode against the control plane: every
- * endpoint it asks for answers, so `nginxplus_up 1`, and the limit_req metrics are the cluster sums.
+ * endpoint it asks for answers, so `nginxplus_up 1`, and the limit_req and limit_conn metrics are the
+ * cluster sums.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -33,6 +34,18 @@ describe('prometheus-nginx-exporter --nginx.plus scrapes the control plane', () 
       req_zone_10: { passed: 2, delayed: 0, rejected: 5, delayed_dry_run: 2, rejected_dry_run: 0 },
       zone_two: { passed: 9, delayed: 0, rejected: 0, delayed_dry_run: 0, rejected_dry_run: 0 },
     });
+    await addCounters(
+      store,
+      'replica-a',
+      { addr: { passed: 20, rejected: 4, rejected_dry_run: 1 } },
+      'limit_conn',
+    );
+    await addCounters(
+      store,
+      'replica-b',
+      { addr: { passed: 1, rejected: 2, rejected_dry_run: 0 } },
+      'limit_conn',
+    );
     server = await startControlPlaneServer({ store, host: '127.0.0.1', port: 0 });
     const port = await freePort();
     metricsUrl = `http://127.0.0.1:${port}/metrics`;
@@ -77,6 +90,13 @@ describe('prometheus-nginx-exporter --nginx.plus scrapes the control plane', () 
     assert.equal(sample(metrics, 'nginxplus_limit_request_delayed_dry_run{zone="req_zone_10"}'), 2);
     assert.equal(sample(metrics, 'nginxplus_limit_request_rejected_dry_run{zone="req_zone_10"}'), 1);
     assert.equal(sample(metrics, 'nginxplus_limit_request_passed{zone="zone_two"}'), 9);
+  });
+
+  it('reports the cluster-wide limit_conn counters under its own names', async () => {
+    const metrics = await (await fetch(metricsUrl)).text();
+    assert.equal(sample(metrics, 'nginxplus_limit_connection_passed{zone="addr"}'), 21, exporterLog);
+    assert.equal(sample(metrics, 'nginxplus_limit_connection_rejected{zone="addr"}'), 6);
+    assert.equal(sample(metrics, 'nginxplus_limit_connection_rejected_dry_run{zone="addr"}'), 1);
   });
 
   it('follows new counter deltas on the next scrape', async () => {

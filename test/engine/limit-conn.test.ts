@@ -1,6 +1,8 @@
 /** limit_conn's handler (engine/limit-conn), request by request, as ngx_http_limit_conn_module.c. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { buildSite } from '../../src/config/build-site.ts';
+import { loadConfigText } from '../../src/config/index.ts';
 import { parseComplexValue } from '../../src/engine/complex-value.ts';
 import { type LimitConnPolicy, limitConnections } from '../../src/engine/limit-conn/limit-conn.ts';
 import { LimitConnZone, limitConnNodeBytes } from '../../src/engine/limit-conn/limit-conn-zone.ts';
@@ -108,5 +110,52 @@ describe('limit_conn', () => {
     }
     assert.equal(held, Math.floor(31552 / 64));
     assert.equal(limitConnections(p, { addr: 'k000' }).status, 'PASSED');
+  });
+});
+
+describe('limit_conn in the site’s phases', () => {
+  const text = `http {
+    limit_req_zone $binary_remote_addr zone=req:1m rate=1r/s;
+    limit_conn_zone $binary_remote_addr zone=addr:1m;
+    server { listen 8080;
+      location /held/ { limit_req zone=req burst=5; limit_conn addr 1; proxy_pass http://127.0.0.1:9; }
+      location /denied/ { limit_conn addr 1; deny all; proxy_pass http://127.0.0.1:9; }
+      location /dry/ { limit_conn addr 1; limit_conn_dry_run on; proxy_pass http://127.0.0.1:9; }
+    } }`;
+  const facts = (uri: string) => ({
+    method: 'GET',
+    scheme: 'http' as const,
+    target: uri,
+    headers: { host: 'a' },
+    remoteAddr: '10.0.0.1',
+    remotePort: 1,
+    serverAddr: '127.0.0.1',
+    serverPort: 8080,
+  });
+
+  it('runs after limit_req’s delay: a held request holds no slot until the delay is over', () => {
+    const site = buildSite(loadConfigText(text, 'site.conf').http);
+    const first = site.evaluate(facts('/held/1'), 0);
+    assert.deepEqual([first.kind, first.connStatus], ['proxy', 'PASSED']);
+    const second = site.evaluate(facts('/held/2'), 0);
+    assert.deepEqual([second.kind, second.connStatus, second.delayMs], ['delay', '', 1000]);
+    // the delay is over while the first is still in progress: the second is refused now
+    const after = site.resume(second.delayed!);
+    assert.deepEqual([after.kind, after.code, after.connStatus], ['reject', 503, 'REJECTED']);
+    first.connections!.release();
+    const third = site.resume(site.evaluate(facts('/held/3'), 0).delayed!);
+    assert.deepEqual([third.kind, third.connStatus], ['proxy', 'PASSED']);
+    third.connections!.release();
+  });
+
+  it('a denied request gives its slot back at once; dry run passes with REJECTED_DRY_RUN', () => {
+    const site = buildSite(loadConfigText(text, 'site.conf').http);
+    const denied = site.evaluate(facts('/denied/1'), 0);
+    assert.deepEqual([denied.kind, denied.connStatus, denied.connections], ['deny', 'PASSED', null]);
+    assert.equal(site.limitConnZones.get('addr')!.inProgress('\x0a\x00\x00\x01'), 0);
+    const held = site.evaluate(facts('/dry/1'), 0);
+    const over = site.evaluate(facts('/dry/2'), 0);
+    assert.deepEqual([over.kind, over.connStatus, over.connections], ['proxy', 'REJECTED_DRY_RUN', null]);
+    held.connections!.release();
   });
 });

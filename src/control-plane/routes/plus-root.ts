@@ -23,7 +23,6 @@ const EMPTY_ENDPOINTS: Readonly<Record<string, unknown>> = {
   getHttpLocationZones: {},
   getHttpCaches: {},
   getHttpUpstreams: {},
-  getHttpLimitConns: {},
   getStreamServerZones: {},
   getStreamUpstreams: {},
   getStreamLimitConns: {},
