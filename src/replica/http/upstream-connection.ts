@@ -132,11 +132,30 @@ export class UpstreamConnection implements CachedConnection<UpstreamConnection> 
     this.#client.dispatch(options, this);
   }
 
-  /** Closes it now (it is idle, or its request failed); resolves once its socket is closed. */
-  async close(): Promise<void> {
+  /**
+   * Closes it now: it is idle, or its request failed. The socket is destroyed without an error where
+   * there is one (undici's own close passes one, and Node formats its stack: costly with source maps).
+   */
+  close(): void {
     if (this.#gone) return;
     this.#gone = true;
-    await this.#client.destroy();
+    this.cache.forget(this);
+    const socket = this.#socket;
+    if (socket === null) void this.#client.destroy();
+    else socket.destroy();
+  }
+
+  /** `close()`, resolved once the socket is closed. */
+  closeAndWait(): Promise<void> {
+    const socket = this.#socket;
+    if (socket === null || socket.closed) {
+      this.close();
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      socket.once('close', () => resolve());
+      this.close();
+    });
   }
 
   // undici dispatch handler: everything goes on to the exchange
@@ -180,9 +199,13 @@ export class UpstreamConnection implements CachedConnection<UpstreamConnection> 
     this.#handler = null;
     handler.onComplete();
     if (this.#headAlone) this.peer.sawHeadAlone();
+    if (this.#last || this.#headAlone) {
+      this.close();
+      return;
+    }
     // undici closes the socket, if it does (the server said `close`, an HTTP/1.0 answer), right after
     // this callback returns
-    queueMicrotask(() => keepOrDrop(this));
+    process.nextTick(keepOrDrop, this);
   }
 
   onError(err: Error): void {
@@ -190,7 +213,7 @@ export class UpstreamConnection implements CachedConnection<UpstreamConnection> 
     const handler = this.#handler;
     this.#handler = null;
     handler?.onError(err);
-    void this.close();
+    this.close();
   }
 
   /** @internal the read that brought the head is over. */
@@ -205,11 +228,9 @@ export class UpstreamConnection implements CachedConnection<UpstreamConnection> 
 
   /** @internal after a response: back to the cache if the connection may carry another request. */
   keepOrDrop(): void {
-    if (this.#gone || this.#last || this.#headAlone || this.#socket === null || this.#socket.destroyed) {
-      void this.close();
-      return;
-    }
-    this.cache.keep(this, this.#clock.nowMs());
+    if (this.#gone) return;
+    if (this.#socket === null || this.#socket.destroyed) this.close();
+    else this.cache.keep(this, this.#clock.nowMs());
   }
 
   #disconnected(): void {

@@ -117,7 +117,8 @@ export class UpstreamPeer {
     let options = this.#connections.get(timeoutMs);
     if (options === undefined) {
       options = {
-        connect: buildConnector({ timeout: timeoutMs }),
+        // no TCP keep-alive probes: nginx's `proxy_socket_keepalive off`
+        connect: buildConnector({ timeout: timeoutMs, keepAlive: false }),
         idleTimeoutMs: this.#cache.settings.timeoutMs,
         readTimeoutMs: this.#options.readTimeoutMs,
         clock: this.#options.clock,

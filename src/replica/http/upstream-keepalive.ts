@@ -23,7 +23,9 @@ export interface CachedConnection<C extends CachedConnection<C>> {
   newer: C | null;
   older: C | null;
   cached: boolean;
-  close(): Promise<void>;
+  /** Closes it (and takes it out of the cache: `forget`). */
+  close(): void;
+  closeAndWait(): Promise<void>;
 }
 
 /** `keepalive`, `keepalive_requests`, `keepalive_time`, `keepalive_timeout` of one group. */
@@ -92,13 +94,13 @@ export class KeepaliveCache<C extends CachedConnection<C>> {
       connection.requests >= settings.requests ||
       nowMs - connection.startedMs > settings.timeMs
     ) {
-      void connection.close();
+      connection.close();
       return;
     }
     if (this.#size >= settings.connections) {
       const oldest = this.#oldest!;
       this.#unlink(oldest);
-      void oldest.close();
+      oldest.close();
     }
     connection.older = this.#newest;
     connection.newer = null;
@@ -120,7 +122,7 @@ export class KeepaliveCache<C extends CachedConnection<C>> {
       const older = connection.older;
       if (connection.peer === peer) {
         this.#unlink(connection);
-        void connection.close();
+        connection.close();
       }
       connection = older;
     }
@@ -133,7 +135,7 @@ export class KeepaliveCache<C extends CachedConnection<C>> {
     while (this.#newest !== null) {
       const connection = this.#newest;
       this.#unlink(connection);
-      closing.push(connection.close());
+      closing.push(connection.closeAndWait());
     }
     await Promise.all(closing);
   }
