@@ -90,6 +90,7 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
     status: conf.status,
     logLevel: conf.logLevel,
     dryRun: conf.dryRun,
+    retryAfter: conf.retryAfter,
   });
 
   const limitConnZones = new Map<string, LimitConnZone>();
@@ -109,6 +110,7 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
     status: conf.status,
     logLevel: conf.logLevel,
     dryRun: conf.dryRun,
+    retryAfterMs: conf.retryAfterMs,
   });
 
   const compileReturn = (spec: ReturnSpec | null): CompiledReturn | null =>
@@ -134,7 +136,6 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
     name,
     limitReq: policy(conf.limitReq),
     limitConn: connPolicy(conf.limitConn),
-    retryAfter: conf.limitReq.retryAfter,
     return: compileReturn(conf.return ?? null),
     proxyPass: conf.proxyPass ?? null,
     api: conf.api ?? null,

@@ -35,6 +35,8 @@ export interface LevelBuilder {
   limitConnStatus: number | null;
   limitConnLogLevel: LogLevel | null;
   limitConnDryRun: boolean | null;
+  /** `limit_conn_retry_after`: ms, `0` for off (null: not set here). */
+  limitConnRetryAfterMs: number | null;
   realIpFrom: string[] | null;
   realIpHeader: string | null;
   realIpRecursive: boolean | null;
@@ -133,6 +135,7 @@ export function newLevel(source: SourceRef): LevelBuilder {
     limitConnStatus: null,
     limitConnLogLevel: null,
     limitConnDryRun: null,
+    limitConnRetryAfterMs: null,
     realIpFrom: null,
     realIpHeader: null,
     realIpRecursive: null,

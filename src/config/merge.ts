@@ -2,7 +2,7 @@
  * Inheritance, as nginx's merge_loc_conf functions do it, from builders into the frozen model:
  * - `limit_req`, `limit_conn`: a level's list replaces the enclosing one only when the level has any;
  * - `limit_req_status`, `_log_level`, `_dry_run`, `_retry_after`, `limit_conn_status`, `_log_level`,
- *   `_dry_run`, `real_ip_header`,
+ *   `_dry_run`, `_retry_after`, `real_ip_header`,
  *   `real_ip_recursive`: the innermost level that sets one wins;
  * - `proxy_connect_timeout`, `proxy_read_timeout`, `proxy_send_timeout`: the innermost level wins (60 s);
  *   so does `proxy_http_version` (1.0);
@@ -48,7 +48,7 @@ export const LARGE_CLIENT_HEADER_BUFFERS: HeaderBuffersSpec = Object.freeze({ co
 
 const DEFAULTS: Inherited = {
   limitReq: { limits: [], status: 503, logLevel: 'error', dryRun: false, retryAfter: false },
-  limitConn: { limits: [], status: 503, logLevel: 'error', dryRun: false },
+  limitConn: { limits: [], status: 503, logLevel: 'error', dryRun: false, retryAfterMs: null },
   access: [],
   realIp: { trustedFrom: [], header: 'X-Real-IP', recursive: false },
   proxyTimeouts: { connectMs: 60_000, readMs: 60_000, sendMs: 60_000 },
@@ -74,6 +74,10 @@ export function inherit(level: LevelBuilder, parent: Inherited): Inherited {
       status: level.limitConnStatus ?? parent.limitConn.status,
       logLevel: level.limitConnLogLevel ?? parent.limitConn.logLevel,
       dryRun: level.limitConnDryRun ?? parent.limitConn.dryRun,
+      retryAfterMs:
+        level.limitConnRetryAfterMs === null
+          ? parent.limitConn.retryAfterMs
+          : level.limitConnRetryAfterMs || null,
     },
     access: level.access ?? parent.access,
     realIp: {

@@ -78,6 +78,8 @@ export interface EffectiveLimitConn {
   readonly logLevel: LogLevel;
   /** `limit_conn_dry_run`, default off. */
   readonly dryRun: boolean;
+  /** Extension (`limit_conn_retry_after on | time`): `Retry-After` on rejections, ms; null: none (default). */
+  readonly retryAfterMs: number | null;
 }
 
 /** `proxy_connect_timeout`, `proxy_read_timeout`, `proxy_send_timeout` after inheritance (60 s each). */

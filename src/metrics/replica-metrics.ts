@@ -25,6 +25,7 @@ export interface ZoneCounterSource {
 export interface ConnZoneCounterSource {
   readonly name: string;
   readonly counters: Readonly<LimitConnCounters>;
+  readonly requestsInProgress: number;
 }
 
 /** nginx-prometheus-exporter's help texts. */
@@ -80,6 +81,16 @@ export class ReplicaMetrics {
     limiterCounters(registers, 'nginxplus_limit_connection', LIMIT_CONN_COUNTERS, LIMIT_CONN_HELP, () =>
       sources.connZones(),
     );
+    new Gauge({
+      name: 'limitswitch_limit_conn_requests_in_progress',
+      help: 'Requests a limit_conn zone counts now, every key together',
+      labelNames: ['zone'],
+      registers,
+      collect() {
+        this.reset();
+        for (const zone of sources.connZones()) this.set({ zone: zone.name }, zone.requestsInProgress);
+      },
+    });
     const seenRequests = new Map<string, Map<string, number>>();
     new Counter({
       name: 'limitswitch_location_requests_total',

@@ -203,14 +203,10 @@ function toDataPath(verdict: Verdict, deciding: Deciding): RoutedDecision {
   switch (verdict.kind) {
     case 'reject':
     case 'close': {
-      const retryAfterS =
-        route.handler.retryAfter && verdict.kind === 'reject'
-          ? Math.max(1, Math.ceil(verdict.retryAfterMs / 1000))
-          : undefined;
       return {
         action: 'reject',
         code: verdict.code,
-        retryAfterS,
+        retryAfterS: verdict.kind === 'reject' ? (verdict.retryAfterS ?? undefined) : undefined,
         limitReqStatus: verdict.status,
         zone: verdict.zone,
       };

@@ -6,10 +6,9 @@
  * slot), dry run, `limit_conn_status`, an empty key (the switch off) and one zone shared by locations.
  */
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { freePort } from '../helpers/free-port.ts';
+import { GatedUpstream } from '../helpers/gated-upstream.ts';
 import { type ReplicaRun, startReplica, stopAll, TempDir } from '../helpers/limitswitch-process.ts';
 import { type RunningNginx, startNginx } from '../helpers/nginx.ts';
 
@@ -50,43 +49,6 @@ function body(listen: number, upstream: number): string {
 `;
 }
 
-/**
- * The upstream: a request whose query has `hold` waits until `release(path)` (`arrived(path)`
- * resolves once it is there); any other is answered at once.
- */
-class Gate {
-  readonly server: Server;
-  readonly #held = new Map<string, ServerResponse & { limitConnStatus: string }>();
-  readonly #waiting = new Map<string, () => void>();
-
-  constructor() {
-    this.server = createServer((req: IncomingMessage, res: ServerResponse) => {
-      const path = req.url ?? '';
-      // the answer is the request's $limit_conn_status, as the proxy set it
-      const status = String(req.headers['x-limit-conn-status'] ?? '');
-      if (!path.includes('hold')) {
-        res.end(status);
-        return;
-      }
-      this.#held.set(path, Object.assign(res, { limitConnStatus: status }));
-      this.#waiting.get(path)?.();
-    });
-  }
-
-  arrived(path: string): Promise<void> {
-    if (this.#held.has(path)) return Promise.resolve();
-    return new Promise((resolve) => this.#waiting.set(path, resolve));
-  }
-
-  release(path: string): void {
-    const res = this.#held.get(path);
-    if (res === undefined) throw new Error(`nothing held at ${path}`);
-    this.#held.delete(path);
-    this.#waiting.delete(path);
-    res.end(res.limitConnStatus);
-  }
-}
-
 interface Answer {
   readonly status: number;
   /** `$limit_conn_status` as the upstream saw it (`proxy_set_header`); empty for a refusal. */
@@ -112,7 +74,7 @@ async function request(
  * The timeline: held requests are sent and awaited at the upstream (the count is in effect), then the
  * probe; each step's answers are recorded in order.
  */
-async function play(port: number, gate: Gate, tag: string): Promise<string[]> {
+async function play(port: number, gate: GatedUpstream, tag: string): Promise<string[]> {
   const out: string[] = [];
   const record = (step: string, a: Answer) => out.push(`${step}: ${a.status} ${a.limitConnStatus}`);
   const held: { path: string; answer: Promise<Answer> }[] = [];
@@ -185,15 +147,15 @@ function requestLines(errorLog: string): string[] {
 
 describe('limit_conn: the replica against nginx on one concurrent timeline', () => {
   const dir = new TempDir();
-  const gate = new Gate();
+  let gate: GatedUpstream;
   let nginx: RunningNginx;
   let replica: ReplicaRun;
   let nginxAnswers: string[];
   let replicaAnswers: string[];
 
   before(async () => {
-    await new Promise<void>((resolve) => gate.server.listen(0, '127.0.0.1', resolve));
-    const upstream = (gate.server.address() as AddressInfo).port;
+    gate = await GatedUpstream.start();
+    const upstream = gate.port;
     const listen = await freePort();
     const realIp = '    set_real_ip_from 127.0.0.1;\n    real_ip_header X-Forwarded-For;\n';
     const config = dir.write('nginx.conf', `events {}\nhttp {\n${realIp}${body(listen, upstream)}\n}\n`);
@@ -209,7 +171,7 @@ describe('limit_conn: the replica against nginx on one concurrent timeline', () 
 
   after(async () => {
     await Promise.all([nginx?.stop(), stopAll()]);
-    gate.server.close();
+    gate?.close();
     dir.remove();
   });
 

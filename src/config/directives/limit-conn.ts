@@ -1,10 +1,11 @@
 /**
  * ngx_http_limit_conn_module: limit_conn_zone, limit_conn, limit_conn_status, limit_conn_log_level,
- * limit_conn_dry_run — parsed as ngx_http_limit_conn_module.c does, with its messages.
+ * limit_conn_dry_run — parsed as ngx_http_limit_conn_module.c does, with its messages — plus the
+ * limitswitch extension limit_conn_retry_after.
  */
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
-import { atoi, parseSize } from '../values.ts';
+import { atoi, parseFlag, parseSize, parseTimeMs } from '../values.ts';
 import {
   complexValue,
   duplicate,
@@ -75,10 +76,28 @@ function limitConnDryRun(d: Directive, scope: Scope): void {
   level.limitConnDryRun = flagArg(d);
 }
 
+/**
+ * limitswitch extension: `limit_conn_retry_after off | on | time;` adds `Retry-After` to rejections —
+ * `on` is 1 s (Kubernetes' max-in-flight answers so), a time is rounded up to whole seconds.
+ */
+function limitConnRetryAfter(d: Directive, scope: Scope): void {
+  const level = levelOf(scope);
+  if (level.limitConnRetryAfterMs !== null) throw duplicate(d);
+  const flag = parseFlag(d.args[0]!);
+  if (flag !== null) {
+    level.limitConnRetryAfterMs = flag ? 1000 : 0;
+    return;
+  }
+  const ms = parseTimeMs(d.args[0]!);
+  if (ms === null || ms === 0) throw configError(`invalid value "${d.args[0]}"`, d);
+  level.limitConnRetryAfterMs = ms;
+}
+
 export const limitConnDirectives: readonly DirectiveSpec[] = [
   { name: 'limit_conn_zone', contexts: ['http'], args: [2], handle: limitConnZone },
   { name: 'limit_conn', contexts: LEVELS, args: [2], handle: limitConn },
   { name: 'limit_conn_status', contexts: LEVELS, args: [1], handle: limitConnStatus },
   { name: 'limit_conn_log_level', contexts: LEVELS, args: [1], handle: limitConnLogLevel },
   { name: 'limit_conn_dry_run', contexts: LEVELS, args: [1], handle: limitConnDryRun },
+  { name: 'limit_conn_retry_after', contexts: LEVELS, args: [1], handle: limitConnRetryAfter },
 ];

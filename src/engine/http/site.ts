@@ -52,7 +52,6 @@ export interface LocationHandler {
   readonly name: string;
   readonly limitReq: LimitReqPolicy<RequestContext>;
   readonly limitConn: LimitConnPolicy<RequestContext>;
-  readonly retryAfter: boolean;
   readonly return: CompiledReturn | null;
   readonly proxyPass: string | null;
   readonly api: { readonly write: boolean } | null;
@@ -134,8 +133,8 @@ export interface Verdict {
   /** The deciding zone: limit_req's, or the limit_conn zone that refused. */
   readonly zone: string | null;
   readonly logs: readonly LogLine[];
-  /** For `Retry-After` on rejections (0 otherwise). */
-  readonly retryAfterMs: number;
+  /** `Retry-After` seconds for a rejection, when its limiter says so (the extensions); else null. */
+  readonly retryAfterS: number | null;
   /** `return` body or redirect URL. */
   readonly text: string | null;
   /** `delay`: the phases to run when the delay is over (`Site.resume`). */
@@ -310,7 +309,12 @@ export class Site {
       ctx.limitReqStatus = status;
       zone = out.zone?.name ?? null;
       if (out.logs.length !== 0) logs = out.logs;
-      if (out.rejectCode !== 0) return rejection(out.rejectCode, status, '', zone, logs, out.retryAfterMs);
+      if (out.rejectCode !== 0) {
+        const retryAfterS = handler.limitReq.retryAfter
+          ? Math.max(1, Math.ceil(out.retryAfterMs / 1000))
+          : null;
+        return rejection(out.rejectCode, status, '', zone, logs, retryAfterS);
+      }
       if (out.delayMs > 0) {
         return {
           kind: 'delay',
@@ -320,7 +324,7 @@ export class Site {
           delayMs: out.delayMs,
           zone,
           logs,
-          retryAfterMs: 0,
+          retryAfterS: null,
           text: null,
           delayed: { handler, ctx, zone },
           connections: null,
@@ -350,7 +354,7 @@ export class Site {
         delayMs: 0,
         zone: null,
         logs: NO_LOGS,
-        retryAfterMs: 0,
+        retryAfterS: null,
         text: null,
         delayed: null,
         connections: null,
@@ -372,7 +376,7 @@ function tooLarge(length: number): Verdict {
     delayMs: 0,
     zone: null,
     logs: [{ level: 'error', message: `client intended to send too large body: ${length} bytes` }],
-    retryAfterMs: 0,
+    retryAfterS: null,
     text: null,
     delayed: null,
     connections: null,
@@ -390,7 +394,7 @@ function answer(spec: CompiledReturn, ctx: RequestContext): Verdict {
     delayMs: 0,
     zone: null,
     logs: NO_LOGS,
-    retryAfterMs: 0,
+    retryAfterS: null,
     text,
     delayed: null,
     connections: null,
@@ -404,7 +408,7 @@ function rejection(
   connStatus: LimitConnStatus,
   zone: string | null,
   logs: readonly LogLine[],
-  retryAfterMs: number,
+  retryAfterS: number | null,
 ): Verdict {
   return {
     kind: code === 444 ? 'close' : 'reject',
@@ -414,7 +418,7 @@ function rejection(
     delayMs: 0,
     zone,
     logs,
-    retryAfterMs,
+    retryAfterS,
     text: null,
     delayed: null,
     connections: null,
@@ -441,7 +445,9 @@ function afterDelay(
     ctx.limitConnStatus = connStatus;
     if (out.logs.length !== 0) logs = logs.length === 0 ? out.logs : [...logs, ...out.logs];
     if (out.rejectCode !== 0) {
-      return rejection(out.rejectCode, status, connStatus, out.zone?.name ?? null, logs, 0);
+      const retryAfterMs = handler.limitConn.retryAfterMs ?? null;
+      const retryAfterS = retryAfterMs === null ? null : Math.ceil(retryAfterMs / 1000);
+      return rejection(out.rejectCode, status, connStatus, out.zone?.name ?? null, logs, retryAfterS);
     }
     connections = out.slots;
   }
@@ -465,7 +471,7 @@ function afterDelay(
     delayMs: 0,
     zone: limitReqZone,
     logs,
-    retryAfterMs: 0,
+    retryAfterS: null,
     text: null,
     delayed: null,
     connections,

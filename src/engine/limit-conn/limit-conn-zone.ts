@@ -39,6 +39,7 @@ export class LimitConnZone {
   readonly #conns = new Map<string, number>();
   readonly #budgetBytes: number;
   #usedBytes = 0;
+  #inProgress = 0;
 
   constructor(name: string, key: ComplexValue, sizeBytes: number) {
     this.name = name;
@@ -54,12 +55,14 @@ export class LimitConnZone {
     if (count !== undefined) {
       if (count >= limit) return 'busy';
       this.#conns.set(key, count + 1);
+      this.#inProgress++;
       return 'counted';
     }
     const bytes = limitConnNodeBytes(key.length);
     if (this.#usedBytes + bytes > this.#budgetBytes) return 'full';
     this.#usedBytes += bytes;
     this.#conns.set(key, 1);
+    this.#inProgress++;
     return 'counted';
   }
 
@@ -67,6 +70,7 @@ export class LimitConnZone {
   release(key: string): void {
     const count = this.#conns.get(key);
     if (count === undefined) return;
+    this.#inProgress--;
     if (count > 1) {
       this.#conns.set(key, count - 1);
       return;
@@ -83,5 +87,10 @@ export class LimitConnZone {
   /** Keys with requests in progress. */
   get keys(): number {
     return this.#conns.size;
+  }
+
+  /** Requests in progress, every key together (Kubernetes' current in-flight requests, per zone). */
+  get requestsInProgress(): number {
+    return this.#inProgress;
   }
 }

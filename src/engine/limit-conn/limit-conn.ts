@@ -29,6 +29,8 @@ export interface LimitConnPolicy<C> {
   readonly status: number;
   readonly logLevel: LogLevel;
   readonly dryRun: boolean;
+  /** The `limit_conn_retry_after` extension: `Retry-After` on rejections, ms; null: none. */
+  readonly retryAfterMs?: number | null;
 }
 
 /** The slots a request holds, given back once when it ends. */

@@ -33,6 +33,8 @@ export interface LimitReqPolicy<C> {
   readonly status: number;
   readonly logLevel: LogLevel;
   readonly dryRun: boolean;
+  /** The `limit_req_retry_after` extension: rejections say when the key would pass again. */
+  readonly retryAfter?: boolean;
 }
 
 /** What the handler decided. Reused between calls by its owner to avoid allocation. */
