@@ -15,8 +15,7 @@ const ip = (i: number): string => String.fromCharCode(10, (i >> 16) & 255, (i >>
 function keysInLruOrder(table: StateTable): string[] {
   const keys: string[] = [];
   for (let node = table.head; node !== -1; node = table.nextOf(node)) {
-    const text = table.keyText[node];
-    keys.push(text ?? ip(table.keyU32[node]! & 0xffffff));
+    keys.push(table.keyOf(node));
   }
   return keys;
 }
@@ -71,26 +70,109 @@ describe('state table', () => {
     const table = new StateTable(1024 * 1024);
     let i = 0;
     while (table.insert(ip(i), 0, 0) !== -1) i++;
-    // 28 bytes per node plus a 64k-slot index (4 bytes a slot) fill the 1m budget; 32k slots would be too few.
-    assert.equal(i, Math.floor((1024 * 1024 - ZONE_HEADER_BYTES - 65536 * 4) / IPV4_NODE_BYTES));
+    // A 32k-slot index (4 bytes a slot) 7/8 full bounds the 1m zone: its 28 672 nodes of 28 bytes fit
+    // beside it, and the 64k slots the next one needs would not.
+    assert.equal(i, (32768 * 7) / 8);
+    assert.ok(i * IPV4_NODE_BYTES + 32768 * 4 <= 1024 * 1024 - ZONE_HEADER_BYTES);
+    assert.ok(i * IPV4_NODE_BYTES + 65536 * 4 > 1024 * 1024 - ZONE_HEADER_BYTES);
     assert.ok(i >= 16000, `a 1m zone holds ${i} IPv4 states`);
     assert.ok(table.usedBytes <= table.budgetBytes);
-    assert.ok(table.allocatedBytes() + ZONE_HEADER_BYTES <= 1024 * 1024);
+    assert.equal(table.allocatedBytes(), table.usedBytes, 'every allocated byte is charged');
   });
 
   it('holds a mix of IPv4 and longer keys past the all-IPv4 node count, all still found', () => {
-    // 40k budget: 1024 IPv4 nodes fill a 2048-slot index (36 864 bytes); 56 one-byte keys (72 bytes each)
-    // fill the rest, one node more than an all-IPv4 zone of this size could hold.
-    const table = new StateTable(40960 + ZONE_HEADER_BYTES);
-    for (let i = 0; i < 1024; i++) assert.notEqual(table.insert(ip(i), 0, 0), -1);
+    // 32k budget: 896 IPv4 nodes fill a 1024-slot index to 7/8 (29 184 bytes, the most an all-IPv4 zone
+    // of this size holds); 49 one-byte keys (72 bytes each, none in the index) fill the rest.
+    const table = new StateTable(32768 + ZONE_HEADER_BYTES);
+    let ipv4 = 0;
+    while (table.insert(ip(ipv4), 0, 0) !== -1) ipv4++;
+    assert.equal(ipv4, 896);
     let text = 0;
     while (table.insert(String.fromCharCode(text), 0, 0) !== -1) text++;
-    assert.equal(text, 56);
-    assert.equal(table.count, 1080);
+    assert.equal(text, 49);
+    assert.equal(table.count, 945);
     assert.ok(table.usedBytes <= table.budgetBytes);
-    for (let i = 0; i < 1024; i++) assert.notEqual(table.find(ip(i)), -1);
+    assert.ok(table.allocatedBytes() <= table.budgetBytes);
+    for (let i = 0; i < ipv4; i++) assert.notEqual(table.find(ip(i)), -1);
     for (let t = 0; t < text; t++) assert.notEqual(table.find(String.fromCharCode(t)), -1);
-    assert.equal(keysInLruOrder(table).length, 1080);
+    assert.equal(keysInLruOrder(table).length, 945);
+  });
+
+  it('finds, inserts and removes with the index at its full load (random operations in a small zone)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 0, max: 1500 })), {
+          minLength: 500,
+          maxLength: 3000,
+        }),
+        (ops) => {
+          const table = new StateTable(32768 + ZONE_HEADER_BYTES);
+          const model = new Map<string, number>();
+          for (const [insert, i] of ops) {
+            const key = ip(i);
+            const node = table.find(key);
+            assert.equal(node, model.get(key) ?? -1, 'a node keeps its id while it lives');
+            if (insert && node === -1) {
+              const created = table.insert(key, i, 0);
+              if (created !== -1) model.set(key, created);
+              else assert.equal(model.size, 896, 'refused only when the index is 7/8 full');
+            } else if (!insert && node !== -1) {
+              table.remove(node);
+              model.delete(key);
+            }
+          }
+          for (const [key, node] of model) {
+            assert.equal(table.find(key), node);
+            assert.equal(table.keyOf(node), key);
+            assert.equal(table.excessOf(node), key.charCodeAt(2) * 256 + key.charCodeAt(3));
+          }
+          assert.equal(keysInLruOrder(table).length, model.size);
+        },
+      ),
+    );
+  });
+
+  it('finds every key after long churn in a full index (deletes move entries back across the end of the slots)', () => {
+    const table = new StateTable(32768 + ZONE_HEADER_BYTES);
+    const live: number[] = [];
+    let next = 0;
+    while (table.insert(ip(next), 0, 0) !== -1) live.push(next++);
+    let x = 7;
+    for (let step = 0; step < 20000; step++) {
+      x ^= x << 13;
+      x ^= x >>> 17;
+      x ^= x << 5;
+      const at = (x >>> 0) % live.length;
+      table.remove(table.find(ip(live[at]!)));
+      live[at] = next;
+      assert.notEqual(table.insert(ip(next++), 0, 0), -1);
+    }
+    for (const i of live) assert.notEqual(table.find(ip(i)), -1, `key ${i} is found`);
+    assert.equal(table.count, live.length);
+  });
+
+  it('keeps node ids while its arrays and index grow', () => {
+    const table = new StateTable(10 * 1024 * 1024);
+    const nodes = Array.from({ length: 20000 }, (_, i) => table.insert(ip(i), i, 0));
+    for (const [i, node] of nodes.entries()) {
+      assert.equal(table.find(ip(i)), node);
+      assert.equal(table.excessOf(node), i);
+      assert.ok(table.isLive(node));
+    }
+  });
+
+  it('touch moves a node to the head and leaves the head, or no node, where they are', () => {
+    const table = new StateTable(MIN_ZONE_BYTES);
+    const [a, b, c] = [ip(1), ip(2), ip(3)].map((key) => table.insert(key, 0, 0));
+    table.touch(c!);
+    table.touch(-1);
+    assert.deepEqual(keysInLruOrder(table), [ip(3), ip(2), ip(1)]);
+    table.touch(a!); // the tail
+    assert.deepEqual(keysInLruOrder(table), [ip(1), ip(3), ip(2)]);
+    assert.equal(table.tail, b);
+    table.touch(c!); // the middle
+    assert.deepEqual(keysInLruOrder(table), [ip(3), ip(1), ip(2)]);
+    assert.equal(table.head, c);
   });
 });
 

@@ -67,10 +67,13 @@ export class LimitReqZone {
     const table = this.table;
     const sync = this.sync;
     const node = table.find(key);
+    table.touch(node);
     if (node !== NONE) {
-      table.touch(node);
       if (sync !== null) sync.seen(node);
-      const ms = elapsedMs(nowMs, table.timing[node * 2 + 1]!);
+      // elapsedMs written out: a call here is not inlined when the zone was optimized while it mostly
+      // created nodes (the found path had no weight then), and a decision pays for the call.
+      let ms = nowMs - table.timing[node * 2 + 1]!;
+      if (ms < 0) ms = ms < -60000 ? 1 : 0;
       const cost = sync === null ? 1000 : sync.costMilli(node, nowMs);
       let excess = table.timing[node * 2]! - Math.floor((this.rateMilli * ms) / 1000) + cost;
       if (excess < 0) excess = 0;

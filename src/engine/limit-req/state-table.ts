@@ -3,13 +3,15 @@
  * (milli-requests) and `last` (ms), kept in an LRU queue, bounded by the zone's `size`.
  *
  * Layout is typed arrays, not a Map of objects: `excess` and `last` side by side in one Float64Array,
- * the LRU links side by side in one Int32Array (a node's fields share cache lines, which is what a
- * decision for a client not seen lately pays for), and a 4-byte key (`$binary_remote_addr` for IPv4)
- * stored as a uint32 in an open-addressing hash table, so an IPv4 state costs
- * {@link IPV4_NODE_BYTES} bytes plus its share of the index (a power of two, at most half full: 8–16
- * bytes per state). Other keys (IPv6, text) are indexed by a `Map<string, node>`.
- * Keys are byte strings (one char per byte, 0..255), compared exactly, as nginx compares raw bytes.
- * Every byte allocated is charged to the zone's `size`, so a zone never holds more than it.
+ * and a node's 4-byte key (`$binary_remote_addr` for IPv4, as an int32) beside its LRU links in one
+ * Int32Array, so a decision for a client not seen lately misses two node lines, not one per field.
+ * 4-byte keys are found through an open-addressing index (a power of two, Fibonacci hashing) whose
+ * slots hold the node and a tag of the key's hash: a probe past another key's slot almost never
+ * reads that key's node, so the index can be 7/8 full. An IPv4 state costs {@link IPV4_NODE_BYTES}
+ * bytes plus its share of the index (4.6–9.1 bytes). Other keys (IPv6, text) are indexed by a
+ * `Map<string, node>`. Keys are byte strings (one char per byte, 0..255), compared exactly, as nginx
+ * compares raw bytes. Every byte allocated is charged to the zone's `size`, so a zone never holds
+ * more than it. A node keeps its id for its life (synced zones keep per-node state by id).
  */
 
 /** Bytes of one IPv4 node in the node arrays: key 4 + excess 8 + last 8 + LRU links 8. */
@@ -25,24 +27,33 @@ const NIL = -1;
 const INITIAL_NODES = 256;
 /** 2^32 / φ, odd: multiplicative (Fibonacci) hashing spreads nearby addresses over the table. */
 const FIBONACCI = 0x9e3779b1;
+/** Another odd multiplier (murmur3's) for the tag, so that it is not made of the home slot's bits. */
+const TAG_MULTIPLIER = 0x85ebca6b;
 const SLOT_BYTES = 4;
+/** The index doubles before it is more than 7/8 full. */
+const INDEX_LOAD_EIGHTHS = 7;
+/** A node's words: its int32 key, then LRU `prev` and `next`. */
+const KEY = 0;
+const PREV = 1;
+const NEXT = 2;
+const NODE_WORDS = 3;
 
-/** Bytes a node with this key costs against the zone size (the uint32 index is charged apart). */
+/** Bytes a node with this key costs against the zone size (the index is charged apart). */
 export function stateBytes(key: string): number {
   return key.length === 4 ? IPV4_NODE_BYTES : KEYED_STATE_BYTES + ((key.length + 7) & ~7);
 }
 
-/** Index slots for `nodes` uint32 keys: a power of two, at least twice as many (load ≤ 0.5). */
-function slotsFor(nodes: number): number {
-  return 2 ** Math.ceil(Math.log2(Math.max(1, nodes * 2)));
+/** Whether an index of `slots` slots can take one more key beyond `keys`. */
+function indexHasRoom(keys: number, slots: number): boolean {
+  return (keys + 1) * 8 <= slots * INDEX_LOAD_EIGHTHS;
 }
 
 /** The most IPv4 nodes (of `nodeBytes` each) whose arrays and index fit in `budgetBytes`. */
 function maxIpv4Nodes(budgetBytes: number, nodeBytes: number): number {
   let best = 0;
-  for (let slots = 2; slots * SLOT_BYTES < budgetBytes; slots *= 2) {
+  for (let slots = 8; slots * SLOT_BYTES < budgetBytes; slots *= 2) {
     const fit = Math.floor((budgetBytes - slots * SLOT_BYTES) / nodeBytes);
-    best = Math.max(best, Math.min(slots / 2, fit));
+    best = Math.max(best, Math.min(Math.floor((slots * INDEX_LOAD_EIGHTHS) / 8), fit));
   }
   return best;
 }
@@ -50,23 +61,25 @@ function maxIpv4Nodes(budgetBytes: number, nodeBytes: number): number {
 export class StateTable {
   /** Bytes available for nodes and index: `size` minus the zone header. */
   readonly budgetBytes: number;
-  /** Bytes charged: every node, and the uint32 index as allocated. */
+  /** Bytes charged: every node, and the index as allocated. */
   usedBytes = 0;
   count = 0;
 
-  /** Node fields. `last` is -Infinity for a node created by a non-last limit and never committed. */
-  /** `excess` at 2·node, `last` at 2·node + 1: one cache line holds both. */
+  /**
+   * `excess` at 2·node, `last` at 2·node + 1: one cache line holds both. `last` is -Infinity for a node
+   * created by a non-last limit and never committed.
+   */
   timing: Float64Array;
-  /** LRU `prev` at 2·node, `next` at 2·node + 1. */
-  links: Int32Array;
-  keyU32: Uint32Array;
-  /** Key of a node that is not 4 bytes long; `undefined` for uint32-keyed nodes. */
-  keyText: (string | undefined)[] = [];
 
   /** LRU queue: head is most recently used. */
   head = NIL;
   tail = NIL;
 
+  /** Key, `prev` and `next` of a node at 3·node (KEY, PREV, NEXT). */
+  private words: Int32Array;
+  /** Key of a node that is not 4 bytes long; `undefined` for int32-keyed nodes. */
+  private keyText: (string | undefined)[] = [];
+  private capacity: number;
   /** Node arrays never grow past what the budget could hold (all IPv4, the densest case). */
   private readonly maxNodes: number;
   /** Bytes each node costs beyond the table's own (what a synced zone keeps per node), charged too. */
@@ -74,21 +87,28 @@ export class StateTable {
   private freeList: number[] = [];
   private highWater = 0;
 
-  /** Open addressing for uint32 keys: slot → node + 1 (0 = empty); a power of two, at most half full. */
+  /** Open addressing for int32 keys: slot → tag | node + 1 (0 = empty). */
   private slots: Int32Array;
   /** 32 − log2(slots.length): Fibonacci hashing keeps the top bits of the product. */
   private slotShift: number;
+  /** A slot's low bits hold node + 1 (every node id fits: each node costs at least 28 bytes)… */
+  private readonly nodeMask: number;
+  /** …and its high bits the key's tag. */
+  private readonly tagMask: number;
+  private int32Keys = 0;
   private readonly byText = new Map<string, number>();
 
   constructor(sizeBytes: number, extraNodeBytes = 0) {
     this.budgetBytes = Math.max(0, sizeBytes - ZONE_HEADER_BYTES);
     this.extraNodeBytes = extraNodeBytes;
     this.maxNodes = Math.max(1, maxIpv4Nodes(this.budgetBytes, IPV4_NODE_BYTES + extraNodeBytes));
-    const nodes = Math.min(INITIAL_NODES, this.maxNodes);
-    this.timing = new Float64Array(nodes * 2);
-    this.links = new Int32Array(nodes * 2);
-    this.keyU32 = new Uint32Array(nodes);
-    this.slots = new Int32Array(slotsFor(nodes));
+    const nodeBits = Math.min(31, Math.ceil(Math.log2(this.budgetBytes / IPV4_NODE_BYTES + 2)));
+    this.nodeMask = 2 ** nodeBits - 1;
+    this.tagMask = ~this.nodeMask;
+    this.capacity = Math.min(INITIAL_NODES, this.maxNodes);
+    this.timing = new Float64Array(this.capacity * 2);
+    this.words = new Int32Array(this.capacity * NODE_WORDS);
+    this.slots = new Int32Array(slotsFor(this.capacity));
     this.slotShift = 32 - Math.log2(this.slots.length);
     this.usedBytes = this.slots.byteLength;
   }
@@ -96,15 +116,40 @@ export class StateTable {
   /** The node holding `key`, or -1. */
   find(key: string): number {
     if (key.length !== 4) return this.byText.get(key) ?? NIL;
-    const k = packU32(key);
+    const k = packI32(key);
     const slots = this.slots;
     const mask = slots.length - 1;
-    const keys = this.keyU32;
-    for (let slot = this.home(k); ; slot = (slot + 1) & mask) {
+    const tagMask = this.tagMask;
+    const tag = Math.imul(k, TAG_MULTIPLIER) & tagMask;
+    for (let slot = Math.imul(k, FIBONACCI) >>> this.slotShift; ; slot = (slot + 1) & mask) {
       const entry = slots[slot]!;
       if (entry === 0) return NIL;
-      if (keys[entry - 1] === k) return entry - 1;
+      if ((entry & tagMask) === tag) {
+        const node = (entry & this.nodeMask) - 1;
+        if (this.words[node * NODE_WORDS + KEY] === k) return node;
+      }
     }
+  }
+
+  /**
+   * Moves a node to the MRU head (nginx bumps on every lookup, even a rejected one); -1 is a no-op, so
+   * that a lookup calls this unconditionally. The moves are written out here, not called: a call on
+   * the found path is not inlined when the zone's lookup was optimized while it mostly created nodes.
+   */
+  touch(node: number): void {
+    const head = this.head;
+    if (node === head || node === NIL) return;
+    const words = this.words;
+    const at = node * NODE_WORDS;
+    const prev = words[at + PREV]!; // not NIL: only the head has none
+    const next = words[at + NEXT]!;
+    words[prev * NODE_WORDS + NEXT] = next;
+    if (next !== NIL) words[next * NODE_WORDS + PREV] = prev;
+    else this.tail = prev;
+    words[at + PREV] = NIL;
+    words[at + NEXT] = head;
+    words[head * NODE_WORDS + PREV] = node;
+    this.head = node;
   }
 
   /** Whether a node for `key` fits in the zone now (its bytes, and the index growth it needs). */
@@ -116,7 +161,7 @@ export class StateTable {
   keyOf(node: number): string {
     const text = this.keyText[node];
     if (text !== undefined) return text;
-    const k = this.keyU32[node]!;
+    const k = this.words[node * NODE_WORDS + KEY]!;
     return String.fromCharCode(k >>> 24, (k >>> 16) & 0xff, (k >>> 8) & 0xff, k & 0xff);
   }
 
@@ -135,10 +180,11 @@ export class StateTable {
     this.timing[node * 2] = excessMilli;
     this.timing[node * 2 + 1] = lastMs;
     if (key.length === 4) {
-      const k = packU32(key);
-      this.keyU32[node] = k;
+      const k = packI32(key);
+      this.words[node * NODE_WORDS + KEY] = k;
       this.keyText[node] = undefined;
       this.slotInsert(k, node);
+      this.int32Keys++;
     } else {
       this.keyText[node] = key;
       this.byText.set(key, node);
@@ -152,7 +198,8 @@ export class StateTable {
     this.unlink(node);
     const text = this.keyText[node];
     if (text === undefined) {
-      this.slotDelete(this.keyU32[node]!);
+      this.slotDelete(node);
+      this.int32Keys--;
       this.usedBytes -= IPV4_NODE_BYTES + this.extraNodeBytes;
     } else {
       this.byText.delete(text);
@@ -163,114 +210,9 @@ export class StateTable {
     this.freeList.push(node);
   }
 
-  /** Moves a node to the MRU head (nginx bumps on every lookup, even a rejected one). */
-  touch(node: number): void {
-    if (this.head === node) return;
-    this.unlink(node);
-    this.linkHead(node);
-  }
-
-  /** Bytes of typed arrays and index actually allocated (for the density benchmark). */
-  allocatedBytes(): number {
-    return this.timing.byteLength + this.links.byteLength + this.keyU32.byteLength + this.slots.byteLength;
-  }
-
-  private nodeBytes(key: string): number {
-    return stateBytes(key) + this.extraNodeBytes;
-  }
-
-  /** Extra index bytes inserting `key` needs: the index doubles when it would pass half full. */
-  private indexGrowthBytes(key: string): number {
-    return key.length === 4 && (this.count - this.byText.size + 1) * 2 > this.slots.length
-      ? this.slots.byteLength
-      : 0;
-  }
-
-  private allocNode(): number {
-    const reused = this.freeList.pop();
-    if (reused !== undefined) return reused;
-    if (this.highWater === this.keyU32.length) this.grow();
-    return this.highWater++;
-  }
-
-  /**
-   * Doubles node storage up to what an all-IPv4 zone can hold. A zone that mixes in longer keys (charged
-   * more per node, but filling the index less) can hold a few more nodes: past the cap, grow by an eighth.
-   */
-  private grow(): void {
-    const length = this.keyU32.length;
-    const nodes =
-      length < this.maxNodes ? Math.min(length * 2, this.maxNodes) : length + Math.ceil(length / 8);
-    this.timing = growArray(this.timing, new Float64Array(nodes * 2));
-    this.links = growArray(this.links, new Int32Array(nodes * 2));
-    this.keyU32 = growArray(this.keyU32, new Uint32Array(nodes));
-  }
-
-  private rehash(slotCount: number): void {
-    this.usedBytes += (slotCount - this.slots.length) * SLOT_BYTES;
-    this.slots = new Int32Array(slotCount);
-    this.slotShift = 32 - Math.log2(slotCount);
-    for (let node = this.head; node !== NIL; node = this.links[node * 2 + 1]!) {
-      if (this.keyText[node] === undefined) this.slotInsert(this.keyU32[node]!, node);
-    }
-  }
-
-  private slotInsert(k: number, node: number): void {
-    const mask = this.slots.length - 1;
-    let slot = this.home(k);
-    while (this.slots[slot] !== 0) slot = (slot + 1) & mask;
-    this.slots[slot] = node + 1;
-  }
-
-  /** Linear-probing delete with backward shift, so no tombstones accumulate. */
-  private slotDelete(k: number): void {
-    const slots = this.slots;
-    const keys = this.keyU32;
-    const mask = slots.length - 1;
-    const next = (slot: number): number => (slot + 1) & mask;
-    let slot = this.home(k);
-    while (slots[slot] !== 0 && keys[slots[slot]! - 1] !== k) slot = next(slot);
-    if (slots[slot] === 0) return;
-    let hole = slot;
-    for (let probe = next(hole); slots[probe] !== 0; probe = next(probe)) {
-      const want = this.home(keys[slots[probe]! - 1]!);
-      // Move the entry back if its home is not cyclically within (hole, probe].
-      const inRange = hole <= probe ? want > hole && want <= probe : want > hole || want <= probe;
-      if (!inRange) {
-        slots[hole] = slots[probe]!;
-        hole = probe;
-      }
-    }
-    slots[hole] = 0;
-  }
-
-  /** The home slot of a uint32 key. */
-  private home(k: number): number {
-    return Math.imul(k, FIBONACCI) >>> this.slotShift;
-  }
-
-  private linkHead(node: number): void {
-    const links = this.links;
-    links[node * 2] = NIL;
-    links[node * 2 + 1] = this.head;
-    if (this.head !== NIL) links[this.head * 2] = node;
-    this.head = node;
-    if (this.tail === NIL) this.tail = node;
-  }
-
-  private unlink(node: number): void {
-    const links = this.links;
-    const p = links[node * 2]!;
-    const n = links[node * 2 + 1]!;
-    if (p !== NIL) links[p * 2 + 1] = n;
-    else this.head = n;
-    if (n !== NIL) links[n * 2] = p;
-    else this.tail = p;
-  }
-
   /** The next node towards the LRU tail, or -1. */
   nextOf(node: number): number {
-    return this.links[node * 2 + 1]!;
+    return this.words[node * NODE_WORDS + NEXT]!;
   }
 
   /** nginx's `excess` of a node, milli-requests. */
@@ -282,16 +224,117 @@ export class StateTable {
   lastOf(node: number): number {
     return this.timing[node * 2 + 1]!;
   }
+
+  /** Bytes of typed arrays and index actually allocated (for the density benchmark). */
+  allocatedBytes(): number {
+    return this.timing.byteLength + this.words.byteLength + this.slots.byteLength;
+  }
+
+  private nodeBytes(key: string): number {
+    return stateBytes(key) + this.extraNodeBytes;
+  }
+
+  /** Extra index bytes inserting `key` needs: the index doubles before it is more than 7/8 full. */
+  private indexGrowthBytes(key: string): number {
+    return key.length === 4 && !indexHasRoom(this.int32Keys, this.slots.length) ? this.slots.byteLength : 0;
+  }
+
+  private allocNode(): number {
+    const reused = this.freeList.pop();
+    if (reused !== undefined) return reused;
+    if (this.highWater === this.capacity) this.grow();
+    return this.highWater++;
+  }
+
+  /**
+   * Doubles node storage up to what an all-IPv4 zone can hold. A zone that mixes in longer keys (charged
+   * more per node, but filling the index less) can hold a few more nodes: past the cap, grow by an eighth.
+   */
+  private grow(): void {
+    const length = this.capacity;
+    this.capacity =
+      length < this.maxNodes ? Math.min(length * 2, this.maxNodes) : length + Math.ceil(length / 8);
+    this.timing = growArray(this.timing, new Float64Array(this.capacity * 2));
+    this.words = growArray(this.words, new Int32Array(this.capacity * NODE_WORDS));
+  }
+
+  private rehash(slotCount: number): void {
+    this.usedBytes += (slotCount - this.slots.length) * SLOT_BYTES;
+    this.slots = new Int32Array(slotCount);
+    this.slotShift = 32 - Math.log2(slotCount);
+    for (let node = this.head; node !== NIL; node = this.nextOf(node)) {
+      if (this.keyText[node] === undefined) this.slotInsert(this.words[node * NODE_WORDS + KEY]!, node);
+    }
+  }
+
+  private slotInsert(k: number, node: number): void {
+    const mask = this.slots.length - 1;
+    let slot = this.home(k);
+    while (this.slots[slot] !== 0) slot = (slot + 1) & mask;
+    this.slots[slot] = (Math.imul(k, TAG_MULTIPLIER) & this.tagMask) | (node + 1);
+  }
+
+  /** Linear-probing delete with backward shift, so no tombstones accumulate. */
+  private slotDelete(node: number): void {
+    const slots = this.slots;
+    const mask = slots.length - 1;
+    const next = (slot: number): number => (slot + 1) & mask;
+    const homeOf = (entry: number): number =>
+      this.home(this.words[((entry & this.nodeMask) - 1) * NODE_WORDS + KEY]!);
+    let slot = this.home(this.words[node * NODE_WORDS + KEY]!);
+    while (slots[slot] !== 0 && (slots[slot]! & this.nodeMask) !== node + 1) slot = next(slot);
+    if (slots[slot] === 0) return;
+    let hole = slot;
+    for (let probe = next(hole); slots[probe] !== 0; probe = next(probe)) {
+      const want = homeOf(slots[probe]!);
+      // Move the entry back if its home is not cyclically within (hole, probe].
+      const inRange = hole <= probe ? want > hole && want <= probe : want > hole || want <= probe;
+      if (!inRange) {
+        slots[hole] = slots[probe]!;
+        hole = probe;
+      }
+    }
+    slots[hole] = 0;
+  }
+
+  /** The home slot of an int32 key. */
+  private home(k: number): number {
+    return Math.imul(k, FIBONACCI) >>> this.slotShift;
+  }
+
+  private linkHead(node: number): void {
+    const words = this.words;
+    words[node * NODE_WORDS + PREV] = NIL;
+    words[node * NODE_WORDS + NEXT] = this.head;
+    if (this.head !== NIL) words[this.head * NODE_WORDS + PREV] = node;
+    this.head = node;
+    if (this.tail === NIL) this.tail = node;
+  }
+
+  private unlink(node: number): void {
+    const words = this.words;
+    const prev = words[node * NODE_WORDS + PREV]!;
+    const next = words[node * NODE_WORDS + NEXT]!;
+    if (prev !== NIL) words[prev * NODE_WORDS + NEXT] = next;
+    else this.head = next;
+    if (next !== NIL) words[next * NODE_WORDS + PREV] = prev;
+    else this.tail = prev;
+  }
 }
 
-function packU32(key: string): number {
-  return (
-    ((key.charCodeAt(0) << 24) | (key.charCodeAt(1) << 16) | (key.charCodeAt(2) << 8) | key.charCodeAt(3)) >>>
-    0
-  );
+/** Index slots for `nodes` int32 keys: the least power of two that holds them within its load. */
+function slotsFor(nodes: number): number {
+  let slots = 8;
+  while (!indexHasRoom(nodes - 1, slots)) slots *= 2;
+  return slots;
 }
 
-function growArray<T extends Float64Array | Int32Array | Uint32Array>(from: T, to: T): T {
+/** A 4-byte key as an int32 (big-endian, as the address reads). */
+function packI32(key: string): number {
+  return (key.charCodeAt(0) << 24) | (key.charCodeAt(1) << 16) | (key.charCodeAt(2) << 8) | key.charCodeAt(3);
+}
+
+function growArray<T extends Float64Array | Int32Array>(from: T, to: T): T {
   to.set(from);
   return to;
 }
