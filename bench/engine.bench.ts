@@ -5,6 +5,8 @@
  * heap of another), rounds interleaved; the medians are reported.
  *
  * Run: npm run bench:engine   (last line: JSON)
+ * Knobs: BENCH_ROUNDS (processes per case, default 5); BENCH_CASES=name,name… runs only those cases and
+ * prints each one's median and samples (no JSON), for A/B runs of one case.
  */
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -26,7 +28,7 @@ const LocalStore = require('@fastify/rate-limit/store/LocalStore') as new (
 
 const KEYS = 100_000;
 const OPS = 1_000_000;
-const ROUNDS = 5;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 
 const binaryIp = (i: number): string => String.fromCharCode(10, (i >> 16) & 255, (i >> 8) & 255, i & 255);
 const textIp = (i: number): string => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
@@ -53,8 +55,13 @@ function shuffledIndexes(n: number): Int32Array {
   return order;
 }
 
-/** One `limit_req zone=z burst=… nodelay` on `$binary_remote_addr`, never limiting (the allow path). */
-function engineCase(hot: boolean, shuffled = false): () => number {
+/**
+ * One `limit_req zone=z burst=… nodelay` on `$binary_remote_addr`, never limiting (the allow path).
+ * `keyFetchOnly`: the shuffled visits read their key strings as usual, but each decision is made for
+ * one of 8 keys (picked by the visited key's last byte), whose states stay in cache: what the visit
+ * itself and the decision's code cost, without the state table's cache misses.
+ */
+function engineCase(hot: boolean, shuffled = false, keyFetchOnly = false): () => number {
   const zone = new LimitReqZone(
     'z',
     parseComplexValue('$binary_remote_addr'),
@@ -65,7 +72,7 @@ function engineCase(hot: boolean, shuffled = false): () => number {
     rules: [
       {
         zone,
-        keyOf: (ctx) => ctx.key,
+        keyOf: keyFetchOnly ? (ctx) => binaryKeys[ctx.key.charCodeAt(3) & 7]! : (ctx) => ctx.key,
         keyText: '$binary_remote_addr',
         burstMilli: 1e12,
         delayMilli: Number.MAX_SAFE_INTEGER,
@@ -204,6 +211,7 @@ const CASES: Record<string, () => () => number | Promise<number>> = {
   site_seed_chain_1e5: siteCase,
   plain_map_1e5: () => mapCase(),
   engine_1e5_shuffled: () => engineCase(false, true),
+  engine_1e5_shuffled_key_fetch: () => engineCase(false, true, true),
   plain_map_1e5_shuffled: () => mapCase(true),
   rate_limiter_flexible_1e5: rateLimiterFlexibleCase,
   fastify_local_store_1e5: localStoreCase,
@@ -223,9 +231,11 @@ async function runCase(name: string): Promise<void> {
 
 /** Parent: every case in its own process, rounds interleaved, medians reported. */
 async function main(): Promise<void> {
-  const results: Record<string, number[]> = Object.fromEntries(Object.keys(CASES).map((name) => [name, []]));
+  const only = process.env.BENCH_CASES?.split(',');
+  const names = Object.keys(CASES).filter((name) => only === undefined || only.includes(name));
+  const results: Record<string, number[]> = Object.fromEntries(names.map((name) => [name, []]));
   for (let round = 0; round < ROUNDS; round++) {
-    for (const name of Object.keys(CASES)) {
+    for (const name of names) {
       const out = execFileSync(process.execPath, [
         ...process.execArgv,
         fileURLToPath(import.meta.url),
@@ -236,11 +246,14 @@ async function main(): Promise<void> {
     }
   }
   const ns = Object.fromEntries(Object.entries(results).map(([name, xs]) => [name, median(xs)]));
-  for (const [name, value] of Object.entries(ns))
-    console.log(`${name.padEnd(28)} ${value.toFixed(1)} ns/decision`);
+  for (const [name, value] of Object.entries(ns)) {
+    const samples = only === undefined ? '' : `  (${results[name]!.map((x) => x.toFixed(1)).join(' ')})`;
+    console.log(`${name.padEnd(30)} ${value.toFixed(1)} ns/decision${samples}`);
+  }
+  if (only !== undefined) return;
   const { bytesPerState, statesPer1m } = density();
   console.log(
-    `bytes per IPv4 state          ${bytesPerState.toFixed(1)} (a 1m zone holds ${statesPer1m} states; nginx ~8k)`,
+    `bytes per IPv4 state            ${bytesPerState.toFixed(1)} (a 1m zone holds ${statesPer1m} states; nginx ~8k)`,
   );
   console.log(
     JSON.stringify({
@@ -252,7 +265,9 @@ async function main(): Promise<void> {
       ns_per_decision_plain_map_1e5: round1(ns.plain_map_1e5!),
       ns_per_decision_1e5_shuffled: round1(ns.engine_1e5_shuffled!),
       ns_per_decision_plain_map_1e5_shuffled: round1(ns.plain_map_1e5_shuffled!),
+      ns_per_decision_1e5_shuffled_key_fetch: round1(ns.engine_1e5_shuffled_key_fetch!),
       ratio_vs_plain_map: round1(ns.plain_map_1e5! / ns.engine_1e5!),
+      ratio_shuffled_vs_plain_map: round1(ns.plain_map_1e5_shuffled! / ns.engine_1e5_shuffled!),
       ratio_vs_rate_limiter_flexible: round1(ns.rate_limiter_flexible_1e5! / ns.engine_1e5!),
       ratio_vs_fastify_local_store: round1(ns.fastify_local_store_1e5! / ns.engine_1e5!),
     }),
