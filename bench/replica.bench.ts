@@ -12,10 +12,20 @@
  * side by side: both served at once by two generators, the median of their req/s ratios. Server CPU per request comes from /proc/<pid>/stat (all threads; for nginx the master
  * and its worker).
  *
+ * Then latency at a fixed request rate (bench/replica/latency-probe.ts, open loop): a direct call to the
+ * upstream, nginx and the replica (engine hook) side by side, round after round, in front of two
+ * upstreams — the Node one and Python's `http.server` (HTTP/1.1, head and body in two writes) — on the
+ * configuration a new user writes (an `upstream` block without `keepalive`; nginx: its defaults, a
+ * connection per request). Added latency = the proxy's p50 (p99) minus the direct call's. Clients keep
+ * their connections to the Node upstream and its proxies, and make a fresh one per request to the
+ * Python upstream and its proxies, as curl does: a client reusing a connection to that server waits
+ * on delayed acknowledgements itself (40 ms a request), which is not the direct call's latency.
+ *
  * Run: npm run bench:replica     (last line: JSON)
  * Knobs: BENCH_ROUNDS (12), BENCH_WARMUP_MS (2000 in the first round, a quarter of it later),
  *        BENCH_DURATION_MS (2500), BENCH_CONNECTIONS (50), BENCH_SIDE_BY_SIDE_ROUNDS (10),
- *        BENCH_BARE=0 to skip the bare case.
+ *        BENCH_BARE=0 to skip the bare case; BENCH_LATENCY_ROUNDS (4), BENCH_LATENCY_RATE (200 req/s),
+ *        BENCH_LATENCY_DURATION_MS (3000), BENCH_LATENCY_CONNECTIONS (4).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -23,6 +33,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startPythonUpstream } from '../test/helpers/python-upstream.ts';
+import type { ProbeRequest, ProbeResult } from './replica/latency-probe.ts';
 import type { LoadRequest, LoadResult } from './replica/load-generator.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 12);
@@ -31,6 +43,10 @@ const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 2500);
 const SIDE_BY_SIDE_ROUNDS = Number(process.env.BENCH_SIDE_BY_SIDE_ROUNDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const WITH_BARE = process.env.BENCH_BARE !== '0';
+const LATENCY_ROUNDS = Number(process.env.BENCH_LATENCY_ROUNDS ?? 4);
+const LATENCY_RATE = Number(process.env.BENCH_LATENCY_RATE ?? 200);
+const LATENCY_DURATION_MS = Number(process.env.BENCH_LATENCY_DURATION_MS ?? 3000);
+const LATENCY_CONNECTIONS = Number(process.env.BENCH_LATENCY_CONNECTIONS ?? 4);
 const NGINX_BIN = process.env.NGINX_BIN ?? '/usr/sbin/nginx';
 const HERE = new URL('.', import.meta.url).pathname;
 
@@ -96,8 +112,40 @@ async function waitForPort(port: number, timeoutMs = 10_000): Promise<void> {
   throw new Error(`nothing listens on ${port} after ${timeoutMs} ms`);
 }
 
-/** nginx with one worker proxying to the upstream, headers set as the replica sets them. */
-async function startNginx(upstreamPort: number): Promise<{ port: number; pids: number[]; stop(): void }> {
+/** The throughput case: upstream keepalive 64, headers set as the replica sets them. */
+function keptUpstreamConf(port: number, upstreamPort: number): string {
+  return `  keepalive_requests 1000000;
+  upstream backend { server 127.0.0.1:${upstreamPort}; keepalive 64; keepalive_requests 1000000; }
+  server {
+    listen 127.0.0.1:${port};
+    server_name cafe.example.com;
+    location / {
+      proxy_pass http://backend;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host $host;
+      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+      proxy_set_header X-Forwarded-Proto $scheme;
+      proxy_set_header X-Forwarded-Host $host;
+    }
+  }`;
+}
+
+/** The latency case: what a new user writes, an upstream block without keepalive, nginx's defaults. */
+function defaultUpstreamConf(port: number, upstreamPort: number): string {
+  return `  upstream backend { server 127.0.0.1:${upstreamPort}; }
+  server {
+    listen 127.0.0.1:${port};
+    server_name cafe.example.com;
+    location / { proxy_pass http://backend; }
+  }`;
+}
+
+/** nginx with one worker proxying to the upstream, its `http` block's servers from `servers`. */
+async function startNginx(
+  upstreamPort: number,
+  servers: (port: number, upstreamPort: number) => string = keptUpstreamConf,
+): Promise<{ port: number; pids: number[]; stop(): void }> {
   const prefix = mkdtempSync(join(tmpdir(), 'limitswitch-bench-nginx-'));
   mkdirSync(join(prefix, 'temp'));
   const port = await freePort();
@@ -114,21 +162,7 @@ http {
   fastcgi_temp_path ${prefix}/temp/fastcgi;
   uwsgi_temp_path ${prefix}/temp/uwsgi;
   scgi_temp_path ${prefix}/temp/scgi;
-  keepalive_requests 1000000;
-  upstream backend { server 127.0.0.1:${upstreamPort}; keepalive 64; keepalive_requests 1000000; }
-  server {
-    listen 127.0.0.1:${port};
-    server_name cafe.example.com;
-    location / {
-      proxy_pass http://backend;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_set_header Host $host;
-      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-      proxy_set_header X-Forwarded-Proto $scheme;
-      proxy_set_header X-Forwarded-Host $host;
-    }
-  }
+${servers(port, upstreamPort)}
 }
 `;
   writeFileSync(join(prefix, 'nginx.conf'), conf);
@@ -209,6 +243,109 @@ const median = (xs: readonly number[]): number => {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
 const round = (x: number, digits: number) => Number(x.toFixed(digits));
+
+/** p (0..1) of `values`, nearest rank. */
+const quantile = (values: readonly number[], p: number): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)] ?? Number.NaN;
+};
+
+const LATENCY_TARGETS = ['direct', 'nginx', 'replica'] as const;
+type LatencyTarget = (typeof LATENCY_TARGETS)[number];
+
+/**
+ * Latency at a fixed rate: per upstream kind, a direct call, nginx and the replica, each measured in
+ * turn (order rotated) over `LATENCY_ROUNDS` rounds; samples are pooled over rounds. Returns the added
+ * p50/p99 (the proxy's minus the direct call's) per kind, and the worst over kinds.
+ */
+async function latencyPhase(nodeUpstreamPort: number): Promise<Record<string, number>> {
+  const python = await startPythonUpstream();
+  const stops: (() => void)[] = [];
+  const kinds: { kind: string; fresh: boolean; ports: Record<LatencyTarget, number> }[] = [];
+  for (const [kind, upstreamPort, fresh] of [
+    ['node', nodeUpstreamPort, false],
+    ['python', python.port, true],
+  ] as const) {
+    const nginx = await startNginx(upstreamPort, defaultUpstreamConf);
+    stops.push(nginx.stop);
+    const replica = await startNode<{ port: number }>('proxy-main.ts', [
+      'engine',
+      String(upstreamPort),
+      'none',
+    ]);
+    kinds.push({
+      kind,
+      fresh,
+      ports: { direct: upstreamPort, nginx: nginx.port, replica: replica.first.port },
+    });
+  }
+  const probe = (await startNode<unknown>('latency-probe.ts')).child;
+  const ask = async (port: number, fresh: boolean, durationMs: number): Promise<ProbeResult> => {
+    const request: ProbeRequest = {
+      port,
+      path: '/',
+      ratePerS: LATENCY_RATE,
+      durationMs,
+      connections: LATENCY_CONNECTIONS,
+      fresh,
+    };
+    probe.send(request);
+    const [result] = (await once(probe, 'message')) as [ProbeResult];
+    return result;
+  };
+  console.log('');
+  console.log(
+    `latency: ${LATENCY_ROUNDS} rounds, ${LATENCY_RATE} req/s over ${LATENCY_CONNECTIONS} connections, ${LATENCY_DURATION_MS} ms per case; upstream blocks without keepalive`,
+  );
+  // warm-up: compilers, first connections, and the replica's first look at each server
+  for (const { ports, fresh } of kinds) {
+    for (const target of LATENCY_TARGETS) await ask(ports[target], fresh, 1000);
+  }
+  const samples = new Map<string, number[]>();
+  for (let r = 0; r < LATENCY_ROUNDS; r++) {
+    for (const { kind, ports, fresh } of kinds) {
+      const order = LATENCY_TARGETS.map((_, i) => LATENCY_TARGETS[(i + r) % LATENCY_TARGETS.length]!);
+      for (const target of order) {
+        const result = await ask(ports[target], fresh, LATENCY_DURATION_MS);
+        const key = `${kind} ${target}`;
+        samples.set(key, [...(samples.get(key) ?? []), ...result.latenciesMs]);
+        console.log(
+          `latency round ${r + 1}  ${kind.padEnd(6)} ${target.padEnd(7)} p50 ${quantile(result.latenciesMs, 0.5).toFixed(2).padStart(6)} ` +
+            `p99 ${quantile(result.latenciesMs, 0.99).toFixed(2).padStart(6)} ms  (${result.latenciesMs.length} requests)` +
+            (result.errors || result.non2xx ? `  errors ${result.errors} non-2xx ${result.non2xx}` : ''),
+        );
+      }
+    }
+  }
+  const fields: Record<string, number> = {};
+  console.log('');
+  console.log('latency      direct p50/p99     nginx p50/p99 (added)          replica p50/p99 (added)');
+  for (const { kind } of kinds) {
+    const at = (target: LatencyTarget, p: number) => quantile(samples.get(`${kind} ${target}`) ?? [], p);
+    const added = (target: LatencyTarget, p: number) => at(target, p) - at('direct', p);
+    fields[`${kind}_p50_added_ms`] = round(added('replica', 0.5), 2);
+    fields[`${kind}_p99_added_ms`] = round(added('replica', 0.99), 2);
+    fields[`${kind}_nginx_p50_added_ms`] = round(added('nginx', 0.5), 2);
+    fields[`${kind}_nginx_p99_added_ms`] = round(added('nginx', 0.99), 2);
+    const pair = (target: LatencyTarget) => `${at(target, 0.5).toFixed(2)}/${at(target, 0.99).toFixed(2)}`;
+    const gain = (target: LatencyTarget) =>
+      `(+${added(target, 0.5).toFixed(2)}/+${added(target, 0.99).toFixed(2)})`;
+    console.log(
+      `${kind.padEnd(12)} ${pair('direct').padEnd(18)} ${`${pair('nginx')} ${gain('nginx')}`.padEnd(30)} ${pair('replica')} ${gain('replica')}`,
+    );
+  }
+  const worst = (suffix: string) => Math.max(...kinds.map(({ kind }) => fields[`${kind}_${suffix}`]!));
+  const result: Record<string, number> = {
+    p50_added_ms: worst('p50_added_ms'),
+    p99_added_ms: worst('p99_added_ms'),
+    nginx_p50_added_ms: worst('nginx_p50_added_ms'),
+    nginx_p99_added_ms: worst('nginx_p99_added_ms'),
+    ...fields,
+  };
+  for (const stop of stops) stop();
+  await python.stop();
+  return result;
+}
 
 async function main(): Promise<void> {
   const upstream = await startNode<{ port: number }>('upstream-server.ts');
@@ -304,8 +441,14 @@ async function main(): Promise<void> {
     result.bare_cpu_us = round(cpu('bare'), 1);
   }
   console.log('');
+  Object.assign(result, await latencyPhase(upstreamPort));
+  console.log('');
   console.log(
-    `ratios: off/nginx ${result.off_vs_nginx} (bar ≥ 0.6), on/off ${result.on_vs_off} side by side (bar ≥ 0.97; ` +
+    `added latency, the worse upstream: replica p50 +${result.p50_added_ms} p99 +${result.p99_added_ms} ms, ` +
+      `nginx p50 +${result.nginx_p50_added_ms} p99 +${result.nginx_p99_added_ms} ms (bar: within 2 ms of nginx's)`,
+  );
+  console.log(
+    `ratios: off/nginx ${result.off_vs_nginx} (bar ≥ 0.75), on/off ${result.on_vs_off} side by side (bar ≥ 0.97; ` +
       `${result.on_vs_off_sequential} from the sequential rounds)` +
       (WITH_BARE ? `, bare/nginx ${result.bare_vs_nginx}, off/bare ${result.off_vs_bare}` : ''),
   );

@@ -1,8 +1,10 @@
 /**
- * One benchmark proxy process: `node --import tsx bench/replica/proxy-main.ts <mode> <upstreamPort>`.
+ * One benchmark proxy process:
+ * `node --import tsx bench/replica/proxy-main.ts <mode> <upstreamPort> [keepalive]`.
  * Modes: `off` (limits switched off: the hook passes everything), `engine` (the replica's engine hook
- * on a seed-style config with the switch on and a rate nothing reaches). Reports `{ port }` to the
- * parent over IPC.
+ * on a seed-style config with the switch on and a rate nothing reaches). `keepalive`: the upstream
+ * block's `keepalive` (64), or `none` for a block without it (the replica's default). Reports
+ * `{ port }` to the parent over IPC.
  */
 import { createServer } from 'node:net';
 import { buildSite } from '../../src/config/build-site.ts';
@@ -12,10 +14,12 @@ import { ErrorLog } from '../../src/replica/error-log.ts';
 import { type DecideHook, type Decision, PASS } from '../../src/replica/http/decision.ts';
 import { ProxyServer } from '../../src/replica/http/proxy-server.ts';
 import { UpstreamSet } from '../../src/replica/http/upstream-group.ts';
+import { DEFAULT_KEEPALIVE } from '../../src/replica/http/upstream-keepalive.ts';
 import { resolveProxyTargets } from '../../src/replica/proxy-targets.ts';
 
-const [mode = 'off', upstreamPortText = ''] = process.argv.slice(2);
+const [mode = 'off', upstreamPortText = '', keepaliveText = '64'] = process.argv.slice(2);
 const upstreamPort = Number(upstreamPortText);
+const keepalive = keepaliveText === 'none' ? null : Number(keepaliveText);
 
 /** A free port, so the engine's config can name the port it will be served on. */
 function freePort(): Promise<number> {
@@ -35,7 +39,7 @@ function engineConfig(port: number): string {
     keyval $uri $enablelimit zone=limitreq_uri;
     map $enablelimit $limit_key { default ""; 1 $binary_remote_addr; }
     limit_req_zone $limit_key zone=req_zone_10:10m rate=1000000r/s;
-    upstream backend { server 127.0.0.1:${upstreamPort}; keepalive 64; }
+    upstream backend { server 127.0.0.1:${upstreamPort};${keepalive === null ? '' : ` keepalive ${keepalive};`} }
     server {
       listen 127.0.0.1:${port};
       server_name cafe.example.com;
@@ -47,7 +51,11 @@ function engineConfig(port: number): string {
 async function main(): Promise<void> {
   const port = await freePort();
   let upstreams = new UpstreamSet([
-    { name: 'backend', servers: [{ host: '127.0.0.1', port: upstreamPort, weight: 1 }] },
+    {
+      name: 'backend',
+      servers: [{ host: '127.0.0.1', port: upstreamPort, weight: 1 }],
+      keepalive: keepalive === null ? DEFAULT_KEEPALIVE : { ...DEFAULT_KEEPALIVE, connections: keepalive },
+    },
   ]);
   let decide: DecideHook<Decision>;
   switch (mode) {
