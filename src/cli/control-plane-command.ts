@@ -57,7 +57,9 @@ async function runControlPlane(flags: ControlPlaneFlags): Promise<void> {
     );
   }
   const auth = authOptions(flags);
-  const zones = flags.config ? loadZones(flags.config) : { keyvalZones: [], limitReqZones: [], limitConnZones: [] };
+  const zones = flags.config
+    ? loadZones(flags.config)
+    : { keyvalZones: [], limitReqZones: [], limitConnZones: [] };
   const alertRules = flags.alertRules ? loadAlertRules(flags.alertRules) : undefined;
   const logger = pino({ name: 'limitswitch-control-plane' });
   const store = openCliStore(flags.redis ?? process.env.REDIS_URL, logger);

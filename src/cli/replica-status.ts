@@ -27,6 +27,7 @@ export async function startReplicaStatus(
   const replicaMetrics = new ReplicaMetrics(metrics.registry, {
     zones: () => replica.site.limitReqZones.values(),
     connZones: () => replica.site.limitConnZones.values(),
+    apiLimiters: () => replica.site.apiLimiters.values(),
     sync: () => replica.sync.state(),
     zoneSync: () => replica.limitSync.info(),
     nowMs: () => systemClock.nowMs(),

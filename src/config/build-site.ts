@@ -4,8 +4,10 @@
  * (nginx keeps the shared memory), with the new `rate=` applied; keyval zones keep their content.
  */
 
+import { ApiLimiter } from '../engine/api-limiter/api-limiter.ts';
 import { compileNginxRegex } from '../engine/http/hostname-matcher.ts';
 import {
+  type ApiRateLimitRule,
   type CompiledReturn,
   type LocationHandler,
   Site,
@@ -24,6 +26,7 @@ import type { RequestContext } from '../engine/variables/request-context.ts';
 import { VariableTable } from '../engine/variables/variable-table.ts';
 import { configError } from './config-error.ts';
 import type {
+  EffectiveApiRateLimit,
   EffectiveLimitConn,
   EffectiveLimitReq,
   HttpConf,
@@ -113,6 +116,20 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
     retryAfterMs: conf.retryAfterMs,
   });
 
+  // A limiter whose options are unchanged keeps its state (its means, its adjusted values).
+  const apiLimiters = new Map<string, ApiLimiter>();
+  for (const spec of http.apiRateLimitZones) {
+    const old = previous?.apiLimiters.get(spec.name);
+    const kept = old !== undefined && JSON.stringify(old.configured) === JSON.stringify(spec.params);
+    apiLimiters.set(spec.name, kept ? old : new ApiLimiter(spec.name, spec.params));
+  }
+  const apiRateLimit = (conf: EffectiveApiRateLimit): ApiRateLimitRule | null => {
+    if (conf.zone === null) return null;
+    const limiter = apiLimiters.get(conf.zone);
+    if (limiter === undefined) throw configError(`unknown api_rate_limit_zone "${conf.zone}"`, conf.source!);
+    return { limiter, status: conf.status };
+  };
+
   const compileReturn = (spec: ReturnSpec | null): CompiledReturn | null =>
     spec === null
       ? null
@@ -124,6 +141,7 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
       LocationConf,
       | 'limitReq'
       | 'limitConn'
+      | 'apiRateLimit'
       | 'access'
       | 'realIp'
       | 'proxyTimeouts'
@@ -136,6 +154,7 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
     name,
     limitReq: policy(conf.limitReq),
     limitConn: connPolicy(conf.limitConn),
+    apiRateLimit: apiRateLimit(conf.apiRateLimit),
     return: compileReturn(conf.return ?? null),
     proxyPass: conf.proxyPass ?? null,
     api: conf.api ?? null,
@@ -163,6 +182,7 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
     handler: handler('server', {
       limitReq: conf.limitReq,
       limitConn: conf.limitConn,
+      apiRateLimit: conf.apiRateLimit,
       access: conf.access,
       realIp: conf.realIp,
       proxyTimeouts: conf.proxyTimeouts,
@@ -182,6 +202,7 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
     variables,
     limitReqZones,
     limitConnZones,
+    apiLimiters,
     keyvalZones,
   });
 }

@@ -5,6 +5,7 @@
 import type { LogLevel } from '../engine/log-line.ts';
 import type {
   AccessRule,
+  ApiRateLimitZoneSpec,
   GeoSpec,
   HeaderBuffersSpec,
   KeyvalSpec,
@@ -37,6 +38,8 @@ export interface LevelBuilder {
   limitConnDryRun: boolean | null;
   /** `limit_conn_retry_after`: ms, `0` for off (null: not set here). */
   limitConnRetryAfterMs: number | null;
+  apiRateLimit: { readonly zone: string; readonly source: SourceRef } | null;
+  apiRateLimitStatus: number | null;
   realIpFrom: string[] | null;
   realIpHeader: string | null;
   realIpRecursive: boolean | null;
@@ -108,6 +111,9 @@ export interface ProxyTarget {
 export interface HttpBuilder extends LevelBuilder {
   readonly limitReqZones: LimitReqZoneSpec[];
   readonly limitConnZones: LimitConnZoneSpec[];
+  readonly apiRateLimitZones: ApiRateLimitZoneSpec[];
+  /** Every `api_rate_limit name` (checked against the zones once the http block is read). */
+  readonly apiRateLimitUses: { readonly zone: string; readonly source: SourceRef }[];
   readonly keyvalZones: KeyvalZoneSpec[];
   readonly keyvals: KeyvalSpec[];
   readonly maps: MapSpec[];
@@ -136,6 +142,8 @@ export function newLevel(source: SourceRef): LevelBuilder {
     limitConnLogLevel: null,
     limitConnDryRun: null,
     limitConnRetryAfterMs: null,
+    apiRateLimit: null,
+    apiRateLimitStatus: null,
     realIpFrom: null,
     realIpHeader: null,
     realIpRecursive: null,
@@ -156,6 +164,8 @@ export function newHttp(source: SourceRef): HttpBuilder {
     ...newLevel(source),
     limitReqZones: [],
     limitConnZones: [],
+    apiRateLimitZones: [],
+    apiRateLimitUses: [],
     keyvalZones: [],
     keyvals: [],
     maps: [],

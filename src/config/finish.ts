@@ -116,4 +116,8 @@ function checkServerNames(http: HttpBuilder, session: Session): void {
 export function checkSharedMemory(http: HttpBuilder): void {
   for (const [name, zone] of http.sharedMemory)
     if (zone.sizeBytes === 0) throw configError(`zero size shared memory zone "${name}"`, zone.firstUse);
+  for (const use of http.apiRateLimitUses) {
+    if (!http.apiRateLimitZones.some((zone) => zone.name === use.zone))
+      throw configError(`unknown api_rate_limit_zone "${use.zone}"`, use.source);
+  }
 }

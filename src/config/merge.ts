@@ -16,6 +16,7 @@
 import type { HttpBuilder, LevelBuilder, LocationBuilder, ServerBuilder } from './builders.ts';
 import type {
   AccessRule,
+  EffectiveApiRateLimit,
   EffectiveLimitConn,
   EffectiveLimitReq,
   HeaderBuffersSpec,
@@ -31,6 +32,7 @@ import type {
 interface Inherited {
   readonly limitReq: EffectiveLimitReq;
   readonly limitConn: EffectiveLimitConn;
+  readonly apiRateLimit: EffectiveApiRateLimit;
   readonly access: readonly AccessRule[];
   readonly realIp: RealIpConf;
   readonly proxyTimeouts: ProxyTimeouts;
@@ -49,6 +51,7 @@ export const LARGE_CLIENT_HEADER_BUFFERS: HeaderBuffersSpec = Object.freeze({ co
 const DEFAULTS: Inherited = {
   limitReq: { limits: [], status: 503, logLevel: 'error', dryRun: false, retryAfter: false },
   limitConn: { limits: [], status: 503, logLevel: 'error', dryRun: false, retryAfterMs: null },
+  apiRateLimit: { zone: null, status: 429, source: null },
   access: [],
   realIp: { trustedFrom: [], header: 'X-Real-IP', recursive: false },
   proxyTimeouts: { connectMs: 60_000, readMs: 60_000, sendMs: 60_000 },
@@ -79,6 +82,11 @@ export function inherit(level: LevelBuilder, parent: Inherited): Inherited {
           ? parent.limitConn.retryAfterMs
           : level.limitConnRetryAfterMs || null,
     },
+    apiRateLimit: {
+      zone: level.apiRateLimit?.zone ?? parent.apiRateLimit.zone,
+      status: level.apiRateLimitStatus ?? parent.apiRateLimit.status,
+      source: level.apiRateLimit?.source ?? parent.apiRateLimit.source,
+    },
     access: level.access ?? parent.access,
     realIp: {
       trustedFrom: level.realIpFrom ?? parent.realIp.trustedFrom,
@@ -106,6 +114,7 @@ export function buildHttpConf(http: HttpBuilder): HttpConf {
   return {
     limitReqZones: http.limitReqZones,
     limitConnZones: http.limitConnZones,
+    apiRateLimitZones: http.apiRateLimitZones,
     keyvalZones: http.keyvalZones,
     keyvals: http.keyvals.filter(owns),
     maps: http.maps.filter(owns),
@@ -150,6 +159,7 @@ function buildLocation(location: LocationBuilder, parent: Inherited): LocationCo
     locations: buildLocations(location.locations, settings),
     limitReq: settings.limitReq,
     limitConn: settings.limitConn,
+    apiRateLimit: settings.apiRateLimit,
     proxyPass: location.proxyPass,
     return: location.return,
     api: location.api,
@@ -168,6 +178,7 @@ export function emptyHttpConf(): HttpConf {
   return {
     limitReqZones: [],
     limitConnZones: [],
+    apiRateLimitZones: [],
     keyvalZones: [],
     keyvals: [],
     maps: [],

@@ -6,6 +6,7 @@
  * inheritance (limit_req lists, limit_req_status, real_ip, allow/deny) is already resolved, so each
  * location holds its effective settings. `source` points at the directive for `file:line` messages.
  */
+import type { ApiLimiterParameters } from '../engine/api-limiter/api-limiter.ts';
 import type { ComplexValue } from '../engine/complex-value.ts';
 import type { KeyvalType } from '../engine/keyval/keyval-zone.ts';
 import type { LogLevel } from '../engine/log-line.ts';
@@ -80,6 +81,21 @@ export interface EffectiveLimitConn {
   readonly dryRun: boolean;
   /** Extension (`limit_conn_retry_after on | time`): `Retry-After` on rejections, ms; null: none (default). */
   readonly retryAfterMs: number | null;
+}
+
+/** Extension: `api_rate_limit_zone name option=value ...;` (Cilium's API rate limiter). */
+export interface ApiRateLimitZoneSpec {
+  readonly name: string;
+  readonly params: ApiLimiterParameters;
+  readonly source: SourceRef;
+}
+
+/** The API limiter in force at one level: `api_rate_limit`, `api_rate_limit_status` (429). */
+export interface EffectiveApiRateLimit {
+  readonly zone: string | null;
+  readonly status: number;
+  /** Where `api_rate_limit` names the zone (for an undefined one). */
+  readonly source: SourceRef | null;
 }
 
 /** `proxy_connect_timeout`, `proxy_read_timeout`, `proxy_send_timeout` after inheritance (60 s each). */
@@ -209,6 +225,7 @@ export interface LocationConf {
   readonly locations: readonly LocationConf[];
   readonly limitReq: EffectiveLimitReq;
   readonly limitConn: EffectiveLimitConn;
+  readonly apiRateLimit: EffectiveApiRateLimit;
   /** `proxy_pass` target as written, e.g. `http://backend` or `http://127.0.0.1:8080/path`. */
   readonly proxyPass: string | null;
   readonly return: ReturnSpec | null;
@@ -235,6 +252,7 @@ export interface ServerConf extends HeaderLimits {
   /** Effective settings for a request that matches no location (nginx serves it at server level). */
   readonly limitReq: EffectiveLimitReq;
   readonly limitConn: EffectiveLimitConn;
+  readonly apiRateLimit: EffectiveApiRateLimit;
   readonly access: readonly AccessRule[];
   readonly realIp: RealIpConf;
   readonly proxyTimeouts: ProxyTimeouts;
@@ -249,6 +267,7 @@ export interface ServerConf extends HeaderLimits {
 export interface HttpConf {
   readonly limitReqZones: readonly LimitReqZoneSpec[];
   readonly limitConnZones: readonly LimitConnZoneSpec[];
+  readonly apiRateLimitZones: readonly ApiRateLimitZoneSpec[];
   readonly keyvalZones: readonly KeyvalZoneSpec[];
   readonly keyvals: readonly KeyvalSpec[];
   readonly maps: readonly MapSpec[];

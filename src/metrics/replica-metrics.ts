@@ -5,6 +5,7 @@
  * scrape time.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { ApiLimiter, ApiLimiterValues } from '../engine/api-limiter/api-limiter.ts';
 import {
   LIMIT_CONN_COUNTERS,
   type LimitConnCounter,
@@ -53,6 +54,8 @@ export interface ReplicaMetricsSources {
   zones(): Iterable<ZoneCounterSource>;
   /** The limit_conn zones. */
   connZones(): Iterable<ConnZoneCounterSource>;
+  /** The `api_rate_limit_zone` limiters (Cilium's API limiter). */
+  apiLimiters(): Iterable<ApiLimiter>;
   /** Store resets seen: switches written back by this replica, by another first, or dropped. */
   storeResets(): { readonly restored: number; readonly restoredElsewhere: number; readonly dropped: number };
   sync(): SyncStateSource;
@@ -145,6 +148,7 @@ export class ReplicaMetrics {
       },
     });
     zoneSyncMetrics(registers, sources);
+    apiLimiterMetrics(registers, sources);
     this.#duration = new Histogram({
       name: 'limitswitch_request_duration_seconds',
       help: 'Time from request to the end of the response on the replica (delays included), by status code',
@@ -288,4 +292,65 @@ function limiterCounters<F extends string>(
       },
     });
   }
+}
+
+/**
+ * Cilium's API limiter metrics (pkg/rate/metrics), under limitswitch's prefix: the adjustment
+ * factor, processing duration (estimated, mean), rate limit (limit, burst), requests in flight
+ * (in-flight, limit), wait duration (min, mean, max) and processed requests by outcome and code.
+ */
+function apiLimiterMetrics(registers: Registry[], sources: ReplicaMetricsSources): void {
+  const gauge = (name: string, help: string, series: (v: ApiLimiterValues) => [string | null, number][]) =>
+    new Gauge({
+      name: `limitswitch_api_limiter_${name}`,
+      help,
+      labelNames: name === 'adjustment_factor' ? ['api_call'] : ['api_call', 'value'],
+      registers,
+      collect() {
+        this.reset();
+        for (const limiter of sources.apiLimiters()) {
+          for (const [value, n] of series(limiter.values())) {
+            if (value === null) this.set({ api_call: limiter.name }, n);
+            else this.set({ api_call: limiter.name, value }, n);
+          }
+        }
+      },
+    });
+  gauge('adjustment_factor', 'Current adjustment factor while auto adjusting', (v) => [
+    [null, v.adjustmentFactor],
+  ]);
+  gauge('processing_duration_seconds', 'Current processing duration', (v) => [
+    ['estimated', v.estimatedProcessingS],
+    ['mean', v.meanProcessingS],
+  ]);
+  gauge('rate_limit', 'Current rate limiting configuration', (v) => [
+    ['limit', v.limit],
+    ['burst', v.burst],
+  ]);
+  gauge('requests_in_flight', 'Current requests in flight', (v) => [
+    ['in-flight', v.requestsInFlight],
+    ['limit', v.parallelRequests],
+  ]);
+  gauge('wait_duration_seconds', 'Current wait time for api calls', (v) => [
+    ['min', v.minWaitS],
+    ['mean', v.meanWaitS],
+    ['max', v.maxWaitS],
+  ]);
+  const seen = new Map<string, number>();
+  new Counter({
+    name: 'limitswitch_api_limiter_processed_requests_total',
+    help: 'Total number of API requests processed',
+    labelNames: ['api_call', 'outcome', 'return_code'],
+    registers,
+    collect() {
+      for (const limiter of sources.apiLimiters()) {
+        for (const [label, count] of limiter.processed) {
+          const key = `${limiter.name}\0${label}`;
+          const [outcome, code] = label.split('\0') as [string, string];
+          this.inc({ api_call: limiter.name, outcome, return_code: code }, count - (seen.get(key) ?? 0));
+          seen.set(key, count);
+        }
+      }
+    },
+  });
 }

@@ -9,12 +9,14 @@ import { rejectedVersion } from '../engine/http/request-head.ts';
 import type { RefusedHead, Route, Site, Verdict } from '../engine/http/site.ts';
 import { normalizePeerAddress } from '../engine/net/address-text.ts';
 import type { RequestFacts } from '../engine/variables/request-context.ts';
+import { apiLimiterWait } from './api-limiter-admission.ts';
 import { connectionNumber, type ErrorLog, requestLogContext } from './error-log.ts';
 import type {
   ClientInputRules,
   DecideHook,
   Decision,
   DownstreamRequest,
+  ProxyDecision,
   UnreadableHead,
 } from './http/decision.ts';
 import { type ProxyTargets, rewriteTarget } from './proxy-targets.ts';
@@ -24,11 +26,13 @@ import { type ProxyTargets, rewriteTarget } from './proxy-targets.ts';
  * forwarded or delayed one also names the server, for the error-log lines about it (a client leaving
  * while held, an upstream failing).
  */
-export type RoutedDecision = Decision & {
+export type RoutedDecision = Decision & RoutedExtras;
+
+interface RoutedExtras {
   readonly limitReqStatus?: string;
   readonly zone?: string | null;
   readonly serverName?: string;
-};
+}
 
 export interface EngineHookOptions {
   readonly site: () => Site;
@@ -79,7 +83,14 @@ export function engineHook(options: EngineHookOptions): DecideHook<RoutedDecisio
     options.countRequest?.(route.serverName, route.handler.name);
     const facts = new ExchangeFacts(ctx, options.port);
     const verdict = site.decide(route, facts, now());
-    return toDataPath(verdict, { site, route, targets: options.targets(), ctx, errorLog: options.errorLog });
+    return toDataPath(verdict, {
+      site,
+      route,
+      targets: options.targets(),
+      ctx,
+      errorLog: options.errorLog,
+      nowMs: now,
+    });
   };
   return Object.assign(decide, { client: clientRules(options) });
 }
@@ -195,6 +206,7 @@ interface Deciding {
   readonly targets: ProxyTargets;
   readonly ctx: DownstreamRequest;
   readonly errorLog: ErrorLog;
+  readonly nowMs: () => number;
 }
 
 function toDataPath(verdict: Verdict, deciding: Deciding): RoutedDecision {
@@ -227,24 +239,25 @@ function toDataPath(verdict: Verdict, deciding: Deciding): RoutedDecision {
     case 'static':
       // The replica serves no files; the NGINX Plus API lives on the control plane and --status-listen.
       return NOT_FOUND;
-    case 'proxy': {
-      const target = targets.byHandler.get(route.handler);
-      if (target === undefined) return NOT_FOUND;
-      const path = rewriteTarget(target, route.target.uri, route.target.args, route.target.hasArgs);
-      const timeouts = route.handler.proxyTimeouts;
-      return {
-        action: 'proxy',
-        upstream: target.upstream,
-        path,
-        readTimeoutMs: timeouts.readMs,
-        connectTimeoutMs: timeouts.connectMs,
-        sendTimeoutMs: timeouts.sendMs,
-        maxBodyBytes: route.handler.clientMaxBodyBytes,
-        limitReqStatus: verdict.status,
-        zone: verdict.zone,
-        serverName: route.serverName,
-        slots: verdict.connections,
-      };
+    case 'proxy':
+      return forwarding(verdict, route, targets) ?? NOT_FOUND;
+    case 'wait': {
+      const proceed = forwarding(verdict, route, targets);
+      if (proceed === null) {
+        verdict.connections?.release();
+        return NOT_FOUND;
+      }
+      const rule = verdict.apiRateLimit!;
+      return Object.assign(
+        apiLimiterWait({
+          limiter: rule.limiter,
+          clock: { nowMs: deciding.nowMs },
+          proceed,
+          refuse: { action: 'reject', code: rule.status },
+          log: (line) => deciding.errorLog.request(line, requestLogContext(deciding.ctx, route.serverName)),
+        }),
+        { limitReqStatus: verdict.status, zone: verdict.zone, serverName: route.serverName },
+      );
     }
     case 'delay': {
       const delayed = verdict.delayed!;
@@ -258,6 +271,31 @@ function toDataPath(verdict: Verdict, deciding: Deciding): RoutedDecision {
       };
     }
   }
+}
+
+/** The forward decision for a proxied verdict; null when the location has no target. */
+function forwarding(
+  verdict: Verdict,
+  route: Route,
+  targets: ProxyTargets,
+): (ProxyDecision & RoutedExtras) | null {
+  const target = targets.byHandler.get(route.handler);
+  if (target === undefined) return null;
+  const path = rewriteTarget(target, route.target.uri, route.target.args, route.target.hasArgs);
+  const timeouts = route.handler.proxyTimeouts;
+  return {
+    action: 'proxy',
+    upstream: target.upstream,
+    path,
+    readTimeoutMs: timeouts.readMs,
+    connectTimeoutMs: timeouts.connectMs,
+    sendTimeoutMs: timeouts.sendMs,
+    maxBodyBytes: route.handler.clientMaxBodyBytes,
+    limitReqStatus: verdict.status,
+    zone: verdict.zone,
+    serverName: route.serverName,
+    slots: verdict.connections,
+  };
 }
 
 function writeLogs(log: ErrorLog, verdict: Verdict, route: Route, ctx: DownstreamRequest): void {

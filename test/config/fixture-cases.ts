@@ -20,6 +20,24 @@ export interface FixtureCase {
 }
 
 export const FIXTURE_CASES: readonly FixtureCase[] = [
+  {
+    fixture: 'api-rate-limit-bare-interval',
+    text: 'unable to parse rate limit option "rate-limit" with value "1/1": unable to parse rate "1/1": interval "1" must contain duration suffix',
+    line: 3,
+    nginx: 'limitswitch',
+  },
+  {
+    fixture: 'api-rate-limit-unknown-option',
+    text: 'unable to parse rate limit option "burst" with value "4": unknown rate limiting option "burst"',
+    line: 3,
+    nginx: 'limitswitch',
+  },
+  {
+    fixture: 'api-rate-limit-undefined-zone',
+    text: 'unknown api_rate_limit_zone "create"',
+    line: 6,
+    nginx: 'limitswitch',
+  },
   { fixture: 'allow-invalid-address', text: 'invalid parameter "cafe.example.com"', line: 6, nginx: 'same' },
   { fixture: 'api-in-server', text: '"api" directive is not allowed here', line: 5, nginx: 'plus-only' },
   { fixture: 'api-invalid-parameter', text: 'invalid parameter "write=yes"', line: 6, nginx: 'plus-only' },

@@ -2,6 +2,7 @@
  * The directive table: every directive limitswitch reads, by name. A name can have several entries
  * (`server` in http is a block, in upstream a line), told apart by context as nginx does.
  */
+import { apiRateLimitDirectives } from './api-rate-limit.ts';
 import { clientDirectives } from './client.ts';
 import { coreDirectives } from './core.ts';
 import { geoDirectives } from './geo.ts';
@@ -24,6 +25,7 @@ for (const spec of [
   ...locationDirectives,
   ...limitReqDirectives,
   ...limitConnDirectives,
+  ...apiRateLimitDirectives,
   ...keyvalDirectives,
   ...mapDirectives,
   ...geoDirectives,

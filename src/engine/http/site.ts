@@ -4,6 +4,7 @@
  * limited), PREACCESS (limit_req, then limit_conn — after limit_req's delay, as nginx runs the phases
  * on when the delay is over), ACCESS (allow/deny), then content (proxy, API, static).
  */
+import type { ApiLimiter } from '../api-limiter/api-limiter.ts';
 import type { KeyvalZone } from '../keyval/keyval-zone.ts';
 import {
   type ConnectionSlots,
@@ -52,6 +53,8 @@ export interface LocationHandler {
   readonly name: string;
   readonly limitReq: LimitReqPolicy<RequestContext>;
   readonly limitConn: LimitConnPolicy<RequestContext>;
+  /** The `api_rate_limit` extension (Cilium's API limiter): proxied requests wait for it. */
+  readonly apiRateLimit: ApiRateLimitRule | null;
   readonly return: CompiledReturn | null;
   readonly proxyPass: string | null;
   readonly api: { readonly write: boolean } | null;
@@ -97,11 +100,18 @@ export interface Route {
  * `refuse`: what the client sent is refused before any limit sees it (413: a `Content-Length` over
  * `client_max_body_size`); nginx closes the connection after the page.
  */
+/** A location's Cilium-style limiter and its refusal status. */
+export interface ApiRateLimitRule {
+  readonly limiter: ApiLimiter;
+  readonly status: number;
+}
+
 export type VerdictKind =
   | 'return'
   | 'reject'
   | 'close'
   | 'delay'
+  | 'wait'
   | 'deny'
   | 'proxy'
   | 'api'
@@ -139,8 +149,13 @@ export interface Verdict {
   readonly text: string | null;
   /** `delay`: the phases to run when the delay is over (`Site.resume`). */
   readonly delayed: DelayedPhases | null;
-  /** `proxy`: the limit_conn slots the request holds until it ends (release them then). */
+  /**
+   * `proxy` and `wait`: the limit_conn slots the request holds until it ends (release them then; a
+   * `wait` refused by its limiter gives them back).
+   */
   readonly connections: ConnectionSlots | null;
+  /** `wait`: the API limiter the request waits for before it is proxied. */
+  readonly apiRateLimit: ApiRateLimitRule | null;
 }
 
 export interface SiteParts {
@@ -148,6 +163,7 @@ export interface SiteParts {
   readonly variables: VariableTable;
   readonly limitReqZones: ReadonlyMap<string, LimitReqZone>;
   readonly limitConnZones: ReadonlyMap<string, LimitConnZone>;
+  readonly apiLimiters: ReadonlyMap<string, ApiLimiter>;
   readonly keyvalZones: ReadonlyMap<string, KeyvalZone>;
 }
 
@@ -156,6 +172,7 @@ export class Site {
   readonly variables: VariableTable;
   readonly limitReqZones: ReadonlyMap<string, LimitReqZone>;
   readonly limitConnZones: ReadonlyMap<string, LimitConnZone>;
+  readonly apiLimiters: ReadonlyMap<string, ApiLimiter>;
   readonly keyvalZones: ReadonlyMap<string, KeyvalZone>;
   private readonly selector: ServerSelector<SiteServer>;
   private readonly outcome = newOutcome();
@@ -169,6 +186,7 @@ export class Site {
     this.variables = parts.variables;
     this.limitReqZones = parts.limitReqZones;
     this.limitConnZones = parts.limitConnZones;
+    this.apiLimiters = parts.apiLimiters;
     this.keyvalZones = parts.keyvalZones;
     this.selector = new ServerSelector(parts.servers);
   }
@@ -328,6 +346,7 @@ export class Site {
           text: null,
           delayed: { handler, ctx, zone },
           connections: null,
+          apiRateLimit: null,
         };
       }
     }
@@ -358,6 +377,7 @@ export class Site {
         text: null,
         delayed: null,
         connections: null,
+        apiRateLimit: null,
       };
     }
     return this.decide(route, facts, nowMs);
@@ -380,6 +400,7 @@ function tooLarge(length: number): Verdict {
     text: null,
     delayed: null,
     connections: null,
+    apiRateLimit: null,
   };
 }
 
@@ -398,6 +419,7 @@ function answer(spec: CompiledReturn, ctx: RequestContext): Verdict {
     text,
     delayed: null,
     connections: null,
+    apiRateLimit: null,
   };
 }
 
@@ -422,6 +444,7 @@ function rejection(
     text: null,
     delayed: null,
     connections: null,
+    apiRateLimit: null,
   };
 }
 
@@ -463,6 +486,8 @@ function afterDelay(
     connections.release();
     connections = null;
   }
+  const apiRateLimit = kind === 'proxy' ? handler.apiRateLimit : null;
+  if (apiRateLimit !== null) kind = 'wait';
   return {
     kind,
     code,
@@ -475,5 +500,6 @@ function afterDelay(
     text: null,
     delayed: null,
     connections,
+    apiRateLimit,
   };
 }

@@ -35,9 +35,12 @@ export interface DownstreamRequest {
   readonly clientSocket: Socket | null;
 }
 
-/** What a request holds until it ends (its limit_conn slots): given back exactly once, then. */
+/**
+ * What a request holds until it ends (its limit_conn slots, its place in an API limiter): given back
+ * exactly once, then, with the status the client got (`$status`: 499 when it left first).
+ */
 export interface HeldUntilEnd {
-  release(): void;
+  release(status?: number): void;
 }
 
 /**
@@ -97,6 +100,17 @@ export interface DelayDecision extends ProxyTarget {
 }
 
 /**
+ * Wait for admission (a limiter that queues instead of refusing): `wait` parks the request and calls
+ * `settle` exactly once with what to do then — forward, or answer (a rejection when the wait ran out).
+ * The function it returns withdraws the request, if it is still waiting, when its client goes away
+ * (reported through `onClientClosed`, phase `delay`, as for a held request).
+ */
+export interface WaitDecision {
+  readonly action: 'wait';
+  wait(settle: (next: Decision) => void): () => void;
+}
+
+/**
  * `limit_req` rejected the request: answer `code` (`limit_req_status`, 400..599) with nginx's page for
  * it, or close the connection without a response when `code` is 444.
  */
@@ -135,6 +149,7 @@ export type Decision =
   | PassDecision
   | ProxyDecision
   | DelayDecision
+  | WaitDecision
   | RejectDecision
   | ReturnDecision
   | RefuseDecision;

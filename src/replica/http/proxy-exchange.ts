@@ -23,6 +23,7 @@ import type {
   ProxyTarget,
   ReturnDecision,
   UpstreamErrorCallback,
+  WaitDecision,
 } from './decision.ts';
 import { clientResponseHeaders } from './forward-headers.ts';
 import { lingerOnClose } from './lingering-close.ts';
@@ -98,6 +99,8 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
   /** The first body chunk, held until the head goes out with it. */
   #pending: Buffer | null = null;
   #timer: NodeJS.Timeout | null = null;
+  /** Withdraws a waiting request from its admission (null when not waiting). */
+  #withdraw: (() => void) | null = null;
   #tracked = false;
   /** A tunnel holds the decision's slots now (released when it closes, not with the response). */
   #slotsTaken = false;
@@ -160,6 +163,9 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
       case 'delay':
         this.#hold(decision);
         return;
+      case 'wait':
+        this.#wait(decision);
+        return;
       case 'reject':
         this.#continue();
         this.sendPage(decision.code, decision.retryAfterS);
@@ -217,8 +223,15 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
     return true;
   }
 
-  /** A held request is let go (its timer cleared) before it ends some other way. */
+  /** A held request is let go (its timer cleared, its wait withdrawn) before it ends some other way. */
   #release(): void {
+    if (this.#withdraw !== null) {
+      const withdraw = this.#withdraw;
+      this.#withdraw = null;
+      this.#host.held--;
+      withdraw();
+      return;
+    }
     if (this.#timer === null) return;
     clearTimeout(this.#timer);
     this.#timer = null;
@@ -303,6 +316,23 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
     this.#timer = setTimeout(onHoldElapsed, decision.delayMs, this);
   }
 
+  /** Parked until the decision's admission settles (or the client leaves: withdrawn). */
+  #wait(decision: WaitDecision): void {
+    this.state = HELD;
+    this.#host.held++;
+    this.#track();
+    let settled = false;
+    const withdraw = decision.wait((next) => {
+      if (settled) return;
+      settled = true;
+      this.#withdraw = null;
+      if (this.state !== HELD) return;
+      this.#host.held--;
+      this.run(next as D);
+    });
+    if (!settled) this.#withdraw = withdraw;
+  }
+
   /** @internal the delay timer fired: the phases after it decide now. */
   holdElapsed(): void {
     this.#timer = null;
@@ -363,7 +393,8 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
     const state = this.state;
     this.state = DONE;
     this.stopSendTimer();
-    if (!this.#slotsTaken) (this.#decision as ProxyTarget | null)?.slots?.release();
+    const status = this.#closedWith || (this.res.headersSent ? this.res.statusCode : 499);
+    if (!this.#slotsTaken) (this.#decision as ProxyTarget | null)?.slots?.release(status);
     if (state === HELD || state === FORWARDING) {
       this.#release();
       this.abortUpstream();
@@ -371,7 +402,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
     }
     this.#host.exchangeEnded();
     this.#host.onCompleted?.(this, this.#decision, {
-      status: this.#closedWith || (this.res.headersSent ? this.res.statusCode : 499),
+      status,
       bodyBytes: this.#bodyBytes,
       seconds: (performance.now() - this.#startedMs) / 1000,
     });

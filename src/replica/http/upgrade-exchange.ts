@@ -103,7 +103,7 @@ export class UpgradeExchange<D extends Decision> extends Exchange<D> implements 
     for (let i = 0; i < headers.length; i += 2) head += `${headers[i]}: ${headers[i + 1]}\r\n`;
     const slots = this.slots;
     const tunnel = new Tunnel(client, upstream, (closed) => {
-      slots?.release();
+      slots?.release(101);
       this.#listener.tunnelClosed(closed);
     });
     tunnel.start(`${head}\r\n`, upstreamHead, Buffer.concat(this.#early), this.#readTimeoutMs);
