@@ -94,6 +94,7 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
     logLevel: conf.logLevel,
     dryRun: conf.dryRun,
     retryAfter: conf.retryAfter,
+    rateLimitHeaders: conf.rateLimitHeaders,
   });
 
   const limitConnZones = new Map<string, LimitConnZone>();

@@ -32,6 +32,7 @@ export interface LevelBuilder {
   limitReqLogLevel: LogLevel | null;
   limitReqDryRun: boolean | null;
   limitReqRetryAfter: boolean | null;
+  limitReqRateLimitHeaders: boolean | null;
   limitConns: LimitConnSpec[] | null;
   limitConnStatus: number | null;
   limitConnLogLevel: LogLevel | null;
@@ -137,6 +138,7 @@ export function newLevel(source: SourceRef): LevelBuilder {
     limitReqLogLevel: null,
     limitReqDryRun: null,
     limitReqRetryAfter: null,
+    limitReqRateLimitHeaders: null,
     limitConns: null,
     limitConnStatus: null,
     limitConnLogLevel: null,

@@ -1,7 +1,8 @@
 /**
  * Inheritance, as nginx's merge_loc_conf functions do it, from builders into the frozen model:
  * - `limit_req`, `limit_conn`: a level's list replaces the enclosing one only when the level has any;
- * - `limit_req_status`, `_log_level`, `_dry_run`, `_retry_after`, `limit_conn_status`, `_log_level`,
+ * - `limit_req_status`, `_log_level`, `_dry_run`, `_retry_after`, `_ratelimit_headers`,
+ *   `limit_conn_status`, `_log_level`,
  *   `_dry_run`, `_retry_after`, `real_ip_header`,
  *   `real_ip_recursive`: the innermost level that sets one wins;
  * - `proxy_connect_timeout`, `proxy_read_timeout`, `proxy_send_timeout`: the innermost level wins (60 s);
@@ -49,7 +50,14 @@ export const CLIENT_HEADER_BUFFER_BYTES = 1024;
 export const LARGE_CLIENT_HEADER_BUFFERS: HeaderBuffersSpec = Object.freeze({ count: 4, bytes: 8192 });
 
 const DEFAULTS: Inherited = {
-  limitReq: { limits: [], status: 503, logLevel: 'error', dryRun: false, retryAfter: false },
+  limitReq: {
+    limits: [],
+    status: 503,
+    logLevel: 'error',
+    dryRun: false,
+    retryAfter: false,
+    rateLimitHeaders: false,
+  },
   limitConn: { limits: [], status: 503, logLevel: 'error', dryRun: false, retryAfterMs: null },
   apiRateLimit: { zone: null, status: 429, source: null },
   access: [],
@@ -71,6 +79,7 @@ export function inherit(level: LevelBuilder, parent: Inherited): Inherited {
       logLevel: level.limitReqLogLevel ?? parent.limitReq.logLevel,
       dryRun: level.limitReqDryRun ?? parent.limitReq.dryRun,
       retryAfter: level.limitReqRetryAfter ?? parent.limitReq.retryAfter,
+      rateLimitHeaders: level.limitReqRateLimitHeaders ?? parent.limitReq.rateLimitHeaders,
     },
     limitConn: {
       limits: level.limitConns ?? parent.limitConn.limits,

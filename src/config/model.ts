@@ -51,6 +51,8 @@ export interface EffectiveLimitReq {
   readonly dryRun: boolean;
   /** Extension (`limit_req_retry_after on`): add `Retry-After` to rejections. Default off. */
   readonly retryAfter: boolean;
+  /** Extension (`limit_req_ratelimit_headers on`): IETF `RateLimit-Policy`/`RateLimit`. Default off. */
+  readonly rateLimitHeaders: boolean;
 }
 
 /** `limit_conn_zone key zone=name:size;` */

@@ -219,6 +219,7 @@ function toDataPath(verdict: Verdict, deciding: Deciding): RoutedDecision {
         action: 'reject',
         code: verdict.code,
         retryAfterS: verdict.kind === 'reject' ? (verdict.retryAfterS ?? undefined) : undefined,
+        headers: verdict.responseHeaders.length === 0 ? undefined : verdict.responseHeaders,
         limitReqStatus: verdict.status,
         zone: verdict.zone,
       };
@@ -295,6 +296,7 @@ function forwarding(
     zone: verdict.zone,
     serverName: route.serverName,
     slots: verdict.connections,
+    responseHeaders: verdict.responseHeaders.length === 0 ? undefined : verdict.responseHeaders,
   };
 }
 

@@ -65,7 +65,7 @@ test('limit_req_status, _log_level, _dry_run, _retry_after: the innermost settin
   assert.deepEqual(settings(loc(loc(server, '/b'), '/b/c')), [503, 'info', false, true]);
 });
 
-test('defaults: status 503, level error, dry run and Retry-After off, no limits', () => {
+test('defaults: status 503, level error, dry run, Retry-After and RateLimit fields off, no limits', () => {
   const [server] = servers('server { location / { } }');
   assert.deepEqual(loc(server, '/')?.limitReq, {
     limits: [],
@@ -73,7 +73,16 @@ test('defaults: status 503, level error, dry run and Retry-After off, no limits'
     logLevel: 'error',
     dryRun: false,
     retryAfter: false,
+    rateLimitHeaders: false,
   });
+  assert.deepEqual(loc(server, '/')?.limitConn, {
+    limits: [],
+    status: 503,
+    logLevel: 'error',
+    dryRun: false,
+    retryAfterMs: null,
+  });
+  assert.deepEqual(loc(server, '/')?.apiRateLimit, { zone: null, status: 429, source: null });
   assert.deepEqual(loc(server, '/')?.realIp, { trustedFrom: [], header: 'X-Real-IP', recursive: false });
   assert.deepEqual(loc(server, '/')?.access, []);
 });

@@ -1,7 +1,7 @@
 /**
  * ngx_http_limit_req_module: limit_req_zone, limit_req, limit_req_status, limit_req_log_level,
  * limit_req_dry_run — parsed as ngx_http_limit_req_module.c does, with its messages — plus the
- * limitswitch extension limit_req_retry_after.
+ * limitswitch extensions limit_req_retry_after and limit_req_ratelimit_headers.
  */
 
 import { configError } from '../config-error.ts';
@@ -127,6 +127,13 @@ function limitReqRetryAfter(d: Directive, scope: Scope): void {
   level.limitReqRetryAfter = flagArg(d);
 }
 
+/** limitswitch extension: `limit_req_ratelimit_headers on;` adds IETF RateLimit fields to answers. */
+function limitReqRateLimitHeaders(d: Directive, scope: Scope): void {
+  const level = levelOf(scope);
+  if (level.limitReqRateLimitHeaders !== null) throw duplicate(d);
+  level.limitReqRateLimitHeaders = flagArg(d);
+}
+
 export const limitReqDirectives: readonly DirectiveSpec[] = [
   { name: 'limit_req_zone', contexts: ['http'], args: [3, 4], handle: limitReqZone },
   { name: 'limit_req', contexts: LEVELS, args: [1, 2, 3], handle: limitReq },
@@ -134,4 +141,5 @@ export const limitReqDirectives: readonly DirectiveSpec[] = [
   { name: 'limit_req_log_level', contexts: LEVELS, args: [1], handle: limitReqLogLevel },
   { name: 'limit_req_dry_run', contexts: LEVELS, args: [1], handle: limitReqDryRun },
   { name: 'limit_req_retry_after', contexts: LEVELS, args: [1], handle: limitReqRetryAfter },
+  { name: 'limit_req_ratelimit_headers', contexts: LEVELS, args: [1], handle: limitReqRateLimitHeaders },
 ];

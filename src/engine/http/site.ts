@@ -20,6 +20,7 @@ import {
   newOutcome,
 } from '../limit-req/limit-req.ts';
 import type { LimitReqZone } from '../limit-req/limit-req-zone.ts';
+import { rateLimitFields } from '../limit-req/ratelimit-fields.ts';
 import type { LogLine } from '../log-line.ts';
 import type { AccessList } from '../net/access-list.ts';
 import { newRequestContext, type RequestContext, type RequestFacts } from '../variables/request-context.ts';
@@ -127,6 +128,8 @@ export interface DelayedPhases {
   readonly ctx: RequestContext;
   /** The limit_req zone that delayed it. */
   readonly zone: string | null;
+  /** The limit_req decision's RateLimit fields, for the answer after the delay. */
+  readonly responseHeaders: readonly string[];
 }
 
 /** What nginx's phases decide for one request (the data path turns it into an action). */
@@ -156,6 +159,8 @@ export interface Verdict {
   readonly connections: ConnectionSlots | null;
   /** `wait`: the API limiter the request waits for before it is proxied. */
   readonly apiRateLimit: ApiRateLimitRule | null;
+  /** Header fields the answer carries (name, value, …): the IETF RateLimit fields, when asked for. */
+  readonly responseHeaders: readonly string[];
 }
 
 export interface SiteParts {
@@ -321,17 +326,19 @@ export class Site {
     let status: LimitReqStatus = '';
     let zone: string | null = null;
     let logs: readonly LogLine[] = NO_LOGS;
+    let headers: readonly string[] = NO_HEADERS;
     if (handler.limitReq.rules.length !== 0) {
       const out = limitRequest(handler.limitReq, ctx, nowMs, this.outcome);
       status = out.status;
       ctx.limitReqStatus = status;
       zone = out.zone?.name ?? null;
       if (out.logs.length !== 0) logs = out.logs;
+      if (handler.limitReq.rateLimitHeaders) headers = rateLimitFields(out);
       if (out.rejectCode !== 0) {
         const retryAfterS = handler.limitReq.retryAfter
           ? Math.max(1, Math.ceil(out.retryAfterMs / 1000))
           : null;
-        return rejection(out.rejectCode, status, '', zone, logs, retryAfterS);
+        return rejection(out.rejectCode, status, '', zone, logs, retryAfterS, headers);
       }
       if (out.delayMs > 0) {
         return {
@@ -344,13 +351,14 @@ export class Site {
           logs,
           retryAfterS: null,
           text: null,
-          delayed: { handler, ctx, zone },
+          delayed: { handler, ctx, zone, responseHeaders: headers },
           connections: null,
           apiRateLimit: null,
+          responseHeaders: headers,
         };
       }
     }
-    return afterDelay(handler, ctx, status, zone, logs);
+    return afterDelay(handler, ctx, status, zone, logs, headers);
   }
 
   /**
@@ -358,7 +366,8 @@ export class Site {
    * access, content. Its verdict is never `delay`; its logs are those of these phases.
    */
   resume(delayed: DelayedPhases): Verdict {
-    return afterDelay(delayed.handler, delayed.ctx, delayed.ctx.limitReqStatus, delayed.zone, NO_LOGS);
+    const { handler, ctx, zone, responseHeaders } = delayed;
+    return afterDelay(handler, ctx, ctx.limitReqStatus, zone, NO_LOGS, responseHeaders);
   }
 
   /** `route` + `decide` in one step (simulate, tests); 400 for an unparsable target. */
@@ -378,6 +387,7 @@ export class Site {
         delayed: null,
         connections: null,
         apiRateLimit: null,
+        responseHeaders: NO_HEADERS,
       };
     }
     return this.decide(route, facts, nowMs);
@@ -385,6 +395,7 @@ export class Site {
 }
 
 const NO_LOGS: readonly LogLine[] = Object.freeze([]);
+const NO_HEADERS: readonly string[] = Object.freeze([]);
 
 /** ngx_http_core_find_config_phase: a declared body over `client_max_body_size`. */
 function tooLarge(length: number): Verdict {
@@ -401,6 +412,7 @@ function tooLarge(length: number): Verdict {
     delayed: null,
     connections: null,
     apiRateLimit: null,
+    responseHeaders: NO_HEADERS,
   };
 }
 
@@ -420,6 +432,7 @@ function answer(spec: CompiledReturn, ctx: RequestContext): Verdict {
     delayed: null,
     connections: null,
     apiRateLimit: null,
+    responseHeaders: NO_HEADERS,
   };
 }
 
@@ -431,6 +444,7 @@ function rejection(
   zone: string | null,
   logs: readonly LogLine[],
   retryAfterS: number | null,
+  responseHeaders: readonly string[] = NO_HEADERS,
 ): Verdict {
   return {
     kind: code === 444 ? 'close' : 'reject',
@@ -445,6 +459,7 @@ function rejection(
     delayed: null,
     connections: null,
     apiRateLimit: null,
+    responseHeaders,
   };
 }
 
@@ -458,6 +473,7 @@ function afterDelay(
   status: LimitReqStatus,
   limitReqZone: string | null,
   limitReqLogs: readonly LogLine[],
+  responseHeaders: readonly string[],
 ): Verdict {
   let logs = limitReqLogs;
   let connStatus: LimitConnStatus = '';
@@ -470,7 +486,8 @@ function afterDelay(
     if (out.rejectCode !== 0) {
       const retryAfterMs = handler.limitConn.retryAfterMs ?? null;
       const retryAfterS = retryAfterMs === null ? null : Math.ceil(retryAfterMs / 1000);
-      return rejection(out.rejectCode, status, connStatus, out.zone?.name ?? null, logs, retryAfterS);
+      const refusing = out.zone?.name ?? null;
+      return rejection(out.rejectCode, status, connStatus, refusing, logs, retryAfterS, responseHeaders);
     }
     connections = out.slots;
   }
@@ -501,5 +518,6 @@ function afterDelay(
     delayed: null,
     connections,
     apiRateLimit,
+    responseHeaders,
   };
 }

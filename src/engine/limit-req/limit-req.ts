@@ -35,6 +35,8 @@ export interface LimitReqPolicy<C> {
   readonly dryRun: boolean;
   /** The `limit_req_retry_after` extension: rejections say when the key would pass again. */
   readonly retryAfter?: boolean;
+  /** The `limit_req_ratelimit_headers` extension: answers carry IETF RateLimit fields. */
+  readonly rateLimitHeaders?: boolean;
 }
 
 /** What the handler decided. Reused between calls by its owner to avoid allocation. */
@@ -43,6 +45,8 @@ export interface LimitReqOutcome {
   status: LimitReqStatus;
   /** The deciding zone (rejecting, longest delay, or last accounting), or null. */
   zone: LimitReqZone | null;
+  /** The `burst=` (×1000) of the deciding rule. */
+  burstMilli: number;
   /** Hold the request this long before going on (DELAYED only). */
   delayMs: number;
   /** The excess behind the decision, milli-requests (logged as `X.YYY`). */
@@ -56,7 +60,16 @@ export interface LimitReqOutcome {
 }
 
 export function newOutcome(): LimitReqOutcome {
-  return { status: '', zone: null, delayMs: 0, excessMilli: 0, rejectCode: 0, retryAfterMs: 0, logs: [] };
+  return {
+    status: '',
+    zone: null,
+    burstMilli: 0,
+    delayMs: 0,
+    excessMilli: 0,
+    rejectCode: 0,
+    retryAfterMs: 0,
+    logs: [],
+  };
 }
 
 const DELAY_LEVEL: Record<LogLevel, LogLevel> = {
@@ -78,6 +91,7 @@ export function limitRequest<C>(
 ): LimitReqOutcome {
   out.status = '';
   out.zone = null;
+  out.burstMilli = 0;
   out.delayMs = 0;
   out.excessMilli = 0;
   out.rejectCode = 0;
@@ -112,6 +126,7 @@ export function limitRequest<C>(
     const zone = rule.zone;
     for (let i = 0; i < n; i++) rules[i]!.zone.release();
     out.zone = zone;
+    out.burstMilli = rule.burstMilli;
     out.excessMilli = zone.lastExcessMilli;
     out.retryAfterMs = Math.max(
       0,
@@ -164,6 +179,7 @@ export function limitRequest<C>(
     const zone = rules[accounted]!.zone;
     out.status = 'PASSED';
     out.zone = zone;
+    out.burstMilli = rules[accounted]!.burstMilli;
     out.excessMilli = excess;
     zone.counters.passed++;
     return out;
@@ -171,6 +187,7 @@ export function limitRequest<C>(
 
   const zone = deciding!.zone;
   out.zone = zone;
+  out.burstMilli = deciding!.burstMilli;
   out.excessMilli = excess;
   out.logs.push({
     level: DELAY_LEVEL[policy.logLevel],

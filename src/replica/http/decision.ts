@@ -72,6 +72,8 @@ export interface ProxyTarget {
    * tunnel closes.
    */
   readonly slots?: HeldUntilEnd | null;
+  /** Header fields added to the upstream's answer (name, value, …): the RateLimit fields. */
+  readonly responseHeaders?: readonly string[];
 }
 
 /** Forward now, to the default upstream unless the target says otherwise (limits passed or off). */
@@ -119,6 +121,8 @@ export interface RejectDecision {
   readonly code: number;
   /** Seconds for `Retry-After` (the `limit_req_retry_after` extension); absent sends none. */
   readonly retryAfterS?: number;
+  /** More header fields of the page (name, value, …): the RateLimit fields. */
+  readonly headers?: readonly string[];
 }
 
 /**

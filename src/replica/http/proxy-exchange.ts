@@ -168,7 +168,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
         return;
       case 'reject':
         this.#continue();
-        this.sendPage(decision.code, decision.retryAfterS);
+        this.sendPage(decision.code, decision.retryAfterS, decision.headers);
         return;
       case 'return':
         this.#continue();
@@ -239,7 +239,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
   }
 
   /** Answers with nginx's page for `code` (also used for a hook that threw: 500). */
-  sendPage(code: number, retryAfterS?: number): void {
+  sendPage(code: number, retryAfterS?: number, extraHeaders?: readonly string[]): void {
     if (closesConnection(code)) {
       this.state = DONE;
       this.#closedWith = code;
@@ -254,6 +254,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
         ? ['content-length', '0']
         : ['content-type', 'text/html', 'content-length', `${page.length}`];
     if (retryAfterS !== undefined) headers.push('retry-after', `${retryAfterS}`);
+    if (extraHeaders !== undefined) headers.push(...extraHeaders);
     this.#end(wireStatus(code), headers, page);
   }
 
@@ -447,7 +448,12 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
   #writeHead(): void {
     const res = this.res;
     if (this.#host.closing) res.shouldKeepAlive = false;
-    res.writeHead(this.status, this.#statusText || statusReason(this.status), this.#responseHeaders!);
+    const added = (this.#decision as ProxyTarget | null)?.responseHeaders;
+    const headers =
+      added === undefined || added.length === 0
+        ? this.#responseHeaders!
+        : [...this.#responseHeaders!, ...added];
+    res.writeHead(this.status, this.#statusText || statusReason(this.status), headers);
   }
 
   onData(chunk: Buffer): boolean {
