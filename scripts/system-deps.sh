@@ -13,7 +13,7 @@ for pair in $DEPS; do
   bin=${pair%%:*}
   pkg=${pair#*:}
   if ! command -v "$bin" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$bin" ] && [ ! -x "/usr/bin/$bin" ]; then
-    missing="$missing $pkg"
+    case " $missing " in *" $pkg "*) ;; *) missing="$missing $pkg" ;; esac
   fi
 done
 
