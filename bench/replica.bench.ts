@@ -25,7 +25,8 @@
  * Knobs: BENCH_ROUNDS (12), BENCH_WARMUP_MS (2000 in the first round, a quarter of it later),
  *        BENCH_DURATION_MS (2500), BENCH_CONNECTIONS (50), BENCH_SIDE_BY_SIDE_ROUNDS (10),
  *        BENCH_BARE=0 to skip the bare case; BENCH_LATENCY_ROUNDS (4), BENCH_LATENCY_RATE (200 req/s),
- *        BENCH_LATENCY_DURATION_MS (3000), BENCH_LATENCY_CONNECTIONS (4).
+ *        BENCH_LATENCY_DURATION_MS (3000), BENCH_LATENCY_CONNECTIONS (4); BENCH_CPU_PROF=<dir> runs the
+ *        proxies under `node --cpu-prof` (summary: bench/replica/profile-summary.ts).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -87,9 +88,17 @@ async function startNode<T>(
   script: string,
   args: readonly string[] = [],
 ): Promise<{ child: ChildProcess; first: T }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(HERE, 'replica', script), ...args], {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
+  const profile =
+    process.env.BENCH_CPU_PROF !== undefined && script === 'proxy-main.ts'
+      ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF]
+      : [];
+  const child = spawn(
+    process.execPath,
+    [...profile, '--import', 'tsx', join(HERE, 'replica', script), ...args],
+    {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    },
+  );
   children.push(child);
   const [first] = (await once(child, 'message')) as [T];
   return { child, first };
