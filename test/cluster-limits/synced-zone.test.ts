@@ -26,6 +26,21 @@ function assertNear(actual: number, ideal: number, tolerance: number, what: stri
   );
 }
 
+/**
+ * docs/cluster-limits.md's bound: the fleet admits at most one nginx's budget plus
+ * `(N − 1) + b + 2·r·T` (T = the 100 ms sync interval), and converges to it — so above the ideal by
+ * at most that, and below it by at most 10 % (shares that follow arrivals under-admit briefly).
+ * On a quiet machine the figures land within a request or two of the ideal (the docs' table); a
+ * loaded one bunches the paced stream and uses part of the bound.
+ */
+function assertWithinBound(actual: number, ideal: number, replicas: number, what: string): void {
+  const overshoot = replicas - 1 + ZONE.burst + 2 * ZONE.rate * 0.1;
+  assert.ok(
+    actual <= ideal + overshoot && actual >= 0.9 * ideal,
+    `${what}: ${actual} against the ideal ${ideal} (bound: −10 %, +${overshoot})`,
+  );
+}
+
 async function everyReplica(fleet: Fleet, mode: string, liveReplicas: number): Promise<number> {
   return waitFor(
     async () => {
@@ -77,7 +92,7 @@ describe('a synced zone across replica processes (standalone Redis)', () => {
       t.diagnostic(
         `${client.name}: ideal ${idealAdmitted}, local ${localAdmitted}, synced ${syncedAdmitted}`,
       );
-      assertNear(syncedAdmitted, idealAdmitted, 0.1, `${client.name}, synced`);
+      assertWithinBound(syncedAdmitted, idealAdmitted, 3, `${client.name}, synced`);
       syncedPassed += syncedAdmitted;
       syncedRejected += results[i]!.refused[2]!;
       if (client.name === 'round-robin') {
@@ -146,7 +161,7 @@ describe('a synced zone across replica processes (standalone Redis)', () => {
     targets.push(joined.url);
     const [ideal, fleet] = (await stream).admitted as [number, number];
     t.diagnostic(`a replica joined mid-run: ideal ${ideal}, synced ${fleet}`);
-    assertNear(fleet, ideal, 0.1, 'with a replica joining');
+    assertWithinBound(fleet, ideal, 4, 'with a replica joining');
     const seen = (await (await fetch(`${joined.run.statusUrl}/api/9/http/limit_reqs/api`)).json()) as Record<
       string,
       number
@@ -190,7 +205,7 @@ describe('a synced zone across replica processes (standalone Redis)', () => {
         pick: (i) => i,
       })
     ).admitted as [number, number];
-    assertNear(after, idealAfter, 0.1, 'after the store came back');
+    assertWithinBound(after, idealAfter, 3, 'after the store came back');
   });
 });
 
@@ -252,6 +267,6 @@ describe('a synced zone on Redis Cluster', () => {
       })
     ).admitted as [number, number];
     t.diagnostic(`Redis Cluster: ideal ${ideal}, synced ${synced}`);
-    assertNear(synced, ideal, 0.1, 'on Redis Cluster');
+    assertWithinBound(synced, ideal, 3, 'on Redis Cluster');
   });
 });

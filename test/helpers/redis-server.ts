@@ -260,6 +260,24 @@ export class RedisSentinelServers {
     return servers;
   }
 
+  /**
+   * Wait until every replica has applied all the master has written. (A `WAIT` from redis-cli would
+   * not tell: its connection wrote nothing. Redis 7 starts a new replica's command stream on its
+   * first acknowledgement, up to a second after the sync.)
+   */
+  async replicated(timeoutMs = 10_000): Promise<void> {
+    const offset = (info: string, field: string) =>
+      Number(info.match(new RegExp(`${field}:(\\d+)`))?.[1] ?? -1);
+    const deadline = Date.now() + timeoutMs;
+    const target = offset(await this.master.cli('info', 'replication'), 'master_repl_offset');
+    for (const replica of this.replicas) {
+      while (offset(await replica.cli('info', 'replication'), 'slave_repl_offset') < target) {
+        if (Date.now() > deadline) throw new Error(`replica ${replica.port} is behind offset ${target}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }
+  }
+
   /** Wait until the Sentinel names the server on `port` as the master. */
   async waitForMaster(port: number, timeoutMs = 20_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;

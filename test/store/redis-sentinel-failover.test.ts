@@ -34,7 +34,7 @@ it('writers and replicas follow a Sentinel failover', async (t) => {
   await writer.keyvals.add('z', { a: never('1') });
   const { epoch } = await writer.keyvals.head();
   // Replication is asynchronous: make sure the replica has the write before the master dies.
-  assert.equal(await servers.master.cli('wait', '1', '5000'), '1');
+  await servers.replicated();
 
   await servers.master.kill();
   await servers.waitForMaster(servers.replica!.port);
