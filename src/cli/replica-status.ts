@@ -30,6 +30,7 @@ export async function startReplicaStatus(
     apiLimiters: () => replica.site.apiLimiters.values(),
     sync: () => replica.sync.state(),
     zoneSync: () => replica.limitSync.info(),
+    upstreams: () => replica.upstreamInfo(),
     nowMs: () => systemClock.nowMs(),
     storeResets: () => replica.storeResets,
     locationRequests: () => replica.locationRequests.entries(),

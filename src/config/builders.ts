@@ -21,6 +21,7 @@ import type {
   ProxySetHeader,
   ReturnSpec,
   SourceRef,
+  UpstreamQueueSpec,
   UpstreamServerSpec,
 } from './model.ts';
 
@@ -84,6 +85,7 @@ export interface UpstreamBuilder {
   keepaliveRequests: number | null;
   keepaliveTimeMs: number | null;
   keepaliveTimeoutMs: number | null;
+  queue: UpstreamQueueSpec | null;
   readonly source: SourceRef;
 }
 

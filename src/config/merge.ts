@@ -136,6 +136,7 @@ export function buildHttpConf(http: HttpBuilder): HttpConf {
       keepaliveRequests: upstream.keepaliveRequests ?? 1000,
       keepaliveTimeMs: upstream.keepaliveTimeMs ?? 3_600_000,
       keepaliveTimeoutMs: upstream.keepaliveTimeoutMs ?? 60_000,
+      queue: upstream.queue,
       source: upstream.source,
     })),
     servers: http.servers.map((server) => buildServer(server, root)),

@@ -171,11 +171,21 @@ export interface UpstreamServerSpec {
   readonly host: string;
   readonly port: number;
   readonly weight: number;
+  /** `max_conns`: requests the server carries at once; absent or 0, no limit. */
+  readonly maxConns?: number;
+}
+
+/** NGINX Plus's `queue number [timeout=time]`: requests waiting for a server of the group. */
+export interface UpstreamQueueSpec {
+  readonly size: number;
+  /** `timeout=` (60s): the longest a request waits before its 502. */
+  readonly timeoutMs: number;
 }
 
 /**
- * `upstream name { server host:port [weight=N]; keepalive N; keepalive_requests N; keepalive_time t;
- * keepalive_timeout t; }` (ngx_http_upstream_keepalive_module).
+ * `upstream name { server host:port [weight=N] [max_conns=N]; keepalive N; keepalive_requests N;
+ * keepalive_time t; keepalive_timeout t; queue N [timeout=t]; }` (ngx_http_upstream_keepalive_module,
+ * and NGINX Plus's queue).
  */
 export interface UpstreamSpec {
   readonly name: string;
@@ -188,6 +198,8 @@ export interface UpstreamSpec {
   readonly keepaliveTimeMs: number;
   /** `keepalive_timeout` (60s): how long an idle connection is kept. */
   readonly keepaliveTimeoutMs: number;
+  /** `queue`: null without the directive (a request no server can take gets its 502 at once). */
+  readonly queue: UpstreamQueueSpec | null;
   readonly source: SourceRef;
 }
 

@@ -17,6 +17,8 @@ import {
   type LimitReqCounters,
 } from '../engine/limit-req/limit-req-zone.ts';
 import type { ZoneSyncInfo } from '../engine/limit-req/zone-sync-info.ts';
+import type { UpstreamInfo } from '../engine/upstream/upstream-info.ts';
+import { upstreamMetrics } from './upstream-metrics.ts';
 
 export interface ZoneCounterSource {
   readonly name: string;
@@ -61,6 +63,8 @@ export interface ReplicaMetricsSources {
   sync(): SyncStateSource;
   /** Cluster-wide limits (`limit_req_zone … sync`); null when no zone is synced. */
   zoneSync(): ZoneSyncInfo | null;
+  /** The `upstream` blocks: servers' load and queues. */
+  upstreams(): Iterable<UpstreamInfo>;
   /** The wall clock, for ages. */
   nowMs(): number;
   /** Requests routed so far, by server name and location name (limited ones included). */
@@ -149,6 +153,7 @@ export class ReplicaMetrics {
     });
     zoneSyncMetrics(registers, sources);
     apiLimiterMetrics(registers, sources);
+    upstreamMetrics(registers, () => sources.upstreams());
     this.#duration = new Histogram({
       name: 'limitswitch_request_duration_seconds',
       help: 'Time from request to the end of the response on the replica (delays included), by status code',

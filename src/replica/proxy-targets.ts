@@ -39,7 +39,10 @@ function keepaliveOf(upstream: UpstreamSpec): KeepaliveSettings {
 
 export function resolveProxyTargets(site: Site, upstreams: readonly UpstreamSpec[]): ProxyTargets {
   const groups = new Map<string, UpstreamGroupSpec>(
-    upstreams.map((u) => [u.name, { name: u.name, servers: u.servers, keepalive: keepaliveOf(u) }]),
+    upstreams.map((u) => [
+      u.name,
+      { name: u.name, servers: u.servers, keepalive: keepaliveOf(u), queue: u.queue },
+    ]),
   );
   const byHandler = new Map<LocationHandler, ProxyTarget>();
 

@@ -14,6 +14,7 @@ import type { Config, RealIpConf } from '../config/model.ts';
 import type { Site, SiteLocation } from '../engine/http/site.ts';
 import { LIMIT_CONN, type LimitConnZone } from '../engine/limit-conn/limit-conn-zone.ts';
 import { LIMIT_REQ, type LimitReqZone } from '../engine/limit-req/limit-req-zone.ts';
+import type { UpstreamInfo } from '../engine/upstream/upstream-info.ts';
 import { type Clock, systemClock } from '../shared/clock.ts';
 import type { AuditTrail } from '../store/audit-trail.ts';
 import type { RegistryReader, RegistryWriter, ReplicaInfo } from '../store/cluster-registry.ts';
@@ -199,7 +200,18 @@ export class Replica {
       limitReqZones: this.#config.http.limitReqZones.map((z) => z.name),
       limitConnZones: this.#config.http.limitConnZones.map((z) => z.name),
       zoneSync: this.limitSync.info(),
+      upstreams: this.upstreamInfo(),
     };
+  }
+
+  /** The config's `upstream` blocks as they are now (implicit `proxy_pass host:port` groups left out). */
+  upstreamInfo(): UpstreamInfo[] {
+    const out: UpstreamInfo[] = [];
+    for (const upstream of this.#config.http.upstreams) {
+      const group = this.#upstreams.get(upstream.name);
+      if (group !== undefined) out.push(group.info());
+    }
+    return out;
   }
 
   async start(): Promise<void> {

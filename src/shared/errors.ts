@@ -24,6 +24,7 @@ export const ERRORS = {
   KeyvalKeyExists: { status: 409, text: 'key already exists' },
   LimitReqNotFound: { status: 404, text: 'limit_req not found' },
   LimitConnNotFound: { status: 404, text: 'limit_conn not found' },
+  UpstreamNotFound: { status: 404, text: 'upstream not found' },
   BodyReadError: { status: 400, text: 'failed to read request body' },
   BodyTooLarge: { status: 413, text: 'request entity too large' },
   JsonError: { status: 415, text: 'json error' },

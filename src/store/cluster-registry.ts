@@ -5,6 +5,7 @@
  */
 import type { KeyvalType } from '../engine/keyval/keyval-zone.ts';
 import type { ZoneSyncInfo } from '../engine/limit-req/zone-sync-info.ts';
+import type { UpstreamInfo } from '../engine/upstream/upstream-info.ts';
 
 /** A zone as the config declares it; registered by replicas and control planes. */
 export interface KeyvalZoneInfo {
@@ -32,6 +33,8 @@ export interface ReplicaInfo {
   readonly limitConnZones?: readonly string[];
   /** The replica's cluster-wide limits (`limit_req_zone … sync`), when it runs any. */
   readonly zoneSync?: ZoneSyncInfo | null;
+  /** Its `upstream` blocks: servers' load and queues (absent in records of replicas from before). */
+  readonly upstreams?: readonly UpstreamInfo[];
 }
 
 export interface ReplicaRecord extends ReplicaInfo {

@@ -17,19 +17,20 @@ const errorText = (http: string): string => {
   return 'loaded';
 };
 
-test('upstream: servers with default port 80 and weights, keepalive; tuning parameters accepted', () => {
+test('upstream: servers with default port 80, weights and max_conns, keepalive, queue; tuning parameters accepted', () => {
   const http = load(`
     upstream tea {
         zone tea 64k;
-        server 127.0.0.1:8091 weight=3 max_fails=2 fail_timeout=10s;
+        server 127.0.0.1:8091 weight=3 max_fails=2 fail_timeout=10s max_conns=8;
         server tea-svc.default.svc.cluster.local;
-        server [::1]:8093;
+        server [::1]:8093 max_conns=0;
         keepalive 16;
+        queue 100 timeout=70s;
     }`);
   assert.deepEqual(http.upstreams[0], {
     name: 'tea',
     servers: [
-      { host: '127.0.0.1', port: 8091, weight: 3 },
+      { host: '127.0.0.1', port: 8091, weight: 3, maxConns: 8 },
       { host: 'tea-svc.default.svc.cluster.local', port: 80, weight: 1 },
       { host: '::1', port: 8093, weight: 1 },
     ],
@@ -37,6 +38,7 @@ test('upstream: servers with default port 80 and weights, keepalive; tuning para
     keepaliveRequests: 1000,
     keepaliveTimeMs: 3_600_000,
     keepaliveTimeoutMs: 60_000,
+    queue: { size: 100, timeoutMs: 70_000 },
     source: { file: '/etc/limitswitch/nginx.conf', line: 4 },
   });
 });

@@ -593,4 +593,34 @@ export const FIXTURE_CASES: readonly FixtureCase[] = [
     nginx: 'same',
   },
   { fixture: 'upstream-weight-zero', text: 'invalid parameter "weight=0"', line: 4, nginx: 'same' },
+  {
+    fixture: 'upstream-max-conns-invalid',
+    text: 'invalid parameter "max_conns=many"',
+    line: 4,
+    nginx: 'same',
+  },
+  {
+    fixture: 'upstream-queue-zero',
+    text: 'invalid value "0" in "queue" directive',
+    line: 5,
+    nginx: 'plus-only',
+  },
+  {
+    fixture: 'upstream-queue-invalid-timeout',
+    text: 'invalid parameter "timeout=soon"',
+    line: 5,
+    nginx: 'plus-only',
+  },
+  {
+    fixture: 'upstream-queue-duplicate',
+    text: '"queue" directive is duplicate',
+    line: 6,
+    nginx: 'plus-only',
+  },
+  {
+    fixture: 'upstream-queue-not-in-upstream',
+    text: '"queue" directive is not allowed here',
+    line: 3,
+    nginx: 'plus-only',
+  },
 ];

@@ -147,6 +147,7 @@ async function exportedMetricNames(): Promise<Set<string>> {
     storeResets: () => ({ restored: 0, restoredElsewhere: 0, dropped: 0 }),
     sync: () => ({ connected: true, appliedRevision: 0 }),
     zoneSync: () => null,
+    upstreams: () => [],
     nowMs: () => 0,
     locationRequests: () => [],
   });

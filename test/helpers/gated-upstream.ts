@@ -10,10 +10,13 @@ export class GatedUpstream {
   readonly server: Server;
   readonly #held = new Map<string, { res: ServerResponse; answer: string }>();
   readonly #waiting = new Map<string, () => void>();
+  /** Every path that reached the upstream, in arrival order. */
+  readonly seen: string[] = [];
 
   constructor() {
     this.server = createServer((req: IncomingMessage, res: ServerResponse) => {
       const path = req.url ?? '';
+      this.seen.push(path);
       const answer = String(req.headers['x-limit-conn-status'] ?? '');
       if (!path.includes('hold')) {
         res.end(answer);

@@ -67,7 +67,6 @@ export const UNSUPPORTED_DIRECTIVES: ReadonlySet<string> = new Set([
   'hash',
   'random',
   'ntlm',
-  'queue',
   'sticky',
   'health_check',
   'match',

@@ -1,7 +1,7 @@
 /**
  * ngx_http_upstream_module: `upstream name { server host[:port] [weight=N]; … }`, and
  * ngx_http_upstream_keepalive_module's `keepalive N`, `keepalive_requests N`, `keepalive_time t` and
- * `keepalive_timeout t` in it. Round robin with weights is all the replica does, so balancing methods
+ * `keepalive_timeout t` in it, and NGINX Plus's `max_conns` + `queue`. Round robin with weights is all the replica does, so balancing methods
  * and server states that would change the choice of server (`backup`, `down`, `least_conn`, …) are
  * rejected as not supported.
  */
@@ -27,6 +27,7 @@ function upstream(d: Directive, scope: Scope): void {
     keepaliveRequests: null,
     keepaliveTimeMs: null,
     keepaliveTimeoutMs: null,
+    queue: null,
     source: ref(d),
   };
   http.upstreams.push(builder);
@@ -38,13 +39,18 @@ function upstream(d: Directive, scope: Scope): void {
 /** `server address [weight=N] [max_fails=N] [fail_timeout=time] [max_conns=N];` inside `upstream`. */
 function upstreamServer(d: Directive, scope: Scope): void {
   let weight = 1;
+  let maxConns = 0;
   for (const param of d.args.slice(1)) {
     const [name, value = ''] = splitParam(param);
     if (name === 'weight') {
       const n = atoi(value);
       if (n === null || n === 0) throw configError(`invalid parameter "${param}"`, d);
       weight = n;
-    } else if (name === 'max_fails' || name === 'max_conns') {
+    } else if (name === 'max_conns') {
+      const n = atoi(value);
+      if (n === null) throw configError(`invalid parameter "${param}"`, d);
+      maxConns = n;
+    } else if (name === 'max_fails') {
       if (atoi(value) === null) throw configError(`invalid parameter "${param}"`, d);
     } else if (name === 'fail_timeout') {
       if (parseTimeMs(value) === null) throw configError(`invalid parameter "${param}"`, d);
@@ -60,7 +66,8 @@ function upstreamServer(d: Directive, scope: Scope): void {
   const parsed = parseHostPort(address, false);
   if (parsed.error !== undefined || parsed.host === null)
     throw configError(`${parsed.error ?? 'invalid host'} in upstream "${address}"`, d);
-  scope.upstream!.servers.push({ host: parsed.host, port: parsed.port ?? 80, weight });
+  const server = { host: parsed.host, port: parsed.port ?? 80, weight };
+  scope.upstream!.servers.push(maxConns === 0 ? server : { ...server, maxConns });
 }
 
 function splitParam(param: string): [string, string?] {
@@ -97,6 +104,26 @@ function keepaliveMs(field: 'keepaliveTimeMs' | 'keepaliveTimeoutMs'): (d: Direc
   };
 }
 
+/**
+ * NGINX Plus's `queue number [timeout=time];`: a request no server can take at once (each at its
+ * `max_conns`, or down) waits for one, at most `number` of them and for `timeout` (60s) each.
+ */
+function queue(d: Directive, scope: Scope): void {
+  const upstream = scope.upstream!;
+  if (upstream.queue !== null) throw duplicate(d);
+  const size = atoi(d.args[0]!);
+  if (size === null || size === 0)
+    throw configError(`invalid value "${d.args[0]}" in "${d.name}" directive`, d);
+  let timeoutMs = 60_000;
+  for (const param of d.args.slice(1)) {
+    const [name, value = ''] = splitParam(param);
+    const ms = name === 'timeout' ? parseTimeMs(value) : null;
+    if (ms === null) throw configError(`invalid parameter "${param}"`, d);
+    timeoutMs = ms;
+  }
+  upstream.queue = { size, timeoutMs };
+}
+
 export const upstreamDirectives: readonly DirectiveSpec[] = [
   { name: 'upstream', contexts: ['http'], block: true, args: [1], handle: upstream },
   { name: 'server', contexts: ['upstream'], args: '1+', handle: upstreamServer },
@@ -104,4 +131,5 @@ export const upstreamDirectives: readonly DirectiveSpec[] = [
   { name: 'keepalive_requests', contexts: ['upstream'], args: [1], handle: keepaliveRequests },
   { name: 'keepalive_time', contexts: ['upstream'], args: [1], handle: keepaliveMs('keepaliveTimeMs') },
   { name: 'keepalive_timeout', contexts: ['upstream'], args: [1], handle: keepaliveMs('keepaliveTimeoutMs') },
+  { name: 'queue', contexts: ['upstream'], args: [1, 2], handle: queue },
 ];

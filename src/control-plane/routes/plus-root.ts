@@ -2,7 +2,7 @@
  * The NGINX Plus API's structure: `GET /api/` (versions), `/api/{v}/`, `/api/{v}/http/`,
  * `/api/{v}/stream/` (endpoint lists taken from the spec), `/api/{v}/nginx`, and the endpoints
  * nginx-prometheus-exporter asks for on every scrape, answered empty and well-formed (this control
- * plane proxies nothing itself; its limit_reqs are the cluster's).
+ * plane proxies nothing itself; its limit_reqs and upstreams are the cluster's).
  */
 import type { FastifyInstance } from 'fastify';
 import { addSpecRoute, type ControlPlaneContext } from '../context.ts';
@@ -22,7 +22,6 @@ const EMPTY_ENDPOINTS: Readonly<Record<string, unknown>> = {
   getHttpServerZones: {},
   getHttpLocationZones: {},
   getHttpCaches: {},
-  getHttpUpstreams: {},
   getStreamServerZones: {},
   getStreamUpstreams: {},
   getStreamLimitConns: {},

@@ -473,6 +473,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
 
   onComplete(): void {
     this.stopSendTimer();
+    this.upstreamEnded();
     if (this.state === DONE) return;
     this.state = DONE;
     const res = this.res;

@@ -93,6 +93,7 @@ export class UpgradeExchange<D extends Decision> extends Exchange<D> implements 
     const client = this.req.socket;
     if (client.destroyed || !this.handOver()) {
       upstream.destroy();
+      this.upstreamEnded();
       return;
     }
     client.off('data', this.#onEarlyData);
@@ -104,6 +105,8 @@ export class UpgradeExchange<D extends Decision> extends Exchange<D> implements 
     const slots = this.slots;
     const tunnel = new Tunnel(client, upstream, (closed) => {
       slots?.release(101);
+      // as in nginx, the tunnel counts against the server's max_conns until it closes
+      this.upstreamEnded();
       this.#listener.tunnelClosed(closed);
     });
     tunnel.start(`${head}\r\n`, upstreamHead, Buffer.concat(this.#early), this.#readTimeoutMs);

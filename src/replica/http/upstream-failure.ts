@@ -86,6 +86,12 @@ function what(err: Error & { code?: string; syscall?: string }, phase: UpstreamP
 /** No server of a group may be tried: each is down, or down and tried (ngx_http_upstream_connect's NGX_BUSY). */
 export const NO_LIVE_UPSTREAMS = `no live upstreams ${WHILE[CONNECTING]}`;
 
+/** A request that found no server and no room in the group's queue (Plus's `queue`). */
+export const QUEUE_FULL = `upstream queue is full ${WHILE[CONNECTING]}`;
+
+/** A queued request that no server took within the queue's `timeout`. */
+export const QUEUE_TIMED_OUT = `upstream timed out in queue ${WHILE[CONNECTING]}`;
+
 /** The warning nginx adds when a failure takes a server of a group out for `fail_timeout`. */
 export function serverDisabled(phase: UpstreamPhase): string {
   return `upstream server temporarily disabled ${WHILE[phase]}`;

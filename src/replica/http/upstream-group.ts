@@ -2,17 +2,20 @@
  * `upstream` groups on the data path: servers chosen by nginx's smooth weighted round robin
  * (ngx_http_upstream_get_peer), a server that failed a request before its response head (connect,
  * send or read-header error or timeout, a rejected head) skipped for `failTimeoutMs` (nginx's
- * `max_fails=1 fail_timeout=10s`; a group of one server is never skipped), and the group's keepalive
- * cache of idle connections (upstream-keepalive.ts), each connection an undici `Client`
- * (upstream-connection.ts).
+ * `max_fails=1 fail_timeout=10s`; a group of one server is never skipped), a server carrying its
+ * `max_conns` requests skipped until one ends, the group's keepalive cache of idle connections
+ * (upstream-keepalive.ts), each connection an undici `Client` (upstream-connection.ts), and NGINX Plus's
+ * queue of requests waiting for a server (upstream-queue.ts).
  */
 
 import { buildConnector, type Dispatcher } from 'undici';
-import type { UpstreamServerSpec } from '../../config/model.ts';
+import type { UpstreamQueueSpec, UpstreamServerSpec } from '../../config/model.ts';
+import type { UpstreamInfo } from '../../engine/upstream/upstream-info.ts';
 import { type Clock, systemClock } from '../../shared/clock.ts';
 import { LimitswitchError } from '../../shared/errors.ts';
 import { type ConnectionOptions, type ExchangeHandler, UpstreamConnection } from './upstream-connection.ts';
 import { DEFAULT_KEEPALIVE, KeepaliveCache, type KeepaliveSettings } from './upstream-keepalive.ts';
+import { UpstreamQueue } from './upstream-queue.ts';
 
 /** Timeouts shared by every server (nginx's proxy_* defaults in parentheses). */
 export interface UpstreamOptions {
@@ -47,10 +50,16 @@ export class UpstreamPeer {
   readonly host: string;
   readonly port: number;
   readonly origin: string;
+  /** `host:port` as the config names it (IPv6 in brackets). */
+  readonly server: string;
   /** For connections made outside the cache (upgrades): `proxy_connect_timeout`, `proxy_read_timeout`. */
   readonly connectTimeoutMs: number;
   readonly readTimeoutMs: number;
   readonly weight: number;
+  /** `max_conns` (0: no limit): requests it carries at once, counted in `active`. */
+  readonly maxConns: number;
+  /** Requests it carries now, from the pick to the end of the upstream exchange (nginx's `conns`). */
+  active = 0;
   currentWeight = 0;
   /** Epoch ms until which the server is skipped; 0 when it is up. */
   downUntilMs = 0;
@@ -69,10 +78,12 @@ export class UpstreamPeer {
     const host = server.host.includes(':') ? `[${server.host}]` : server.host;
     this.host = server.host;
     this.port = server.port;
-    this.origin = `http://${host}:${server.port}`;
+    this.server = `${host}:${server.port}`;
+    this.origin = `http://${this.server}`;
     this.connectTimeoutMs = options.connectTimeoutMs;
     this.readTimeoutMs = options.readTimeoutMs;
     this.weight = server.weight;
+    this.maxConns = server.maxConns ?? 0;
     this.#options = options;
     this.#cache = cache;
   }
@@ -137,6 +148,8 @@ export class UpstreamGroup {
   readonly sendTimeoutMs: number;
   /** Idle connections to the group's servers. */
   readonly keepalive: KeepaliveCache<UpstreamConnection>;
+  /** `queue`: requests waiting for a server; null without it. */
+  readonly queue: UpstreamQueue | null;
   readonly #single: UpstreamPeer | null;
   readonly #failTimeoutMs: number;
   readonly #clock: Clock;
@@ -146,6 +159,7 @@ export class UpstreamGroup {
     servers: readonly UpstreamServerSpec[],
     options: UpstreamOptions,
     keepalive: KeepaliveSettings = DEFAULT_KEEPALIVE,
+    queue: UpstreamQueueSpec | null = null,
   ) {
     // The config refuses an empty upstream (nginx: `no servers are inside upstream`).
     if (servers.length === 0)
@@ -157,19 +171,22 @@ export class UpstreamGroup {
     this.#failTimeoutMs = options.failTimeoutMs;
     this.#clock = options.clock;
     this.sendTimeoutMs = options.sendTimeoutMs;
+    this.queue = queue === null ? null : new UpstreamQueue(queue, options.clock);
   }
 
   /**
-   * The next server, skipping the ones in `tried` (already tried for this request) and those marked
-   * down; null when none is left ("no live upstreams").
+   * The next server, skipping the ones in `tried` (already tried for this request), those marked
+   * down and those at their `max_conns`; null when none is left ("no live upstreams"). The caller
+   * counts the request on the server (`take`).
    */
   pick(tried: readonly UpstreamPeer[] | null = null): UpstreamPeer | null {
-    if (this.#single !== null) return tried === null ? this.#single : null;
+    const single = this.#single;
+    if (single !== null) return tried === null && !atMaxConns(single) ? single : null;
     let best: UpstreamPeer | null = null;
     let total = 0;
     let nowMs = 0;
     for (const peer of this.peers) {
-      if (tried?.includes(peer)) continue;
+      if (tried?.includes(peer) || atMaxConns(peer)) continue;
       if (peer.downUntilMs !== 0) {
         nowMs ||= this.#clock.nowMs();
         if (peer.downUntilMs > nowMs) continue;
@@ -183,6 +200,17 @@ export class UpstreamGroup {
     return best;
   }
 
+  /** A request is on `peer` now. */
+  take(peer: UpstreamPeer): void {
+    peer.active++;
+  }
+
+  /** A request's exchange with `peer` ended: a request waiting in the queue may take it. */
+  free(peer: UpstreamPeer): void {
+    peer.active--;
+    this.queue?.drain();
+  }
+
   /**
    * The server failed a request before its response head: leave it out for `failTimeoutMs` (never
    * the only server). True when it was left out (nginx then warns "upstream server temporarily
@@ -194,10 +222,35 @@ export class UpstreamGroup {
     return true;
   }
 
-  /** Closes the idle connections; those still carrying a request close after their response. */
+  /** The group's state now, for heartbeats, the status API and metrics. */
+  info(): UpstreamInfo {
+    const nowMs = this.#clock.nowMs();
+    const queue = this.queue;
+    return {
+      name: this.name,
+      peers: this.peers.map((peer) => ({
+        server: peer.server,
+        weight: peer.weight,
+        state: peer.downUntilMs > nowMs ? 'unavail' : 'up',
+        active: peer.active,
+        maxConns: peer.maxConns,
+      })),
+      keepalive: this.keepalive.size,
+      queue: queue === null ? null : { size: queue.size, maxSize: queue.maxSize, ...queue.counters },
+    };
+  }
+
+  /**
+   * Closes the idle connections; those still carrying a request close after their response (and
+   * requests still queued for the group take its servers as those free up, on new connections).
+   */
   close(): Promise<void> {
     return this.keepalive.close();
   }
+}
+
+function atMaxConns(peer: UpstreamPeer): boolean {
+  return peer.maxConns !== 0 && peer.active >= peer.maxConns;
 }
 
 /** An upstream group to build: its servers and its keepalive settings (absent: the replica's default). */
@@ -205,6 +258,8 @@ export interface UpstreamGroupSpec {
   readonly name: string;
   readonly servers: readonly UpstreamServerSpec[];
   readonly keepalive?: KeepaliveSettings;
+  /** `queue` (absent: none). */
+  readonly queue?: UpstreamQueueSpec | null;
 }
 
 /** Finding a group by name (what a listener needs of the set; the set may be swapped by a reload). */
@@ -219,12 +274,20 @@ export class UpstreamSet implements UpstreamLookup {
   constructor(specs: readonly UpstreamGroupSpec[], options: Partial<UpstreamOptions> = {}) {
     const merged = { ...DEFAULT_UPSTREAM_OPTIONS, ...options };
     for (const spec of specs) {
-      this.#groups.set(spec.name, new UpstreamGroup(spec.name, spec.servers, merged, spec.keepalive));
+      this.#groups.set(
+        spec.name,
+        new UpstreamGroup(spec.name, spec.servers, merged, spec.keepalive, spec.queue ?? null),
+      );
     }
   }
 
   get(name: string): UpstreamGroup | undefined {
     return this.#groups.get(name);
+  }
+
+  /** Every group, in the config's order. */
+  groups(): IterableIterator<UpstreamGroup> {
+    return this.#groups.values();
   }
 
   /** Closes every idle connection; busy ones close after their response. Idempotent. */

@@ -25,6 +25,8 @@ import {
   CONNECTING,
   isInvalidHeader,
   NO_LIVE_UPSTREAMS,
+  QUEUE_FULL,
+  QUEUE_TIMED_OUT,
   READING_BODY,
   READING_HEADER,
   SENDING,
@@ -34,6 +36,7 @@ import {
   upstreamErrorMessage,
 } from './upstream-failure.ts';
 import type { UpstreamGroup, UpstreamLookup, UpstreamPeer } from './upstream-group.ts';
+import type { QueuedRequest } from './upstream-queue.ts';
 
 /** The listener's upstream groups, which every exchange of it shares. */
 export interface UpstreamHost {
@@ -79,7 +82,7 @@ function onSendTimeout(request: { sendTimedOut(): void }): void {
   request.sendTimedOut();
 }
 
-export abstract class UpstreamRequest implements RequestHeaderFacts {
+export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedRequest {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
   // RequestHeaderFacts, filled in by upstreamRequestHeaders
@@ -97,6 +100,10 @@ export abstract class UpstreamRequest implements RequestHeaderFacts {
   readonly #headers: string[];
   #group: UpstreamGroup | null = null;
   #peer: UpstreamPeer | null = null;
+  /** The server this request is counted on (`max_conns`) until its exchange with it ends. */
+  #holding: UpstreamPeer | null = null;
+  /** Waiting in the group's queue. */
+  #queued = false;
   /** Servers that failed this request: not picked again. */
   #tried: UpstreamPeer[] | null = null;
   #path = '';
@@ -162,6 +169,16 @@ export abstract class UpstreamRequest implements RequestHeaderFacts {
     const tried = this.#tried;
     const peer = group.pick(tried);
     if (peer === null) {
+      // A first try that finds no server waits in the group's queue, if it has one (Plus).
+      if (tried === null && group.queue !== null) {
+        if (group.queue.enqueue(this)) {
+          this.#queued = true;
+          return;
+        }
+        this.report('error', QUEUE_FULL, `http://${group.name}${this.#path}`);
+        this.#fail(502);
+        return;
+      }
       // Every server tried is nginx's end of tries; servers left but all down is "no live upstreams".
       if (tried === null || tried.length < group.peers.length) {
         this.report('error', NO_LIVE_UPSTREAMS, `http://${group.name}${this.#path}`);
@@ -169,10 +186,44 @@ export abstract class UpstreamRequest implements RequestHeaderFacts {
       this.#fail(502);
       return;
     }
+    this.#sendTo(peer);
+  }
+
+  #sendTo(peer: UpstreamPeer): void {
+    this.#group!.take(peer);
+    this.#holding = peer;
     this.#peer = peer;
     this.#abort = null;
     this.reusedConnection = false;
     this.send(peer, this.#path, this.#headers, this.#readTimeoutMs);
+  }
+
+  /** @internal QueuedRequest: a server may be free; the request takes it if the group picks one. */
+  dequeued(): boolean {
+    const peer = this.#group!.pick(null);
+    if (peer === null) return false;
+    this.#queued = false;
+    this.#sendTo(peer);
+    return true;
+  }
+
+  /** @internal QueuedRequest: no server came free within the queue's `timeout`. */
+  queueTimedOut(): void {
+    this.#queued = false;
+    if (this.state === DONE) return;
+    this.report('error', QUEUE_TIMED_OUT, `http://${this.#group!.name}${this.#path}`);
+    this.#fail(502);
+  }
+
+  /**
+   * The exchange with the server is over (its response read, the request abandoned or failed, a
+   * tunnel closed): the server's `max_conns` count drops, and a queued request may take it. Once.
+   */
+  protected upstreamEnded(): void {
+    const peer = this.#holding;
+    if (peer === null) return;
+    this.#holding = null;
+    this.#group!.free(peer);
   }
 
   /** The location's `proxy_connect_timeout` (absent: the upstream options'). */
@@ -180,9 +231,15 @@ export abstract class UpstreamRequest implements RequestHeaderFacts {
     return this.#connectTimeoutMs;
   }
 
-  /** The client went away: the request to the server is aborted. */
+  /** The client went away: the request leaves the queue, or the request to the server is aborted. */
   protected abortUpstream(): void {
+    if (this.#queued) {
+      this.#queued = false;
+      this.#group!.queue!.leave(this);
+      return;
+    }
     this.#abort?.();
+    this.upstreamEnded();
   }
 
   protected stopSendTimer(): void {
@@ -226,6 +283,7 @@ export abstract class UpstreamRequest implements RequestHeaderFacts {
   protected abandonUpstream(): void {
     this.stopSendTimer();
     this.#abort?.();
+    this.upstreamEnded();
   }
 
   onRequestSent(): void {
@@ -250,6 +308,7 @@ export abstract class UpstreamRequest implements RequestHeaderFacts {
 
   onError(err: Error & { code?: string; syscall?: string }): void {
     this.stopSendTimer();
+    this.upstreamEnded();
     if (this.state === DONE) return;
     const code = err.code ?? '';
     if (this.#clientsDoing(code)) return;
