@@ -5,11 +5,13 @@
  */
 
 import { ApiLimiter } from '../engine/api-limiter/api-limiter.ts';
+import { parseComplexValue } from '../engine/complex-value.ts';
 import { compileNginxRegex } from '../engine/http/hostname-matcher.ts';
 import {
   type ApiRateLimitRule,
   type CompiledReturn,
   type LocationHandler,
+  type PriorityLevelRule,
   Site,
   type SiteLocation,
   type SiteServer,
@@ -20,6 +22,7 @@ import { LimitConnZone } from '../engine/limit-conn/limit-conn-zone.ts';
 import type { LimitReqPolicy, LimitReqRule } from '../engine/limit-req/limit-req.ts';
 import { LimitReqZone } from '../engine/limit-req/limit-req-zone.ts';
 import { AccessList } from '../engine/net/access-list.ts';
+import { buildPriorityLevels, type PriorityLevel } from '../engine/priority/priority-level.ts';
 import { compileGeo } from '../engine/variables/geo-variable.ts';
 import { compileMap } from '../engine/variables/map-variable.ts';
 import type { RequestContext } from '../engine/variables/request-context.ts';
@@ -29,6 +32,7 @@ import type {
   EffectiveApiRateLimit,
   EffectiveLimitConn,
   EffectiveLimitReq,
+  EffectivePriorityLevel,
   HttpConf,
   LocationConf,
   ReturnSpec,
@@ -131,6 +135,40 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
     return { limiter, status: conf.status };
   };
 
+  // Levels whose specs and seats are unchanged keep their queues and counters across a reload.
+  const freshLevels = buildPriorityLevels(http.priorityLevelZones, http.priorityLevelConcurrency);
+  const priorityLevels = new Map<string, PriorityLevel>();
+  for (const [name, level] of freshLevels) {
+    const old = previous?.priorityLevels.get(name);
+    const kept =
+      old !== undefined &&
+      old.seats === level.seats &&
+      JSON.stringify(old.spec) === JSON.stringify(level.spec);
+    priorityLevels.set(name, kept ? old : level);
+  }
+  const binaryRemoteAddr = variables.compile(parseComplexValue('$binary_remote_addr'));
+  const priorityLevel = (conf: EffectivePriorityLevel, apiRateLimited: boolean): PriorityLevelRule | null => {
+    if (conf.level === null) return null;
+    if (apiRateLimited) {
+      throw configError(
+        '"priority_level" and "api_rate_limit" cannot be used at the same level',
+        conf.source!,
+      );
+    }
+    if (conf.level.parts.every((part) => 'text' in part) && !priorityLevels.has(conf.level.raw)) {
+      throw configError(`unknown priority_level_zone "${conf.level.raw}"`, conf.source!);
+    }
+    return {
+      levelOf: variables.compile(conf.level),
+      flowOf: conf.flow === null ? binaryRemoteAddr : variables.compile(conf.flow),
+      levels: priorityLevels,
+      status: conf.status,
+      logLevel: conf.logLevel,
+      dryRun: conf.dryRun,
+      headers: conf.headers,
+    };
+  };
+
   const compileReturn = (spec: ReturnSpec | null): CompiledReturn | null =>
     spec === null
       ? null
@@ -143,6 +181,7 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
       | 'limitReq'
       | 'limitConn'
       | 'apiRateLimit'
+      | 'priorityLevel'
       | 'access'
       | 'realIp'
       | 'proxyTimeouts'
@@ -156,6 +195,7 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
     limitReq: policy(conf.limitReq),
     limitConn: connPolicy(conf.limitConn),
     apiRateLimit: apiRateLimit(conf.apiRateLimit),
+    priorityLevel: priorityLevel(conf.priorityLevel, conf.apiRateLimit.zone !== null),
     return: compileReturn(conf.return ?? null),
     proxyPass: conf.proxyPass ?? null,
     api: conf.api ?? null,
@@ -184,6 +224,7 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
       limitReq: conf.limitReq,
       limitConn: conf.limitConn,
       apiRateLimit: conf.apiRateLimit,
+      priorityLevel: conf.priorityLevel,
       access: conf.access,
       realIp: conf.realIp,
       proxyTimeouts: conf.proxyTimeouts,
@@ -204,6 +245,7 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
     limitReqZones,
     limitConnZones,
     apiLimiters,
+    priorityLevels,
     keyvalZones,
   });
 }

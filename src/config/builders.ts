@@ -2,6 +2,7 @@
  * Mutable per-block state while directives are read. `null` means "not set at this level", which is
  * what nginx's merge step needs; merge.ts turns builders into the frozen model.
  */
+import type { ComplexValue } from '../engine/complex-value.ts';
 import type { LogLevel } from '../engine/log-line.ts';
 import type {
   AccessRule,
@@ -17,6 +18,7 @@ import type {
   ListenSpec,
   LocationMatch,
   MapSpec,
+  PriorityLevelZoneSpec,
   ProxyHttpVersion,
   ProxySetHeader,
   ReturnSpec,
@@ -42,6 +44,15 @@ export interface LevelBuilder {
   limitConnRetryAfterMs: number | null;
   apiRateLimit: { readonly zone: string; readonly source: SourceRef } | null;
   apiRateLimitStatus: number | null;
+  priorityLevel: {
+    readonly level: ComplexValue;
+    readonly flow: ComplexValue | null;
+    readonly source: SourceRef;
+  } | null;
+  priorityLevelStatus: number | null;
+  priorityLevelLogLevel: LogLevel | null;
+  priorityLevelDryRun: boolean | null;
+  priorityLevelHeaders: boolean | null;
   realIpFrom: string[] | null;
   realIpHeader: string | null;
   realIpRecursive: boolean | null;
@@ -117,6 +128,8 @@ export interface HttpBuilder extends LevelBuilder {
   readonly apiRateLimitZones: ApiRateLimitZoneSpec[];
   /** Every `api_rate_limit name` (checked against the zones once the http block is read). */
   readonly apiRateLimitUses: { readonly zone: string; readonly source: SourceRef }[];
+  readonly priorityLevelZones: PriorityLevelZoneSpec[];
+  priorityLevelConcurrency: number | null;
   readonly keyvalZones: KeyvalZoneSpec[];
   readonly keyvals: KeyvalSpec[];
   readonly maps: MapSpec[];
@@ -148,6 +161,11 @@ export function newLevel(source: SourceRef): LevelBuilder {
     limitConnRetryAfterMs: null,
     apiRateLimit: null,
     apiRateLimitStatus: null,
+    priorityLevel: null,
+    priorityLevelStatus: null,
+    priorityLevelLogLevel: null,
+    priorityLevelDryRun: null,
+    priorityLevelHeaders: null,
     realIpFrom: null,
     realIpHeader: null,
     realIpRecursive: null,
@@ -170,6 +188,8 @@ export function newHttp(source: SourceRef): HttpBuilder {
     limitConnZones: [],
     apiRateLimitZones: [],
     apiRateLimitUses: [],
+    priorityLevelZones: [],
+    priorityLevelConcurrency: null,
     keyvalZones: [],
     keyvals: [],
     maps: [],

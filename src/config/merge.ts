@@ -20,6 +20,7 @@ import type {
   EffectiveApiRateLimit,
   EffectiveLimitConn,
   EffectiveLimitReq,
+  EffectivePriorityLevel,
   HeaderBuffersSpec,
   HttpConf,
   LocationConf,
@@ -34,6 +35,7 @@ interface Inherited {
   readonly limitReq: EffectiveLimitReq;
   readonly limitConn: EffectiveLimitConn;
   readonly apiRateLimit: EffectiveApiRateLimit;
+  readonly priorityLevel: EffectivePriorityLevel;
   readonly access: readonly AccessRule[];
   readonly realIp: RealIpConf;
   readonly proxyTimeouts: ProxyTimeouts;
@@ -60,6 +62,15 @@ const DEFAULTS: Inherited = {
   },
   limitConn: { limits: [], status: 503, logLevel: 'error', dryRun: false, retryAfterMs: null },
   apiRateLimit: { zone: null, status: 429, source: null },
+  priorityLevel: {
+    level: null,
+    flow: null,
+    status: 429,
+    logLevel: 'error',
+    dryRun: false,
+    headers: false,
+    source: null,
+  },
   access: [],
   realIp: { trustedFrom: [], header: 'X-Real-IP', recursive: false },
   proxyTimeouts: { connectMs: 60_000, readMs: 60_000, sendMs: 60_000 },
@@ -96,6 +107,15 @@ export function inherit(level: LevelBuilder, parent: Inherited): Inherited {
       status: level.apiRateLimitStatus ?? parent.apiRateLimit.status,
       source: level.apiRateLimit?.source ?? parent.apiRateLimit.source,
     },
+    priorityLevel: {
+      level: level.priorityLevel?.level ?? parent.priorityLevel.level,
+      flow: level.priorityLevel === null ? parent.priorityLevel.flow : level.priorityLevel.flow,
+      status: level.priorityLevelStatus ?? parent.priorityLevel.status,
+      logLevel: level.priorityLevelLogLevel ?? parent.priorityLevel.logLevel,
+      dryRun: level.priorityLevelDryRun ?? parent.priorityLevel.dryRun,
+      headers: level.priorityLevelHeaders ?? parent.priorityLevel.headers,
+      source: level.priorityLevel?.source ?? parent.priorityLevel.source,
+    },
     access: level.access ?? parent.access,
     realIp: {
       trustedFrom: level.realIpFrom ?? parent.realIp.trustedFrom,
@@ -124,6 +144,8 @@ export function buildHttpConf(http: HttpBuilder): HttpConf {
     limitReqZones: http.limitReqZones,
     limitConnZones: http.limitConnZones,
     apiRateLimitZones: http.apiRateLimitZones,
+    priorityLevelZones: http.priorityLevelZones,
+    priorityLevelConcurrency: http.priorityLevelConcurrency ?? 600,
     keyvalZones: http.keyvalZones,
     keyvals: http.keyvals.filter(owns),
     maps: http.maps.filter(owns),
@@ -170,6 +192,7 @@ function buildLocation(location: LocationBuilder, parent: Inherited): LocationCo
     limitReq: settings.limitReq,
     limitConn: settings.limitConn,
     apiRateLimit: settings.apiRateLimit,
+    priorityLevel: settings.priorityLevel,
     proxyPass: location.proxyPass,
     return: location.return,
     api: location.api,
@@ -189,6 +212,8 @@ export function emptyHttpConf(): HttpConf {
     limitReqZones: [],
     limitConnZones: [],
     apiRateLimitZones: [],
+    priorityLevelZones: [],
+    priorityLevelConcurrency: 600,
     keyvalZones: [],
     keyvals: [],
     maps: [],

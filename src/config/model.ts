@@ -10,6 +10,7 @@ import type { ApiLimiterParameters } from '../engine/api-limiter/api-limiter.ts'
 import type { ComplexValue } from '../engine/complex-value.ts';
 import type { KeyvalType } from '../engine/keyval/keyval-zone.ts';
 import type { LogLevel } from '../engine/log-line.ts';
+import type { PriorityLevelSpec } from '../engine/priority/priority-level.ts';
 import type { GeoDefinition } from '../engine/variables/geo-variable.ts';
 import type { MapDefinition, MapEntryDefinition } from '../engine/variables/map-variable.ts';
 
@@ -97,6 +98,27 @@ export interface EffectiveApiRateLimit {
   readonly zone: string | null;
   readonly status: number;
   /** Where `api_rate_limit` names the zone (for an undefined one). */
+  readonly source: SourceRef | null;
+}
+
+/** Extension: `priority_level_zone name …;` (Kubernetes API Priority and Fairness's priority level). */
+export interface PriorityLevelZoneSpec extends PriorityLevelSpec {
+  readonly source: SourceRef;
+}
+
+/** The priority level in force at one level: `priority_level` and its companions. */
+export interface EffectivePriorityLevel {
+  /** The level's name, per request (empty: not limited); null without `priority_level`. */
+  readonly level: ComplexValue | null;
+  /** The flow distinguisher (default `$binary_remote_addr`). */
+  readonly flow: ComplexValue | null;
+  /** `priority_level_status` (429, as APF). */
+  readonly status: number;
+  readonly logLevel: LogLevel;
+  readonly dryRun: boolean;
+  /** `priority_level_headers`: the answer names the level it was classified into. */
+  readonly headers: boolean;
+  /** Where `priority_level` is (for an undefined level). */
   readonly source: SourceRef | null;
 }
 
@@ -240,6 +262,7 @@ export interface LocationConf {
   readonly limitReq: EffectiveLimitReq;
   readonly limitConn: EffectiveLimitConn;
   readonly apiRateLimit: EffectiveApiRateLimit;
+  readonly priorityLevel: EffectivePriorityLevel;
   /** `proxy_pass` target as written, e.g. `http://backend` or `http://127.0.0.1:8080/path`. */
   readonly proxyPass: string | null;
   readonly return: ReturnSpec | null;
@@ -267,6 +290,7 @@ export interface ServerConf extends HeaderLimits {
   readonly limitReq: EffectiveLimitReq;
   readonly limitConn: EffectiveLimitConn;
   readonly apiRateLimit: EffectiveApiRateLimit;
+  readonly priorityLevel: EffectivePriorityLevel;
   readonly access: readonly AccessRule[];
   readonly realIp: RealIpConf;
   readonly proxyTimeouts: ProxyTimeouts;
@@ -282,6 +306,9 @@ export interface HttpConf {
   readonly limitReqZones: readonly LimitReqZoneSpec[];
   readonly limitConnZones: readonly LimitConnZoneSpec[];
   readonly apiRateLimitZones: readonly ApiRateLimitZoneSpec[];
+  readonly priorityLevelZones: readonly PriorityLevelZoneSpec[];
+  /** `priority_level_concurrency` (600): the seats the limited levels share. */
+  readonly priorityLevelConcurrency: number;
   readonly keyvalZones: readonly KeyvalZoneSpec[];
   readonly keyvals: readonly KeyvalSpec[];
   readonly maps: readonly MapSpec[];

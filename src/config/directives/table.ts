@@ -12,6 +12,7 @@ import { limitConnDirectives } from './limit-conn.ts';
 import { limitReqDirectives } from './limit-req.ts';
 import { locationDirectives } from './location.ts';
 import { mapDirectives } from './map.ts';
+import { priorityLevelDirectives } from './priority-level.ts';
 import { proxyDirectives } from './proxy.ts';
 import { realIpAccessDirectives } from './realip-access.ts';
 import { serverDirectives } from './server.ts';
@@ -26,6 +27,7 @@ for (const spec of [
   ...limitReqDirectives,
   ...limitConnDirectives,
   ...apiRateLimitDirectives,
+  ...priorityLevelDirectives,
   ...keyvalDirectives,
   ...mapDirectives,
   ...geoDirectives,

@@ -21,8 +21,9 @@ import {
 } from '../limit-req/limit-req.ts';
 import type { LimitReqZone } from '../limit-req/limit-req-zone.ts';
 import { rateLimitFields } from '../limit-req/ratelimit-fields.ts';
-import type { LogLine } from '../log-line.ts';
+import type { LogLevel, LogLine } from '../log-line.ts';
 import type { AccessList } from '../net/access-list.ts';
+import type { PriorityLevel } from '../priority/priority-level.ts';
 import { newRequestContext, type RequestContext, type RequestFacts } from '../variables/request-context.ts';
 import type { VariableGetter, VariableTable } from '../variables/variable-table.ts';
 import { findLocation, type RoutableLocation } from './find-location.ts';
@@ -56,6 +57,8 @@ export interface LocationHandler {
   readonly limitConn: LimitConnPolicy<RequestContext>;
   /** The `api_rate_limit` extension (Cilium's API limiter): proxied requests wait for it. */
   readonly apiRateLimit: ApiRateLimitRule | null;
+  /** The `priority_level` extension (API Priority and Fairness): proxied requests are admitted by it. */
+  readonly priorityLevel: PriorityLevelRule | null;
   readonly return: CompiledReturn | null;
   readonly proxyPass: string | null;
   readonly api: { readonly write: boolean } | null;
@@ -105,6 +108,24 @@ export interface Route {
 export interface ApiRateLimitRule {
   readonly limiter: ApiLimiter;
   readonly status: number;
+}
+
+/** A location's `priority_level`: the level and flow of a request, and the answer to a refusal. */
+export interface PriorityLevelRule {
+  readonly levelOf: VariableGetter;
+  readonly flowOf: VariableGetter;
+  readonly levels: ReadonlyMap<string, PriorityLevel>;
+  readonly status: number;
+  readonly logLevel: LogLevel;
+  readonly dryRun: boolean;
+  readonly headers: boolean;
+}
+
+/** What a request was classified into. */
+export interface PriorityClassification {
+  readonly rule: PriorityLevelRule;
+  readonly level: PriorityLevel;
+  readonly flow: string;
 }
 
 export type VerdictKind =
@@ -159,6 +180,8 @@ export interface Verdict {
   readonly connections: ConnectionSlots | null;
   /** `wait`: the API limiter the request waits for before it is proxied. */
   readonly apiRateLimit: ApiRateLimitRule | null;
+  /** `wait`: the priority level that admits the request (a `wait` has this or `apiRateLimit`). */
+  readonly priority?: PriorityClassification;
   /** Header fields the answer carries (name, value, …): the IETF RateLimit fields, when asked for. */
   readonly responseHeaders: readonly string[];
 }
@@ -169,6 +192,7 @@ export interface SiteParts {
   readonly limitReqZones: ReadonlyMap<string, LimitReqZone>;
   readonly limitConnZones: ReadonlyMap<string, LimitConnZone>;
   readonly apiLimiters: ReadonlyMap<string, ApiLimiter>;
+  readonly priorityLevels: ReadonlyMap<string, PriorityLevel>;
   readonly keyvalZones: ReadonlyMap<string, KeyvalZone>;
 }
 
@@ -178,6 +202,7 @@ export class Site {
   readonly limitReqZones: ReadonlyMap<string, LimitReqZone>;
   readonly limitConnZones: ReadonlyMap<string, LimitConnZone>;
   readonly apiLimiters: ReadonlyMap<string, ApiLimiter>;
+  readonly priorityLevels: ReadonlyMap<string, PriorityLevel>;
   readonly keyvalZones: ReadonlyMap<string, KeyvalZone>;
   private readonly selector: ServerSelector<SiteServer>;
   private readonly outcome = newOutcome();
@@ -192,6 +217,7 @@ export class Site {
     this.limitReqZones = parts.limitReqZones;
     this.limitConnZones = parts.limitConnZones;
     this.apiLimiters = parts.apiLimiters;
+    this.priorityLevels = parts.priorityLevels;
     this.keyvalZones = parts.keyvalZones;
     this.selector = new ServerSelector(parts.servers);
   }
@@ -505,6 +531,20 @@ function afterDelay(
   }
   const apiRateLimit = kind === 'proxy' ? handler.apiRateLimit : null;
   if (apiRateLimit !== null) kind = 'wait';
+  let priority: PriorityClassification | undefined;
+  const rule = kind === 'proxy' ? handler.priorityLevel : null;
+  if (rule !== null) {
+    const name = rule.levelOf(ctx);
+    const level = name === '' ? undefined : rule.levels.get(name);
+    if (level !== undefined) {
+      kind = 'wait';
+      priority = { rule, level, flow: rule.flowOf(ctx) };
+    } else if (name !== '') {
+      // fails open, as an empty key does, but says so on every request
+      const line: LogLine = { level: 'error', message: `priority level "${name}" is not defined` };
+      logs = logs.length === 0 ? [line] : [...logs, line];
+    }
+  }
   return {
     kind,
     code,
@@ -518,6 +558,7 @@ function afterDelay(
     delayed: null,
     connections,
     apiRateLimit,
+    priority,
     responseHeaders,
   };
 }
