@@ -31,6 +31,7 @@ export async function startReplicaStatus(
     sync: () => replica.sync.state(),
     zoneSync: () => replica.limitSync.info(),
     upstreams: () => replica.upstreamInfo(),
+    priorityLevels: () => [...replica.site.priorityLevels.values()].map((level) => level.info()),
     nowMs: () => systemClock.nowMs(),
     storeResets: () => replica.storeResets,
     locationRequests: () => replica.locationRequests.entries(),

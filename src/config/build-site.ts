@@ -147,17 +147,9 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
     priorityLevels.set(name, kept ? old : level);
   }
   const binaryRemoteAddr = variables.compile(parseComplexValue('$binary_remote_addr'));
-  const priorityLevel = (conf: EffectivePriorityLevel, apiRateLimited: boolean): PriorityLevelRule | null => {
+  // a literal level naming no zone, and api_rate_limit beside it, are refused when the config loads
+  const priorityLevel = (conf: EffectivePriorityLevel): PriorityLevelRule | null => {
     if (conf.level === null) return null;
-    if (apiRateLimited) {
-      throw configError(
-        '"priority_level" and "api_rate_limit" cannot be used at the same level',
-        conf.source!,
-      );
-    }
-    if (conf.level.parts.every((part) => 'text' in part) && !priorityLevels.has(conf.level.raw)) {
-      throw configError(`unknown priority_level_zone "${conf.level.raw}"`, conf.source!);
-    }
     return {
       levelOf: variables.compile(conf.level),
       flowOf: conf.flow === null ? binaryRemoteAddr : variables.compile(conf.flow),
@@ -195,7 +187,7 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
     limitReq: policy(conf.limitReq),
     limitConn: connPolicy(conf.limitConn),
     apiRateLimit: apiRateLimit(conf.apiRateLimit),
-    priorityLevel: priorityLevel(conf.priorityLevel, conf.apiRateLimit.zone !== null),
+    priorityLevel: priorityLevel(conf.priorityLevel),
     return: compileReturn(conf.return ?? null),
     proxyPass: conf.proxyPass ?? null,
     api: conf.api ?? null,

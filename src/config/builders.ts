@@ -129,6 +129,8 @@ export interface HttpBuilder extends LevelBuilder {
   /** Every `api_rate_limit name` (checked against the zones once the http block is read). */
   readonly apiRateLimitUses: { readonly zone: string; readonly source: SourceRef }[];
   readonly priorityLevelZones: PriorityLevelZoneSpec[];
+  /** Every `priority_level` (a literal level is checked against the zones once the http block is read). */
+  readonly priorityLevelUses: { readonly level: ComplexValue; readonly source: SourceRef }[];
   priorityLevelConcurrency: number | null;
   readonly keyvalZones: KeyvalZoneSpec[];
   readonly keyvals: KeyvalSpec[];
@@ -189,6 +191,7 @@ export function newHttp(source: SourceRef): HttpBuilder {
     apiRateLimitZones: [],
     apiRateLimitUses: [],
     priorityLevelZones: [],
+    priorityLevelUses: [],
     priorityLevelConcurrency: null,
     keyvalZones: [],
     keyvals: [],

@@ -120,4 +120,9 @@ export function checkSharedMemory(http: HttpBuilder): void {
     if (!http.apiRateLimitZones.some((zone) => zone.name === use.zone))
       throw configError(`unknown api_rate_limit_zone "${use.zone}"`, use.source);
   }
+  for (const { level, source } of http.priorityLevelUses) {
+    const literal = level.parts.every((part) => 'text' in part);
+    if (literal && !http.priorityLevelZones.some((zone) => zone.name === level.raw))
+      throw configError(`unknown priority_level_zone "${level.raw}"`, source);
+  }
 }

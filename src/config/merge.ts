@@ -15,6 +15,7 @@
  * dry run off, header `X-Real-IP`; `listen *:80` and `server_name ""` for a server that has none.
  */
 import type { HttpBuilder, LevelBuilder, LocationBuilder, ServerBuilder } from './builders.ts';
+import { configError } from './config-error.ts';
 import type {
   AccessRule,
   EffectiveApiRateLimit,
@@ -165,8 +166,19 @@ export function buildHttpConf(http: HttpBuilder): HttpConf {
   };
 }
 
+/** The extensions that admit a proxied request one way each: not both in force at one level. */
+function checkAdmission(settings: Inherited): void {
+  if (settings.priorityLevel.level !== null && settings.apiRateLimit.zone !== null) {
+    throw configError(
+      '"priority_level" and "api_rate_limit" cannot be used at the same level',
+      settings.priorityLevel.source!,
+    );
+  }
+}
+
 function buildServer(server: ServerBuilder, parent: Inherited): ServerConf {
   const settings = inherit(server, parent);
+  checkAdmission(settings);
   return {
     listen: server.listen.length
       ? server.listen.map(({ host, port, defaultServer }) => ({ host, port, defaultServer }))
@@ -185,6 +197,7 @@ function buildLocations(locations: readonly LocationBuilder[], parent: Inherited
 
 function buildLocation(location: LocationBuilder, parent: Inherited): LocationConf {
   const settings = inherit(location, parent);
+  checkAdmission(settings);
   return {
     match: location.match,
     pattern: location.pattern,

@@ -26,6 +26,7 @@ import { keyvalRoutes } from './routes/keyvals.ts';
 import { limiterCounterRoutes } from './routes/limiter-counters.ts';
 import { operationsRoutes } from './routes/operations.ts';
 import { API_VERSIONS, plusRootRoutes } from './routes/plus-root.ts';
+import { priorityLevelRoutes } from './routes/priority-levels.ts';
 import { upstreamRoutes } from './routes/upstreams.ts';
 import { zoneSyncRoutes } from './routes/zone-sync.ts';
 import { loadApiSpec } from './spec.ts';
@@ -149,6 +150,7 @@ export async function controlPlane(app: FastifyInstance, options: ControlPlaneOp
   limiterCounterRoutes(app, ctx);
   zoneSyncRoutes(app, ctx);
   upstreamRoutes(app, ctx);
+  priorityLevelRoutes(app, ctx);
   clusterRoutes(app, ctx);
   operationsRoutes(app, ctx);
   alertmanagerHookRoutes(app, ctx, options.alertRules);

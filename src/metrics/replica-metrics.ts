@@ -17,7 +17,9 @@ import {
   type LimitReqCounters,
 } from '../engine/limit-req/limit-req-zone.ts';
 import type { ZoneSyncInfo } from '../engine/limit-req/zone-sync-info.ts';
+import type { PriorityLevelInfo } from '../engine/priority/priority-level.ts';
 import type { UpstreamInfo } from '../engine/upstream/upstream-info.ts';
+import { priorityMetrics } from './priority-metrics.ts';
 import { upstreamMetrics } from './upstream-metrics.ts';
 
 export interface ZoneCounterSource {
@@ -63,6 +65,8 @@ export interface ReplicaMetricsSources {
   sync(): SyncStateSource;
   /** Cluster-wide limits (`limit_req_zone … sync`); null when no zone is synced. */
   zoneSync(): ZoneSyncInfo | null;
+  /** The priority levels (API Priority and Fairness). */
+  priorityLevels(): Iterable<PriorityLevelInfo>;
   /** The `upstream` blocks: servers' load and queues. */
   upstreams(): Iterable<UpstreamInfo>;
   /** The wall clock, for ages. */
@@ -154,6 +158,7 @@ export class ReplicaMetrics {
     zoneSyncMetrics(registers, sources);
     apiLimiterMetrics(registers, sources);
     upstreamMetrics(registers, () => sources.upstreams());
+    priorityMetrics(registers, () => sources.priorityLevels());
     this.#duration = new Histogram({
       name: 'limitswitch_request_duration_seconds',
       help: 'Time from request to the end of the response on the replica (delays included), by status code',

@@ -7,6 +7,7 @@
  */
 import { rejectedVersion } from '../engine/http/request-head.ts';
 import type { RefusedHead, Route, Site, Verdict } from '../engine/http/site.ts';
+import type { LogLine } from '../engine/log-line.ts';
 import { normalizePeerAddress } from '../engine/net/address-text.ts';
 import type { RequestFacts } from '../engine/variables/request-context.ts';
 import { apiLimiterWait } from './api-limiter-admission.ts';
@@ -19,6 +20,7 @@ import type {
   ProxyDecision,
   UnreadableHead,
 } from './http/decision.ts';
+import { priorityWait } from './priority-admission.ts';
 import { type ProxyTargets, rewriteTarget } from './proxy-targets.ts';
 
 /**
@@ -247,6 +249,13 @@ function toDataPath(verdict: Verdict, deciding: Deciding): RoutedDecision {
       if (proceed === null) {
         verdict.connections?.release();
         return NOT_FOUND;
+      }
+      const extras = { limitReqStatus: verdict.status, zone: verdict.zone, serverName: route.serverName };
+      const log = (line: LogLine) =>
+        deciding.errorLog.request(line, requestLogContext(deciding.ctx, route.serverName));
+      if (verdict.priority !== undefined) {
+        const clock = { nowMs: deciding.nowMs };
+        return Object.assign(priorityWait({ classification: verdict.priority, clock, proceed, log }), extras);
       }
       const rule = verdict.apiRateLimit!;
       return Object.assign(

@@ -201,6 +201,7 @@ export class Replica {
       limitConnZones: this.#config.http.limitConnZones.map((z) => z.name),
       zoneSync: this.limitSync.info(),
       upstreams: this.upstreamInfo(),
+      priorityLevels: [...this.site.priorityLevels.values()].map((level) => level.info()),
     };
   }
 

@@ -25,6 +25,7 @@ export const ERRORS = {
   LimitReqNotFound: { status: 404, text: 'limit_req not found' },
   LimitConnNotFound: { status: 404, text: 'limit_conn not found' },
   UpstreamNotFound: { status: 404, text: 'upstream not found' },
+  PriorityLevelNotFound: { status: 404, text: 'priority level not found' },
   BodyReadError: { status: 400, text: 'failed to read request body' },
   BodyTooLarge: { status: 413, text: 'request entity too large' },
   JsonError: { status: 415, text: 'json error' },

@@ -5,6 +5,7 @@
  */
 import type { KeyvalType } from '../engine/keyval/keyval-zone.ts';
 import type { ZoneSyncInfo } from '../engine/limit-req/zone-sync-info.ts';
+import type { PriorityLevelInfo } from '../engine/priority/priority-level.ts';
 import type { UpstreamInfo } from '../engine/upstream/upstream-info.ts';
 
 /** A zone as the config declares it; registered by replicas and control planes. */
@@ -35,6 +36,8 @@ export interface ReplicaInfo {
   readonly zoneSync?: ZoneSyncInfo | null;
   /** Its `upstream` blocks: servers' load and queues (absent in records of replicas from before). */
   readonly upstreams?: readonly UpstreamInfo[];
+  /** Its priority levels (API Priority and Fairness), when it runs any. */
+  readonly priorityLevels?: readonly PriorityLevelInfo[];
 }
 
 export interface ReplicaRecord extends ReplicaInfo {

@@ -21,6 +21,36 @@ export interface FixtureCase {
 
 export const FIXTURE_CASES: readonly FixtureCase[] = [
   {
+    fixture: 'priority-level-unknown-zone',
+    text: 'unknown priority_level_zone "workloads"',
+    line: 6,
+    nginx: 'limitswitch',
+  },
+  {
+    fixture: 'priority-level-reject-with-queues',
+    text: '"queues" is not allowed with "limit_response=reject"',
+    line: 3,
+    nginx: 'limitswitch',
+  },
+  {
+    fixture: 'priority-level-hand-size-over-queues',
+    text: 'invalid shuffle sharding: handSize 9 is greater than deckSize 8',
+    line: 3,
+    nginx: 'limitswitch',
+  },
+  {
+    fixture: 'priority-level-with-api-rate-limit',
+    text: '"priority_level" and "api_rate_limit" cannot be used at the same level',
+    line: 9,
+    nginx: 'limitswitch',
+  },
+  {
+    fixture: 'priority-level-exempt-with-shares',
+    text: '"shares" is not allowed for an exempt priority level',
+    line: 3,
+    nginx: 'limitswitch',
+  },
+  {
     fixture: 'api-rate-limit-bare-interval',
     text: 'unable to parse rate limit option "rate-limit" with value "1/1": unable to parse rate "1/1": interval "1" must contain duration suffix',
     line: 3,

@@ -148,6 +148,7 @@ async function exportedMetricNames(): Promise<Set<string>> {
     sync: () => ({ connected: true, appliedRevision: 0 }),
     zoneSync: () => null,
     upstreams: () => [],
+    priorityLevels: () => [],
     nowMs: () => 0,
     locationRequests: () => [],
   });

@@ -122,6 +122,7 @@ function priorityLevel(d: Directive, scope: Scope): void {
     flow = complexValue(param.slice(5), d, scope);
   }
   level.priorityLevel = { level: complexValue(d.args[0]!, d, scope), flow, source: ref(d) };
+  httpOf(scope).priorityLevelUses.push(level.priorityLevel);
 }
 
 function priorityLevelStatus(d: Directive, scope: Scope): void {

@@ -33,6 +33,19 @@ function emptyHistogram(): WaitHistogram {
   return { buckets: WAIT_BUCKETS_S.map(() => 0), sumS: 0, count: 0 };
 }
 
+/** A level's state as a replica reports it (heartbeat, status API, metrics). */
+export interface PriorityLevelInfo {
+  readonly name: string;
+  readonly exempt: boolean;
+  readonly seats: number;
+  readonly executing: number;
+  readonly waiting: number;
+  readonly dispatched: number;
+  readonly rejected: Readonly<Record<RejectReason, number>>;
+  readonly rejectedDryRun: number;
+  readonly waits: { readonly executed: WaitHistogram; readonly rejected: WaitHistogram };
+}
+
 export class PriorityLevel {
   readonly name: string;
   readonly spec: PriorityLevelSpec;
@@ -69,6 +82,26 @@ export class PriorityLevel {
 
   rejected(reason: RejectReason): number {
     return this.queueSet?.counters.rejected[reason] ?? 0;
+  }
+
+  info(): PriorityLevelInfo {
+    const rejected = this.queueSet?.counters.rejected ?? {
+      'concurrency-limit': 0,
+      'queue-full': 0,
+      'time-out': 0,
+      cancelled: 0,
+    };
+    return {
+      name: this.name,
+      exempt: this.spec.exempt,
+      seats: this.seats,
+      executing: this.executing,
+      waiting: this.waiting,
+      dispatched: this.dispatched,
+      rejected: { ...rejected },
+      rejectedDryRun: this.rejectedDryRun,
+      waits: structuredClone(this.waits),
+    };
   }
 
   /** A request's wait ended, `executed` or not. */
