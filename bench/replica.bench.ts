@@ -4,6 +4,8 @@
  *   off     — the replica's data path with limits switched off (the hook passes everything)
  *   on      — the data path with the replica's engine hook: keyval switch on, limit_req on every
  *             request, nothing limited
+ *   conn    — the same with limit_conn in place of limit_req (counted on every request, released at
+ *             its end), nothing limited
  *   bare    — reference: the straightforward node:http + undici `pool.request` forwarder
  * Every server, the upstream and the load generator run in their own processes. Cases are interleaved
  * over rounds (the order rotates); req/s and CPU are medians over rounds, and each ratio is the median
@@ -363,6 +365,7 @@ async function main(): Promise<void> {
   const modes = [
     ['off', 'off'],
     ['on', 'engine'],
+    ['conn', 'conn'],
   ] as const;
   const targets: Target[] = [{ name: 'nginx', port: nginx.port, pids: nginx.pids }];
   for (const [name, mode] of modes) {
@@ -400,21 +403,26 @@ async function main(): Promise<void> {
   // Side by side: off and on served at the same moment, each by its own generator, so a drift of the
   // machine's speed hits both alike; their req/s ratio is their cost ratio.
   const off = targets.find((t) => t.name === 'off')!;
-  const on = targets.find((t) => t.name === 'on')!;
-  const sideBySide: number[] = [];
-  for (let r = 0; r < SIDE_BY_SIDE_ROUNDS; r++) {
-    const warmupMs = r === 0 ? WARMUP_MS : WARMUP_MS / 4;
-    const [offSample, onSample] = await Promise.all([
-      measure(loadGen, off, upstream.child.pid!, warmupMs),
-      measure(secondLoadGen, on, upstream.child.pid!, warmupMs),
-    ]);
-    sideBySide.push(onSample.rps / offSample.rps);
-    console.log(
-      `side by side ${r + 1}  off ${offSample.rps.toFixed(0).padStart(6)} req/s ${offSample.cpuUsPerRequest.toFixed(1).padStart(5)} µs CPU/req  ` +
-        `on ${onSample.rps.toFixed(0).padStart(6)} req/s ${onSample.cpuUsPerRequest.toFixed(1).padStart(5)} µs CPU/req  ` +
-        `on/off ${(onSample.rps / offSample.rps).toFixed(3)}`,
-    );
-  }
+  const sideBySideWith = async (name: string): Promise<number[]> => {
+    const on = targets.find((t) => t.name === name)!;
+    const ratios: number[] = [];
+    for (let r = 0; r < SIDE_BY_SIDE_ROUNDS; r++) {
+      const warmupMs = r === 0 ? WARMUP_MS : WARMUP_MS / 4;
+      const [offSample, onSample] = await Promise.all([
+        measure(loadGen, off, upstream.child.pid!, warmupMs),
+        measure(secondLoadGen, on, upstream.child.pid!, warmupMs),
+      ]);
+      ratios.push(onSample.rps / offSample.rps);
+      console.log(
+        `side by side ${r + 1}  off ${offSample.rps.toFixed(0).padStart(6)} req/s ${offSample.cpuUsPerRequest.toFixed(1).padStart(5)} µs CPU/req  ` +
+          `${name} ${onSample.rps.toFixed(0).padStart(6)} req/s ${onSample.cpuUsPerRequest.toFixed(1).padStart(5)} µs CPU/req  ` +
+          `${name}/off ${(onSample.rps / offSample.rps).toFixed(3)}`,
+      );
+    }
+    return ratios;
+  };
+  const sideBySide = await sideBySideWith('on');
+  const connSideBySide = await sideBySideWith('conn');
 
   const rps = (name: string) => median(samples.get(name)?.map((s) => s.rps) ?? [Number.NaN]);
   const cpu = (name: string) => median(samples.get(name)?.map((s) => s.cpuUsPerRequest) ?? [Number.NaN]);
@@ -439,9 +447,13 @@ async function main(): Promise<void> {
     off_vs_nginx: round(ratio('off', 'nginx'), 3),
     on_vs_off: round(median(sideBySide), 3),
     on_vs_off_sequential: round(ratio('on', 'off'), 3),
+    conn_rps: round(rps('conn'), 0),
+    conn_vs_off: round(median(connSideBySide), 3),
+    conn_vs_off_sequential: round(ratio('conn', 'off'), 3),
     nginx_cpu_us: round(cpu('nginx'), 1),
     off_cpu_us: round(cpu('off'), 1),
     on_cpu_us: round(cpu('on'), 1),
+    conn_cpu_us: round(cpu('conn'), 1),
   };
   if (WITH_BARE) {
     result.bare_rps = round(rps('bare'), 0);
@@ -458,7 +470,7 @@ async function main(): Promise<void> {
   );
   console.log(
     `ratios: off/nginx ${result.off_vs_nginx} (bar ≥ 0.75), on/off ${result.on_vs_off} side by side (bar ≥ 0.97; ` +
-      `${result.on_vs_off_sequential} from the sequential rounds)` +
+      `${result.on_vs_off_sequential} from the sequential rounds), limit_conn on/off ${result.conn_vs_off} side by side (bar ≥ 0.97)` +
       (WITH_BARE ? `, bare/nginx ${result.bare_vs_nginx}, off/bare ${result.off_vs_bare}` : ''),
   );
   nginx.stop();

@@ -2,7 +2,8 @@
  * One benchmark proxy process:
  * `node --import tsx bench/replica/proxy-main.ts <mode> <upstreamPort> [keepalive]`.
  * Modes: `off` (limits switched off: the hook passes everything), `engine` (the replica's engine hook
- * on a seed-style config with the switch on and a rate nothing reaches). `keepalive`: the upstream
+ * on a seed-style config with the switch on and a rate nothing reaches), `conn` (the same with
+ * `limit_conn` in place of `limit_req`, a number of connections nothing reaches). `keepalive`: the upstream
  * block's `keepalive` (64), or `none` for a block without it (the replica's default). Reports
  * `{ port }` to the parent over IPC.
  */
@@ -32,18 +33,25 @@ function freePort(): Promise<number> {
   });
 }
 
-/** The seed article's shape: a keyval switch feeds a map that produces the limit_req key. */
-function engineConfig(port: number): string {
+/**
+ * The seed article's shape: a keyval switch feeds a map that produces the key of a limit_req zone
+ * (or, `limitConn`, of a limit_conn zone).
+ */
+function engineConfig(port: number, limitConn: boolean): string {
+  const limit = limitConn
+    ? 'limit_conn conn_zone 65535;'
+    : 'limit_req zone=req_zone_10 burst=1000000 nodelay;';
   return `http {
     keyval_zone zone=limitreq_uri:64k type=prefix;
     keyval $uri $enablelimit zone=limitreq_uri;
     map $enablelimit $limit_key { default ""; 1 $binary_remote_addr; }
     limit_req_zone $limit_key zone=req_zone_10:10m rate=1000000r/s;
+    limit_conn_zone $limit_key zone=conn_zone:10m;
     upstream backend { server 127.0.0.1:${upstreamPort};${keepalive === null ? '' : ` keepalive ${keepalive};`} }
     server {
       listen 127.0.0.1:${port};
       server_name cafe.example.com;
-      location / { limit_req zone=req_zone_10 burst=1000000 nodelay; proxy_pass http://backend; }
+      location / { ${limit} proxy_pass http://backend; }
     }
   }`;
 }
@@ -62,8 +70,9 @@ async function main(): Promise<void> {
     case 'off':
       decide = () => PASS;
       break;
-    case 'engine': {
-      const config = loadConfigText(engineConfig(port), 'bench-replica.conf');
+    case 'engine':
+    case 'conn': {
+      const config = loadConfigText(engineConfig(port, mode === 'conn'), 'bench-replica.conf');
       const site = buildSite(config.http);
       site.keyvalZones.get('limitreq_uri')!.set('/', { value: '1', expireAtMs: null });
       const targets = resolveProxyTargets(site, config.http.upstreams);
