@@ -1,10 +1,14 @@
 /**
  * `/api/{version}/http/priority_levels/` and `/{level}`: API Priority and Fairness's levels from the
  * live replicas' heartbeats, summed (seats, requests executing and waiting, dispatches, rejections by
- * reason, the dry run's, waits by outcome). A replica's status listen answers for itself alone.
+ * reason, the dry run's, waits by outcome, and the busiest flows now). A replica's status listen answers for itself alone.
  */
 import type { FastifyInstance } from 'fastify';
-import type { PriorityLevelInfo, WaitHistogram } from '../../engine/priority/priority-level.ts';
+import {
+  FLOWS_REPORTED,
+  type PriorityLevelInfo,
+  type WaitHistogram,
+} from '../../engine/priority/priority-level.ts';
 import { LimitswitchError } from '../../shared/errors.ts';
 import type { ReplicaRecord } from '../../store/cluster-registry.ts';
 import { addSpecRoute, type ControlPlaneContext } from '../context.ts';
@@ -21,6 +25,8 @@ interface LevelReport {
     executed: { count: number; seconds: number };
     rejected: { count: number; seconds: number };
   };
+  /** The busiest flows now, summed over the replicas. */
+  flows: { flow: string; waiting: number; executing: number }[];
   replicas: number;
 }
 
@@ -60,9 +66,20 @@ function add(sum: LevelReport | undefined, level: PriorityLevelInfo): LevelRepor
       rejected_requests: { ...level.rejected },
       rejected_dry_run_requests: level.rejectedDryRun,
       request_wait: { executed: wait(level.waits.executed), rejected: wait(level.waits.rejected) },
+      flows: level.flows.map((f) => ({ ...f })),
       replicas: 1,
     };
   }
+  for (const flow of level.flows) {
+    const into = sum.flows.find((f) => f.flow === flow.flow);
+    if (into === undefined) sum.flows.push({ ...flow });
+    else {
+      into.waiting += flow.waiting;
+      into.executing += flow.executing;
+    }
+  }
+  sum.flows.sort((a, b) => b.waiting - a.waiting || b.executing - a.executing || (a.flow < b.flow ? -1 : 1));
+  sum.flows.length = Math.min(sum.flows.length, FLOWS_REPORTED);
   sum.nominal_limit_seats += level.seats;
   sum.current_executing_requests += level.executing;
   sum.current_inqueue_requests += level.waiting;

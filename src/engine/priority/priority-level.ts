@@ -4,7 +4,7 @@
  * or none (`reject`). It keeps what APF reports of a level: requests waiting and executing, seats,
  * dispatches, rejections by reason, and how long requests waited (APF's histogram buckets).
  */
-import { QueueSet, type QueuingConfig, type RejectReason } from './queue-set.ts';
+import { type FlowLoad, QueueSet, type QueuingConfig, type RejectReason } from './queue-set.ts';
 import { nominalSeats } from './seats.ts';
 
 export interface PriorityLevelSpec {
@@ -44,7 +44,12 @@ export interface PriorityLevelInfo {
   readonly rejected: Readonly<Record<RejectReason, number>>;
   readonly rejectedDryRun: number;
   readonly waits: { readonly executed: WaitHistogram; readonly rejected: WaitHistogram };
+  /** The busiest flows now (most requests waiting, then executing), at most FLOWS_REPORTED. */
+  readonly flows: readonly { readonly flow: string; readonly waiting: number; readonly executing: number }[];
 }
+
+/** How many of a level's flows a report names. */
+export const FLOWS_REPORTED = 20;
 
 export class PriorityLevel {
   readonly name: string;
@@ -101,6 +106,7 @@ export class PriorityLevel {
       rejected: { ...rejected },
       rejectedDryRun: this.rejectedDryRun,
       waits: structuredClone(this.waits),
+      flows: busiestFlows(this.queueSet?.flows ?? new Map()),
     };
   }
 
@@ -112,6 +118,26 @@ export class PriorityLevel {
     for (let i = 0; i < WAIT_BUCKETS_S.length; i++)
       if (seconds <= WAIT_BUCKETS_S[i]!) histogram.buckets[i]!++;
   }
+}
+
+function busiestFlows(flows: ReadonlyMap<string, FlowLoad>): PriorityLevelInfo['flows'] {
+  return [...flows]
+    .map(([flow, load]) => ({ flow: printable(flow), waiting: load.waiting, executing: load.executing }))
+    .sort((a, b) => b.waiting - a.waiting || b.executing - a.executing || (a.flow < b.flow ? -1 : 1))
+    .slice(0, FLOWS_REPORTED);
+}
+
+/** A flow distinguisher as text: bytes outside printable ASCII as `\xHH`, as nginx's logs escape them. */
+function printable(flow: string): string {
+  let out = '';
+  for (let i = 0; i < flow.length; i++) {
+    const code = flow.charCodeAt(i);
+    out +=
+      code >= 0x20 && code < 0x7f && code !== 0x5c
+        ? flow[i]
+        : `\\x${code.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out;
 }
 
 /**

@@ -56,6 +56,12 @@ export class FairRequest {
   }
 }
 
+/** A flow's requests now. */
+export interface FlowLoad {
+  waiting: number;
+  executing: number;
+}
+
 export interface QueueSetCounters {
   dispatched: number;
   rejected: Record<RejectReason, number>;
@@ -70,6 +76,8 @@ export class QueueSet {
   };
   seatsInUse = 0;
   waiting = 0;
+  /** The flows with a request waiting or executing now. */
+  readonly flows = new Map<string, FlowLoad>();
   readonly #queues: Queue[];
   readonly #dealer: Dealer | null;
   readonly #hand: number[] = [];
@@ -112,6 +120,7 @@ export class QueueSet {
     request.onDispatch = onDispatch;
     queue.waiting.push(request);
     this.waiting++;
+    this.#flow(request.flow).waiting++;
     this.#boundNextDispatch(queue);
     // the request itself may go now; only the others hear of it through onDispatch
     request.onDispatch = null;
@@ -126,6 +135,7 @@ export class QueueSet {
     this.#syncTime(nowMs);
     request.state = 'done';
     this.seatsInUse--;
+    this.#leave(request.flow, 'executing');
     const queue = request.queue;
     if (queue !== null) {
       queue.executing--;
@@ -143,6 +153,7 @@ export class QueueSet {
     const queue = request.queue!;
     queue.waiting.splice(queue.waiting.indexOf(request), 1);
     this.waiting--;
+    this.#leave(request.flow, 'waiting');
     this.#reject(request, reason);
     this.#boundNextDispatch(queue);
     return true;
@@ -164,6 +175,23 @@ export class QueueSet {
     request.startMs = nowMs;
     this.seatsInUse++;
     this.counters.dispatched++;
+    this.#flow(request.flow).executing++;
+  }
+
+  #flow(flow: string): FlowLoad {
+    let load = this.flows.get(flow);
+    if (load === undefined) {
+      load = { waiting: 0, executing: 0 };
+      this.flows.set(flow, load);
+    }
+    return load;
+  }
+
+  #leave(flow: string, as: 'waiting' | 'executing'): void {
+    const load = this.flows.get(flow);
+    if (load === undefined) return;
+    load[as]--;
+    if (load.waiting === 0 && load.executing === 0) this.flows.delete(flow);
   }
 
   /** The hand's queue with the least waiting work, visited from a rotating offset (shuffleShardLocked). */
@@ -225,6 +253,7 @@ export class QueueSet {
     this.#robinIndex = best.index;
     const request = best.waiting.shift()!;
     this.waiting--;
+    this.#leave(request.flow, 'waiting');
     best.executing++;
     best.nextDispatchR += ESTIMATED_SERVICE_S;
     this.#execute(request, nowMs);
