@@ -94,32 +94,33 @@ test('fair queuing: a flow sending 20× the others leaves their p95 within 2× o
   assert.ok(quietP95(fifo) > 2 * alone, `one FIFO: ${quietP95(fifo)} ms against ${alone} ms alone`);
 });
 
-test('shuffle sharding: a heavy flow that shares one of a light flow’s two queues does not delay it; with hands of one the same overlap does', (t) => {
+test('shuffle sharding: with hands of 2, two heavy flows that share one queue each with a light flow do not block it; with hands of 1 they do', (t) => {
   const hands = (deck: number, size: number) => {
     const dealer = new Dealer(deck, size);
     return (name: string) => dealer.dealIntoHand(flowHash('sim', name), []);
   };
-  const names = Array.from({ length: 1000 }, (_, i) => `heavy-${i}`);
-  const two = hands(8, 2);
-  const [a, b] = two('light') as [number, number];
-  // the heavy flow's hand holds one of the light flow's queues, not the other
-  const sharing = names.find((n) => two(n).includes(a) !== two(n).includes(b))!;
-  const one = hands(8, 1);
-  const sameQueue = names.find((n) => one(n)[0] === one('light')[0])!;
+  const names = Array.from({ length: 2000 }, (_, i) => `heavy-${i}`);
   const light: SimFlow = { name: 'light', rate: 10 };
   const lightOf = (r: ReturnType<typeof run>) => ({
     p95: percentile(r.latencies.get('light')!, 0.95),
     rejected: r.rejected.get('light')!,
   });
-  const sharded = lightOf(run([light, { name: sharing, rate: 400 }], 8, 2));
-  const single = lightOf(run([light, { name: sameQueue, rate: 400 }], 8, 1));
-  // two heavy flows covering both of its queues: the case shuffle sharding makes unlikely, not impossible
+  // hands of 2 out of 8: both heavy flows hold the light flow's first queue, neither its second
+  const two = hands(8, 2);
+  const [a, b] = two('light') as [number, number];
+  const [heavy1, heavy2] = names.filter((n) => two(n).includes(a) && !two(n).includes(b));
+  const sharded = lightOf(run([light, { name: heavy1!, rate: 200 }, { name: heavy2!, rate: 200 }], 8, 2));
+  // hands of 1: both heavy flows in the light flow's only queue
+  const one = hands(8, 1);
+  const [same1, same2] = names.filter((n) => one(n)[0] === one('light')[0]);
+  const single = lightOf(run([light, { name: same1!, rate: 200 }, { name: same2!, rate: 200 }], 8, 1));
+  // the limit of shuffle sharding: two heavy flows covering both of its queues (made unlikely, not impossible)
   const coverA = names.find((n) => two(n).includes(a) && !two(n).includes(b))!;
   const coverB = names.find((n) => two(n).includes(b) && !two(n).includes(a))!;
   const covered = lightOf(run([light, { name: coverA, rate: 200 }, { name: coverB, rate: 200 }], 8, 2));
   t.diagnostic(
-    `light flow (10/s) beside a 400/s flow: p95 ${sharded.p95} ms, ${sharded.rejected} rejected with hands of 2; ${single.p95.toFixed(0)} ms, ${single.rejected} rejected with hands of 1 in its queue; both its queues covered by two 200/s flows: ${covered.p95.toFixed(0)} ms, ${covered.rejected} rejected`,
+    `light flow (10/s) beside two 200/s flows sharing one of its queues: p95 ${sharded.p95} ms, ${sharded.rejected} rejected with hands of 2; ${single.p95.toFixed(0)} ms, ${single.rejected} rejected with hands of 1; both its queues covered: ${covered.p95.toFixed(0)} ms, ${covered.rejected} rejected`,
   );
   assert.ok(sharded.p95 <= 20 && sharded.rejected === 0, `hands of 2: ${JSON.stringify(sharded)}`);
-  assert.ok(single.p95 > 2 * sharded.p95 || single.rejected > 0, `hands of 1: ${JSON.stringify(single)}`);
+  assert.ok(single.p95 > 5 * sharded.p95 || single.rejected > 0, `hands of 1: ${JSON.stringify(single)}`);
 });
