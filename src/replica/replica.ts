@@ -109,6 +109,8 @@ export class Replica {
   readonly #stateFile: StateFile | null;
   /** The state file still holds counter batches of an earlier process (cleared once they are flushed). */
   #stateHoldsCounters = false;
+  /** The state file's write that drops those batches, once they are flushed. */
+  #countersCleared: Promise<void> = Promise.resolve();
   readonly storeResets: StoreResetCounts = { restored: 0, restoredElsewhere: 0, dropped: 0 };
   readonly #options: ReplicaOptions;
   #timers: NodeJS.Timeout[] = [];
@@ -374,8 +376,10 @@ export class Replica {
     }
     if (this.#stateHoldsCounters && this.#stateFile) {
       this.#stateHoldsCounters = false;
-      await this.#stateFile.save({ counters: [] }).catch(() => {});
+      this.#countersCleared = this.#stateFile.save({ counters: [] }).catch(() => {});
     }
+    // A flush that shared another's (a stop during the periodic one) waits for its write as well.
+    await this.#countersCleared;
     return true;
   }
 
