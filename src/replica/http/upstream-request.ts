@@ -233,13 +233,17 @@ export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedReque
 
   /** The client went away: the request leaves the queue, or the request to the server is aborted. */
   protected abortUpstream(): void {
-    if (this.#queued) {
-      this.#queued = false;
-      this.#group!.queue!.leave(this);
-      return;
-    }
+    if (this.#leaveQueue()) return;
     this.#abort?.();
     this.upstreamEnded();
+  }
+
+  /** Out of the group's queue, if in it (true then). */
+  #leaveQueue(): boolean {
+    if (!this.#queued) return false;
+    this.#queued = false;
+    this.#group!.queue!.leave(this);
+    return true;
   }
 
   protected stopSendTimer(): void {
@@ -282,6 +286,7 @@ export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedReque
    */
   protected abandonUpstream(): void {
     this.stopSendTimer();
+    this.#leaveQueue();
     this.#abort?.();
     this.upstreamEnded();
   }
