@@ -94,13 +94,13 @@ function waitHistogram(levels: () => Iterable<PriorityLevelInfo>) {
       const values: { labels: Record<string, string | number>; value: number; metricName: string }[] = [];
       const add = (level: string, execute: string, histogram: WaitHistogram) => {
         const labels = { priority_level: level, execute };
-        WAIT_BUCKETS_S.forEach((le, i) =>
+        WAIT_BUCKETS_S.forEach((le, i) => {
           values.push({
             labels: { ...labels, le },
             value: histogram.buckets[i]!,
             metricName: `${name}_bucket`,
-          }),
-        );
+          });
+        });
         values.push({
           labels: { ...labels, le: '+Inf' },
           value: histogram.count,
