@@ -11,6 +11,7 @@ import {
   type WaitHistogram,
 } from '../engine/priority/priority-level.ts';
 import type { RejectReason } from '../engine/priority/queue-set.ts';
+import { RunningTotals } from './running-totals.ts';
 
 const PREFIX = 'limitswitch_priority_level';
 const REASONS: readonly RejectReason[] = ['concurrency-limit', 'queue-full', 'time-out', 'cancelled'];
@@ -38,12 +39,7 @@ export function priorityMetrics(registers: Registry[], levels: () => Iterable<Pr
     'Requests of the priority level waiting in its queues now',
     (l) => l.waiting,
   );
-  const seen = new Map<string, number>();
-  const total = (key: string, value: number): number => {
-    const before = seen.get(key);
-    seen.set(key, value);
-    return before === undefined || value < before ? value : value - before;
-  };
+  const totals = new RunningTotals();
   new Counter({
     name: `${PREFIX}_dispatched_requests_total`,
     help: 'Requests of the priority level given a seat',
@@ -51,7 +47,7 @@ export function priorityMetrics(registers: Registry[], levels: () => Iterable<Pr
     registers,
     collect() {
       for (const level of levels())
-        this.inc({ priority_level: level.name }, total(`d\0${level.name}`, level.dispatched));
+        this.inc({ priority_level: level.name }, totals.growth(`d\0${level.name}`, level.dispatched));
     },
   });
   new Counter({
@@ -64,7 +60,7 @@ export function priorityMetrics(registers: Registry[], levels: () => Iterable<Pr
         for (const reason of REASONS)
           this.inc(
             { priority_level: level.name, reason },
-            total(`r\0${level.name}\0${reason}`, level.rejected[reason]),
+            totals.growth(`r\0${level.name}\0${reason}`, level.rejected[reason]),
           );
     },
   });
@@ -75,7 +71,7 @@ export function priorityMetrics(registers: Registry[], levels: () => Iterable<Pr
     registers,
     collect() {
       for (const level of levels())
-        this.inc({ priority_level: level.name }, total(`dry\0${level.name}`, level.rejectedDryRun));
+        this.inc({ priority_level: level.name }, totals.growth(`dry\0${level.name}`, level.rejectedDryRun));
     },
   });
   for (const registry of registers) registry.registerMetric(waitHistogram(levels) as never);

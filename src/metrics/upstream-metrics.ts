@@ -6,6 +6,7 @@
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { UpstreamInfo, UpstreamQueueInfo } from '../engine/upstream/upstream-info.ts';
+import { RunningTotals } from './running-totals.ts';
 
 type QueueTotal = 'overflows' | 'served' | 'timedOut' | 'left' | 'waitedSeconds';
 
@@ -62,7 +63,7 @@ export function upstreamMetrics(registers: Registry[], upstreams: () => Iterable
   );
 }
 
-/** A counter read from the queue's running totals (a reload starts them again: counted on from there). */
+/** A counter read from the queue's running totals. */
 function queueTotal(
   upstreams: () => Iterable<UpstreamInfo>,
   registers: Registry[],
@@ -70,7 +71,7 @@ function queueTotal(
   help: string,
   series: readonly (readonly [Record<string, string>, QueueTotal])[],
 ): void {
-  const seen = new Map<string, number>();
+  const totals = new RunningTotals();
   new Counter({
     name: `limitswitch_upstream_queue_${name}`,
     help,
@@ -80,12 +81,8 @@ function queueTotal(
       for (const group of upstreams()) {
         if (group.queue === null) continue;
         for (const [labels, field] of series) {
-          const key = `${group.name}\0${field}`;
-          const total = group.queue[field];
-          const before = seen.get(key);
-          const delta = before === undefined || total < before ? total : total - before;
-          this.inc({ upstream: group.name, ...labels }, delta);
-          seen.set(key, total);
+          const growth = totals.growth(`${group.name}\0${field}`, group.queue[field]);
+          this.inc({ upstream: group.name, ...labels }, growth);
         }
       }
     },

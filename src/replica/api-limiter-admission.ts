@@ -11,7 +11,14 @@ import type { ApiLimiter, LimitedRequest } from '../engine/api-limiter/api-limit
 import type { SemaphoreWaiter } from '../engine/api-limiter/weighted-semaphore.ts';
 import type { LogLine } from '../engine/log-line.ts';
 import type { Clock } from '../shared/clock.ts';
-import type { Decision, HeldUntilEnd, PassDecision, ProxyDecision, WaitDecision } from './http/decision.ts';
+import {
+  type Decision,
+  type HeldUntilEnd,
+  heldTogether,
+  type PassDecision,
+  type ProxyDecision,
+  type WaitDecision,
+} from './http/decision.ts';
 
 export interface AdmissionContext {
   readonly limiter: ApiLimiter;
@@ -123,7 +130,8 @@ class Waiting {
         }
       },
     };
-    this.#settle({ ...proceed, slots: both(proceed.slots ?? null, finished) });
+    // what a released request holds: its limit_conn slots and its place in the limiter
+    this.#settle({ ...proceed, slots: heldTogether(proceed.slots ?? null, finished)! });
   }
 
   /**
@@ -175,17 +183,6 @@ class Waiting {
     if (!this.#a.limiter.params.log) return;
     this.#a.log({ level: 'warn', message: withFields(message, this.#a.limiter.name, {}) });
   }
-}
-
-/** What a released request holds: its limit_conn slots and its place in the limiter. */
-function both(first: HeldUntilEnd | null, second: HeldUntilEnd): HeldUntilEnd {
-  if (first === null) return second;
-  return {
-    release: (status?: number) => {
-      first.release(status);
-      second.release(status);
-    },
-  };
 }
 
 function withFields(message: string, name: string, fields: Record<string, string | number | null>): string {

@@ -10,7 +10,14 @@ import type { LogLine } from '../engine/log-line.ts';
 import type { FairRequest, RejectReason } from '../engine/priority/queue-set.ts';
 import { flowHash } from '../engine/priority/shuffle-shard.ts';
 import type { Clock } from '../shared/clock.ts';
-import type { Decision, HeldUntilEnd, PassDecision, ProxyDecision, WaitDecision } from './http/decision.ts';
+import {
+  type Decision,
+  type HeldUntilEnd,
+  heldTogether,
+  type PassDecision,
+  type ProxyDecision,
+  type WaitDecision,
+} from './http/decision.ts';
 
 /** The header that names the level a request went to (`priority_level_headers on`). */
 export const PRIORITY_LEVEL_HEADER = 'X-Limitswitch-Priority-Level';
@@ -35,7 +42,7 @@ function admit(a: PriorityAdmission, settle: (next: Decision) => void): () => vo
   const { level, flow, rule } = a.classification;
   const headers = rule.headers ? [PRIORITY_LEVEL_HEADER, level.name] : null;
   const proceed = (release: HeldUntilEnd | null): void => {
-    const slots = both(a.proceed.slots ?? null, release);
+    const slots = heldTogether(a.proceed.slots ?? null, release);
     const responseHeaders =
       headers === null ? a.proceed.responseHeaders : [...(a.proceed.responseHeaders ?? []), ...headers];
     settle({ ...a.proceed, slots: slots ?? undefined, responseHeaders });
@@ -94,15 +101,5 @@ function admit(a: PriorityAdmission, settle: (next: Decision) => void): () => vo
     timer = null;
     level.observeWait(waitedS(), false);
     a.proceed.slots?.release();
-  };
-}
-
-function both(first: HeldUntilEnd | null, second: HeldUntilEnd | null): HeldUntilEnd | null {
-  if (first === null || second === null) return first ?? second;
-  return {
-    release: (status?: number) => {
-      first.release(status);
-      second.release(status);
-    },
   };
 }

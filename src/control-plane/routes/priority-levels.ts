@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import {
+  busiestFirst,
   FLOWS_REPORTED,
   type PriorityLevelInfo,
   type WaitHistogram,
@@ -78,7 +79,7 @@ function add(sum: LevelReport | undefined, level: PriorityLevelInfo): LevelRepor
       into.executing += flow.executing;
     }
   }
-  sum.flows.sort((a, b) => b.waiting - a.waiting || b.executing - a.executing || (a.flow < b.flow ? -1 : 1));
+  sum.flows.sort(busiestFirst);
   sum.flows.length = Math.min(sum.flows.length, FLOWS_REPORTED);
   sum.nominal_limit_seats += level.seats;
   sum.current_executing_requests += level.executing;

@@ -4,7 +4,7 @@
  * or none (`reject`). It keeps what APF reports of a level: requests waiting and executing, seats,
  * dispatches, rejections by reason, and how long requests waited (APF's histogram buckets).
  */
-import { type FlowLoad, QueueSet, type QueuingConfig, type RejectReason } from './queue-set.ts';
+import { type FlowLoad, noRejections, QueueSet, type QueuingConfig, type RejectReason } from './queue-set.ts';
 import { nominalSeats } from './seats.ts';
 
 export interface PriorityLevelSpec {
@@ -85,17 +85,8 @@ export class PriorityLevel {
     return this.queueSet?.counters.dispatched ?? this.exemptDispatched;
   }
 
-  rejected(reason: RejectReason): number {
-    return this.queueSet?.counters.rejected[reason] ?? 0;
-  }
-
   info(): PriorityLevelInfo {
-    const rejected = this.queueSet?.counters.rejected ?? {
-      'concurrency-limit': 0,
-      'queue-full': 0,
-      'time-out': 0,
-      cancelled: 0,
-    };
+    const rejected = this.queueSet?.counters.rejected ?? noRejections();
     return {
       name: this.name,
       exempt: this.spec.exempt,
@@ -123,8 +114,16 @@ export class PriorityLevel {
 function busiestFlows(flows: ReadonlyMap<string, FlowLoad>): PriorityLevelInfo['flows'] {
   return [...flows]
     .map(([flow, load]) => ({ flow: printable(flow), waiting: load.waiting, executing: load.executing }))
-    .sort((a, b) => b.waiting - a.waiting || b.executing - a.executing || (a.flow < b.flow ? -1 : 1))
+    .sort(busiestFirst)
     .slice(0, FLOWS_REPORTED);
+}
+
+/** Most waiting first, then most executing, then by name. */
+export function busiestFirst(
+  a: PriorityLevelInfo['flows'][number],
+  b: PriorityLevelInfo['flows'][number],
+): number {
+  return b.waiting - a.waiting || b.executing - a.executing || (a.flow < b.flow ? -1 : 1);
 }
 
 /** A flow distinguisher as text: bytes outside printable ASCII as `\xHH`, as nginx's logs escape them. */

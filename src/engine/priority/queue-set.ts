@@ -62,6 +62,11 @@ export interface FlowLoad {
   executing: number;
 }
 
+/** Rejections by reason, none yet. */
+export function noRejections(): Record<RejectReason, number> {
+  return { 'concurrency-limit': 0, 'queue-full': 0, 'time-out': 0, cancelled: 0 };
+}
+
 export interface QueueSetCounters {
   dispatched: number;
   rejected: Record<RejectReason, number>;
@@ -70,10 +75,7 @@ export interface QueueSetCounters {
 export class QueueSet {
   readonly concurrencyLimit: number;
   readonly queuing: QueuingConfig | null;
-  readonly counters: QueueSetCounters = {
-    dispatched: 0,
-    rejected: { 'concurrency-limit': 0, 'queue-full': 0, 'time-out': 0, cancelled: 0 },
-  };
+  readonly counters: QueueSetCounters = { dispatched: 0, rejected: noRejections() };
   seatsInUse = 0;
   waiting = 0;
   /** The flows with a request waiting or executing now. */
@@ -117,13 +119,11 @@ export class QueueSet {
     if (queue.waiting.length === 0 && queue.executing === 0) queue.nextDispatchR = this.#currentR;
     request.arrivalR = this.#currentR;
     request.queue = queue;
-    request.onDispatch = onDispatch;
     queue.waiting.push(request);
     this.waiting++;
     this.#flow(request.flow).waiting++;
     this.#boundNextDispatch(queue);
-    // the request itself may go now; only the others hear of it through onDispatch
-    request.onDispatch = null;
+    // the request itself may go now (its state says so); only a waiting one hears of it later
     this.#dispatchAsMuchAsPossible(nowMs);
     if (request.state === 'waiting') request.onDispatch = onDispatch;
     return request;

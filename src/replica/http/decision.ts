@@ -43,6 +43,17 @@ export interface HeldUntilEnd {
   release(status?: number): void;
 }
 
+/** Both held things as one (either may be absent), released together. */
+export function heldTogether(first: HeldUntilEnd | null, second: HeldUntilEnd | null): HeldUntilEnd | null {
+  if (first === null || second === null) return first ?? second;
+  return {
+    release: (status?: number) => {
+      first.release(status);
+      second.release(status);
+    },
+  };
+}
+
 /**
  * Where to forward. `upstream` names an upstream group known to the proxy (see `UpstreamSet`); absent
  * means the listener's default upstream. `path` replaces the request-target sent upstream (what
