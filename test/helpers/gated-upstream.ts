@@ -52,6 +52,16 @@ export class GatedUpstream {
     });
   }
 
+  /**
+   * Sends the request for `path` (`send`) and resolves once it is held here, with its answer still to
+   * come (in an object, so awaiting this does not await the answer).
+   */
+  async hold<T>(path: string, send: (path: string) => Promise<T>): Promise<{ answer: Promise<T> }> {
+    const answer = send(path);
+    await this.arrived(path);
+    return { answer };
+  }
+
   release(path: string): void {
     const held = this.#held.get(path);
     if (held === undefined) throw new Error(`nothing held at ${path}`);

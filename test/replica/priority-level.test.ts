@@ -73,11 +73,8 @@ describe('priority_level on the data path', () => {
       retryAfter: res.headers.get('retry-after'),
     };
   };
-  const hold = async (path: string, headers: Record<string, string> = {}) => {
-    const answer = call(path, headers);
-    await gate.arrived(path);
-    return { answer };
-  };
+  const hold = (path: string, headers: Record<string, string> = {}) =>
+    gate.hold(path, (p) => call(p, headers));
   const metric = async (series: string) =>
     metricValue(await (await fetch(`${replica.statusUrl}/metrics`)).text(), series);
   const rejected = (level: string, reason: string) =>

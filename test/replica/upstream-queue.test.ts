@@ -62,8 +62,7 @@ async function playMaxConns(port: number, gates: readonly GatedUpstream[], tag: 
   const call = (path: string) => get(port, `${path}?${tag}`, 'cafe.example.com');
   const hold = async (path: string, gate: GatedUpstream) => {
     const full = `${path}?${tag}-hold`;
-    const answer = get(port, full, 'cafe.example.com');
-    await gate.arrived(full);
+    const { answer } = await gate.hold(full, (p) => get(port, p, 'cafe.example.com'));
     return { full, gate, answer };
   };
   const letGo = async (
@@ -150,12 +149,7 @@ describe('queue: waiting for a server (NGINX Plus’s queue)', () => {
   let port: number;
 
   const call = (path: string, signal?: AbortSignal) => get(port, path, 'queue.example.com', signal);
-  /** Sends a request the gate holds; resolves once it is there, with its answer still to come. */
-  const hold = async (path: string): Promise<{ answer: Promise<number> }> => {
-    const answer = call(path);
-    await gate.arrived(path);
-    return { answer };
-  };
+  const hold = (path: string) => gate.hold(path, (p) => call(p));
   const status = async () => {
     const res = await fetch(`${replica.statusUrl}/api/9/http/upstreams/q`);
     assert.equal(res.status, 200);
