@@ -28,15 +28,20 @@ export function limitConnNodeBytes(keyBytes: number): number {
   return 2 ** Math.ceil(Math.log2(Math.max(8, NODE_BYTES + keyBytes)));
 }
 
-/** What acquiring a slot gave: counted, the key at its limit already, or no node fits in the zone. */
-export type AcquireResult = 'counted' | 'busy' | 'full';
+/** A key's node: its requests in progress (nginx's `ngx_http_limit_conn_node_t.conn`). */
+export interface ConnNode {
+  count: number;
+}
+
+/** What acquiring a slot gave: the key's node (counted), the key at its limit already, or no room. */
+export type AcquireResult = ConnNode | 'busy' | 'full';
 
 export class LimitConnZone {
   readonly name: string;
   readonly key: ComplexValue;
   readonly sizeBytes: number;
   readonly counters: LimitConnCounters = zeroCounters(LIMIT_CONN_COUNTERS);
-  readonly #conns = new Map<string, number>();
+  readonly #conns = new Map<string, ConnNode>();
   readonly #budgetBytes: number;
   #usedBytes = 0;
   #inProgress = 0;
@@ -51,37 +56,33 @@ export class LimitConnZone {
 
   /** One more request for `key` (a byte string), unless it has `limit` in progress already. */
   acquire(key: string, limit: number): AcquireResult {
-    const count = this.#conns.get(key);
-    if (count !== undefined) {
-      if (count >= limit) return 'busy';
-      this.#conns.set(key, count + 1);
+    let node = this.#conns.get(key);
+    if (node !== undefined) {
+      if (node.count >= limit) return 'busy';
+      node.count++;
       this.#inProgress++;
-      return 'counted';
+      return node;
     }
     const bytes = limitConnNodeBytes(key.length);
     if (this.#usedBytes + bytes > this.#budgetBytes) return 'full';
     this.#usedBytes += bytes;
-    this.#conns.set(key, 1);
+    node = { count: 1 };
+    this.#conns.set(key, node);
     this.#inProgress++;
-    return 'counted';
+    return node;
   }
 
-  /** A request for `key` is over; its node goes when the last one is. */
-  release(key: string): void {
-    const count = this.#conns.get(key);
-    if (count === undefined) return;
+  /** A request for `key`, counted on `node`, is over; the node goes when the last one is. */
+  release(key: string, node: ConnNode): void {
     this.#inProgress--;
-    if (count > 1) {
-      this.#conns.set(key, count - 1);
-      return;
-    }
+    if (--node.count > 0) return;
     this.#conns.delete(key);
     this.#usedBytes -= limitConnNodeBytes(key.length);
   }
 
   /** Requests in progress for `key`. */
   inProgress(key: string): number {
-    return this.#conns.get(key) ?? 0;
+    return this.#conns.get(key)?.count ?? 0;
   }
 
   /** Keys with requests in progress. */

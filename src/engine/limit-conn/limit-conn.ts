@@ -6,7 +6,7 @@
  * line, and a request is counted once however often its phases run (nginx's `r->main->limit_conn_status`).
  */
 import type { LogLevel, LogLine } from '../log-line.ts';
-import type { LimitConnZone } from './limit-conn-zone.ts';
+import type { ConnNode, LimitConnZone } from './limit-conn-zone.ts';
 
 export type LimitConnStatus = '' | 'PASSED' | 'REJECTED' | 'REJECTED_DRY_RUN';
 
@@ -37,11 +37,13 @@ export interface LimitConnPolicy<C> {
 export class ConnectionSlots {
   readonly #zones: LimitConnZone[] = [];
   readonly #keys: string[] = [];
+  readonly #nodes: ConnNode[] = [];
 
   /** @internal */
-  add(zone: LimitConnZone, key: string): void {
+  add(zone: LimitConnZone, key: string, node: ConnNode): void {
     this.#zones.push(zone);
     this.#keys.push(key);
+    this.#nodes.push(node);
   }
 
   /** @internal every zone that counted the request has passed it (a zone appears once per location). */
@@ -51,9 +53,11 @@ export class ConnectionSlots {
 
   /** The request is over (answered, or its client gone): every slot is given back. Idempotent. */
   release(): void {
-    for (let i = this.#zones.length - 1; i >= 0; i--) this.#zones[i]!.release(this.#keys[i]!);
+    for (let i = this.#zones.length - 1; i >= 0; i--)
+      this.#zones[i]!.release(this.#keys[i]!, this.#nodes[i]!);
     this.#zones.length = 0;
     this.#keys.length = 0;
+    this.#nodes.length = 0;
   }
 }
 
@@ -96,9 +100,9 @@ export function limitConnections<C>(policy: LimitConnPolicy<C>, ctx: C): LimitCo
     status = 'PASSED';
     const zone = rule.zone;
     const result = zone.acquire(key, rule.conn);
-    if (result === 'counted') {
+    if (typeof result === 'object') {
       slots ??= new ConnectionSlots();
-      slots.add(zone, key);
+      slots.add(zone, key, result);
       continue;
     }
     logs ??= [];
