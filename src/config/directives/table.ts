@@ -16,6 +16,7 @@ import { priorityLevelDirectives } from './priority-level.ts';
 import { proxyDirectives } from './proxy.ts';
 import { realIpAccessDirectives } from './realip-access.ts';
 import { serverDirectives } from './server.ts';
+import { sslDirectives } from './ssl.ts';
 import type { DirectiveSpec } from './types.ts';
 import { upstreamDirectives } from './upstream.ts';
 
@@ -23,6 +24,7 @@ const TABLE = new Map<string, DirectiveSpec[]>();
 for (const spec of [
   ...coreDirectives,
   ...serverDirectives,
+  ...sslDirectives,
   ...locationDirectives,
   ...limitReqDirectives,
   ...limitConnDirectives,
