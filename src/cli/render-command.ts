@@ -82,6 +82,7 @@ export function render(options: RenderOptions): { text: string; messages: string
     endpointSlices: objs.endpointSlices,
     configMap,
     replicas,
+    secrets: objs.secrets,
   });
   const messages = result.problems.map((p) => {
     const level = p.severity === 'error' ? 'error' : 'warning';
@@ -97,7 +98,7 @@ export function registerRenderCommand(program: Command): void {
     .description('print the nginx config the replicas would run for Kubernetes objects (YAML), offline')
     .requiredOption(
       '-f, --file <path...>',
-      'YAML/JSON files or folders of Ingress, ConfigMap, Service, EndpointSlice objects ("-" for stdin)',
+      'YAML/JSON files or folders of Ingress, ConfigMap, Service, EndpointSlice, Secret objects ("-" for stdin)',
     )
     .option('--ingress-class <name>', 'only Ingresses of this class (default: all)')
     .option(

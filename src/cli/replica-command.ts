@@ -58,6 +58,10 @@ export function registerReplicaCommand(program: Command): void {
       'with --kubernetes: the ConfigMap with http-snippets and settings',
     )
     .option('--listen-port <port>', 'with --kubernetes: the port Ingress traffic is served on (default: 80)')
+    .option(
+      '--tls-listen-port <port>',
+      'with --kubernetes: the port hosts in Ingress tls: sections are served on with TLS (default: 443)',
+    )
     .option('--redis <url>', 'shared store (default: REDIS_URL, else an in-process memory store)')
     .option(
       '--id <name>',

@@ -23,6 +23,7 @@ export interface KubernetesFlags {
   readonly watchIngressWithoutClass?: boolean;
   readonly configmap?: string;
   readonly listenPort?: string;
+  readonly tlsListenPort?: string;
 }
 
 /** Their option names, for "needs --kubernetes" usage errors. */
@@ -33,6 +34,7 @@ export const KUBERNETES_ONLY_FLAGS: Readonly<Record<keyof KubernetesFlags, strin
   watchIngressWithoutClass: '--watch-ingress-without-class',
   configmap: '--configmap',
   listenPort: '--listen-port',
+  tlsListenPort: '--tls-listen-port',
 };
 
 /** The IngressClass the replicas serve unless told otherwise (the one `deploy/` creates). */
@@ -53,12 +55,15 @@ function parseConfigMapRef(value: string): { namespace: string; name: string } {
   return { namespace, name };
 }
 
-function parseListenPort(value: string | undefined): number {
-  if (value === undefined) return 80;
+function parseListenPort(value: string | undefined, flag = '--listen-port', fallback = 80): number {
+  if (value === undefined) return fallback;
   const port = Number(value);
-  if (!/^\d+$/.test(value) || port < 1 || port > 65535) usage(`--listen-port ${value}: not a port number`);
+  if (!/^\d+$/.test(value) || port < 1 || port > 65535) usage(`${flag} ${value}: not a port number`);
   return port;
 }
+
+const parseTlsListenPort = (value: string | undefined): number =>
+  parseListenPort(value, '--tls-listen-port', 443);
 
 /**
  * `-c FILE` or `--kubernetes`, exactly one; the Kubernetes flags only with `--kubernetes`; their values
@@ -81,6 +86,7 @@ export function checkConfigMode(
   }
   if (flags.configmap !== undefined) parseConfigMapRef(flags.configmap);
   parseListenPort(flags.listenPort);
+  parseTlsListenPort(flags.tlsListenPort);
 }
 
 /**
@@ -115,6 +121,7 @@ export async function startKubernetesConfig(
   const { registry, id, logger } = ctx;
   const configMap = flags.configmap ? parseConfigMapRef(flags.configmap) : null;
   const listenPort = parseListenPort(flags.listenPort);
+  const tlsListenPort = parseTlsListenPort(flags.tlsListenPort);
   const ingressClass = flags.ingressClass ?? DEFAULT_INGRESS_CLASS;
   // The Kubernetes client is loaded only for --kubernetes replicas.
   const { loadKubeConfig } = await import('../k8s/watch/kube-config.ts');
@@ -133,6 +140,7 @@ export async function startKubernetesConfig(
     watchIngressWithoutClass: flags.watchIngressWithoutClass === true,
     configMap,
     listenPort,
+    tlsListenPort,
     component: 'limitswitch-replica',
     logger,
   });
@@ -143,13 +151,13 @@ export async function startKubernetesConfig(
   if (replicas !== null) source.setReplicaCount(replicas);
   logger.info(
     { namespace: flags.namespace ?? null, ingressClass, configMap, listenPort },
-    'listing Ingresses, Services, EndpointSlices and the ConfigMap',
+    'listing Ingresses, Services, EndpointSlices, Secrets and the ConfigMap',
   );
   let appliedText: string;
   let config: Config;
   try {
     appliedText = await source.start();
-    config = loadConfigText(appliedText, SOURCE_NAME);
+    config = loadConfigText(appliedText, SOURCE_NAME, { files: secretFiles(source) });
   } catch (err) {
     await source.stop();
     throw err;
@@ -163,7 +171,7 @@ export async function startKubernetesConfig(
         if (text === appliedText) return;
         let next: Config;
         try {
-          next = loadConfigText(text, SOURCE_NAME);
+          next = loadConfigText(text, SOURCE_NAME, { files: secretFiles(source) });
           replica.reload(next);
         } catch (err) {
           // The translator checks every fragment, so this means a bug; keep serving the old config.
@@ -203,4 +211,12 @@ export async function startKubernetesConfig(
       await source.stop();
     },
   };
+}
+
+/** The TLS Secrets' files the last translation names (certificates and keys, never on disk). */
+function secretFiles(source: {
+  lastTranslation(): { files: (path: string) => string | undefined } | null;
+}): (path: string) => string | undefined {
+  const translation = source.lastTranslation();
+  return translation === null ? () => undefined : translation.files;
 }

@@ -79,11 +79,7 @@ export function mergeSsl(server: SslBuilder, http: SslBuilder, file: string): Ss
   const verifyClient = pick('verifyClient') ?? SSL_DEFAULTS.verifyClient;
   const clientCertificate = pick('clientCertificate');
   if ((verifyClient === 'on' || verifyClient === 'optional') && clientCertificate === null) {
-    throw new ConfigError(
-      'no ssl_client_certificate for ssl_verify_client',
-      file,
-      0,
-    );
+    throw new ConfigError('no ssl_client_certificate for ssl_verify_client', file, 0);
   }
   return {
     certificates: pairCertificates(certificates, keys),

@@ -53,6 +53,12 @@ export interface Ingress extends KubeObject {
   };
 }
 
+/** A Secret; `kubernetes.io/tls` ones carry `tls.crt` and `tls.key` (base64) in `data`. */
+export interface Secret extends KubeObject {
+  readonly type?: string;
+  readonly data?: Readonly<Record<string, string>> | null;
+}
+
 export interface ConfigMap extends KubeObject {
   readonly data?: Readonly<Record<string, string>> | null;
 }

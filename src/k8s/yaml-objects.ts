@@ -5,19 +5,21 @@
 
 import { parseAllDocuments } from 'yaml';
 import { LimitswitchError } from '../shared/errors.ts';
-import type { ConfigMap, EndpointSlice, Ingress, KubeObject, Service } from './objects.ts';
+import type { ConfigMap, EndpointSlice, Ingress, KubeObject, Secret, Service } from './objects.ts';
 
 export interface YamlObjects {
   readonly ingresses: Ingress[];
   readonly services: Service[];
   readonly endpointSlices: EndpointSlice[];
   readonly configMaps: ConfigMap[];
-  /** Kinds present but not read (Deployments, Secrets, …), with counts. */
+  /** For Ingress `tls:` sections. */
+  readonly secrets: Secret[];
+  /** Kinds present but not read (Deployments, …), with counts. */
   readonly skipped: Map<string, number>;
 }
 
 export function emptyObjects(): YamlObjects {
-  return { ingresses: [], services: [], endpointSlices: [], configMaps: [], skipped: new Map() };
+  return { ingresses: [], services: [], endpointSlices: [], configMaps: [], secrets: [], skipped: new Map() };
 }
 
 function add(into: YamlObjects, obj: KubeObject, source: string): void {
@@ -29,7 +31,7 @@ function add(into: YamlObjects, obj: KubeObject, source: string): void {
   }
   if (typeof kind !== 'string')
     throw new LimitswitchError('RL_ERR_KUBERNETES_OBJECTS', `${source}: a document without kind`);
-  const read = kind === 'Ingress' || kind === 'Service' || kind === 'EndpointSlice' || kind === 'ConfigMap';
+  const read = ['Ingress', 'Service', 'EndpointSlice', 'ConfigMap', 'Secret'].includes(kind);
   if (!read) {
     into.skipped.set(kind, (into.skipped.get(kind) ?? 0) + 1);
     return;
@@ -41,6 +43,7 @@ function add(into: YamlObjects, obj: KubeObject, source: string): void {
   if (kind === 'Ingress') into.ingresses.push(withNs);
   else if (kind === 'Service') into.services.push(withNs);
   else if (kind === 'EndpointSlice') into.endpointSlices.push(withNs);
+  else if (kind === 'Secret') into.secrets.push(withNs);
   else into.configMaps.push(withNs);
 }
 

@@ -27,6 +27,7 @@ import type {
   ProxyDecision,
   UnreadableHead,
 } from './http/decision.ts';
+import { isH2Request } from './http/h2-request.ts';
 import { isPlainOnTls } from './http/proxy-server.ts';
 import { connectionTls } from './http/tls-facts.ts';
 import { priorityWait } from './priority-admission.ts';
@@ -88,7 +89,7 @@ export function engineHook(options: EngineHookOptions): DecideHook<RoutedDecisio
   const decide = (ctx: DownstreamRequest): RoutedDecision => {
     const site = options.site();
     // HTTP/2 has no HTTP/1 head to read: its frames were parsed by the h2 session
-    if (ctx.req.httpVersionMajor !== 2) {
+    if (!isH2Request(ctx.req)) {
       const refused = site.readHead(ctx.req, ctx.req.socket.localAddress ?? '', options.port);
       if (refused !== null) {
         logRefusedHead(options.errorLog, refused, ctx.clientSocket, ctx.realipRemoteAddr);

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { render } from '../../src/cli/render-command.ts';
+import { TestPki } from '../helpers/tls-certs.ts';
 import { locationBlock, serverBlock } from '../k8s/builders.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -18,10 +19,14 @@ function run(args: string[], input?: string) {
   return { stdout: r.stdout, stderr: r.stderr, status: r.status };
 }
 
+/** The cafe example names a TLS Secret it does not carry (as the seed's does): the host is plain HTTP. */
+const NO_CAFE_SECRET =
+  'limitswitch: [warning] Ingress default/cafe-ingress-master: spec.tls: TLS for host "cafe.example.com" names secret default/cafe-secret, which is missing or unusable; the host is served over plain HTTP only';
+
 describe('limitswitch render', () => {
   it('the cafe example (v1) gives /tea and /coffee with the seed’s limit_req lines', () => {
     const out = render({ file: [cafe], ingressClass: 'limitswitch' });
-    assert.deepEqual(out.messages, []);
+    assert.deepEqual(out.messages, [NO_CAFE_SECRET]);
     assert.equal(out.exitCode, 0);
     assert.deepEqual(locationBlock(out.text, 'location /tea'), [
       '# location for minion default/cafe-ingress-teasvc-minion',
@@ -49,7 +54,7 @@ describe('limitswitch render', () => {
 
   it('simulate on the rendered config limits /coffee once it is switched on, and never /tea', () => {
     const rendered = run(['render', '-f', cafe, '--ingress-class', 'limitswitch']);
-    assert.equal(rendered.stderr, '');
+    assert.equal(rendered.stderr, `${NO_CAFE_SECRET}\n`);
     assert.equal(rendered.status, 0);
     const dir = mkdtempSync(join(tmpdir(), 'limitswitch-render-'));
     try {
@@ -121,7 +126,8 @@ describe('limitswitch render', () => {
       assert.equal(r.status, 1);
       assert.equal(
         r.stderr,
-        'limitswitch: [error] Ingress default/bad: metadata.annotations[nginx.org/limit-req-rate]: invalid value "10 per second": must be a rate like 10r/s or 600r/m; not served\n',
+        'limitswitch: [error] Ingress default/bad: metadata.annotations[nginx.org/limit-req-rate]: invalid value "10 per second": must be a rate like 10r/s or 600r/m; not served\n' +
+          `${NO_CAFE_SECRET}\n`,
       );
       assert.ok(serverBlock(r.stdout, 'cafe.example.com'));
       assert.equal(serverBlock(r.stdout, 'bad.example.com'), null);
@@ -147,5 +153,47 @@ describe('limitswitch render', () => {
     ]);
     assert.equal(chosen.status, 0);
     assert.match(chosen.stdout, /# ConfigMap nginx-ingress\/nginx-config: http-snippets/);
+  });
+});
+
+describe('limitswitch render: Ingress TLS with its Secret', () => {
+  it('prints the TLS lines NIC writes and the ssl-redirect server', () => {
+    const pki = new TestPki();
+    const dir = mkdtempSync(join(tmpdir(), 'limitswitch-render-'));
+    try {
+      const cert = pki.server('cafe', ['cafe.example.com']);
+      const secret = join(dir, 'cafe-secret.yaml');
+      writeFileSync(
+        secret,
+        [
+          'apiVersion: v1',
+          'kind: Secret',
+          'type: kubernetes.io/tls',
+          'metadata: {name: cafe-secret, namespace: default}',
+          'data:',
+          `  tls.crt: ${Buffer.from(pki.read(cert.cert)).toString('base64')}`,
+          `  tls.key: ${Buffer.from(pki.read(cert.key)).toString('base64')}`,
+        ].join('\n'),
+      );
+      const out = render({ file: [cafe, secret], ingressClass: 'limitswitch' });
+      assert.deepEqual(out.messages, []);
+      const server = serverBlock(out.text, 'cafe.example.com')!;
+      assert.deepEqual(
+        server.filter((line) => /^(listen|ssl_|# TLS)/.test(line)),
+        [
+          '# TLS: secret default/cafe-secret (resourceVersion none)',
+          'listen 443 ssl;',
+          'ssl_certificate /etc/limitswitch/secrets/default-cafe-secret;',
+          'ssl_certificate_key /etc/limitswitch/secrets/default-cafe-secret;',
+        ],
+      );
+      assert.match(
+        out.text,
+        /listen 80;\n {8}server_name cafe\.example\.com;\n {8}return 301 "?https:\/\/\$host\$request_uri"?;/,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      pki.remove();
+    }
   });
 });

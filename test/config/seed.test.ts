@@ -152,7 +152,9 @@ test('examples/cafe/nginx.conf: the seed setup with prefix switches, tea and cof
     ],
   );
   const [cafe, api] = http.servers;
-  assert.deepEqual(cafe?.listen, [{ host: null, port: 8081, defaultServer: false, ssl: false, http2: false }]);
+  assert.deepEqual(cafe?.listen, [
+    { host: null, port: 8081, defaultServer: false, ssl: false, http2: false },
+  ]);
   assert.deepEqual(cafe?.serverNames, ['cafe.example.com']);
   assert.deepEqual(limits(cafe, '/tea'), ['req_zone_10 burst=1 nodelay', 'perserver burst=0 nodelay']);
   assert.deepEqual(limits(cafe, '/coffee'), ['req_zone_20 burst=1 nodelay', 'perserver burst=0 nodelay']);

@@ -74,6 +74,7 @@ describe('deploy/ manifests', { timeout: 300_000 }, () => {
       { apiGroups: ['networking.k8s.io'], resources: ['ingresses'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create'] },
     ]);
     assert.deepEqual(rules('Role', 'limitswitch-replica-config'), [

@@ -18,6 +18,7 @@ interface Resource {
 
 const RESOURCES: Record<string, Resource> = {
   configmaps: { group: '', version: 'v1', kind: 'ConfigMap' },
+  secrets: { group: '', version: 'v1', kind: 'Secret' },
   services: { group: '', version: 'v1', kind: 'Service' },
   endpointslices: { group: 'discovery.k8s.io', version: 'v1', kind: 'EndpointSlice' },
   ingresses: { group: 'networking.k8s.io', version: 'v1', kind: 'Ingress' },

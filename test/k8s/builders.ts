@@ -1,5 +1,5 @@
 /** Small builders for the Kubernetes objects the k8s tests feed to the translator and the fake API server. */
-import type { ConfigMap, EndpointSlice, Ingress, Service } from '../../src/k8s/objects.ts';
+import type { ConfigMap, EndpointSlice, Ingress, Secret, Service } from '../../src/k8s/objects.ts';
 
 export interface PathSpec {
   readonly path: string;
@@ -132,4 +132,18 @@ export function serverBlock(text: string, host: string): string[] | null {
     if (lines.includes(`server_name ${host};`)) return lines;
   }
   return null;
+}
+
+/** A `kubernetes.io/tls` Secret from PEM text. */
+export function tlsSecret(name: string, pem: { cert: string; key: string }, ns = 'default'): Secret {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    type: 'kubernetes.io/tls',
+    metadata: { name, namespace: ns },
+    data: {
+      'tls.crt': Buffer.from(pem.cert).toString('base64'),
+      'tls.key': Buffer.from(pem.key).toString('base64'),
+    },
+  };
 }

@@ -12,6 +12,7 @@ import { openRedisStore } from '../../src/store/redis/open-redis-store.ts';
 import type { Store } from '../../src/store/store.ts';
 import { FakeKubeApiServer } from '../helpers/fake-kube-apiserver.ts';
 import { freePort } from '../helpers/free-port.ts';
+import { kubeconfig } from '../helpers/kubeconfig.ts';
 import { LimitswitchProcess, TempDir } from '../helpers/limitswitch-process.ts';
 import { RedisServer } from '../helpers/redis-server.ts';
 import { waitFor } from '../helpers/wait-for.ts';
@@ -35,27 +36,6 @@ const cafe = (paths: readonly PathSpec[], annotations: Record<string, string> = 
   });
 
 const TEA: PathSpec = { path: '/tea', svc: 'tea-svc', port: 80 };
-
-function kubeconfig(server: string): string {
-  return `apiVersion: v1
-kind: Config
-clusters:
-  - name: fake
-    cluster:
-      server: ${server}
-      insecure-skip-tls-verify: true
-users:
-  - name: fake
-    user:
-      token: fake-token
-contexts:
-  - name: fake
-    context:
-      cluster: fake
-      user: fake
-current-context: fake
-`;
-}
 
 describe('replica --kubernetes: object changes reach a running replica', { timeout: 180_000 }, () => {
   const dir = new TempDir();
@@ -165,6 +145,7 @@ describe('replica --kubernetes: object changes reach a running replica', { timeo
     const watched = new Set(api.requests.filter((r) => r.query.watch === 'true').map((r) => r.path));
     assert.deepEqual([...watched].sort(), [
       '/api/v1/namespaces/limitswitch/configmaps',
+      '/api/v1/secrets',
       '/api/v1/services',
       '/apis/discovery.k8s.io/v1/endpointslices',
       '/apis/networking.k8s.io/v1/ingresses',

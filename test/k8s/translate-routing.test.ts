@@ -260,14 +260,14 @@ describe('legacy and less common shapes', () => {
     ]);
   });
 
-  it('ExternalName Services point at their DNS name; TLS hosts are noted', () => {
+  it('ExternalName Services point at their DNS name; a TLS host without its Secret is told so', () => {
     const ext: Service = {
       kind: 'Service',
       apiVersion: 'v1',
       metadata: { name: 'ext', namespace: 'default' },
       spec: { type: 'ExternalName', externalName: 'api.partner.example', ports: [{ port: 443 }] },
     };
-    const { text } = translate(
+    const { text, problems } = translate(
       [
         ingress('ext', {
           tls: [{ hosts: ['a.example.com'], secretName: 'a-tls' }],
@@ -279,10 +279,12 @@ describe('legacy and less common shapes', () => {
     assert.deepEqual(locationBlock(text, 'upstream default-ext-a.example.com-ext-443'), [
       'server api.partner.example:443;',
     ]);
-    assert.ok(
-      serverBlock(text, 'a.example.com')!.includes(
-        '# TLS for this host (secret a-tls) is terminated in front of the replica',
-      ),
+    assert.ok(!serverBlock(text, 'a.example.com')!.some((line) => line.startsWith('listen 443')));
+    assert.deepEqual(
+      problems.map((p) => p.error),
+      [
+        'TLS for host "a.example.com" names secret default/a-tls, which is missing or unusable; the host is served over plain HTTP only',
+      ],
     );
   });
 });

@@ -3,9 +3,16 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { ClusterTranslator } from '../../src/k8s/translate/cluster-translator.ts';
 import { emptyObjects, readYamlObjects } from '../../src/k8s/yaml-objects.ts';
-import { endpointSlice, locationBlock, serverBlock, service } from './builders.ts';
+import { TestPki } from '../helpers/tls-certs.ts';
+import { endpointSlice, locationBlock, serverBlock, service, tlsSecret } from './builders.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8');
+
+/** The seed's Ingresses name `cafe-secret` for TLS: it exists here, as it does in the article's cluster. */
+const pki = new TestPki();
+const cafeCert = pki.server('cafe', ['cafe.example.com']);
+const CAFE_SECRET = tlsSecret('cafe-secret', { cert: pki.read(cafeCert.cert), key: pki.read(cafeCert.key) });
+pki.remove();
 
 function translateFixtures(...names: string[]) {
   const objs = emptyObjects();
@@ -22,6 +29,7 @@ function translateFixtures(...names: string[]) {
       endpointSlice('coffee-svc', [{ port: 8080 }], [{ ip: '10.2.0.1' }]),
     ],
     configMap: objs.configMaps[0] ?? null,
+    secrets: [CAFE_SECRET],
   });
 }
 
@@ -47,9 +55,11 @@ describe('the seed article, legacy extensions/v1beta1 objects', () => {
     );
     const server = serverBlock(text, 'cafe.example.com')!;
     assert.equal(server[0], '# master default/cafe-ingress-master');
-    assert.ok(
-      server.includes('# TLS for this host (secret cafe-secret) is terminated in front of the replica'),
-    );
+    // TLS from the Secret, NIC's file layout; plain HTTP redirected (ssl-redirect)
+    assert.ok(server.includes('listen 443 ssl;'));
+    assert.ok(server.includes('ssl_certificate /etc/limitswitch/secrets/default-cafe-secret;'));
+    assert.ok(server.includes('ssl_certificate_key /etc/limitswitch/secrets/default-cafe-secret;'));
+    assert.match(text, /server_name cafe\.example\.com;\n {8}return 301 "?https:\/\/\$host\$request_uri"?;/);
     // The ConfigMap's http-snippets come first, unchanged.
     assert.match(
       text,
@@ -68,6 +78,7 @@ describe('the seed article, legacy extensions/v1beta1 objects', () => {
       services: [],
       endpointSlices: [],
       configMap: readYamlObjects(fixture('seed-configmap.yaml'), 'y').configMaps[0]!,
+      secrets: [CAFE_SECRET],
     });
     assert.deepEqual(all.problems, []);
     for (const path of ['/tea', '/coffee']) {

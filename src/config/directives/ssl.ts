@@ -31,7 +31,8 @@ function readSslFile(d: Directive, scope: Scope, what: string): SslFile {
     pem = scope.session.readFile(full);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? 'EIO';
-    const why = code === 'ENOENT' ? 'No such file or directory' : code === 'EACCES' ? 'Permission denied' : code;
+    const why =
+      code === 'ENOENT' ? 'No such file or directory' : code === 'EACCES' ? 'Permission denied' : code;
     throw configError(`cannot load ${what} "${full}": BIO_new_file() failed (SSL: ${why})`, d);
   }
   if (!pem.includes('-----BEGIN '))

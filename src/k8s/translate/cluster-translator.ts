@@ -13,6 +13,7 @@ import type {
   Ingress,
   KubeObject,
   ObjectRef,
+  Secret,
   Service,
   TranslationProblem,
 } from '../objects.ts';
@@ -22,6 +23,7 @@ import { type GlobalSettings, readConfigMap } from './configmap-settings.ts';
 import type { IngressFragment } from './fragment.ts';
 import { normalizeIngress } from './ingress-normalize.ts';
 import { renderConfig } from './render-config.ts';
+import { NO_SECRETS, TlsSecretStore, type TlsSecretView } from './tls-secrets.ts';
 import { type IngressContext, roleOf, translateIngress } from './translate-ingress.ts';
 
 export interface ClusterObjects {
@@ -31,16 +33,18 @@ export interface ClusterObjects {
   readonly configMap: ConfigMap | null;
   /** Live replicas, for `nginx.org/limit-req-scale`; null or absent: no scaling. */
   readonly replicas?: number | null;
+  /** The Secrets that Ingresses' `tls:` may name. */
+  readonly secrets?: readonly Secret[];
 }
 
 /**
  * Loads config text and throws when it is not valid. A thrown `ConfigError` (with `text` and `line`)
  * lets the problem name the annotation or ConfigMap key the bad line came from.
  */
-export type ConfigCheck = (text: string, sourceName: string) => void;
+export type ConfigCheck = (text: string, sourceName: string, files: TlsSecretView['read']) => void;
 
-const loadCheck: ConfigCheck = (text, sourceName) => {
-  loadConfigText(text, sourceName);
+const loadCheck: ConfigCheck = (text, sourceName, files) => {
+  loadConfigText(text, sourceName, { files });
 };
 
 interface CheckFailure {
@@ -54,6 +58,8 @@ export interface ClusterTranslatorOptions {
   /** With `ingressClass`, also take Ingresses that name no class (NIC's `-watch-ingress-without-class`). */
   readonly watchIngressWithoutClass?: boolean;
   readonly listenPort?: number;
+  /** The port TLS hosts are served on (default 443). */
+  readonly tlsListenPort?: number;
   /** The config parser (default: `loadConfigText`); null: only the translator's own checks. */
   readonly checkConfig?: ConfigCheck | null;
 }
@@ -63,6 +69,8 @@ export interface ClusterTranslation {
   readonly problems: readonly TranslationProblem[];
   /** `namespace/name` of the Ingresses in the text, and whether it is their current version. */
   readonly ingresses: ReadonlyMap<string, 'current' | 'last-good'>;
+  /** The files the text names that come from Secrets (give them to the config loader). */
+  readonly files: TlsSecretView['read'];
 }
 
 const CHECK_CACHE_LIMIT = 512;
@@ -77,6 +85,9 @@ export class ClusterTranslator {
   private lastGoodText: string | null = null;
   /** Text digest → parser failure (null when valid); fragments rarely change, so most checks are hits. */
   private readonly checked = new Map<string, CheckFailure | null>();
+  private readonly secretStore = new TlsSecretStore();
+  /** The Secrets of the snapshot being translated. */
+  private secrets: TlsSecretView = NO_SECRETS;
 
   constructor(private readonly options: ClusterTranslatorOptions = {}) {}
 
@@ -89,7 +100,7 @@ export class ClusterTranslator {
     if (hit !== undefined) return hit;
     let error: CheckFailure | null = null;
     try {
-      check(text, sourceName);
+      check(text, sourceName, this.secrets.read);
     } catch (err) {
       error =
         err instanceof ConfigError
@@ -140,7 +151,9 @@ export class ClusterTranslator {
   private renderOpts(cm: ConfigMap | null) {
     return {
       configMap: cm ? refOf(cm, 'ConfigMap', 'v1') : null,
+      secrets: this.secrets,
       ...(this.options.listenPort !== undefined ? { listenPort: this.options.listenPort } : {}),
+      ...(this.options.tlsListenPort !== undefined ? { tlsListenPort: this.options.tlsListenPort } : {}),
     };
   }
 
@@ -164,6 +177,8 @@ export class ClusterTranslator {
   translate(objects: ClusterObjects): ClusterTranslation {
     const problems: TranslationProblem[] = [];
     const cm = objects.configMap;
+    this.secrets = this.secretStore.resolve(objects.secrets ?? [], problems);
+    const files = this.secrets.read;
     const settings = this.settingsFor(cm, problems);
     const backends = buildBackendIndex(objects.services, objects.endpointSlices);
     const replicas = objects.replicas ?? null;
@@ -224,11 +239,11 @@ export class ClusterTranslator {
         severity: 'error',
         keptLastGood: kept,
       });
-      if (kept) return { text: this.lastGoodText!, problems, ingresses: status };
-      return { text: whole.text, problems, ingresses: status };
+      if (kept) return { text: this.lastGoodText!, problems, ingresses: status, files };
+      return { text: whole.text, problems, ingresses: status, files };
     }
     this.lastGoodText = whole.text;
-    return { text: whole.text, problems, ingresses: status };
+    return { text: whole.text, problems, ingresses: status, files };
   }
 }
 
@@ -246,6 +261,7 @@ function probeFragment(settings: GlobalSettings, ref: ObjectRef): IngressFragmen
         host: 'configmap-probe.invalid',
         tls: false,
         tlsSecret: null,
+        sslRedirect: null,
         serverSnippets: settings.serverSnippets,
         serverSnippetsField: 'data[server-snippets]',
         locations: [

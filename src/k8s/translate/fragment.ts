@@ -27,6 +27,8 @@ export interface ServerFragment {
   /** The TLS secret for this host, or null when the Ingress has no TLS entry for it. */
   readonly tlsSecret: string | null;
   readonly tls: boolean;
+  /** With TLS: plain HTTP to the host is redirected with this status (NIC 301, ingress-nginx 308); null: served. */
+  readonly sslRedirect: 301 | 308 | null;
   readonly serverSnippets: readonly string[];
   readonly serverSnippetsField: string;
   readonly locations: readonly LocationFragment[];

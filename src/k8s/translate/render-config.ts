@@ -8,6 +8,7 @@ import type { ObjectRef, TranslationProblem } from '../objects.ts';
 import type { GlobalSettings } from './configmap-settings.ts';
 import type { IngressFragment, LocationFragment, ServerFragment, UpstreamFragment } from './fragment.ts';
 import { ConfigWriter, directive, quoteArg } from './nginx-text.ts';
+import { NO_SECRETS, type TlsSecretFile, type TlsSecretView } from './tls-secrets.ts';
 
 export interface RenderOptions {
   /** The port the replica serves Ingress traffic on (`listen`). Default 80. */
@@ -16,6 +17,10 @@ export interface RenderOptions {
   readonly configMap?: ObjectRef | null;
   /** Validation of a lone minion: give it a server of its own instead of dropping it as an orphan. */
   readonly standaloneMinions?: boolean;
+  /** The port TLS hosts are served on (`listen … ssl`). Default 443. */
+  readonly tlsListenPort?: number;
+  /** The usable TLS Secrets (tls-secrets.ts). Default: none. */
+  readonly secrets?: TlsSecretView;
 }
 
 export interface RenderedConfig {
@@ -171,22 +176,63 @@ export function renderConfig(
   }
   w.close();
 
+  const tlsPort = String(opts.tlsListenPort ?? 443);
   for (const host of [...hosts.keys()].filter((h) => h !== '').sort()) {
     const plan = hosts.get(host)!;
+    const secret = plan.server.tls ? tlsSecretOf(plan, opts.secrets ?? NO_SECRETS, problems) : null;
+    const owner = `# ${plan.owner.role === 'master' ? 'master' : 'Ingress'} ${plan.owner.key}`;
     w.blank().open('server');
-    w.line(`# ${plan.owner.role === 'master' ? 'master' : 'Ingress'} ${plan.owner.key}`);
-    if (plan.server.tls) {
+    w.line(owner);
+    if (secret === null || plan.server.sslRedirect === null) w.line(directive('listen', port));
+    if (secret !== null) {
       w.line(
-        `# TLS for this host (secret ${plan.server.tlsSecret ?? 'none'}) is terminated in front of the replica`,
+        `# TLS: secret ${plan.owner.ref.namespace}/${plan.server.tlsSecret} (resourceVersion ${secret.version || 'none'})`,
       );
+      w.line(directive('listen', tlsPort, 'ssl'));
     }
-    w.line(directive('listen', port));
     w.line(directive('server_name', host));
+    if (secret !== null) {
+      w.line(directive('ssl_certificate', secret.path));
+      w.line(directive('ssl_certificate_key', secret.path));
+    }
     writeRealIp(w, settings);
     w.snippet(plan.server.serverSnippets, plan.server.serverSnippetsField);
     for (const loc of plan.locations) writeLocation(w, loc);
     w.close();
+    if (secret !== null && plan.server.sslRedirect !== null) {
+      // NIC and ingress-nginx redirect plain HTTP to a TLS host (ssl-redirect, on by default)
+      w.blank().open('server');
+      w.line(`${owner}: plain HTTP is redirected (ssl-redirect)`);
+      w.line(directive('listen', port));
+      w.line(directive('server_name', host));
+      w.line(directive('return', String(plan.server.sslRedirect), 'https://$host$request_uri'));
+      w.close();
+    }
   }
   w.close();
   return { text: w.toString(), problems, originOf: (line) => w.originOf(line) };
+}
+
+/** The Secret a TLS host is served with, or null (reported: the host is then plain HTTP only). */
+function tlsSecretOf(
+  plan: HostPlan,
+  secrets: TlsSecretView,
+  problems: TranslationProblem[],
+): TlsSecretFile | null {
+  const name = plan.server.tlsSecret;
+  const secret = name === null ? null : secrets.file(plan.owner.ref.namespace, name);
+  if (secret === null) {
+    const why =
+      name === null
+        ? 'names no secretName'
+        : `names secret ${plan.owner.ref.namespace}/${name}, which is missing or unusable`;
+    problems.push(
+      warn(
+        plan.owner.ref,
+        'spec.tls',
+        `TLS for host "${plan.server.host}" ${why}; the host is served over plain HTTP only`,
+      ),
+    );
+  }
+  return secret;
 }

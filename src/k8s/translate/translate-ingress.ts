@@ -194,6 +194,14 @@ export function translateIngress(
       host: rule.host,
       tls: tlsEntry !== undefined,
       tlsSecret: tlsEntry?.secretName ?? null,
+      sslRedirect:
+        values.ingressNginxSslRedirect !== undefined
+          ? values.ingressNginxSslRedirect
+            ? 308
+            : null
+          : (values.sslRedirect ?? true)
+            ? 301
+            : null,
       serverSnippets: role === 'minion' ? [] : (values.serverSnippets ?? ctx.settings.serverSnippets),
       serverSnippetsField: values.serverSnippets
         ? annotationField(ANNOTATIONS.serverSnippets.name)

@@ -1,6 +1,6 @@
 /**
- * The Kubernetes side of a replica's configuration: informers on Ingress, Service, EndpointSlice and
- * the controller's ConfigMap; on every change (debounced) the objects are translated again and, when
+ * The Kubernetes side of a replica's configuration: informers on Ingress, Service, EndpointSlice, TLS
+ * Secret and the controller's ConfigMap; on every change (debounced) the objects are translated again and, when
  * the text differs, `config` is emitted with the new nginx config text. Problems become Kubernetes
  * Events and `problem` events (for the log line). The replica subscribes; nothing here reloads anything.
  */
@@ -13,7 +13,7 @@ import {
   type ListPromise,
   NetworkingV1Api,
 } from '@kubernetes/client-node';
-import type { ConfigMap, EndpointSlice, Ingress, Service, TranslationProblem } from '../objects.ts';
+import type { ConfigMap, EndpointSlice, Ingress, Secret, Service, TranslationProblem } from '../objects.ts';
 import {
   type ClusterTranslation,
   ClusterTranslator,
@@ -60,6 +60,7 @@ export class KubernetesConfigSource extends EventEmitter<KubernetesSourceEvents>
   private readonly services: RestartingInformer<KubernetesObject>;
   private readonly slices: RestartingInformer<KubernetesObject>;
   private readonly configMaps: RestartingInformer<KubernetesObject> | null;
+  private readonly secrets: RestartingInformer<KubernetesObject>;
   private readonly events: EventRecorder | null;
   private seenProblems = new Set<string>();
   private timer: NodeJS.Timeout | null = null;
@@ -101,6 +102,11 @@ export class KubernetesConfigSource extends EventEmitter<KubernetesSourceEvents>
         ? disc.listEndpointSliceForAllNamespaces()
         : disc.listNamespacedEndpointSlice({ namespace: ns }),
     );
+    // for Ingress `tls:` (the translator reads kubernetes.io/tls ones only; the informer of this
+    // client version takes no field selector)
+    this.secrets = make(scoped('/api/v1', 'secrets'), () =>
+      ns === null ? core.listSecretForAllNamespaces() : core.listNamespacedSecret({ namespace: ns }),
+    );
     const cm = options.configMap ?? null;
     this.configMaps = cm
       ? make(`/api/v1/namespaces/${cm.namespace}/configmaps`, () =>
@@ -112,7 +118,13 @@ export class KubernetesConfigSource extends EventEmitter<KubernetesSourceEvents>
   }
 
   private informers(): AnyInformer[] {
-    return [this.ingresses, this.services, this.slices, ...(this.configMaps ? [this.configMaps] : [])];
+    return [
+      this.ingresses,
+      this.services,
+      this.slices,
+      this.secrets,
+      ...(this.configMaps ? [this.configMaps] : []),
+    ];
   }
 
   /** Starts the watches; resolves once every informer has listed and the first config was emitted. */
@@ -168,6 +180,7 @@ export class KubernetesConfigSource extends EventEmitter<KubernetesSourceEvents>
       endpointSlices: this.slices.list() as EndpointSlice[],
       configMap,
       replicas: this.replicas,
+      secrets: this.secrets.list() as Secret[],
     });
     this.last = t;
     // Only problems of the current state are remembered: one that goes away and comes back is news.

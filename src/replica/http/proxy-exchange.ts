@@ -26,6 +26,7 @@ import type {
   WaitDecision,
 } from './decision.ts';
 import { clientResponseHeaders } from './forward-headers.ts';
+import { isH2Request } from './h2-request.ts';
 import { lingerOnClose } from './lingering-close.ts';
 import {
   closesConnection,
@@ -261,7 +262,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
   /** The answer ends the connection, lingering (nginx drops keep-alive after these pages). */
   #closeAfter(): void {
     // an HTTP/2 stream ends by itself; its connection carries the others on
-    if (this.req.httpVersionMajor === 2) return;
+    if (isH2Request(this.req)) return;
     this.res.shouldKeepAlive = false;
     const socket = this.res.socket ?? this.req.socket;
     if (socket !== null) lingerOnClose(socket);
