@@ -163,6 +163,7 @@ export function buildHttpConf(http: HttpBuilder): HttpConf {
       source: upstream.source,
     })),
     servers: http.servers.map((server) => buildServer(server, root)),
+    logFormats: http.logFormats,
   };
 }
 
@@ -233,5 +234,6 @@ export function emptyHttpConf(): HttpConf {
     geos: [],
     upstreams: [],
     servers: [],
+    logFormats: [],
   };
 }
