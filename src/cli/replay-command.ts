@@ -35,7 +35,7 @@ the lines of one second spread evenly over it in log order (--same-second burst:
 The switches are set before the first request. Lines that do not parse are counted, and the first
 few quoted with their line numbers. Formats: nginx's combined, or any log_format of the config.
 
-Example:
+Details: docs/replay.md. Example:
   limitswitch replay -c nginx.conf --access-log access.log --keyval limitreq_uri:/coffee=1`;
 
 function usage(text: string): LimitswitchError {

@@ -86,8 +86,8 @@ describe('limitswitch replay', () => {
       `replayed 7 requests of 9 lines from ${TIMED_LOG} (log_format timed, $msec: 1 ms)`,
       'switches: limitreq_uri:/coffee=1 limitreq_uri:/tea=1',
       'from 2026-12-02T10:00:00.000Z to 2026-12-02T10:01:01.000Z',
-      'skipped: 1 lines without a request line',
-      'unreadable: 1 lines',
+      'skipped: 1 line without a request line',
+      'unreadable: 1 line',
       '  line 5: does not match log_format "timed": garbage',
     ]);
     const rows = columns(run.stdout);

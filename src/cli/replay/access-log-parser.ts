@@ -17,7 +17,6 @@ const KNOWN = [
   'request',
   'request_method',
   'request_uri',
-  'status',
   'host',
   'server_name',
   'server_port',

@@ -16,8 +16,6 @@ export interface LoggedRequest {
   readonly requestTimeMs: number;
   /** The request as `simulate` takes it; its `t` is set when it is placed on the replay's clock. */
   readonly request: SimulatedRequest;
-  /** `$status` as logged (0 when the format has none). */
-  readonly loggedStatus: number;
 }
 
 /** Why a line that has the format's shape is not replayed. */
@@ -62,12 +60,10 @@ export class RecordReader {
     const portText = fields.server_port;
     const port =
       portText !== undefined && /^\d{1,5}$/.test(portText) ? Number(portText) : this.#defaults.port;
-    const status = fields.status;
     return {
       loggedMs,
       requestTimeMs,
       request: { t: loggedMs, addr, method: line.method, uri: line.uri, host, port, headers },
-      loggedStatus: status !== undefined && /^\d{3}$/.test(status) ? Number(status) : 0,
     };
   }
 

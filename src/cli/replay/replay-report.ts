@@ -25,17 +25,18 @@ export function renderReplayText(summary: ReplaySummary, accessLog: string): str
       ? '$msec: 1 ms'
       : `$${time.field}: 1 s, ${time.sameSecond === 'spread' ? 'spread over each second' : 'each second at its start'}`;
   out.push(
-    `replayed ${summary.totals.requests} requests of ${summary.lines} lines from ${accessLog} (log_format ${summary.logFormat}, ${clock})`,
+    `replayed ${summary.totals.requests} requests of ${lines(summary.lines)} from ${accessLog} (log_format ${summary.logFormat}, ${clock})`,
   );
   const switches = summary.switches.map((s) => `${s.zone}:${s.key}=${s.value}`);
   out.push(`switches: ${switches.length === 0 ? 'none (as the config starts)' : switches.join(' ')}`);
   if (summary.fromTime !== null) out.push(`from ${summary.fromTime} to ${summary.toTime}`);
-  if (summary.skipped !== 0) out.push(`skipped: ${summary.skipped} lines without a request line`);
+  if (summary.skipped !== 0) out.push(`skipped: ${lines(summary.skipped)} without a request line`);
   if (summary.late !== 0)
     out.push(`late: ${summary.late} requests logged too late to replay at their own time`);
   if (summary.badLines.count !== 0) {
-    out.push(`unreadable: ${summary.badLines.count} lines`);
-    for (const bad of summary.badLines.first) out.push(`  line ${bad.line}: ${bad.reason}: ${bad.text}`);
+    out.push(`unreadable: ${lines(summary.badLines.count)}`);
+    for (const bad of summary.badLines.first)
+      out.push(`  line ${bad.line}: ${bad.reason}: ${printable(bad.text)}`);
   }
 
   out.push('', 'limit_req zones');
@@ -78,6 +79,18 @@ export function renderReplayText(summary: ReplaySummary, accessLog: string): str
     ),
   );
   return `${out.join('\n')}\n`;
+}
+
+function lines(n: number): string {
+  return `${n} line${n === 1 ? '' : 's'}`;
+}
+
+/** A quoted line as nginx would log its bytes: controls and bytes over 0x7e as `\xHH`. */
+function printable(text: string): string {
+  return text.replace(
+    /[^\x20-\x7e]/g,
+    (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0').toUpperCase()}`,
+  );
 }
 
 function statusCells(counts: StatusCounts): number[] {

@@ -28,7 +28,6 @@ describe('log record: the request', () => {
         msec: '1.500',
         request_time: '0.250',
         request: 'GET /a b HTTP/1.1',
-        status: '200',
       },
       headers: { host: 'Cafe.Example.com:8081', 'user-agent': 'curl' },
     });
@@ -44,7 +43,6 @@ describe('log record: the request', () => {
         port: 8081,
         headers: { host: 'Cafe.Example.com:8081', 'user-agent': 'curl' },
       },
-      loggedStatus: 200,
     });
     const fromHost = reader.read({
       fields: {

@@ -11,7 +11,6 @@ const logged = (loggedMs: number, requestTimeMs: number, uri: string): LoggedReq
   loggedMs,
   requestTimeMs,
   request: { t: loggedMs, addr: '10.0.0.1', uri },
-  loggedStatus: 200,
 });
 
 function play(lines: readonly LoggedRequest[], secondResolution = false, sameSecond: SameSecond = 'spread') {
