@@ -229,6 +229,7 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
       largeCount: conf.largeClientHeaderBuffers.count,
       largeBytes: conf.largeClientHeaderBuffers.bytes,
     },
+    clientVerify: conf.ssl.verifyClient,
   });
 
   return new Site({

@@ -27,6 +27,7 @@ import type {
   UpstreamQueueSpec,
   UpstreamServerSpec,
 } from './model.ts';
+import { newSslBuilder, type SslBuilder } from './ssl.ts';
 
 /** Settings every level (http, server, location) can carry and inherit. */
 export interface LevelBuilder {
@@ -85,6 +86,7 @@ export interface LocationBuilder extends LevelBuilder {
 
 export interface ServerBuilder extends LevelBuilder {
   readonly listen: (ListenSpec & { readonly source: SourceRef })[];
+  readonly ssl: SslBuilder;
   readonly serverNames: string[];
   readonly locations: LocationBuilder[];
   return: ReturnSpec | null;
@@ -124,6 +126,7 @@ export interface ProxyTarget {
 }
 
 export interface HttpBuilder extends LevelBuilder {
+  readonly ssl: SslBuilder;
   readonly limitReqZones: LimitReqZoneSpec[];
   readonly limitConnZones: LimitConnZoneSpec[];
   readonly apiRateLimitZones: ApiRateLimitZoneSpec[];
@@ -188,6 +191,7 @@ export function newLevel(source: SourceRef): LevelBuilder {
 export function newHttp(source: SourceRef): HttpBuilder {
   return {
     ...newLevel(source),
+    ssl: newSslBuilder(),
     limitReqZones: [],
     limitConnZones: [],
     apiRateLimitZones: [],
@@ -211,7 +215,14 @@ export function newHttp(source: SourceRef): HttpBuilder {
 }
 
 export function newServer(source: SourceRef): ServerBuilder {
-  return { ...newLevel(source), listen: [], serverNames: [], locations: [], return: null };
+  return {
+    ...newLevel(source),
+    listen: [],
+    ssl: newSslBuilder(),
+    serverNames: [],
+    locations: [],
+    return: null,
+  };
 }
 
 export function newLocation(

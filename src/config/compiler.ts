@@ -4,6 +4,8 @@
  * A syntax error the parser stopped at is raised once everything before it has been read, which is
  * when nginx would meet it.
  */
+import { readFileSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { newHttp, newLocation, newServer } from './builders.ts';
 import { type ConfigError, type ConfigWarning, configError } from './config-error.ts';
 import type { Directive, SnippetContext } from './directive.ts';
@@ -20,15 +22,34 @@ const MAX_ARGS = 8;
 export interface CompileOptions {
   /** Receives `[warn]` findings (nginx -t prints them and still succeeds). */
   readonly onWarning?: (warning: ConfigWarning) => void;
+  /**
+   * Files the configuration names that are not on disk (Kubernetes Secrets): full path → text, or
+   * undefined to read the disk.
+   */
+  readonly files?: (fullPath: string) => string | undefined;
+  /** The conf prefix relative file names are resolved against (default: the main file's folder). */
+  readonly confPrefix?: string;
 }
 
 class Reader implements Session {
   readonly #pending: ConfigError | null;
   readonly #onWarning: ((warning: ConfigWarning) => void) | undefined;
+  readonly #files: ((fullPath: string) => string | undefined) | undefined;
+  readonly #confPrefix: string;
 
-  constructor(pending: ConfigError | null, options: CompileOptions) {
+  constructor(pending: ConfigError | null, options: CompileOptions, mainFile: string) {
     this.#pending = pending;
     this.#onWarning = options.onWarning;
+    this.#files = options.files;
+    this.#confPrefix = options.confPrefix ?? dirname(resolve(mainFile));
+  }
+
+  fullPath(path: string): string {
+    return isAbsolute(path) ? path : resolve(this.#confPrefix, path);
+  }
+
+  readFile(fullPath: string): string {
+    return this.#files?.(fullPath) ?? readFileSync(fullPath, 'utf8');
   }
 
   walk(directives: readonly Directive[], scope: Scope): void {
@@ -92,7 +113,7 @@ export function compileConfig(
   pending: ConfigError | null,
   options: CompileOptions = {},
 ): Config {
-  const reader = new Reader(pending, options);
+  const reader = new Reader(pending, options, file);
   const main: MainState = { http: null, events: false };
   reader.walk(directives, rootScope(reader, main));
   reader.finish();
@@ -111,7 +132,7 @@ export function checkSnippet(
   pending: ConfigError | null,
   options: CompileOptions = {},
 ): void {
-  const reader = new Reader(pending, options);
+  const reader = new Reader(pending, options, source.file);
   const main: MainState = { http: newHttp(source), events: false };
   const server = context === 'http' ? null : newServer(source);
   // an empty prefix: any nested location is inside it

@@ -24,6 +24,7 @@ import type {
   EffectivePriorityLevel,
   HeaderBuffersSpec,
   HttpConf,
+  ListenSpec,
   LocationConf,
   ProxyHttpVersion,
   ProxySetHeader,
@@ -31,6 +32,7 @@ import type {
   RealIpConf,
   ServerConf,
 } from './model.ts';
+import { checkSslDefaultServer, mergeSsl } from './ssl.ts';
 
 interface Inherited {
   readonly limitReq: EffectiveLimitReq;
@@ -162,9 +164,38 @@ export function buildHttpConf(http: HttpBuilder): HttpConf {
       queue: upstream.queue,
       source: upstream.source,
     })),
-    servers: http.servers.map((server) => buildServer(server, root)),
+    servers: withSslAddresses(http.servers.map((server) => buildServer(server, root, http))),
     logFormats: http.logFormats,
   };
+}
+
+/**
+ * `ssl` and `http2` belong to an address, not to one `listen` line: a server that names the address
+ * without them serves it with TLS too (ngx_http_add_addresses ORs the options). Every server on a TLS
+ * address then needs its certificate; the default server's settings make the handshake.
+ */
+function withSslAddresses(servers: ServerConf[]): ServerConf[] {
+  const ssl = new Set<string>();
+  const http2 = new Set<string>();
+  const key = (l: ListenSpec): string => `${l.host ?? '*'}:${l.port}`;
+  for (const server of servers) {
+    for (const l of server.listen) {
+      if (l.ssl) ssl.add(key(l));
+      if (l.http2 || server.ssl.http2) http2.add(key(l));
+    }
+  }
+  if (ssl.size === 0 && http2.size === 0) return servers;
+  const defaults = new Map<string, ServerConf>();
+  for (const server of servers) {
+    for (const l of server.listen) {
+      if (!defaults.has(key(l)) || l.defaultServer) defaults.set(key(l), server);
+    }
+  }
+  for (const address of ssl) checkSslDefaultServer(defaults.get(address)!);
+  return servers.map((server) => {
+    const listen = server.listen.map((l) => ({ ...l, ssl: ssl.has(key(l)), http2: http2.has(key(l)) }));
+    return { ...server, listen };
+  });
 }
 
 /** The extensions that admit a proxied request one way each: not both in force at one level. */
@@ -177,13 +208,21 @@ function checkAdmission(settings: Inherited): void {
   }
 }
 
-function buildServer(server: ServerBuilder, parent: Inherited): ServerConf {
+function buildServer(server: ServerBuilder, parent: Inherited, http: HttpBuilder): ServerConf {
   const settings = inherit(server, parent);
   checkAdmission(settings);
+  const ssl = mergeSsl(server.ssl, http.ssl, server.source.file);
   return {
     listen: server.listen.length
-      ? server.listen.map(({ host, port, defaultServer }) => ({ host, port, defaultServer }))
-      : [{ host: null, port: 80, defaultServer: false }],
+      ? server.listen.map(({ host, port, defaultServer, ssl, http2 }) => ({
+          host,
+          port,
+          defaultServer,
+          ssl,
+          http2,
+        }))
+      : [{ host: null, port: 80, defaultServer: false, ssl: false, http2: false }],
+    ssl,
     serverNames: server.serverNames.length ? server.serverNames : [''],
     locations: buildLocations(server.locations, settings),
     return: server.return,

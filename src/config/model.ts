@@ -245,6 +245,51 @@ export interface ListenSpec {
   readonly host: string | null;
   readonly port: number;
   readonly defaultServer: boolean;
+  /** `listen … ssl`: the address terminates TLS (any server's listen on it says so, as in nginx). */
+  readonly ssl: boolean;
+  /** `listen … http2`: the address speaks HTTP/2 (ALPN `h2` with ssl, prior-knowledge h2c without). */
+  readonly http2: boolean;
+}
+
+/** `ssl_session_cache off | none | builtin[:size] | shared:name:size`. */
+export type SslSessionCache = 'off' | 'none' | 'builtin' | 'shared';
+
+import type { SslVerifyClient } from '../engine/http/client-verify.ts';
+
+export type { SslVerifyClient };
+
+/** One `ssl_certificate` with its `ssl_certificate_key`, read when the configuration was. */
+export interface SslCertificate {
+  readonly certPath: string;
+  readonly keyPath: string;
+  /** PEM text. */
+  readonly cert: string;
+  readonly key: string;
+}
+
+/** A server's ngx_http_ssl_module settings (used when one of its addresses is `ssl`). */
+export interface SslConf {
+  readonly certificates: readonly SslCertificate[];
+  /** `ssl_protocols` (TLSv1 TLSv1.1 TLSv1.2 TLSv1.3). */
+  readonly protocols: readonly string[];
+  /** `ssl_ciphers`, OpenSSL's syntax (HIGH:!aNULL:!MD5). */
+  readonly ciphers: string;
+  readonly preferServerCiphers: boolean;
+  readonly sessionCache: SslSessionCache;
+  readonly sessionTimeoutS: number;
+  readonly sessionTickets: boolean;
+  /** `ssl_client_certificate`'s CA bundle, PEM text. */
+  readonly clientCertificate: string | null;
+  readonly verifyClient: SslVerifyClient;
+  readonly verifyDepth: number;
+  /** `ssl_ecdh_curve` (auto), OpenSSL's list syntax. */
+  readonly ecdhCurve: string;
+  /** `ssl_dhparam`'s PEM text (DHE ciphers), or null. */
+  readonly dhparam: string | null;
+  /** `http2 on` (nginx 1.25.1+): this server offers h2. */
+  readonly http2: boolean;
+  /** Where the first certificate was named (for messages). */
+  readonly source: SourceRef | null;
 }
 
 export type LocationMatch = '=' | 'prefix' | '^~' | '~' | '~*';
@@ -281,6 +326,7 @@ export interface LocationConf {
 
 export interface ServerConf extends HeaderLimits {
   readonly listen: readonly ListenSpec[];
+  readonly ssl: SslConf;
   /** As written: exact, `*.wild`, `wild.*`, `.example.com`, `~regex`, or `""`. Default `[""]`. */
   readonly serverNames: readonly string[];
   readonly locations: readonly LocationConf[];

@@ -5,11 +5,18 @@
  * it between two requests. The hook's `client` rules size node:http's parser from the header buffers
  * and write nginx's error-log lines about client input.
  */
+
+import type { TLSSocket } from 'node:tls';
+import {
+  clientCertificateRefusal,
+  misdirectedRefusal,
+  type TlsRefusal,
+} from '../engine/http/client-verify.ts';
 import { rejectedVersion } from '../engine/http/request-head.ts';
 import type { RefusedHead, Route, Site, Verdict } from '../engine/http/site.ts';
 import type { LogLine } from '../engine/log-line.ts';
 import { normalizePeerAddress } from '../engine/net/address-text.ts';
-import type { RequestFacts } from '../engine/variables/request-context.ts';
+import type { RequestFacts, TlsFacts } from '../engine/variables/request-context.ts';
 import { apiLimiterWait } from './api-limiter-admission.ts';
 import { connectionNumber, type ErrorLog, requestLogContext } from './error-log.ts';
 import type {
@@ -20,6 +27,8 @@ import type {
   ProxyDecision,
   UnreadableHead,
 } from './http/decision.ts';
+import { isPlainOnTls } from './http/proxy-server.ts';
+import { connectionTls } from './http/tls-facts.ts';
 import { priorityWait } from './priority-admission.ts';
 import { type ProxyTargets, rewriteTarget } from './proxy-targets.ts';
 
@@ -46,6 +55,8 @@ export interface EngineHookOptions {
   readonly countRequest?: (server: string, location: string) => void;
   /** The engine's clock (epoch ms; nginx's cached `ngx_current_msec`). */
   readonly nowMs: () => number;
+  /** The listener's address is `ssl`: a plain HTTP request on it gets nginx's 497 page. */
+  readonly ssl?: boolean;
 }
 
 const BAD_REQUEST: RoutedDecision = Object.freeze({ action: 'return', code: 400 });
@@ -63,6 +74,7 @@ function refusal(code: number): RoutedDecision {
  */
 const PARSER_ROOM = 2;
 const NOT_FOUND: RoutedDecision = Object.freeze({ action: 'return', code: 404 });
+const MISDIRECTED: RoutedDecision = Object.freeze({ action: 'return', code: 421 });
 const FORBIDDEN: RoutedDecision = Object.freeze({ action: 'return', code: 403 });
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
@@ -75,13 +87,28 @@ export function engineHook(options: EngineHookOptions): DecideHook<RoutedDecisio
   const now = options.nowMs;
   const decide = (ctx: DownstreamRequest): RoutedDecision => {
     const site = options.site();
-    const refused = site.readHead(ctx.req, ctx.req.socket.localAddress ?? '', options.port);
-    if (refused !== null) {
-      logRefusedHead(options.errorLog, refused, ctx.clientSocket, ctx.realipRemoteAddr);
-      return refusal(refused.fault.code);
+    // HTTP/2 has no HTTP/1 head to read: its frames were parsed by the h2 session
+    if (ctx.req.httpVersionMajor !== 2) {
+      const refused = site.readHead(ctx.req, ctx.req.socket.localAddress ?? '', options.port);
+      if (refused !== null) {
+        logRefusedHead(options.errorLog, refused, ctx.clientSocket, ctx.realipRemoteAddr);
+        return refusal(refused.fault.code);
+      }
     }
     const route = routeOf(site, ctx, options.port);
     if (route === null) return BAD_REQUEST;
+    if (options.ssl === true) {
+      const refused = tlsRefusal(ctx, route);
+      if (refused !== null) {
+        if (options.errorLog.enabled('info')) {
+          options.errorLog.request(
+            { level: 'info', message: refused.message },
+            requestLogContext(ctx, route.serverName),
+          );
+        }
+        return refused.code === 421 ? MISDIRECTED : refusal(refused.code);
+      }
+    }
     options.countRequest?.(route.serverName, route.handler.name);
     const facts = new ExchangeFacts(ctx, options.port);
     const verdict = site.decide(route, facts, now());
@@ -153,12 +180,32 @@ function logRefusedHead(
 }
 
 /**
+ * ngx_http_process_request's TLS checks for the request's server: plain HTTP to a TLS address (497), a
+ * `Host` other than the negotiated SNI name at a server that verifies clients (421), and the client
+ * certificate that server requires (495, 496).
+ */
+function tlsRefusal(ctx: DownstreamRequest, route: Route): TlsRefusal | null {
+  const tls = connectionTls(ctx.clientSocket as TLSSocket | null);
+  if (tls === null) {
+    return isPlainOnTls(ctx.clientSocket) ? PLAIN_ON_TLS : null;
+  }
+  const mode = route.server.clientVerify;
+  return misdirectedRefusal(tls.negotiatedName, route.host, mode) ?? clientCertificateRefusal(mode, tls);
+}
+
+const PLAIN_ON_TLS: TlsRefusal = Object.freeze({
+  code: 497,
+  message: 'client sent plain HTTP request to HTTPS port while reading client request headers',
+});
+
+/**
  * What the engine needs of a request, read from the exchange. `headers` is built only when a variable
  * reads one: node:http builds `req.headers` lazily from the raw headers, and most configs never ask.
  */
 class ExchangeFacts implements RequestFacts {
   readonly method: string;
-  readonly scheme = 'http' as const;
+  readonly scheme: 'http' | 'https';
+  readonly protocol: string;
   readonly target: string;
   readonly remoteAddr: string;
   readonly remotePort: number;
@@ -178,9 +225,16 @@ class ExchangeFacts implements RequestFacts {
     this.serverAddr = req.socket.localAddress ?? '';
     this.serverPort = serverPort;
     if (ctx.contentLength !== -1) this.contentLength = ctx.contentLength;
+    const encrypted = (ctx.clientSocket as { encrypted?: boolean } | null)?.encrypted === true;
+    this.scheme = encrypted ? 'https' : 'http';
+    this.protocol = `HTTP/${req.httpVersion}`;
   }
 
   readonly contentLength?: number;
+
+  get tls(): TlsFacts | null {
+    return connectionTls(this.#ctx.clientSocket as TLSSocket | null);
+  }
 
   get headers(): Readonly<Record<string, string | undefined>> {
     return this.#ctx.req.headers as Record<string, string | undefined>;

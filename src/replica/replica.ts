@@ -14,6 +14,7 @@ import type { Config, RealIpConf } from '../config/model.ts';
 import type { Site, SiteLocation } from '../engine/http/site.ts';
 import { LIMIT_CONN, type LimitConnZone } from '../engine/limit-conn/limit-conn-zone.ts';
 import { LIMIT_REQ, type LimitReqZone } from '../engine/limit-req/limit-req-zone.ts';
+import { normalizePeerAddress } from '../engine/net/address-text.ts';
 import type { UpstreamInfo } from '../engine/upstream/upstream-info.ts';
 import { type Clock, systemClock } from '../shared/clock.ts';
 import type { AuditTrail } from '../store/audit-trail.ts';
@@ -26,8 +27,9 @@ import type { LimitSyncStore } from '../store/limit-sync-store.ts';
 import { StateFile } from '../store/state-file.ts';
 import { CounterFlusher } from './counter-flusher.ts';
 import { engineHook, type RoutedDecision, upgradeHook } from './engine-hook.ts';
-import { ErrorLog, requestLogContext } from './error-log.ts';
+import { connectionNumber, ErrorLog, requestLogContext } from './error-log.ts';
 import type { ExchangeOutcome } from './http/decision.ts';
+import type { EdgeConf } from './http/edge-listener.ts';
 import { ProxyServer } from './http/proxy-server.ts';
 import { UpstreamSet } from './http/upstream-group.ts';
 import { applyChange, applySnapshot } from './keyval-applier.ts';
@@ -104,7 +106,10 @@ export class Replica {
   readonly #clock: Clock;
   readonly #startedAtMs: number;
   readonly locationRequests = new RequestCounts();
-  readonly #listeners = new Map<number, { server: ProxyServer<RoutedDecision>; port: number }>();
+  readonly #listeners = new Map<
+    number,
+    { server: ProxyServer<RoutedDecision>; port: number; edge: string }
+  >();
   readonly #flusher: CounterFlusher;
   readonly #stateFile: StateFile | null;
   /** The state file still holds counter batches of an earlier process (cleared once they are flushed). */
@@ -264,11 +269,14 @@ export class Replica {
     void oldUpstreams.close();
     const ports = this.#proxyPorts();
     for (const [port, listener] of this.#listeners) {
-      if (ports.includes(port)) {
+      const edge = this.#edgeOf(port);
+      if (ports.includes(port) && edgeKind(edge) === listener.edge) {
         listener.server.setRealIp(this.#realIpOf(port));
+        if (edge !== null) listener.server.setEdge(edge);
         continue;
       }
-      // A port the new configuration no longer listens on: stop accepting, finish what it has.
+      // A port the new configuration no longer listens on (or now with or without TLS/h2): stop
+      // accepting, finish what it has.
       this.#listeners.delete(port);
       this.#closing.push(listener.server.close({ forceAfterMs: 30_000 }));
     }
@@ -320,7 +328,9 @@ export class Replica {
     const server = this.#site.servers.find((s) => s.listen.some((l) => l.port === configuredPort));
     const listenHost = server?.listen.find((l) => l.port === configuredPort)?.host ?? null;
     const errorLog = this.#options.errorLog ?? new ErrorLog((line) => process.stderr.write(line));
+    const edge = this.#edgeOf(configuredPort);
     const engine = engineHook({
+      ssl: edge?.ssl ?? false,
       nowMs: () => this.#clock.nowMs(),
       site: () => this.#site,
       targets: () => this.#targets,
@@ -331,6 +341,20 @@ export class Replica {
     const onCompleted = this.#options.onCompleted;
     const proxy = new ProxyServer<RoutedDecision>({
       decide: engine,
+      ...(edge === null ? {} : { edge, scheme: edge.ssl ? 'https' : 'http' }),
+      onHandshakeFailed: (message, socket) => {
+        if (!errorLog.enabled('info')) return;
+        errorLog.request(
+          { level: 'info', message },
+          {
+            connection: connectionNumber(socket),
+            client: normalizePeerAddress(socket.remoteAddress),
+            server: `${listenHost ?? '0.0.0.0'}:${configuredPort}`,
+            requestLine: null,
+            host: null,
+          },
+        );
+      },
       canUpgrade: upgradeHook({ site: () => this.#site, port: configuredPort }),
       // Looked up per request: a reload swaps the set under open listeners.
       upstreams: { get: (name: string) => this.#upstreams.get(name) },
@@ -356,7 +380,16 @@ export class Replica {
           : (ctx, _decision, outcome) => onCompleted(ctx.req, { ...outcome, remoteAddr: ctx.remoteAddr }),
     });
     const address = await proxy.listen(port, this.#options.host ?? listenHost ?? '0.0.0.0');
-    this.#listeners.set(configuredPort, { server: proxy, port: address.port });
+    this.#listeners.set(configuredPort, { server: proxy, port: address.port, edge: edgeKind(edge) });
+  }
+
+  /** The port's TLS/h2 settings (ssl and http2 belong to the address), or null for plain HTTP/1. */
+  #edgeOf(configuredPort: number): EdgeConf | null {
+    const servers = this.#config.http.servers.filter((s) => s.listen.some((l) => l.port === configuredPort));
+    const listens = servers.flatMap((s) => s.listen.filter((l) => l.port === configuredPort));
+    const ssl = listens.some((l) => l.ssl);
+    const http2 = listens.some((l) => l.http2);
+    return ssl || http2 ? { port: configuredPort, ssl, http2, servers } : null;
   }
 
   /** realip is configured per listener on the data path: the first server on the port decides. */
@@ -488,4 +521,9 @@ function isApiOnlyNested(locations: readonly SiteLocation[]): boolean {
 
 function hashConfig(config: Config): string {
   return createHash('sha256').update(JSON.stringify(config.http)).digest('hex').slice(0, 16);
+}
+
+/** What a listener was created for: a reload that changes it listens anew. */
+function edgeKind(edge: EdgeConf | null): string {
+  return edge === null ? 'plain' : `ssl=${edge.ssl} http2=${edge.http2}`;
 }

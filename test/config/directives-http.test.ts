@@ -71,9 +71,9 @@ test('server: listen forms, default_server, server names; defaults *:80 and ""',
     server { }`);
   const [cafe, bare] = http.servers;
   assert.deepEqual(cafe?.listen, [
-    { host: null, port: 8081, defaultServer: true },
-    { host: '127.0.0.1', port: 8082, defaultServer: false },
-    { host: '::1', port: 8083, defaultServer: false },
+    { host: null, port: 8081, defaultServer: true, ssl: false, http2: false },
+    { host: '127.0.0.1', port: 8082, defaultServer: false, ssl: false, http2: false },
+    { host: '::1', port: 8083, defaultServer: false, ssl: false, http2: false },
   ]);
   assert.deepEqual(cafe?.serverNames, [
     'cafe.example.com',
@@ -83,7 +83,7 @@ test('server: listen forms, default_server, server names; defaults *:80 and ""',
     '',
     '~^(?<sub>.+)\\.example\\.net$',
   ]);
-  assert.deepEqual(bare?.listen, [{ host: null, port: 80, defaultServer: false }]);
+  assert.deepEqual(bare?.listen, [{ host: null, port: 80, defaultServer: false, ssl: false, http2: false }]);
   assert.deepEqual(bare?.serverNames, ['']);
 });
 
@@ -231,17 +231,16 @@ test('ignored directives are accepted in their nginx contexts and still checked'
     log_format main '$remote_addr - $remote_user [$time_local] "$request"';
     access_log /var/log/nginx/access.log main;
     sendfile on;
-    ssl_protocols TLSv1.2 TLSv1.3;
     gzip_types text/plain application/json;
     types { text/html html; application/json json; }
     server {
-        ssl_certificate /etc/ssl/cafe.pem;
+        proxy_ssl_verify off;
         location / { root /usr/share/nginx/html; index index.html; add_header X-Cafe tea always; }
     }`);
   assert.equal(http.servers.length, 1);
   assert.equal(
-    errorText('server { location / { ssl_certificate x.pem; } }'),
-    '[emerg] "ssl_certificate" directive is not allowed here in /etc/limitswitch/nginx.conf:3',
+    errorText('server { location / { gzip_types text/css; sendfile; } }'),
+    '[emerg] invalid number of arguments in "sendfile" directive in /etc/limitswitch/nginx.conf:3',
   );
   assert.equal(
     errorText('sendfile;'),

@@ -94,7 +94,7 @@ test('the http-snippets load as an http block: switches, maps, zones and the API
     ],
   );
   const api = http.servers[0];
-  assert.deepEqual(api?.listen, [{ host: null, port: 9999, defaultServer: false }]);
+  assert.deepEqual(api?.listen, [{ host: null, port: 9999, defaultServer: false, ssl: false, http2: false }]);
   assert.deepEqual(api?.access, [
     { action: 'allow', from: '172.16.0.0/16' },
     { action: 'allow', from: '192.168.1.0/24' },
@@ -152,7 +152,7 @@ test('examples/cafe/nginx.conf: the seed setup with prefix switches, tea and cof
     ],
   );
   const [cafe, api] = http.servers;
-  assert.deepEqual(cafe?.listen, [{ host: null, port: 8081, defaultServer: false }]);
+  assert.deepEqual(cafe?.listen, [{ host: null, port: 8081, defaultServer: false, ssl: false, http2: false }]);
   assert.deepEqual(cafe?.serverNames, ['cafe.example.com']);
   assert.deepEqual(limits(cafe, '/tea'), ['req_zone_10 burst=1 nodelay', 'perserver burst=0 nodelay']);
   assert.deepEqual(limits(cafe, '/coffee'), ['req_zone_20 burst=1 nodelay', 'perserver burst=0 nodelay']);

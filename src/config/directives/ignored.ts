@@ -129,9 +129,8 @@ const ENTRIES: readonly (readonly [string, readonly ContextKind[], ArgSpec])[] =
   ['zone', U, [1, 2]],
 ];
 
-/** Families ignored by prefix: `ssl_*`, `proxy_ssl_*`, `gzip_*`, `open_file_cache*`. */
+/** Families ignored by prefix: `proxy_ssl_*`, `gzip_*`, `open_file_cache*`. */
 const FAMILIES: readonly (readonly [string, readonly ContextKind[]])[] = [
-  ['ssl_', HS],
   ['proxy_ssl_', HSL],
   ['gzip_', HSL],
   ['open_file_cache', HSL],

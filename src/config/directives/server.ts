@@ -13,7 +13,7 @@ import type { DirectiveSpec, Scope } from './types.ts';
 /** listen parameters that change only socket tuning: accepted, no effect. */
 const IGNORED_LISTEN =
   /^(reuseport|deferred|bind|backlog=.*|rcvbuf=.*|sndbuf=.*|ipv6only=.*|so_keepalive=.*|fastopen=.*|accept_filter=.*|setfib=.*)$/;
-const UNSUPPORTED_LISTEN = new Set(['ssl', 'http2', 'quic', 'proxy_protocol', 'spdy']);
+const UNSUPPORTED_LISTEN = new Set(['quic', 'proxy_protocol', 'spdy']);
 
 function server(d: Directive, scope: Scope): void {
   const builder = newServer(ref(d));
@@ -21,7 +21,7 @@ function server(d: Directive, scope: Scope): void {
   scope.session.walkBlock(d, { ...scope, kind: 'server', server: builder, location: null });
 }
 
-/** `listen address[:port] | port [default_server] [socket options];` */
+/** `listen address[:port] | port [default_server] [ssl] [http2] [socket options];` */
 function listen(d: Directive, scope: Scope): void {
   const url = d.args[0]!;
   if (url.startsWith('unix:'))
@@ -30,8 +30,12 @@ function listen(d: Directive, scope: Scope): void {
   if (parsed.error !== undefined)
     throw configError(`${parsed.error} in "${url}" of the "listen" directive`, d);
   let defaultServer = false;
+  let ssl = false;
+  let http2 = false;
   for (const param of d.args.slice(1)) {
     if (param === 'default_server' || param === 'default') defaultServer = true;
+    else if (param === 'ssl') ssl = true;
+    else if (param === 'http2') http2 = true;
     else if (UNSUPPORTED_LISTEN.has(param))
       throw configError(`the "${param}" parameter of "listen" is not supported by limitswitch`, d);
     else if (!IGNORED_LISTEN.test(param)) throw configError(`invalid parameter "${param}"`, d);
@@ -46,7 +50,7 @@ function listen(d: Directive, scope: Scope): void {
     if (defaults.has(address)) throw configError(`a duplicate default server for ${address}`, d);
     defaults.add(address);
   }
-  server.listen.push({ host: parsed.host, port, defaultServer, source: ref(d) });
+  server.listen.push({ host: parsed.host, port, defaultServer, ssl, http2, source: ref(d) });
 }
 
 /** `server_name name …;` — exact names are lowercased as nginx does; `~regex` names are compiled. */

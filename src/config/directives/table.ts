@@ -17,6 +17,7 @@ import { priorityLevelDirectives } from './priority-level.ts';
 import { proxyDirectives } from './proxy.ts';
 import { realIpAccessDirectives } from './realip-access.ts';
 import { serverDirectives } from './server.ts';
+import { sslDirectives } from './ssl.ts';
 import type { DirectiveSpec } from './types.ts';
 import { upstreamDirectives } from './upstream.ts';
 
@@ -24,6 +25,7 @@ const TABLE = new Map<string, DirectiveSpec[]>();
 for (const spec of [
   ...coreDirectives,
   ...serverDirectives,
+  ...sslDirectives,
   ...locationDirectives,
   ...limitReqDirectives,
   ...limitConnDirectives,

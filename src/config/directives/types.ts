@@ -28,6 +28,10 @@ export interface Session {
   /** For blocks that read their own lines (map, geo, types): the line of the closing `}`. */
   blockEnd(d: Directive): number;
   warn(text: string, at: SourceRef): void;
+  /** A path as nginx resolves it: relative to the conf prefix (the main file's folder). */
+  fullPath(path: string): string;
+  /** A file the configuration names (certificates): the options' files first, else the disk. */
+  readFile(fullPath: string): string;
 }
 
 /** The main context's own state. */

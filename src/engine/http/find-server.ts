@@ -64,12 +64,22 @@ export class ServerSelector<S extends NamedServer> {
   select(serverAddr: string, port: number, host: string): S | null {
     const group = this.#groupFor(serverAddr, port);
     if (group === null) return null;
+    return this.#named(group, host) ?? group.defaultServer;
+  }
+
+  /** The server a name selects on the address, without the default server's fallback (SNI). */
+  named(serverAddr: string, port: number, host: string): S | null {
+    const group = this.#groupFor(serverAddr, port);
+    return group === null ? null : this.#named(group, host);
+  }
+
+  #named(group: ListenGroup<S>, host: string): S | null {
     const named = group.names.match(host);
     if (named !== undefined) return named;
     if (host.length !== 0) {
       for (const { re, server } of group.regexes) if (re.test(host)) return server;
     }
-    return group.defaultServer;
+    return null;
   }
 
   /** The default server of the connection's `serverAddr:port` (its buffers read the head); null if none. */

@@ -4,6 +4,7 @@
  * limited), PREACCESS (limit_req, then limit_conn — after limit_req's delay, as nginx runs the phases
  * on when the delay is over), ACCESS (allow/deny), then content (proxy, API, static).
  */
+
 import type { ApiLimiter } from '../api-limiter/api-limiter.ts';
 import type { KeyvalZone } from '../keyval/keyval-zone.ts';
 import {
@@ -26,6 +27,7 @@ import type { AccessList } from '../net/access-list.ts';
 import type { PriorityLevel } from '../priority/priority-level.ts';
 import { newRequestContext, type RequestContext, type RequestFacts } from '../variables/request-context.ts';
 import type { VariableGetter, VariableTable } from '../variables/variable-table.ts';
+import type { SslVerifyClient } from './client-verify.ts';
 import { findLocation, type RoutableLocation } from './find-location.ts';
 import { type NamedServer, normalizeHost, ServerSelector } from './find-server.ts';
 import {
@@ -83,6 +85,8 @@ export interface SiteServer extends NamedServer {
   readonly handler: LocationHandler;
   /** `client_header_buffer_size` and `large_client_header_buffers`. */
   readonly headerBuffers: HeaderBuffers;
+  /** `ssl_verify_client` (requests on TLS connections). */
+  readonly clientVerify: SslVerifyClient;
 }
 
 /** A request head nginx would refuse, and the server whose name its error-log line carries. */

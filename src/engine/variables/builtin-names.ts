@@ -30,6 +30,14 @@ export const BUILTIN_VARIABLES: ReadonlySet<string> = new Set([
   'proxy_add_x_forwarded_for',
   'content_type',
   'content_length',
+  'server_protocol',
+  'ssl_protocol',
+  'ssl_cipher',
+  'ssl_server_name',
+  'ssl_client_s_dn',
+  'ssl_client_i_dn',
+  'ssl_client_verify',
+  'ssl_session_reused',
 ]);
 
 /** Families of names: `$arg_page`, `$http_user_agent`, `$cookie_session`. */

@@ -37,6 +37,14 @@ const EXACT: Record<string, VariableGetter> = {
   },
   content_type: (ctx) => ctx.facts.headers['content-type'] ?? '',
   content_length: (ctx) => ctx.facts.headers['content-length'] ?? '',
+  server_protocol: (ctx) => ctx.facts.protocol ?? 'HTTP/1.1',
+  ssl_protocol: (ctx) => ctx.facts.tls?.protocol ?? '',
+  ssl_cipher: (ctx) => ctx.facts.tls?.cipher ?? '',
+  ssl_server_name: (ctx) => ctx.facts.tls?.serverName ?? '',
+  ssl_client_s_dn: (ctx) => ctx.facts.tls?.clientSubjectDn ?? '',
+  ssl_client_i_dn: (ctx) => ctx.facts.tls?.clientIssuerDn ?? '',
+  ssl_client_verify: (ctx) => ctx.facts.tls?.clientVerify ?? '',
+  ssl_session_reused: (ctx) => ctx.facts.tls?.sessionReused ?? '',
 };
 
 /** The getter for a built-in name (`arg_*`, `http_*`, `cookie_*` included), or undefined. */

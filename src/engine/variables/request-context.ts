@@ -7,6 +7,23 @@
 import type { LimitConnStatus } from '../limit-conn/limit-conn.ts';
 import type { LimitReqStatus } from '../limit-req/limit-req.ts';
 
+/** The TLS connection a request came on (ngx_http_ssl_module's variables), read when asked. */
+export interface TlsFacts {
+  /** `$ssl_protocol`: `TLSv1.3`. */
+  readonly protocol: string;
+  /** `$ssl_cipher`: OpenSSL's name, `TLS_AES_256_GCM_SHA384`. */
+  readonly cipher: string;
+  /** `$ssl_server_name`: the SNI name, `""` without one. */
+  readonly serverName: string;
+  /** `$ssl_client_s_dn` / `$ssl_client_i_dn`: RFC 2253 (`CN=client,O=Example`), `""` without one. */
+  readonly clientSubjectDn: string;
+  readonly clientIssuerDn: string;
+  /** `$ssl_client_verify`: `SUCCESS`, `FAILED:reason` or `NONE`. */
+  readonly clientVerify: string;
+  /** `$ssl_session_reused`: `r` or `.`. */
+  readonly sessionReused: string;
+}
+
 /** Facts supplied by the proxy (or by `simulate`). Strings are byte strings. */
 export interface RequestFacts {
   readonly method: string;
@@ -28,6 +45,10 @@ export interface RequestFacts {
   readonly hostname?: string;
   /** The request's `Content-Length` (absent: none, e.g. a chunked body), for `client_max_body_size`. */
   readonly contentLength?: number;
+  /** `$server_protocol`: `HTTP/1.1`, `HTTP/2.0` (absent: `HTTP/1.1`). */
+  readonly protocol?: string;
+  /** The TLS connection's facts (absent: plain HTTP). */
+  readonly tls?: TlsFacts | null;
 }
 
 export interface RequestContext {

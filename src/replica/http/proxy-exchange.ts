@@ -260,6 +260,8 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
 
   /** The answer ends the connection, lingering (nginx drops keep-alive after these pages). */
   #closeAfter(): void {
+    // an HTTP/2 stream ends by itself; its connection carries the others on
+    if (this.req.httpVersionMajor === 2) return;
     this.res.shouldKeepAlive = false;
     const socket = this.res.socket ?? this.req.socket;
     if (socket !== null) lingerOnClose(socket);

@@ -16,6 +16,13 @@
  */
 
 import { createServer, type IncomingMessage, type Server, ServerResponse } from 'node:http';
+import {
+  createServer as createHttp2Server,
+  type Http2Server,
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+  type ServerHttp2Session,
+} from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
 import type { RealIpConf } from '../../config/model.ts';
 import { type NginxAddr, normalizePeerAddress, parseAddr } from '../../engine/net/address-text.ts';
@@ -29,6 +36,8 @@ import type {
   DownstreamRequest,
   UpstreamErrorCallback,
 } from './decision.ts';
+import { type EdgeConf, EdgeListener } from './edge-listener.ts';
+import { adaptH2 } from './h2-request.ts';
 import { isLingering, lingeringClose } from './lingering-close.ts';
 import { Exchange, exchangeOf } from './proxy-exchange.ts';
 import { compileRealIp, type RealIpResolver } from './real-ip.ts';
@@ -67,7 +76,14 @@ export interface ProxyServerOptions<D extends Decision = Decision> {
   readonly headersTimeoutMs?: number;
   /** `$scheme`, sent as X-Forwarded-Proto. */
   readonly scheme?: string;
+  /** An `ssl` or `http2` address: TLS, ALPN and h2 in front of the HTTP/1 server (edge-listener.ts). */
+  readonly edge?: EdgeConf;
+  /** A TLS handshake failed, in nginx's error-log words (at `info`). */
+  readonly onHandshakeFailed?: (message: string, socket: Socket) => void;
 }
+
+/** nginx's `http2_max_concurrent_streams` (128). */
+const H2_MAX_CONCURRENT_STREAMS = 128;
 
 /** What the listener knows about a connection's peer, computed once per connection. */
 interface PeerInfo {
@@ -79,6 +95,13 @@ interface PeerInfo {
 
 const kPeer = Symbol('peer');
 type PeerSocket = Socket & { [kPeer]?: PeerInfo };
+const kPlainOnTls = Symbol('plainOnTls');
+type PlainSocket = Socket & { [kPlainOnTls]?: true };
+
+/** A plain HTTP connection to a TLS address (nginx answers its requests with the 497 page). */
+export function isPlainOnTls(socket: Socket | null): boolean {
+  return socket !== null && (socket as PlainSocket)[kPlainOnTls] === true;
+}
 
 export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D> {
   readonly server: Server;
@@ -98,6 +121,11 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
   readonly #tunnels = new Set<Tunnel>();
   /** Requests currently held by a `delay` decision. */
   held = 0;
+  readonly #edgeConf: EdgeConf | null;
+  #edge: EdgeListener | null = null;
+  #h2: Http2Server | null = null;
+  readonly #h2Sessions = new Set<ServerHttp2Session>();
+  readonly #onHandshakeFailed: ((message: string, socket: Socket) => void) | null;
   #closing = false;
   #closed: Promise<void> | null = null;
 
@@ -138,6 +166,13 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
     this.server.on('checkContinue', this.#onCheckContinue);
     this.server.on('connect', this.#onConnect);
     if (this.#canUpgrade !== null) this.server.on('upgrade', this.#onUpgrade);
+    this.#edgeConf = options.edge ?? null;
+    this.#onHandshakeFailed = options.onHandshakeFailed ?? null;
+  }
+
+  /** New servers and certificates for an `ssl`/`http2` address (a reload); open connections keep theirs. */
+  setEdge(conf: EdgeConf): void {
+    this.#edge?.update(conf);
   }
 
   /**
@@ -154,14 +189,53 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
 
   /** Starts listening; resolves with the bound address. */
   listen(port: number, host = '127.0.0.1'): Promise<AddressInfo> {
+    const listener = this.#edgeConf === null ? this.server : this.#createEdge(this.#edgeConf).server;
     return new Promise((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(port, host, () => {
-        this.server.off('error', reject);
-        resolve(this.server.address() as AddressInfo);
+      listener.once('error', reject);
+      listener.listen(port, host, () => {
+        listener.off('error', reject);
+        // node:http tracks connections (idle close, header timeouts) from its 'listening'
+        if (listener !== this.server) this.server.emit('listening');
+        resolve(listener.address() as AddressInfo);
       });
     });
   }
+
+  #createEdge(conf: EdgeConf): EdgeListener {
+    this.#edge = new EdgeListener(conf, {
+      http1: (socket) => this.server.emit('connection', socket),
+      http2: (socket) => this.#h2Server().emit('connection', socket),
+      plainOnTls: (socket) => {
+        (socket as PlainSocket)[kPlainOnTls] = true;
+        this.server.emit('connection', socket);
+      },
+      handshakeFailed: (message, socket) => this.#onHandshakeFailed?.(message, socket),
+    });
+    return this.#edge;
+  }
+
+  #h2Server(): Http2Server {
+    if (this.#h2 !== null) return this.#h2;
+    const h2 = createHttp2Server({ settings: { maxConcurrentStreams: H2_MAX_CONCURRENT_STREAMS } });
+    h2.on('session', (session: ServerHttp2Session) => {
+      const socket = session.socket as PeerSocket;
+      socket[kPeer] ??= this.#peerOf(socket);
+      // nginx's keepalive_timeout closes an idle h2 connection too
+      session.setTimeout(this.server.keepAliveTimeout, () => session.close());
+      this.#h2Sessions.add(session);
+      session.once('close', () => this.#h2Sessions.delete(session));
+      if (this.#closing) session.close();
+    });
+    h2.on('request', this.#onH2Request);
+    this.#h2 = h2;
+    return h2;
+  }
+
+  #onH2Request = (stream: Http2ServerRequest, response: Http2ServerResponse): void => {
+    const [req, res] = adaptH2(stream, response);
+    const { peer, addr, port } = this.#clientOf(req);
+    this.#run(new Exchange<D>(this, req, res, peer.text, peer.port, addr, port));
+  };
 
   /** Tunnels (upgraded connections) open now. */
   get tunnels(): number {
@@ -179,12 +253,20 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
     this.#closing = true;
     this.#closed = new Promise((resolve) => {
       let force: NodeJS.Timeout | null = null;
-      this.server.close(() => {
+      const closed = (): void => {
         if (force !== null) clearTimeout(force);
         resolve();
-      });
+      };
+      if (this.#edge === null) this.server.close(closed);
+      else {
+        // the edge counts the connections; the HTTP/1 server closes its idle ones
+        this.#edge.server.close(closed);
+        this.server.close();
+        for (const session of this.#h2Sessions) session.close();
+      }
       if (options.forceAfterMs !== undefined) {
         force = setTimeout(() => {
+          for (const session of this.#h2Sessions) session.destroy();
           this.server.closeAllConnections();
           for (const tunnel of this.#tunnels) tunnel.destroy();
           for (const socket of this.#upgrading) socket.destroy();
