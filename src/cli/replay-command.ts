@@ -13,6 +13,7 @@ import { readLines } from './replay/line-reader.ts';
 import { Replay, type Switch } from './replay/replay.ts';
 import { renderReplayText, replayJson } from './replay/replay-report.ts';
 import type { SameSecond } from './replay/replay-timeline.ts';
+import { unloggedVariables } from './replay/unlogged-variables.ts';
 import { simulateDefaultPort, simulateKeyval } from './simulate.ts';
 
 interface ReplayCommandOptions {
@@ -96,11 +97,13 @@ async function runReplay(options: ReplayCommandOptions): Promise<void> {
   checkSwitches(http, switches);
 
   const site = buildSite(http);
+  const parser = new AccessLogParser(format);
   const pending: string[] = [];
   const replay = new Replay({
     site,
-    parser: new AccessLogParser(format),
+    parser,
     switches,
+    unloggedVariables: unloggedVariables(http, parser),
     defaultPort: port ?? simulateDefaultPort(site),
     sameSecond: options.sameSecond as SameSecond,
     defaults: { host: options.host, port },

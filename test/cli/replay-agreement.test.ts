@@ -150,6 +150,8 @@ describe('replay and simulate agree', () => {
       rejected_dry_run: count('REJECTED_DRY_RUN'),
     });
     assert.equal(json.late, 0);
+    // the one header the limits read ($http_x_tier) is in the format
+    assert.deepEqual(json.unlogged_variables, []);
     assert.deepEqual(json.bad_lines, { count: 0, first: [] });
   });
 });

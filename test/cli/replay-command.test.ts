@@ -209,6 +209,31 @@ describe('limitswitch replay', () => {
     });
   });
 
+  it('names what the limits read that the log lacks: replayed as empty', async () => {
+    const keyed = dir.write(
+      'keyed.conf',
+      `events {}
+http {
+    limit_req_zone $http_x_api_key zone=api:1m rate=1r/s;
+    server { listen 8081; location / { limit_req zone=api; proxy_pass http://127.0.0.1:9; } }
+}
+`,
+    );
+    const log = dir.write(
+      'api.log',
+      '10.0.0.1 - - [02/Dec/2026:13:00:00 +0000] "GET /orders HTTP/1.1" 200 12 "-" "curl/8.0"\n',
+    );
+    const text = await replay(['-c', keyed, '--access-log', log]);
+    assert.equal(text.code, 0, text.stderr);
+    assert.equal(
+      text.stdout.split('\n')[2],
+      'note: the limits read $http_x_api_key, which log_format combined does not have: replayed as empty',
+    );
+    const json = JSON.parse((await replay(['-c', keyed, '--access-log', log, '--json'])).stdout);
+    assert.deepEqual(json.unlogged_variables, ['$http_x_api_key']);
+    assert.equal(json.totals.not_limited, 1);
+  });
+
   it('a missing log, a bad config, an unknown format or switch: a clear message and exit code 1', async () => {
     const missing = await replay(['-c', CONFIG, '--access-log', dir.file('nope.log')]);
     assert.equal(missing.code, 1);

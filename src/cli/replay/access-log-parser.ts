@@ -50,6 +50,8 @@ export class AccessLogParser {
   readonly format: string;
   /** The known fields this format has. */
   readonly has: ReadonlySet<LogField>;
+  /** The header fields (`$http_*`) it has, by lower-case name (`user-agent`). */
+  readonly headerNames: ReadonlySet<string>;
   readonly #prefix: string;
   readonly #steps: readonly Step[];
   readonly #escape: LogEscape;
@@ -63,11 +65,9 @@ export class AccessLogParser {
     this.#prefix = first !== undefined && 'text' in first ? first.text : '';
     if (this.#prefix !== '') parts.shift();
     this.#steps = compileSteps(spec.name, parts);
-    this.has = new Set(
-      this.#steps.flatMap((s) =>
-        s.target !== null && !s.target.startsWith('http:') ? [s.target as LogField] : [],
-      ),
-    );
+    const targets = this.#steps.flatMap((s) => (s.target === null ? [] : [s.target]));
+    this.has = new Set(targets.filter((t) => !t.startsWith('http:')) as LogField[]);
+    this.headerNames = new Set(targets.flatMap((t) => (t.startsWith('http:') ? [t.slice(5)] : [])));
   }
 
   /** The line's values, or null when it does not have the format's shape. */

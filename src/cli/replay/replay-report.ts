@@ -29,6 +29,11 @@ export function renderReplayText(summary: ReplaySummary, accessLog: string): str
   );
   const switches = summary.switches.map((s) => `${s.zone}:${s.key}=${s.value}`);
   out.push(`switches: ${switches.length === 0 ? 'none (as the config starts)' : switches.join(' ')}`);
+  if (summary.unloggedVariables.length !== 0) {
+    out.push(
+      `note: the limits read ${summary.unloggedVariables.join(', ')}, which log_format ${summary.logFormat} does not have: replayed as empty`,
+    );
+  }
   if (summary.fromTime !== null) out.push(`from ${summary.fromTime} to ${summary.toTime}`);
   if (summary.skipped !== 0) out.push(`skipped: ${lines(summary.skipped)} without a request line`);
   if (summary.late !== 0)
@@ -125,6 +130,7 @@ export function replayJson(summary: ReplaySummary, accessLog: string): unknown {
       same_second: summary.time.sameSecond,
     },
     switches: summary.switches,
+    unlogged_variables: summary.unloggedVariables,
     lines: summary.lines,
     requests: summary.totals.requests,
     skipped: summary.skipped,

@@ -31,6 +31,8 @@ export interface ReplayOptions {
   readonly sameSecond: SameSecond;
   /** For lines whose format has no host or port. */
   readonly defaults?: { readonly host?: string; readonly port?: number };
+  /** Request fields the limits read that the log lacks (`unloggedVariables`): named in the report. */
+  readonly unloggedVariables?: readonly string[];
   /** Called with simulate's output line for each request, in replay order. */
   readonly onDecision?: (result: SimulatedResult) => void;
 }
@@ -50,6 +52,8 @@ export interface ReplaySummary extends Tallies {
     readonly sameSecond: SameSecond | null;
   };
   readonly switches: readonly Switch[];
+  /** Request fields the limits read that the log lacks: replayed as empty. */
+  readonly unloggedVariables: readonly string[];
   readonly lines: number;
   /** Lines logged for a connection that sent no request line (nginx logs those too): not replayed. */
   readonly skipped: number;
@@ -115,6 +119,7 @@ export class Replay {
         sameSecond: this.#timeSource === 'msec' ? null : this.#options.sameSecond,
       },
       switches: this.#options.switches,
+      unloggedVariables: this.#options.unloggedVariables ?? [],
       lines: this.#lines,
       skipped: this.#skipped,
       badLines: { count: this.#badLineCount, first: this.#badLines },
