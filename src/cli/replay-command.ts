@@ -119,7 +119,9 @@ async function runReplay(options: ReplayCommandOptions): Promise<void> {
     await readLines(path, (text, lineNumber) => replay.line(text, lineNumber));
   } catch (err) {
     if (isLimitswitchError(err)) throw err;
-    throw usage(`open() "${path}" failed ${errnoSuffix(err)}`);
+    if ((err as { syscall?: unknown }).syscall === 'open')
+      throw usage(`open() "${path}" failed ${errnoSuffix(err)}`);
+    throw usage(`cannot read "${path}": ${err instanceof Error ? err.message : String(err)}`);
   }
   const summary = replay.finish(top);
   if (options.decisions) process.stdout.write(pending.join(''));

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
 import { TempDir } from '../helpers/limitswitch-process.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/limitswitch.js', import.meta.url));
@@ -107,6 +109,16 @@ describe('limitswitch replay', () => {
     assert.deepEqual(row('10.0.0.3'), ['10.0.0.3', '0', '1', '0', '0']);
     assert.deepEqual(row('2026-12-02 10:00'), ['2026-12-02 10:00', '6', '0', '4', '0', '1', '0', '1']);
     assert.deepEqual(row('2026-12-02 10:01'), ['2026-12-02 10:01', '1', '1', '0', '0', '0', '0', '0']);
+  });
+
+  it('reads a gzipped log as the plain one', async () => {
+    const gzipped = dir.file('timed.log.gz');
+    writeFileSync(gzipped, gzipSync(readFileSync(TIMED_LOG)));
+    const args = ['-c', CONFIG, '--log-format', 'timed', '--json', ...SWITCHES];
+    const plain = JSON.parse((await replay([...args, '--access-log', TIMED_LOG])).stdout);
+    const unzipped = JSON.parse((await replay([...args, '--access-log', gzipped])).stdout);
+    assert.equal(unzipped.requests, 7);
+    assert.deepEqual({ ...unzipped, access_log: '' }, { ...plain, access_log: '' });
   });
 
   it('--json: the same report; without switches nothing is limited', async () => {
@@ -241,6 +253,10 @@ http {
       missing.stderr.trim(),
       `limitswitch replay: open() "${dir.file('nope.log')}" failed (2: No such file or directory)`,
     );
+    const notGzip = dir.write('not-gzip.log.gz', 'plain text\n');
+    const gz = await replay(['-c', CONFIG, '--access-log', notGzip]);
+    assert.equal(gz.code, 1);
+    assert.equal(gz.stderr.trim(), `limitswitch replay: cannot read "${notGzip}": incorrect header check`);
     const badConfig = dir.write('bad.conf', 'http {\n    limit_req_zone $x zone=z:1m rate=fast;\n}\n');
     const bad = await replay(['-c', badConfig, '--access-log', TIMED_LOG]);
     assert.equal(bad.code, 1);
