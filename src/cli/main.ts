@@ -10,6 +10,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   demo: async () => (await import('./demo-command.ts')).registerDemoCommand,
   check: async () => (await import('./check-command.ts')).registerCheckCommand,
   simulate: async () => (await import('./simulate-command.ts')).registerSimulateCommand,
+  replay: async () => (await import('./replay-command.ts')).registerReplayCommand,
   replica: async () => (await import('./replica-command.ts')).registerReplicaCommand,
   'control-plane': async () => (await import('./control-plane-command.ts')).registerControlPlaneCommand,
   render: async () => (await import('./render-command.ts')).registerRenderCommand,

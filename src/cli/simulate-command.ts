@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { buildSite } from '../config/build-site.ts';
 import { loadConfigFile } from '../config/index.ts';
 import { hasCode, LimitswitchError } from '../shared/errors.ts';
-import { simulateLine } from './simulate.ts';
+import { simulateDefaultPort, simulateLine } from './simulate.ts';
 
 /** `limitswitch simulate -c FILE`: request timelines (JSON lines on stdin) through the engine. */
 export function registerSimulateCommand(program: Command): void {
@@ -13,7 +13,7 @@ export function registerSimulateCommand(program: Command): void {
     .requiredOption('-c, --config <file>', 'nginx.conf-subset file')
     .action(async (options: { config: string }) => {
       const site = buildSite(loadConfigFile(options.config).http);
-      const defaultPort = site.ports()[0] ?? 80;
+      const defaultPort = simulateDefaultPort(site);
       const out: string[] = [];
       let lineNumber = 0;
       for await (const text of createInterface({

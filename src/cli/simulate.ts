@@ -3,7 +3,7 @@
  * request. `t` is nginx's millisecond clock; keyval lines change a zone as the Plus API would.
  */
 
-import type { Site } from '../engine/http/site.ts';
+import type { Route, Site, Verdict } from '../engine/http/site.ts';
 import type { RequestFacts } from '../engine/variables/request-context.ts';
 import { LimitswitchError } from '../shared/errors.ts';
 
@@ -46,11 +46,41 @@ export function simulateLine(site: Site, line: unknown, defaultPort: number): Si
     applyKeyval(site, t, input.keyval);
     return null;
   }
-  const request = checkRequest(input, t);
-  const decision = site.evaluate(toFacts(request, defaultPort), t);
-  // A simulated request takes no time: its limit_conn slots are given back at once.
-  decision.connections?.release();
-  return { t, status: decision.status, code: decision.code, delay_ms: decision.delayMs, zone: decision.zone };
+  const { verdict } = decideRequest(site, checkRequest(input, t), defaultPort);
+  return simulatedResult(t, verdict);
+}
+
+/** simulate's output line for a request decided at `t`. */
+export function simulatedResult(t: number, verdict: Verdict): SimulatedResult {
+  return { t, status: verdict.status, code: verdict.code, delay_ms: verdict.delayMs, zone: verdict.zone };
+}
+
+/** What the engine decided for a request, and where it was routed (null: nowhere, a 400). */
+export interface SimulatedDecision {
+  readonly verdict: Verdict;
+  readonly route: Route | null;
+}
+
+/**
+ * The one decision path of `simulate` and `replay`: a request routed and decided at its `t`. A simulated
+ * request takes no time: its limit_conn slots are given back at once.
+ */
+export function decideRequest(site: Site, request: SimulatedRequest, defaultPort: number): SimulatedDecision {
+  const facts = toFacts(request, defaultPort);
+  const route = site.routeFacts(facts);
+  const verdict = site.decideRoute(route, facts, request.t);
+  verdict.connections?.release();
+  return { verdict, route };
+}
+
+/** A keyval change at `t`, as a timeline's keyval line makes it (same checks, same messages). */
+export function simulateKeyval(site: Site, t: number, change: SimulatedKeyval['keyval']): void {
+  applyKeyval(site, t, change);
+}
+
+/** The port a request without `port` is sent to. */
+export function simulateDefaultPort(site: Site): number {
+  return site.ports()[0] ?? 80;
 }
 
 function checkRequest(input: Record<string, unknown>, t: number): SimulatedRequest {
@@ -78,7 +108,8 @@ function checkRequest(input: Record<string, unknown>, t: number): SimulatedReque
 
 function toFacts(request: SimulatedRequest, defaultPort: number): RequestFacts {
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(request.headers ?? {})) headers[name.toLowerCase()] = value;
+  const given = request.headers;
+  if (given !== undefined) for (const name in given) headers[name.toLowerCase()] = given[name]!;
   if (request.host !== undefined) headers.host = request.host;
   return {
     method: request.method ?? 'GET',

@@ -17,6 +17,7 @@ import type {
   LimitReqZoneSpec,
   ListenSpec,
   LocationMatch,
+  LogFormatSpec,
   MapSpec,
   PriorityLevelZoneSpec,
   ProxyHttpVersion,
@@ -141,6 +142,7 @@ export interface HttpBuilder extends LevelBuilder {
   readonly geos: GeoSpec[];
   readonly upstreams: UpstreamBuilder[];
   readonly servers: ServerBuilder[];
+  readonly logFormats: LogFormatSpec[];
   readonly sharedMemory: Map<string, SharedMemoryZone>;
   /** Variables defined by map, geo, keyval or a named regex capture → the definition (last one wins). */
   readonly variables: Map<string, object>;
@@ -203,6 +205,7 @@ export function newHttp(source: SourceRef): HttpBuilder {
     geos: [],
     upstreams: [],
     servers: [],
+    logFormats: [],
     sharedMemory: new Map(),
     variables: new Map(),
     variableUses: [],

@@ -15,8 +15,9 @@ import type { Directive, SnippetContext } from './directive.ts';
 import type { Config } from './model.ts';
 import { parseConfigText } from './parser.ts';
 
-export { ConfigError, type ConfigWarning, formatConfigMessage } from './config-error.ts';
+export { ConfigError, type ConfigWarning, errnoSuffix, formatConfigMessage } from './config-error.ts';
 export type { Directive, SnippetContext } from './directive.ts';
+export { findLogFormat } from './log-format.ts';
 export { renderDirectives } from './render.ts';
 
 export interface LoadOptions extends CompileOptions {

@@ -165,6 +165,7 @@ export function buildHttpConf(http: HttpBuilder): HttpConf {
       source: upstream.source,
     })),
     servers: withSslAddresses(http.servers.map((server) => buildServer(server, root, http))),
+    logFormats: http.logFormats,
   };
 }
 
@@ -272,5 +273,6 @@ export function emptyHttpConf(): HttpConf {
     geos: [],
     upstreams: [],
     servers: [],
+    logFormats: [],
   };
 }

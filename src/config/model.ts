@@ -361,6 +361,22 @@ export interface HttpConf {
   readonly geos: readonly GeoSpec[];
   readonly upstreams: readonly UpstreamSpec[];
   readonly servers: readonly ServerConf[];
+  /** `log_format`s, in order (nginx's predefined `combined` is not among them). */
+  readonly logFormats: readonly LogFormatSpec[];
+}
+
+/** `log_format`'s `escape=` parameter. */
+export type LogEscape = 'default' | 'json' | 'none';
+
+/** A piece of a log format: literal text, or the value of a variable (its name without `$`). */
+export type LogFormatPart = { readonly text: string } | { readonly variable: string };
+
+/** `log_format name [escape=default|json|none] string …;` — read by `limitswitch replay`. */
+export interface LogFormatSpec {
+  readonly name: string;
+  readonly escape: LogEscape;
+  readonly parts: readonly LogFormatPart[];
+  readonly source: SourceRef;
 }
 
 /** A whole configuration file (only the `http` block matters for limiting). */

@@ -21,6 +21,31 @@ export interface FixtureCase {
 
 export const FIXTURE_CASES: readonly FixtureCase[] = [
   {
+    fixture: 'log-format-duplicate-name',
+    text: 'duplicate "log_format" name "main"',
+    line: 4,
+    nginx: 'same',
+  },
+  {
+    fixture: 'log-format-combined-redefined',
+    text: 'duplicate "log_format" name "combined"',
+    line: 3,
+    nginx: 'same',
+  },
+  {
+    fixture: 'log-format-unknown-escaping',
+    text: 'unknown log format escaping "yaml"',
+    line: 3,
+    nginx: 'same',
+  },
+  {
+    fixture: 'log-format-closing-bracket-missing',
+    text: 'the closing bracket in "remote_addr" variable is missing',
+    line: 3,
+    nginx: 'same',
+  },
+  { fixture: 'log-format-dollar-at-end', text: 'invalid parameter "$"', line: 3, nginx: 'same' },
+  {
     fixture: 'priority-level-unknown-zone',
     text: 'unknown priority_level_zone "workloads"',
     line: 6,

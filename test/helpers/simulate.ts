@@ -57,11 +57,15 @@ export function simulateConfig(httpBody: string): string {
   return `http {\n${httpBody}\n}\n`;
 }
 
-/** Runs simulate; rejects with its stderr when it exits non-zero or answers the wrong number of lines. */
+/**
+ * Runs simulate; rejects with its stderr when it exits non-zero or answers the wrong number of lines.
+ * `keyvals` are timeline lines written before the requests (they have no answer line).
+ */
 export function runSimulate(
   configFile: string,
   requests: readonly SimulateRequest[],
   timeoutMs = 60_000,
+  keyvals: readonly object[] = [],
 ): Promise<SimulateResult[]> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, 'simulate', '-c', configFile], {
@@ -99,6 +103,6 @@ export function runSimulate(
     });
     // A simulate that exits early closes stdin; the resulting EPIPE is reported through 'close'.
     child.stdin.on('error', () => {});
-    child.stdin.end(`${requests.map((r) => JSON.stringify(r)).join('\n')}\n`);
+    child.stdin.end(`${[...keyvals, ...requests].map((r) => JSON.stringify(r)).join('\n')}\n`);
   });
 }

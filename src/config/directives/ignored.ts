@@ -43,7 +43,6 @@ const ENTRIES: readonly (readonly [string, readonly ContextKind[], ArgSpec])[] =
   ['worker_aio_requests', E, [1]],
   // logging
   ['access_log', HSL, '1+'],
-  ['log_format', H, '2+'],
   ['log_not_found', HSL, [1]],
   ['log_subrequest', HSL, [1]],
   ['open_log_file_cache', HSL, [1, 2, 3, 4]],

@@ -11,6 +11,7 @@ import { keyvalDirectives } from './keyval.ts';
 import { limitConnDirectives } from './limit-conn.ts';
 import { limitReqDirectives } from './limit-req.ts';
 import { locationDirectives } from './location.ts';
+import { logFormatDirectives } from './log-format.ts';
 import { mapDirectives } from './map.ts';
 import { priorityLevelDirectives } from './priority-level.ts';
 import { proxyDirectives } from './proxy.ts';
@@ -37,6 +38,7 @@ for (const spec of [
   ...realIpAccessDirectives,
   ...proxyDirectives,
   ...clientDirectives,
+  ...logFormatDirectives,
   ...ignoredDirectives,
 ]) {
   const entries = TABLE.get(spec.name) ?? [];

@@ -402,7 +402,16 @@ export class Site {
 
   /** `route` + `decide` in one step (simulate, tests); 400 for an unparsable target. */
   evaluate(facts: RequestFacts, nowMs: number): Verdict {
-    const route = this.route(facts.target, facts.headers.host, facts.serverAddr, facts.serverPort);
+    return this.decideRoute(this.routeFacts(facts), facts, nowMs);
+  }
+
+  /** `route` for a request's facts. */
+  routeFacts(facts: RequestFacts): Route | null {
+    return this.route(facts.target, facts.headers.host, facts.serverAddr, facts.serverPort);
+  }
+
+  /** `decide` for a request `routeFacts` routed; 400 for one it could not route. */
+  decideRoute(route: Route | null, facts: RequestFacts, nowMs: number): Verdict {
     if (route === null) {
       return {
         kind: 'return',
