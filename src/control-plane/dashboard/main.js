@@ -7,7 +7,7 @@ import { getJson, setToken, token } from './api.js';
 import { auditView, automationView, replicasView } from './cluster-panels.js';
 import { h, show } from './dom.js';
 import { limitConnsView, priorityLevelsView, upstreamsView, zoneSyncView } from './limiter-panels.js';
-import { CounterHistory } from './rates.js';
+import { CounterHistory, WINDOW_MS } from './rates.js';
 import { ratesView } from './rates-view.js';
 import { SwitchDialog } from './switch-dialog.js';
 import { switchesView } from './switches.js';
@@ -123,6 +123,7 @@ function setUpToken() {
 }
 
 setUpToken();
+document.getElementById('rate-window').textContent = String(WINDOW_MS / 60_000);
 for (const radio of document.querySelectorAll('input[name="rate-view"]')) {
   radio.addEventListener('change', () => show(body('rates'), ratesView(history, rateView(), Date.now())));
 }
