@@ -67,7 +67,7 @@ export function auditView(entries) {
 
 function change(old, now) {
   const text = (value) => (value === null ? '∅' : `"${value}"`);
-  return h('code', {}, `${text(old)} → ${text(now)}`);
+  return h('code', { class: 'change' }, `${text(old)} → ${text(now)}`);
 }
 
 export function automationView(automation) {

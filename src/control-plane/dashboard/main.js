@@ -70,9 +70,9 @@ async function poll() {
     history.add(atMs, { cluster: answers.limitReqs.value, ...answers.limitReqsByReplica.value });
   }
   if (!switchesBusy()) {
-    draw('switches', answers, ['keyvals', 'automation'], (zones, automation) =>
-      switchesView(zones, automation, dialog),
-    );
+    // Holds only mark keys: a view without them (a replica's status port has none) still draws.
+    const automation = answers.automation.status === 'fulfilled' ? answers.automation.value : null;
+    draw('switches', answers, ['keyvals'], (zones) => switchesView(zones, automation, dialog));
   }
   draw('rates', answers, ['limitReqs'], () => ratesView(history, rateView(), atMs));
   draw('replicas', answers, ['replicas'], replicasView);
@@ -123,7 +123,9 @@ function setUpToken() {
 }
 
 setUpToken();
-document.getElementById('rate-window').textContent = String(WINDOW_MS / 60_000);
+const windowMinutes = WINDOW_MS / 60_000;
+document.getElementById('rate-window').textContent =
+  `${windowMinutes} minute${windowMinutes === 1 ? '' : 's'}`;
 for (const radio of document.querySelectorAll('input[name="rate-view"]')) {
   radio.addEventListener('change', () => show(body('rates'), ratesView(history, rateView(), Date.now())));
 }
