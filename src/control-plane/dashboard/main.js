@@ -29,6 +29,13 @@ const VIEWS = {
   zoneSync: '/api/9/stream/zone_sync',
 };
 
+/**
+ * Views answered 405: a replica's own status API (`--status-listen`) serves this page over the
+ * replica's view of the store, which has no alert records. They are not asked again.
+ */
+const unavailable = new Set();
+const UNAVAILABLE_TEXT = 'Not served here (a replica’s status API): open the control plane’s dashboard.';
+
 const history = new CounterHistory();
 const dialog = new SwitchDialog(() => void poll());
 let polls = 0;
@@ -44,6 +51,10 @@ function rateView() {
 
 /** Draw a section from its views, or say why it cannot be drawn. */
 function draw(id, answers, names, render) {
+  if (names.some((name) => unavailable.has(name))) {
+    show(body(id), h('p', { class: 'empty' }, UNAVAILABLE_TEXT));
+    return;
+  }
   const failed = names.map((name) => answers[name]).find((a) => a.status === 'rejected');
   if (failed) {
     show(body(id), h('p', { class: 'error' }, failed.reason.message));
@@ -62,16 +73,19 @@ function switchesBusy() {
 
 async function poll() {
   clearTimeout(timer);
-  const names = Object.keys(VIEWS);
+  const names = Object.keys(VIEWS).filter((name) => !unavailable.has(name));
   const settled = await Promise.allSettled(names.map((name) => getJson(VIEWS[name])));
   const answers = Object.fromEntries(names.map((name, i) => [name, settled[i]]));
+  for (const [name, answer] of Object.entries(answers)) {
+    if (answer.status === 'rejected' && answer.reason.status === 405) unavailable.add(name);
+  }
   const atMs = Date.now();
   if (answers.limitReqs.status === 'fulfilled' && answers.limitReqsByReplica.status === 'fulfilled') {
     history.add(atMs, { cluster: answers.limitReqs.value, ...answers.limitReqsByReplica.value });
   }
   if (!switchesBusy()) {
     // Holds only mark keys: a view without them (a replica's status port has none) still draws.
-    const automation = answers.automation.status === 'fulfilled' ? answers.automation.value : null;
+    const automation = answers.automation?.status === 'fulfilled' ? answers.automation.value : null;
     draw('switches', answers, ['keyvals'], (zones) => switchesView(zones, automation, dialog));
   }
   draw('rates', answers, ['limitReqs'], () => ratesView(history, rateView(), atMs));
@@ -91,7 +105,7 @@ async function poll() {
 function showStatus(settled, atMs) {
   const status = document.getElementById('status');
   const unauthorized = settled.some((s) => s.status === 'rejected' && s.reason.status === 401);
-  const failures = settled.filter((s) => s.status === 'rejected').length;
+  const failures = settled.filter((s) => s.status === 'rejected' && s.reason.status !== 405).length;
   status.className = failures === 0 ? 'status ok' : 'status failing';
   status.textContent = unauthorized
     ? 'reads need a token: enter it above'
