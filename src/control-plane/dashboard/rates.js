@@ -8,7 +8,7 @@
 export const LIMIT_REQ_FIELDS = ['passed', 'delayed', 'rejected', 'delayed_dry_run', 'rejected_dry_run'];
 
 /** `?minutes=N` on the page's URL (1–60) sets the window; 5 minutes otherwise. */
-const minutes = Number(new URLSearchParams(location.search).get('minutes'));
+const minutes = Number(new URLSearchParams(globalThis.location?.search ?? '').get('minutes'));
 export const WINDOW_MS = (Number.isInteger(minutes) && minutes >= 1 && minutes <= 60 ? minutes : 5) * 60_000;
 
 export class CounterHistory {
