@@ -121,6 +121,7 @@ function banner(
 limitswitch demo — cafe.example.com, limits switched without a reload
 
   control plane   ${controlPlane}   (NGINX Plus API v9, /limit_reqs, /cluster/replicas, /docs)
+  dashboard       ${controlPlane}/dashboard
   store           ${store}
   replicas        ${ports.map((p) => `http://${host}:${p}`).join('  ')}
   upstreams       ${upstreams.join(', ')}

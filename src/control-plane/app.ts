@@ -21,12 +21,15 @@ import type { ControlPlaneContext } from './context.ts';
 import { ExpirySweeper } from './expiry-sweeper.ts';
 import { alertmanagerHookRoutes } from './hooks/alertmanager-hook.ts';
 import { newRequestId, nginxErrorBody, toApiError } from './nginx-error.ts';
+import { automationHoldRoutes } from './routes/automation-holds.ts';
 import { clusterRoutes } from './routes/cluster.ts';
+import { dashboardRoutes } from './routes/dashboard.ts';
 import { keyvalRoutes } from './routes/keyvals.ts';
 import { limiterCounterRoutes } from './routes/limiter-counters.ts';
 import { operationsRoutes } from './routes/operations.ts';
 import { API_VERSIONS, plusRootRoutes } from './routes/plus-root.ts';
 import { priorityLevelRoutes } from './routes/priority-levels.ts';
+import { switchRoutes } from './routes/switches.ts';
 import { upstreamRoutes } from './routes/upstreams.ts';
 import { zoneSyncRoutes } from './routes/zone-sync.ts';
 import { loadApiSpec } from './spec.ts';
@@ -68,6 +71,9 @@ const PUBLIC_OPERATIONS = new Set([
   'getDocs',
   'getDocsJson',
   'getDocsYaml',
+  // The page's files hold no data; what it shows, it reads through the API's own rules.
+  'getDashboard',
+  'getDashboardAsset',
   // Authenticates itself (bearer or HTTP Basic, as Alertmanager sends).
   'postAlertmanagerHook',
 ]);
@@ -152,7 +158,10 @@ export async function controlPlane(app: FastifyInstance, options: ControlPlaneOp
   upstreamRoutes(app, ctx);
   priorityLevelRoutes(app, ctx);
   clusterRoutes(app, ctx);
+  switchRoutes(app, ctx);
+  automationHoldRoutes(app, ctx, options.alertRules);
   operationsRoutes(app, ctx);
+  dashboardRoutes(app, ctx);
   alertmanagerHookRoutes(app, ctx, options.alertRules);
 
   const sweepMs = options.expirySweepMs ?? 1000;

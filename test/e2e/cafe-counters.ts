@@ -110,20 +110,24 @@ export interface Toggle {
   readonly body: string;
 }
 
-/** One write to a keyval zone of the control plane's Plus API (`wait`: `?wait=applied`). */
+/**
+ * One write to a keyval zone of the control plane's Plus API (`wait`: `?wait=applied`); `headers`
+ * add to the request's (`authorization` when tokens are configured).
+ */
 export async function toggle(
   controlPlaneUrl: string,
   method: 'POST' | 'PATCH',
   zone: string,
   entries: Record<string, string>,
   wait: boolean,
+  headers: Record<string, string> = {},
 ): Promise<Toggle> {
   const query = wait ? '?wait=applied' : '';
   const sentMs = performance.now();
   const res = await fetch(`${controlPlaneUrl}/api/9/http/keyvals/${zone}${query}`, {
     method,
     body: JSON.stringify(entries),
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...headers },
   });
   const answeredMs = performance.now();
   return { status: res.status, sentMs, answeredMs, body: await res.text() };
