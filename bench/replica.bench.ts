@@ -208,6 +208,8 @@ interface Target {
 }
 
 interface Sample {
+  readonly p50Ms?: number;
+  readonly p99Ms?: number;
   readonly rps: number;
   readonly cpuUsPerRequest: number;
   readonly upstreamCpuUsPerRequest: number;
@@ -221,12 +223,14 @@ async function measure(
   target: Target,
   upstreamPid: number,
   warmupMs: number,
+  how: Partial<LoadRequest> = {},
 ): Promise<Sample> {
   const request: LoadRequest = {
     port: target.port,
     connections: CONNECTIONS,
     warmupMs,
     durationMs: DURATION_MS,
+    ...how,
   };
   loadGen.send(request);
   await once(loadGen, 'message'); // measuring
@@ -245,6 +249,7 @@ async function measure(
     loadCpuUsPerRequest: (loadEnd - loadStart) / requests,
     errors: done.errors,
     non2xx: done.non2xx,
+    ...(done.p50Ms === undefined ? {} : { p50Ms: done.p50Ms, p99Ms: done.p99Ms }),
   };
 }
 
@@ -473,9 +478,141 @@ async function main(): Promise<void> {
       `${result.on_vs_off_sequential} from the sequential rounds), limit_conn on/off ${result.conn_vs_off} side by side (bar ≥ 0.97)` +
       (WITH_BARE ? `, bare/nginx ${result.bare_vs_nginx}, off/bare ${result.off_vs_bare}` : ''),
   );
+  console.log('');
+  Object.assign(result, await tlsPhase(upstream.child.pid!, upstreamPort, loadGen));
   nginx.stop();
-  for (const child of children) if (child !== undefined && child.exitCode === null) child.disconnect?.();
+  for (const child of children) if (child !== undefined && child.exitCode === null && child.connected) child.disconnect();
   console.log(JSON.stringify(result));
+}
+
+/**
+ * TLS at the edge, side by side with nginx (`listen … ssl http2`, the same certificate, the same
+ * keep-alive upstream): req/s and server CPU per request over HTTPS (HTTP/1.1, keep-alive) and h2 (one
+ * connection, CONNECTIONS streams at a time); full handshakes per second (8 clients, a new connection
+ * each time, no resumption); and added latency at 4 connections, closed loop: the proxy's p50/p99 over
+ * HTTPS minus a direct plain call's to the upstream.
+ */
+async function tlsPhase(
+  upstreamPid: number,
+  upstreamPort: number,
+  loadGen: ChildProcess,
+): Promise<Record<string, number>> {
+  const dir = mkdtempSync(join(tmpdir(), 'limitswitch-bench-tls-'));
+  const cert = join(dir, 'cafe.crt');
+  const key = join(dir, 'cafe.key');
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=cafe.example.com',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+    ],
+    { stdio: 'ignore' },
+  );
+  const nginx = await startNginx(upstreamPort, (port, up) =>
+    keptUpstreamConf(port, up).replace(
+      `listen 127.0.0.1:${port};`,
+      `listen 127.0.0.1:${port} ssl http2;\n    ssl_certificate ${cert};\n    ssl_certificate_key ${key};`,
+    ),
+  );
+  process.env.BENCH_TLS_CERT = cert;
+  process.env.BENCH_TLS_KEY = key;
+  const replica = await startNode<{ port: number }>('proxy-main.ts', ['tls', String(upstreamPort)]);
+  const targets: Target[] = [
+    { name: 'nginx', port: nginx.port, pids: nginx.pids },
+    { name: 'replica', port: replica.first.port, pids: [replica.child.pid!] },
+  ];
+  const kinds = [
+    ['https', { protocol: 'https' }],
+    ['h2', { protocol: 'h2' }],
+    ['handshakes', { protocol: 'handshakes', connections: 8 }],
+    ['latency', { protocol: 'https', connections: 4, latency: true }],
+  ] as const;
+  const samples = new Map<string, Sample[]>();
+  const rounds = Math.max(2, Math.ceil(ROUNDS / 3));
+  for (let r = 0; r < rounds; r++) {
+    const warmupMs = r === 0 ? WARMUP_MS : WARMUP_MS / 4;
+    for (const [kind, how] of kinds) {
+      const order = r % 2 === 0 ? targets : [...targets].reverse();
+      for (const target of order) {
+        const sample = await measure(loadGen, target, upstreamPid, warmupMs, how);
+        const key = `${kind} ${target.name}`;
+        samples.set(key, [...(samples.get(key) ?? []), sample]);
+        console.log(
+          `tls round ${r + 1}  ${kind.padEnd(10)} ${target.name.padEnd(7)} ${sample.rps.toFixed(0).padStart(7)} /s  ` +
+            `server ${sample.cpuUsPerRequest.toFixed(1).padStart(6)} µs CPU each` +
+            (sample.p50Ms === undefined
+              ? ''
+              : `  p50 ${sample.p50Ms.toFixed(2)} ms p99 ${sample.p99Ms!.toFixed(2)} ms`) +
+            (sample.errors || sample.non2xx ? `  errors ${sample.errors} non-2xx ${sample.non2xx}` : ''),
+        );
+      }
+    }
+    const direct = await measure(
+      loadGen,
+      { name: 'direct', port: upstreamPort, pids: [upstreamPid] },
+      upstreamPid,
+      warmupMs,
+      {
+        protocol: 'http',
+        connections: 4,
+        latency: true,
+      },
+    );
+    samples.set('latency direct', [...(samples.get('latency direct') ?? []), direct]);
+  }
+  const of = (key: string, pick: (s: Sample) => number) => median((samples.get(key) ?? []).map(pick));
+  const perRound = (a: string, b: string) => {
+    const bs = samples.get(b) ?? [];
+    return median((samples.get(a) ?? []).map((s, i) => s.rps / (bs[i]?.rps ?? Number.NaN)));
+  };
+  const added = (who: string, q: 'p50Ms' | 'p99Ms') =>
+    round(
+      of(`latency ${who}`, (s) => s[q] ?? Number.NaN) - of('latency direct', (s) => s[q] ?? Number.NaN),
+      2,
+    );
+  const result: Record<string, number> = {};
+  for (const kind of ['https', 'h2', 'handshakes'] as const) {
+    result[`${kind}_nginx_per_s`] = round(
+      of(`${kind} nginx`, (s) => s.rps),
+      0,
+    );
+    result[`${kind}_per_s`] = round(
+      of(`${kind} replica`, (s) => s.rps),
+      0,
+    );
+    result[`${kind}_vs_nginx`] = round(perRound(`${kind} replica`, `${kind} nginx`), 3);
+    result[`${kind}_nginx_cpu_us`] = round(
+      of(`${kind} nginx`, (s) => s.cpuUsPerRequest),
+      1,
+    );
+    result[`${kind}_cpu_us`] = round(
+      of(`${kind} replica`, (s) => s.cpuUsPerRequest),
+      1,
+    );
+  }
+  result.https_p50_added_ms = added('replica', 'p50Ms');
+  result.https_p99_added_ms = added('replica', 'p99Ms');
+  result.https_nginx_p50_added_ms = added('nginx', 'p50Ms');
+  result.https_nginx_p99_added_ms = added('nginx', 'p99Ms');
+  console.log(
+    `TLS: https ${result.https_vs_nginx}× nginx, h2 ${result.h2_vs_nginx}×, handshakes ${result.handshakes_vs_nginx}× ` +
+      `(${result.handshakes_per_s} vs ${result.handshakes_nginx_per_s}/s); added latency over HTTPS: replica p50 +${result.https_p50_added_ms} ` +
+      `p99 +${result.https_p99_added_ms} ms, nginx p50 +${result.https_nginx_p50_added_ms} p99 +${result.https_nginx_p99_added_ms} ms`,
+  );
+  nginx.stop();
+  rmSync(dir, { recursive: true, force: true });
+  return result;
 }
 
 await main();

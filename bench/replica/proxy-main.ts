@@ -3,7 +3,9 @@
  * `node --import tsx bench/replica/proxy-main.ts <mode> <upstreamPort> [keepalive]`.
  * Modes: `off` (limits switched off: the hook passes everything), `engine` (the replica's engine hook
  * on a seed-style config with the switch on and a rate nothing reaches), `conn` (the same with
- * `limit_conn` in place of `limit_req`, a number of connections nothing reaches). `keepalive`: the upstream
+ * `limit_conn` in place of `limit_req`, a number of connections nothing reaches), `tls` (the engine
+ * hook on a `listen … ssl http2` server: TLS, ALPN h2 or HTTP/1.1; the certificate and key files in
+ * BENCH_TLS_CERT / BENCH_TLS_KEY). `keepalive`: the upstream
  * block's `keepalive` (64), or `none` for a block without it (the replica's default). Reports
  * `{ port }` to the parent over IPC.
  */
@@ -13,6 +15,7 @@ import { loadConfigText } from '../../src/config/index.ts';
 import { engineHook } from '../../src/replica/engine-hook.ts';
 import { ErrorLog } from '../../src/replica/error-log.ts';
 import { type DecideHook, type Decision, PASS } from '../../src/replica/http/decision.ts';
+import type { EdgeConf } from '../../src/replica/http/edge-listener.ts';
 import { ProxyServer } from '../../src/replica/http/proxy-server.ts';
 import { UpstreamSet } from '../../src/replica/http/upstream-group.ts';
 import { DEFAULT_KEEPALIVE } from '../../src/replica/http/upstream-keepalive.ts';
@@ -37,7 +40,7 @@ function freePort(): Promise<number> {
  * The seed article's shape: a keyval switch feeds a map that produces the key of a limit_req zone
  * (or, `limitConn`, of a limit_conn zone).
  */
-function engineConfig(port: number, limitConn: boolean): string {
+function engineConfig(port: number, limitConn: boolean, tls = false): string {
   const limit = limitConn
     ? 'limit_conn conn_zone 65535;'
     : 'limit_req zone=req_zone_10 burst=1000000 nodelay;';
@@ -49,8 +52,12 @@ function engineConfig(port: number, limitConn: boolean): string {
     limit_conn_zone $limit_key zone=conn_zone:10m;
     upstream backend { server 127.0.0.1:${upstreamPort};${keepalive === null ? '' : ` keepalive ${keepalive};`} }
     server {
-      listen 127.0.0.1:${port};
-      server_name cafe.example.com;
+      listen 127.0.0.1:${port}${tls ? ' ssl http2' : ''};
+      server_name cafe.example.com;${
+        tls
+          ? `\n      ssl_certificate ${process.env.BENCH_TLS_CERT}; ssl_certificate_key ${process.env.BENCH_TLS_KEY};`
+          : ''
+      }
       location / { ${limit} proxy_pass http://backend; }
     }
   }`;
@@ -66,13 +73,19 @@ async function main(): Promise<void> {
     },
   ]);
   let decide: DecideHook<Decision>;
+  let edge: EdgeConf | undefined;
   switch (mode) {
     case 'off':
       decide = () => PASS;
       break;
     case 'engine':
-    case 'conn': {
-      const config = loadConfigText(engineConfig(port, mode === 'conn'), 'bench-replica.conf');
+    case 'conn':
+    case 'tls': {
+      const config = loadConfigText(
+        engineConfig(port, mode === 'conn', mode === 'tls'),
+        'bench-replica.conf',
+      );
+      if (mode === 'tls') edge = { port, ssl: true, http2: true, servers: config.http.servers };
       const site = buildSite(config.http);
       site.keyvalZones.get('limitreq_uri')!.set('/', { value: '1', expireAtMs: null });
       const targets = resolveProxyTargets(site, config.http.upstreams);
@@ -83,13 +96,19 @@ async function main(): Promise<void> {
         targets: () => targets,
         errorLog: new ErrorLog((line) => process.stderr.write(line)),
         port,
+        ssl: mode === 'tls',
       });
       break;
     }
     default:
       throw new Error(`unknown mode "${mode}"`);
   }
-  const proxy = new ProxyServer({ decide, upstreams, defaultUpstream: 'backend' });
+  const proxy = new ProxyServer({
+    decide,
+    upstreams,
+    defaultUpstream: 'backend',
+    ...(edge === undefined ? {} : { edge, scheme: 'https' }),
+  });
   await proxy.listen(port, '127.0.0.1');
   process.send?.({ port });
 }
