@@ -81,6 +81,9 @@ export class EdgeListener {
 
   #onConnection = (socket: Socket): void => {
     socket.on('error', destroyOnError);
+    // a client that never finishes its first bytes is not kept (nginx: client_header_timeout, or
+    // ssl_handshake_timeout); whoever takes the connection sets its own timeouts
+    socket.setTimeout(HANDSHAKE_TIMEOUT_MS, destroyOnError);
     let bytes: Buffer | null = null;
     const onData = (chunk: Buffer): void => {
       bytes = bytes === null ? chunk : Buffer.concat([bytes, chunk]);
@@ -105,6 +108,7 @@ export class EdgeListener {
 
   /** The bytes read so far go back into the socket for whoever reads it next. */
   #handOver(socket: Socket, onData: (chunk: Buffer) => void, bytes: Buffer): void {
+    socket.setTimeout(0);
     socket.off('data', onData);
     socket.pause();
     socket.unshift(bytes);
@@ -129,10 +133,9 @@ export class EdgeListener {
       tls = this.#createTls(server);
       this.#tls.set(server, tls);
     }
-    const negotiatedName = named === null ? null : host;
+    // the TLS socket wraps this one: what SNI negotiated is read back from it once it is secure
+    (socket as Socket & { [kNegotiated]?: string | null })[kNegotiated] = named === null ? null : host;
     tls.emit('connection', socket);
-    // the TLS socket wraps this one: note what the handshake was made with on it when it is secure
-    (socket as Socket & { [kNegotiated]?: string | null })[kNegotiated] = negotiatedName;
   }
 
   #createTls(server: ServerConf): TlsServer {
