@@ -12,11 +12,10 @@ import { type ConfiguredZones, zonesOfConfig } from '../control-plane/config-zon
 import { startControlPlaneServer } from '../control-plane/server.ts';
 import { parseHostPort } from '../engine/net/address-text.ts';
 import { LimitswitchError } from '../shared/errors.ts';
-import { openCliStore } from './open-store.ts';
+import { openCliStore, type StoreFlags, storeOptions } from './open-store.ts';
 
-interface ControlPlaneFlags {
+interface ControlPlaneFlags extends StoreFlags {
   listen: string;
-  redis?: string;
   config?: string;
   tokenFile?: string;
   allow: string[];
@@ -26,14 +25,10 @@ interface ControlPlaneFlags {
 }
 
 export function registerControlPlaneCommand(program: Command): void {
-  program
+  const command = program
     .command('control-plane')
     .description('serve the NGINX Plus API (keyvals, limit_reqs) and cluster views for every replica')
     .option('--listen <host:port>', 'address to listen on', '127.0.0.1:8080')
-    .option(
-      '--redis <url>',
-      'shared store: redis://, rediss://, redis+sentinel://, redis+cluster:// (default: REDIS_URL, else in memory)',
-    )
     .option('-c, --config <file>', 'nginx.conf whose keyval_zone/limit_req_zone the API serves')
     .option(
       '--token-file <file>',
@@ -42,10 +37,13 @@ export function registerControlPlaneCommand(program: Command): void {
     .option('--allow <cidr...>', 'client addresses allowed to write (and to read with --read-auth)', [])
     .option('--read-only', "refuse every write with 405 MethodDisabled (NGINX's api write=off)", false)
     .option('--read-auth', 'reads of the API, cluster views and audit need a token too', false)
-    .option('--alert-rules <file>', 'rules for POST /hooks/alertmanager: which alerts change which keyvals')
-    .action(async (flags: ControlPlaneFlags) => {
-      await runControlPlane(flags);
-    });
+    .option('--alert-rules <file>', 'rules for POST /hooks/alertmanager: which alerts change which keyvals');
+  storeOptions(
+    command,
+    'shared store: redis://, rediss://, redis+sentinel://, redis+cluster:// (default: REDIS_URL, else in memory)',
+  ).action(async (flags: ControlPlaneFlags) => {
+    await runControlPlane(flags);
+  });
 }
 
 async function runControlPlane(flags: ControlPlaneFlags): Promise<void> {
@@ -62,7 +60,7 @@ async function runControlPlane(flags: ControlPlaneFlags): Promise<void> {
     : { keyvalZones: [], limitReqZones: [], limitConnZones: [] };
   const alertRules = flags.alertRules ? loadAlertRules(flags.alertRules) : undefined;
   const logger = pino({ name: 'limitswitch-control-plane' });
-  const store = openCliStore(flags.redis ?? process.env.REDIS_URL, logger);
+  const store = openCliStore(flags, logger);
   const server = await startControlPlaneServer({
     store,
     auth,

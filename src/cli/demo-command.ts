@@ -13,12 +13,11 @@ import { zonesOfConfig } from '../control-plane/config-zones.ts';
 import { startControlPlaneServer } from '../control-plane/server.ts';
 import { ErrorLog } from '../replica/error-log.ts';
 import { Replica } from '../replica/replica.ts';
-import { openCliStore } from './open-store.ts';
+import { openCliStore, type StoreFlags, storeOptions } from './open-store.ts';
 
 const EXAMPLE = join(dirname(fileURLToPath(import.meta.url)), '../../examples/cafe/nginx.conf');
 
-interface DemoFlags {
-  redis?: string;
+interface DemoFlags extends StoreFlags {
   config: string;
   host: string;
   controlPlanePort: string;
@@ -26,27 +25,25 @@ interface DemoFlags {
 }
 
 export function registerDemoCommand(program: Command): void {
-  program
+  const command = program
     .command('demo')
     .description('run the cafe example locally: control plane, three replicas, tea and coffee upstreams')
-    .option('--redis <url>', 'shared store (default: REDIS_URL, else the embedded memory store)')
     .option('-c, --config <file>', 'the replicas’ configuration', EXAMPLE)
     .option('--host <address>', 'address everything listens on', '127.0.0.1')
     .option('--control-plane-port <port>', 'control plane port', '8080')
-    .option('--replica-ports <ports>', 'one port per replica, comma-separated', '8081,8082,8083')
-    .action(async (flags: DemoFlags) => {
+    .option('--replica-ports <ports>', 'one port per replica, comma-separated', '8081,8082,8083');
+  storeOptions(command, 'shared store (default: REDIS_URL, else the embedded memory store)').action(
+    async (flags: DemoFlags) => {
       await runDemo(flags);
-    });
+    },
+  );
 }
 
 async function runDemo(flags: DemoFlags): Promise<void> {
   const config = loadConfigFile(flags.config);
   const redisUrl = flags.redis ?? process.env.REDIS_URL;
   // The banner says which store runs; the memory store's "one process only" warning is the point here.
-  const store = openCliStore(
-    redisUrl,
-    pino({ name: 'limitswitch-demo', level: redisUrl ? 'warn' : 'error' }),
-  );
+  const store = openCliStore(flags, pino({ name: 'limitswitch-demo', level: redisUrl ? 'warn' : 'error' }));
   const upstreams = await Promise.all(
     config.http.upstreams.map((u) => startCafeApp(u.name, u.servers[0]!.host, u.servers[0]!.port)),
   );

@@ -15,14 +15,13 @@ import { ErrorLog, type ErrorLogLevel } from '../replica/error-log.ts';
 import { Replica } from '../replica/replica.ts';
 import { STORE_RESET_POLICIES, type StoreResetPolicy } from '../replica/store-reset.ts';
 import { LimitswitchError } from '../shared/errors.ts';
-import { openCliStore } from './open-store.ts';
+import { openCliStore, type StoreFlags, storeOptions } from './open-store.ts';
 import { checkConfigMode, type KubernetesFlags, startKubernetesConfig } from './replica-kubernetes.ts';
 import type { ReplicaStatus } from './replica-status.ts';
 
-interface ReplicaFlags extends KubernetesFlags {
+interface ReplicaFlags extends KubernetesFlags, StoreFlags {
   config?: string;
   kubernetes?: boolean;
-  redis?: string;
   id?: string;
   statusListen?: string;
   stateFile?: string;
@@ -33,7 +32,7 @@ interface ReplicaFlags extends KubernetesFlags {
 }
 
 export function registerReplicaCommand(program: Command): void {
-  program
+  const command = program
     .command('replica')
     .description(
       'serve the server blocks of FILE, enforcing limit_req in process, following the keyval store',
@@ -58,7 +57,6 @@ export function registerReplicaCommand(program: Command): void {
       'with --kubernetes: the ConfigMap with http-snippets and settings',
     )
     .option('--listen-port <port>', 'with --kubernetes: the port Ingress traffic is served on (default: 80)')
-    .option('--redis <url>', 'shared store (default: REDIS_URL, else an in-process memory store)')
     .option(
       '--id <name>',
       'replica id in the cluster (default: POD_NAME, else hostname:port of the first listen)',
@@ -75,10 +73,12 @@ export function registerReplicaCommand(program: Command): void {
     )
     .option('--error-log <file>', 'nginx-format error log ("stderr" for the terminal)', 'stderr')
     .option('--error-log-level <level>', 'nginx error_log level: info, notice, warn, error', 'error')
-    .option('--access-log <file>', 'access log in nginx "combined" format ("stdout" for the terminal)')
-    .action(async (flags: ReplicaFlags) => {
+    .option('--access-log <file>', 'access log in nginx "combined" format ("stdout" for the terminal)');
+  storeOptions(command, 'shared store (default: REDIS_URL, else an in-process memory store)').action(
+    async (flags: ReplicaFlags) => {
       await runReplica(flags);
-    });
+    },
+  );
 }
 
 async function runReplica(flags: ReplicaFlags): Promise<void> {
@@ -86,7 +86,7 @@ async function runReplica(flags: ReplicaFlags): Promise<void> {
   checkConfigMode(flags);
   const storeReset = parseStoreReset(flags.storeReset);
   const fileConfig = flags.config !== undefined ? loadConfigFile(flags.config) : null;
-  const store = openCliStore(flags.redis ?? process.env.REDIS_URL, logger);
+  const store = openCliStore(flags, logger);
   const errorStream = openLog(flags.errorLog, process.stderr);
   const accessStream = flags.accessLog ? openLog(flags.accessLog, process.stdout) : null;
   // host:port of the first listener (two replicas on one host differ by port).

@@ -198,9 +198,12 @@ export interface ControlPlaneRun {
 }
 
 /** `limitswitch control-plane --listen 127.0.0.1:<free> …args`, resolved once it is listening. */
-export async function startControlPlane(args: readonly string[]): Promise<ControlPlaneRun> {
+export async function startControlPlane(
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<ControlPlaneRun> {
   const port = await freePort();
-  const child = new LimitswitchProcess('control-plane', ['--listen', `127.0.0.1:${port}`, ...args]);
+  const child = new LimitswitchProcess('control-plane', ['--listen', `127.0.0.1:${port}`, ...args], env);
   await started(child, 'control plane listening');
   return { process: child, url: `http://127.0.0.1:${port}` };
 }
