@@ -13,6 +13,7 @@ import { zonesOfConfig } from '../control-plane/config-zones.ts';
 import { startControlPlaneServer } from '../control-plane/server.ts';
 import { ErrorLog } from '../replica/error-log.ts';
 import { Replica } from '../replica/replica.ts';
+import { bindError } from '../shared/bind-error.ts';
 import { openCliStore, type StoreFlags, storeOptions } from './open-store.ts';
 
 const EXAMPLE = join(dirname(fileURLToPath(import.meta.url)), '../../examples/cafe/nginx.conf');
@@ -44,30 +45,49 @@ async function runDemo(flags: DemoFlags): Promise<void> {
   const redisUrl = flags.redis ?? process.env.REDIS_URL;
   // The banner says which store runs; the memory store's "one process only" warning is the point here.
   const store = openCliStore(flags, pino({ name: 'limitswitch-demo', level: redisUrl ? 'warn' : 'error' }));
-  const upstreams = await Promise.all(
-    config.http.upstreams.map((u) => startCafeApp(u.name, u.servers[0]!.host, u.servers[0]!.port)),
-  );
-  const controlPlane = await startControlPlaneServer({
-    store,
-    ...zonesOfConfig(config),
-    host: flags.host,
-    port: Number(flags.controlPlanePort),
-  });
+  // What is open so far, closed again if a later part cannot start (a port in use).
+  const opened: (() => Promise<void>)[] = [() => store.close()];
+  const open = async <T>(start: Promise<T>, close: (part: T) => Promise<void>): Promise<T> => {
+    const part = await start;
+    opened.unshift(() => close(part));
+    return part;
+  };
+  let controlPlane: Awaited<ReturnType<typeof startControlPlaneServer>>;
+  let replicas: Replica[];
+  let upstreams: Server[];
   const ports = flags.replicaPorts.split(',').map(Number);
-  const proxyPort = config.http.servers.flatMap((s) => s.listen.map((l) => l.port))[0] ?? 8081;
-  const errorLog = new ErrorLog((line) => process.stderr.write(line));
-  const replicas = ports.map(
-    (port, i) =>
-      new Replica({
-        id: `replica-${i + 1}`,
-        config,
+  try {
+    upstreams = [];
+    for (const u of config.http.upstreams) {
+      upstreams.push(await open(startCafeApp(u.name, u.servers[0]!.host, u.servers[0]!.port), closeServer));
+    }
+    controlPlane = await open(
+      startControlPlaneServer({
         store,
+        ...zonesOfConfig(config),
         host: flags.host,
-        portMap: new Map([[proxyPort, port]]),
-        errorLog,
+        port: Number(flags.controlPlanePort),
       }),
-  );
-  for (const replica of replicas) await replica.start();
+      (cp) => cp.close(),
+    );
+    const proxyPort = config.http.servers.flatMap((s) => s.listen.map((l) => l.port))[0] ?? 8081;
+    const errorLog = new ErrorLog((line) => process.stderr.write(line));
+    replicas = ports.map(
+      (port, i) =>
+        new Replica({
+          id: `replica-${i + 1}`,
+          config,
+          store,
+          host: flags.host,
+          portMap: new Map([[proxyPort, port]]),
+          errorLog,
+        }),
+    );
+    for (const replica of replicas) await open(replica.start(), () => replica.close());
+  } catch (err) {
+    for (const close of opened) await close();
+    throw err;
+  }
 
   process.stdout.write(
     banner(
@@ -76,7 +96,7 @@ async function runDemo(flags: DemoFlags): Promise<void> {
       ports,
       config.http.upstreams.map((u) => u.name),
       redisUrl
-        ? `Redis at ${redisUrl}`
+        ? `Redis at ${store.description}`
         : 'embedded memory store (this process only; --redis URL to share it)',
     ),
   );
@@ -85,12 +105,16 @@ async function runDemo(flags: DemoFlags): Promise<void> {
     process.stdout.write('\nstopping…\n');
     await Promise.all(replicas.map((r) => r.close()));
     await controlPlane.close();
-    await Promise.all(upstreams.map((s) => new Promise((resolve) => s.close(resolve))));
+    await Promise.all(upstreams.map(closeServer));
     await store.close();
     process.exit(0);
   };
   process.once('SIGINT', () => void stop());
   process.once('SIGTERM', () => void stop());
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => server.close(() => resolve()));
 }
 
 /** NGINX's cafe demo app: answers with its name and the URI it got. */
@@ -100,7 +124,7 @@ function startCafeApp(name: string, host: string, port: number): Promise<Server>
     res.end(`Server name: ${name}\nURI: ${req.url}\n`);
   });
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err) => reject(bindError(host, port, err)));
     server.listen(port, host, () => resolve(server));
   });
 }

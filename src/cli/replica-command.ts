@@ -14,7 +14,7 @@ import { formatAccessLine } from '../replica/access-log.ts';
 import { ErrorLog, type ErrorLogLevel } from '../replica/error-log.ts';
 import { Replica } from '../replica/replica.ts';
 import { STORE_RESET_POLICIES, type StoreResetPolicy } from '../replica/store-reset.ts';
-import { LimitswitchError } from '../shared/errors.ts';
+import { hasCode, LimitswitchError } from '../shared/errors.ts';
 import { openCliStore, type StoreFlags, storeOptions } from './open-store.ts';
 import { checkConfigMode, type KubernetesFlags, startKubernetesConfig } from './replica-kubernetes.ts';
 import type { ReplicaStatus } from './replica-status.ts';
@@ -84,8 +84,15 @@ export function registerReplicaCommand(program: Command): void {
 async function runReplica(flags: ReplicaFlags): Promise<void> {
   const logger = pino({ name: 'limitswitch-replica' });
   checkConfigMode(flags);
+  const statusListen = flags.statusListen ? parseStatusListen(flags.statusListen) : null;
   const storeReset = parseStoreReset(flags.storeReset);
   const fileConfig = flags.config !== undefined ? loadConfigFile(flags.config) : null;
+  // Bound first: a port in use stops the replica before it registers, and /healthz answers while a
+  // --kubernetes replica waits for its API server.
+  const statusPort = statusListen
+    ? // Loaded only when asked for: the status server brings fastify and the API schema.
+      await (await import('./replica-status.ts')).StatusPort.bind(statusListen.host, statusListen.port)
+    : null;
   const store = openCliStore(flags, logger);
   const errorStream = openLog(flags.errorLog, process.stderr);
   const accessStream = flags.accessLog ? openLog(flags.accessLog, process.stdout) : null;
@@ -97,6 +104,7 @@ async function runReplica(flags: ReplicaFlags): Promise<void> {
     ? null
     : await startKubernetesConfig(flags, { registry: store.registry, id, logger }).catch(
         async (err: unknown) => {
+          await statusPort?.close();
           await store.close();
           throw err;
         },
@@ -118,18 +126,17 @@ async function runReplica(flags: ReplicaFlags): Promise<void> {
     onClientClosed: (phase) => status?.metrics.countClientClosed(phase),
     log: (level, message, fields) => logger[level](fields ?? {}, message),
   });
-  await replica.start();
-  if (flags.statusListen) {
-    const listen = parseHostPort(flags.statusListen, true);
-    if (listen.error !== undefined || listen.port === null) {
-      throw new LimitswitchError(
-        'RL_ERR_CLI_USAGE',
-        `--status-listen ${flags.statusListen}: ${listen.error ?? 'port required'}`,
-      );
-    }
-    // Loaded only when asked for: the status server brings fastify and the API schema.
-    const { startReplicaStatus } = await import('./replica-status.ts');
-    status = await startReplicaStatus(replica, listen.host ?? '127.0.0.1', listen.port);
+  try {
+    await replica.start();
+    if (statusPort) status = await statusPort.serve(replica);
+  } catch (err) {
+    // A port it cannot bind: nginx's [emerg] in the error log, nothing left registered or open.
+    if (hasCode(err, 'RL_ERR_BIND')) errorLog.message('emerg', err.message);
+    await replica.close();
+    await k8s?.stop();
+    await statusPort?.close();
+    await store.close();
+    throw err;
   }
   logger.info(
     { id, ports: Object.fromEntries(replica.ports), status: status?.url ?? null },
@@ -169,6 +176,17 @@ async function runReplica(flags: ReplicaFlags): Promise<void> {
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+function parseStatusListen(value: string): { host: string; port: number } {
+  const listen = parseHostPort(value, true);
+  if (listen.error !== undefined || listen.port === null) {
+    throw new LimitswitchError(
+      'RL_ERR_CLI_USAGE',
+      `--status-listen ${value}: ${listen.error ?? 'port required'}`,
+    );
+  }
+  return { host: listen.host ?? '127.0.0.1', port: listen.port };
 }
 
 function parseStoreReset(value: string): StoreResetPolicy {

@@ -3,6 +3,7 @@
  * gracefully (stops accepting, lets in-flight requests finish, then returns).
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { bindError } from '../shared/bind-error.ts';
 import { type ControlPlaneOptions, controlPlane, controlPlaneServerOptions } from './app.ts';
 
 export interface ControlPlaneServerOptions extends ControlPlaneOptions {
@@ -21,6 +22,22 @@ export interface ControlPlaneServer {
   close(): Promise<void>;
 }
 
+/**
+ * The app, ready, for a server of the caller's (`app.routing(req, res)` answers its requests): a
+ * replica's status port that is bound before the replica has a configuration.
+ */
+export async function buildControlPlaneApp(
+  options: ControlPlaneOptions & { readonly logger?: FastifyBaseLogger | false },
+): Promise<FastifyInstance> {
+  const app = Fastify({
+    ...controlPlaneServerOptions(),
+    ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
+  });
+  await app.register(controlPlane, options);
+  await app.ready();
+  return app;
+}
+
 export async function startControlPlaneServer(
   options: ControlPlaneServerOptions,
 ): Promise<ControlPlaneServer> {
@@ -32,7 +49,12 @@ export async function startControlPlaneServer(
     return503OnClosing: true,
   });
   await app.register(controlPlane, options);
-  await app.listen({ host: options.host, port: options.port });
+  try {
+    await app.listen({ host: options.host, port: options.port });
+  } catch (err) {
+    await app.close();
+    throw bindError(options.host, options.port, err);
+  }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;

@@ -217,10 +217,26 @@ export class Replica {
     return out;
   }
 
+  /**
+   * Throws `RL_ERR_BIND` (nothing left listening, never registered) when a port cannot be bound: a
+   * replica without its port must not count as live.
+   */
   async start(): Promise<void> {
     await this.#resendSavedCounters();
     await this.sync.start();
-    // With the store away, the first heartbeat would only wait out its timeout before we serve.
+    // Before serving: a synced zone starts from the live replicas' count, not from a share of 1.
+    await this.limitSync.refreshLive();
+    try {
+      for (const port of this.#proxyPorts()) await this.#listen(port);
+    } catch (err) {
+      await Promise.all([...this.#listeners.values()].map(({ server }) => server.close({ forceAfterMs: 0 })));
+      this.#listeners.clear();
+      await this.#upstreams.close();
+      await this.sync.stop();
+      this.#closed = Promise.resolve();
+      throw err;
+    }
+    // With the store away, the first heartbeat would only wait out its timeout.
     if (this.sync.state().connected) await this.#report();
     else void this.#report();
     const flushMs = this.#options.flushIntervalMs ?? 1000;
@@ -232,10 +248,7 @@ export class Replica {
       setInterval(() => this.#expireKeys(), 1000),
     );
     for (const timer of this.#timers) timer.unref();
-    // Before serving: a synced zone starts from the live replicas' count, not from a share of 1.
-    await this.limitSync.refreshLive();
     this.limitSync.start();
-    for (const port of this.#proxyPorts()) await this.#listen(port);
   }
 
   /** Swaps in a new configuration; throws (keeping the old one) when it cannot be built. */

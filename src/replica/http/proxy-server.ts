@@ -19,6 +19,7 @@ import { createServer, type IncomingMessage, type Server, ServerResponse } from 
 import type { AddressInfo, Socket } from 'node:net';
 import type { RealIpConf } from '../../config/model.ts';
 import { type NginxAddr, normalizePeerAddress, parseAddr } from '../../engine/net/address-text.ts';
+import { bindError } from '../../shared/bind-error.ts';
 import { LimitswitchError } from '../../shared/errors.ts';
 import type {
   ClientClosedCallback,
@@ -152,12 +153,13 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
     return this.#closing;
   }
 
-  /** Starts listening; resolves with the bound address. */
+  /** Starts listening; resolves with the bound address, rejects with nginx's `bind() … failed`. */
   listen(port: number, host = '127.0.0.1'): Promise<AddressInfo> {
     return new Promise((resolve, reject) => {
-      this.server.once('error', reject);
+      const fail = (err: unknown) => reject(bindError(host, port, err));
+      this.server.once('error', fail);
       this.server.listen(port, host, () => {
-        this.server.off('error', reject);
+        this.server.off('error', fail);
         resolve(this.server.address() as AddressInfo);
       });
     });
