@@ -79,6 +79,10 @@ export class StatusPort {
       ),
       auth: { readOnly: true },
       metrics,
+      storeLink: () => {
+        const { connected, source, lastError } = replica.sync.state();
+        return { connected, source, lastError };
+      },
     });
     return { url: this.url, metrics: replicaMetrics, close: () => this.close() };
   }

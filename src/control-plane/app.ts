@@ -58,6 +58,19 @@ export interface ControlPlaneOptions {
   readonly waitPollMs?: number;
   /** `--alert-rules FILE`: enables `POST /hooks/alertmanager` (404 without). */
   readonly alertRules?: AlertRules;
+  /**
+   * A replica's status port: how its link to the shared store is, for `/readyz` (which stays 200
+   * while the replica enforces a loaded state, fail-static, and says `connected: false`).
+   */
+  readonly storeLink?: () => StoreLink;
+}
+
+/** What `/readyz` of a replica adds about the shared store. */
+export interface StoreLink {
+  readonly connected: boolean;
+  /** Where the enforced state came from: the store, or the state file while the store is away. */
+  readonly source: 'none' | 'state-file' | 'store';
+  readonly lastError: string | null;
 }
 
 /** Reads stay open under `readAuth` for these (probes, scrapes, docs). */
@@ -90,6 +103,7 @@ export async function controlPlane(app: FastifyInstance, options: ControlPlaneOp
     clock,
     build: { version: options.version ?? packageVersion(), loadedAtMs: clock.nowMs() },
     waitPollMs: options.waitPollMs ?? 20,
+    storeLink: options.storeLink ?? null,
   };
   for (const warning of access.warnings()) app.log.warn(warning);
   metrics.countLiveReplicasWith(async () => {

@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod 
 import type { ControlPlaneMetrics } from '../metrics/control-plane-metrics.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { AccessControl, Principal } from './access-control.ts';
+import type { StoreLink } from './app.ts';
 import type { ApiSpec, SpecOperation } from './spec.ts';
 import type { StoreGateway } from './store-gateway.ts';
 import type { ZoneDirectory } from './zone-directory.ts';
@@ -42,6 +43,8 @@ export interface ControlPlaneContext {
   readonly build: BuildInfo;
   /** How often `wait=applied` re-reads the replicas. */
   readonly waitPollMs: number;
+  /** A replica's link to the shared store (its status port); null on a control plane. */
+  readonly storeLink: (() => StoreLink) | null;
 }
 
 export type SpecHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
