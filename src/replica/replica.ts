@@ -11,7 +11,8 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { buildSite } from '../config/build-site.ts';
 import type { Config, RealIpConf } from '../config/model.ts';
-import type { Site, SiteLocation } from '../engine/http/site.ts';
+import { servedPorts } from '../engine/http/served-ports.ts';
+import type { Site } from '../engine/http/site.ts';
 import { LIMIT_CONN, type LimitConnZone } from '../engine/limit-conn/limit-conn-zone.ts';
 import { LIMIT_REQ, type LimitReqZone } from '../engine/limit-req/limit-req-zone.ts';
 import type { UpstreamInfo } from '../engine/upstream/upstream-info.ts';
@@ -316,16 +317,9 @@ export class Replica {
     await this.sync.stop();
   }
 
-  /**
-   * Ports to serve: every `listen` port except those whose servers hold nothing but `api` locations
-   * (the NGINX Plus API is served by the control plane, and read-only by `--status-listen`).
-   */
+  /** Ports to serve (servers holding only an `api` location are left to the control plane). */
   #proxyPorts(): number[] {
-    return this.#site
-      .ports()
-      .filter((port) =>
-        this.#site.servers.some((s) => s.listen.some((l) => l.port === port) && !isApiOnly(s.locations)),
-      );
+    return servedPorts(this.#site);
   }
 
   async #listen(configuredPort: number): Promise<void> {
@@ -487,16 +481,6 @@ function reloadText(reload: Reload): string {
     case 'log-trimmed':
       return `keyval change log no longer reaches revision ${reload.fromRevision + 1}: reloading the state at ${reload.toRevision}`;
   }
-}
-
-function isApiOnly(locations: readonly SiteLocation[]): boolean {
-  return (
-    locations.length !== 0 && locations.every((l) => l.handler.api !== null && isApiOnlyNested(l.locations))
-  );
-}
-
-function isApiOnlyNested(locations: readonly SiteLocation[]): boolean {
-  return locations.length === 0 || isApiOnly(locations);
 }
 
 function hashConfig(config: Config): string {

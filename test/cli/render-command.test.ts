@@ -47,52 +47,55 @@ describe('limitswitch render', () => {
     assert.deepEqual(serverBlock(legacy.text, 'cafe.example.com'), serverBlock(v1.text, 'cafe.example.com'));
   });
 
-  it('simulate on the rendered config limits /coffee once it is switched on, and never /tea', () => {
-    const rendered = run(['render', '-f', cafe, '--ingress-class', 'limitswitch']);
-    assert.equal(rendered.stderr, '');
-    assert.equal(rendered.status, 0);
-    const dir = mkdtempSync(join(tmpdir(), 'limitswitch-render-'));
-    try {
-      const conf = join(dir, 'cafe.conf');
-      writeFileSync(conf, rendered.stdout);
-      const req = (t: number, uri: string) =>
-        JSON.stringify({ t, addr: '10.0.0.1', host: 'cafe.example.com', uri, port: 80 });
-      const input = [
-        req(1000, '/coffee'),
-        req(1000, '/coffee'),
-        req(1000, '/coffee'),
-        JSON.stringify({ t: 1001, keyval: { zone: 'limitreq_uri', key: '/coffee', value: '1' } }),
-        req(1002, '/coffee'),
-        req(1002, '/coffee'),
-        req(1002, '/coffee'),
-        req(1002, '/tea'),
-        req(1002, '/tea'),
-        req(1002, '/tea'),
-      ].join('\n');
-      const sim = run(['simulate', '-c', conf], `${input}\n`);
-      assert.equal(sim.stderr, '');
-      const rows = sim.stdout
-        .trim()
-        .split('\n')
-        .map((l) => JSON.parse(l) as { status: string; code: number; zone: string | null });
-      assert.deepEqual(
-        rows.map((r) => [r.status, r.code, r.zone]),
-        [
-          ['', 200, null],
-          ['', 200, null],
-          ['', 200, null],
-          ['PASSED', 200, 'req_zone_20'],
-          ['PASSED', 200, 'req_zone_20'],
-          ['REJECTED', 503, 'req_zone_20'],
-          ['', 200, null],
-          ['', 200, null],
-          ['', 200, null],
-        ],
-      );
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  // Issue 18 §3.4: lines without "port" went to the first listen, the ConfigMap's API server on 9999.
+  for (const port of [80, undefined]) {
+    it(`simulate on the rendered config limits /coffee once it is switched on, and never /tea (${port === undefined ? 'no "port": the server curl http://127.0.0.1/ reaches' : `"port": ${port}`})`, () => {
+      const rendered = run(['render', '-f', cafe, '--ingress-class', 'limitswitch']);
+      assert.equal(rendered.stderr, '');
+      assert.equal(rendered.status, 0);
+      const dir = mkdtempSync(join(tmpdir(), 'limitswitch-render-'));
+      try {
+        const conf = join(dir, 'cafe.conf');
+        writeFileSync(conf, rendered.stdout);
+        const req = (t: number, uri: string) =>
+          JSON.stringify({ t, addr: '10.0.0.1', host: 'cafe.example.com', uri, port });
+        const input = [
+          req(1000, '/coffee'),
+          req(1000, '/coffee'),
+          req(1000, '/coffee'),
+          JSON.stringify({ t: 1001, keyval: { zone: 'limitreq_uri', key: '/coffee', value: '1' } }),
+          req(1002, '/coffee'),
+          req(1002, '/coffee'),
+          req(1002, '/coffee'),
+          req(1002, '/tea'),
+          req(1002, '/tea'),
+          req(1002, '/tea'),
+        ].join('\n');
+        const sim = run(['simulate', '-c', conf], `${input}\n`);
+        assert.equal(sim.stderr, '');
+        const rows = sim.stdout
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as { status: string; code: number; zone: string | null });
+        assert.deepEqual(
+          rows.map((r) => [r.status, r.code, r.zone]),
+          [
+            ['', 200, null],
+            ['', 200, null],
+            ['', 200, null],
+            ['PASSED', 200, 'req_zone_20'],
+            ['PASSED', 200, 'req_zone_20'],
+            ['REJECTED', 503, 'req_zone_20'],
+            ['', 200, null],
+            ['', 200, null],
+            ['', 200, null],
+          ],
+        );
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
 
   it('reports a rejected object on stderr and exits 1, still printing the rest', () => {
     const dir = mkdtempSync(join(tmpdir(), 'limitswitch-render-'));
