@@ -97,6 +97,68 @@ describe('limitswitch render', () => {
     });
   }
 
+  it('says which Ingresses another --ingress-class leaves out, and why (issue 18 §3.5)', () => {
+    const r = run([
+      'render',
+      '-f',
+      join(fixtures, 'seed-configmap.yaml'),
+      join(fixtures, 'seed-mergeable-v1beta1.yaml'),
+      '--ingress-class',
+      'limitswitch',
+    ]);
+    assert.equal(r.status, 0);
+    assert.equal(serverBlock(r.stdout, 'cafe.example.com'), null);
+    assert.equal(
+      r.stderr,
+      [
+        'limitswitch: [warning] Ingress default/cafe-ingress-master: not served: its class is "nginx", not "limitswitch" (--ingress-class)',
+        'limitswitch: [warning] Ingress default/cafe-ingress-teasvc-minion: not served: its class is "nginx", not "limitswitch" (--ingress-class)',
+        'limitswitch: [warning] Ingress default/cafe-ingress-coffeesvc-minion: not served: its class is "nginx", not "limitswitch" (--ingress-class)',
+        'limitswitch: [warning] none of the 3 Ingresses given is of class "limitswitch": no server rendered for them',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('--watch-ingress-without-class also renders Ingresses that name no class, as the replica flag does', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'limitswitch-render-'));
+    try {
+      const classless = join(dir, 'classless.yaml');
+      writeFileSync(
+        classless,
+        [
+          'apiVersion: networking.k8s.io/v1',
+          'kind: Ingress',
+          'metadata: {name: plain}',
+          'spec:',
+          '  rules:',
+          '  - host: plain.example.com',
+          '    http:',
+          '      paths:',
+          '      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}',
+        ].join('\n'),
+      );
+      const without = run(['render', '-f', classless, '--ingress-class', 'limitswitch']);
+      assert.equal(
+        without.stderr.split('\n')[0],
+        'limitswitch: [warning] Ingress default/plain: not served: it names no IngressClass and --ingress-class is "limitswitch"; --watch-ingress-without-class serves it',
+      );
+      assert.equal(serverBlock(without.stdout, 'plain.example.com'), null);
+      const withFlag = run([
+        'render',
+        '-f',
+        classless,
+        '--ingress-class',
+        'limitswitch',
+        '--watch-ingress-without-class',
+      ]);
+      assert.doesNotMatch(withFlag.stderr, /not served/);
+      assert.ok(serverBlock(withFlag.stdout, 'plain.example.com'));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('reports a rejected object on stderr and exits 1, still printing the rest', () => {
     const dir = mkdtempSync(join(tmpdir(), 'limitswitch-render-'));
     try {
