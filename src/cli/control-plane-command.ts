@@ -58,7 +58,13 @@ async function runControlPlane(flags: ControlPlaneFlags): Promise<void> {
   const zones = flags.config
     ? loadZones(flags.config)
     : { keyvalZones: [], limitReqZones: [], limitConnZones: [] };
-  const alertRules = flags.alertRules ? loadAlertRules(flags.alertRules) : undefined;
+  // With -c, a rule naming a zone the file does not declare is one of the file's errors.
+  const alertRules = flags.alertRules
+    ? loadAlertRules(
+        flags.alertRules,
+        flags.config ? { keyvalZones: zones.keyvalZones.map((z) => z.name) } : {},
+      )
+    : undefined;
   const logger = pino({ name: 'limitswitch-control-plane' });
   const store = openCliStore(flags, logger);
   const server = await startControlPlaneServer({
