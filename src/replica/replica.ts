@@ -25,6 +25,7 @@ import { KeyvalSync, type Reload } from '../store/keyval-sync.ts';
 import type { LeaseStore } from '../store/lease-store.ts';
 import type { LimitSyncStore } from '../store/limit-sync-store.ts';
 import { StateFile } from '../store/state-file.ts';
+import { StoreTrouble } from '../store/store-trouble.ts';
 import { CounterFlusher } from './counter-flusher.ts';
 import { engineHook, type RoutedDecision, upgradeHook } from './engine-hook.ts';
 import { ErrorLog, requestLogContext } from './error-log.ts';
@@ -119,10 +120,16 @@ export class Replica {
   readonly #closing: Promise<void>[] = [];
   #closed: Promise<void> | null = null;
   #reportQueued = false;
+  /** Store failures of heartbeats and flushes, said once per outage (and every 30 s while it lasts). */
+  readonly #storeTrouble: StoreTrouble;
 
   constructor(options: ReplicaOptions) {
     this.#options = options;
     this.#clock = options.clock ?? systemClock;
+    this.#storeTrouble = new StoreTrouble(
+      (level, message, fields) => this.#log(level, message, fields),
+      this.#clock,
+    );
     this.#startedAtMs = this.#clock.nowMs();
     this.id = options.id;
     this.store = options.store;
@@ -378,7 +385,7 @@ export class Replica {
     try {
       await this.#flusher.flush();
     } catch (err) {
-      this.#log('warn', 'counter flush failed; deltas kept for the next one', { err: String(err) });
+      this.#storeTrouble.failed('counter flush', err, 'counter deltas kept for the next flush');
       return false;
     }
     if (this.#stateHoldsCounters && this.#stateFile) {
@@ -444,8 +451,9 @@ export class Replica {
     try {
       await this.store.registry.registerZones(this.info().keyvalZones);
       await this.store.registry.heartbeat(this.info(), this.#options.heartbeatTtlMs ?? 5000);
+      this.#storeTrouble.answered();
     } catch (err) {
-      this.#log('warn', 'heartbeat failed', { err: String(err) });
+      this.#storeTrouble.failed('heartbeat', err, 'enforcing the last known switches (fail-static)');
     }
   }
 
