@@ -44,7 +44,8 @@ async function runDemo(flags: DemoFlags): Promise<void> {
   const config = loadConfigFile(flags.config);
   const redisUrl = flags.redis ?? process.env.REDIS_URL;
   // The banner says which store runs; the memory store's "one process only" warning is the point here.
-  const store = openCliStore(flags, pino({ name: 'limitswitch-demo', level: redisUrl ? 'warn' : 'error' }));
+  const logger = pino({ name: 'limitswitch-demo', level: redisUrl ? 'warn' : 'error' });
+  const store = openCliStore(flags, logger);
   // What is open so far, closed again if a later part cannot start (a port in use).
   const opened: (() => Promise<void>)[] = [() => store.close()];
   const open = async <T>(start: Promise<T>, close: (part: T) => Promise<void>): Promise<T> => {
@@ -81,6 +82,8 @@ async function runDemo(flags: DemoFlags): Promise<void> {
           host: flags.host,
           portMap: new Map([[proxyPort, port]]),
           errorLog,
+          // Store trouble and store resets are warnings: never silent, in the demo either.
+          log: (level, message, fields) => logger[level]({ replica: `replica-${i + 1}`, ...fields }, message),
         }),
     );
     for (const replica of replicas) await open(replica.start(), () => replica.close());
