@@ -157,8 +157,9 @@ Try it:
   # 2. load it: each client address gets 20 r/s with burst 1, the rest is rejected (503), on every replica
   for p in ${ports.join(' ')}; do for i in $(seq 10); do curl -s -o /dev/null -w '%{http_code} ' -H 'Host: cafe.example.com' http://${host}:$p/coffee/latte & done; wait; echo; done
 
-  # 3. what the limits did, summed over the cluster (per replica with ?by=replica)
-  curl ${controlPlane}/limit_reqs
+  # 3. what the limits did, summed over the cluster (per replica with ?by=replica, one zone with
+  #    /limit_reqs/req_zone_20); replicas send their counters once a second, so give them that second
+  sleep 1; curl ${controlPlane}/limit_reqs
 
   # 4. limit the whole server_name instead, then switch everything off
   curl -X PATCH -d '{"/coffee":"0"}' ${keyvals}/limitreq_uri
