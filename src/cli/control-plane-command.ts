@@ -3,7 +3,6 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { pino } from 'pino';
 import { loadAlertRules } from '../automation/alert-rules.ts';
 import { loadConfigFile } from '../config/index.ts';
 import type { AuthOptions } from '../control-plane/access-control.ts';
@@ -13,8 +12,9 @@ import { startControlPlaneServer } from '../control-plane/server.ts';
 import { parseHostPort } from '../engine/net/address-text.ts';
 import { LimitswitchError } from '../shared/errors.ts';
 import { openCliStore, type StoreFlags, storeOptions } from './open-store.ts';
+import { type LogFlags, logOptions, processLogger } from './process-log.ts';
 
-interface ControlPlaneFlags extends StoreFlags {
+interface ControlPlaneFlags extends StoreFlags, LogFlags {
   listen: string;
   config?: string;
   tokenFile?: string;
@@ -41,7 +41,8 @@ export function registerControlPlaneCommand(program: Command): void {
   storeOptions(
     command,
     'shared store: redis://, rediss://, redis+sentinel://, redis+cluster:// (default: REDIS_URL, else in memory)',
-  ).action(async (flags: ControlPlaneFlags) => {
+  );
+  logOptions(command).action(async (flags: ControlPlaneFlags) => {
     await runControlPlane(flags);
   });
 }
@@ -65,7 +66,7 @@ async function runControlPlane(flags: ControlPlaneFlags): Promise<void> {
         flags.config ? { keyvalZones: zones.keyvalZones.map((z) => z.name) } : {},
       )
     : undefined;
-  const logger = pino({ name: 'limitswitch-control-plane' });
+  const logger = processLogger('limitswitch-control-plane', flags);
   const store = openCliStore(flags, logger);
   const server = await startControlPlaneServer({
     store,

@@ -7,7 +7,6 @@ import { createServer, type Server } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
-import { pino } from 'pino';
 import { loadConfigFile } from '../config/index.ts';
 import { zonesOfConfig } from '../control-plane/config-zones.ts';
 import { startControlPlaneServer } from '../control-plane/server.ts';
@@ -15,10 +14,11 @@ import { ErrorLog } from '../replica/error-log.ts';
 import { Replica } from '../replica/replica.ts';
 import { bindError } from '../shared/bind-error.ts';
 import { openCliStore, type StoreFlags, storeOptions } from './open-store.ts';
+import { type LogFlags, logOptions, processLogger } from './process-log.ts';
 
 const EXAMPLE = join(dirname(fileURLToPath(import.meta.url)), '../../examples/cafe/nginx.conf');
 
-interface DemoFlags extends StoreFlags {
+interface DemoFlags extends StoreFlags, LogFlags {
   config: string;
   host: string;
   controlPlanePort: string;
@@ -33,19 +33,20 @@ export function registerDemoCommand(program: Command): void {
     .option('--host <address>', 'address everything listens on', '127.0.0.1')
     .option('--control-plane-port <port>', 'control plane port', '8080')
     .option('--replica-ports <ports>', 'one port per replica, comma-separated', '8081,8082,8083');
-  storeOptions(command, 'shared store (default: REDIS_URL, else the embedded memory store)').action(
-    async (flags: DemoFlags) => {
-      await runDemo(flags);
-    },
-  );
+  storeOptions(command, 'shared store (default: REDIS_URL, else the embedded memory store)');
+  // Warnings and errors only: the banner says the rest.
+  logOptions(command, 'warn').action(async (flags: DemoFlags) => {
+    await runDemo(flags);
+  });
 }
 
 async function runDemo(flags: DemoFlags): Promise<void> {
   const config = loadConfigFile(flags.config);
   const redisUrl = flags.redis ?? process.env.REDIS_URL;
   // The banner says which store runs; the memory store's "one process only" warning is the point here.
-  const logger = pino({ name: 'limitswitch-demo', level: redisUrl ? 'warn' : 'error' });
-  const store = openCliStore(flags, logger);
+  const logger = processLogger('limitswitch-demo', flags);
+  // The banner says which store runs; the memory store's "one process only" warning is the point here.
+  const store = openCliStore(flags, logger, { warnMemory: false });
   // What is open so far, closed again if a later part cannot start (a port in use).
   const opened: (() => Promise<void>)[] = [() => store.close()];
   const open = async <T>(start: Promise<T>, close: (part: T) => Promise<void>): Promise<T> => {

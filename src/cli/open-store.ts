@@ -30,7 +30,11 @@ export function storeOptions(command: Command, redisHelp: string): Command {
  * The shared store for `--redis URL` (else `REDIS_URL`), or the embedded memory store (one process only)
  * without one. Several limitswitch clusters share one Redis by their cluster names or key prefixes.
  */
-export function openCliStore(flags: StoreFlags, logger: Logger): Store {
+export function openCliStore(
+  flags: StoreFlags,
+  logger: Logger,
+  options: { readonly warnMemory?: boolean } = {},
+): Store {
   const url = flags.redis ?? process.env.REDIS_URL;
   const cluster = flags.clusterName ?? nonEmpty(process.env.LIMITSWITCH_CLUSTER_NAME);
   const prefix = flags.keyPrefix ?? nonEmpty(process.env.LIMITSWITCH_KEY_PREFIX);
@@ -39,7 +43,8 @@ export function openCliStore(flags: StoreFlags, logger: Logger): Store {
   } catch (err) {
     throw new LimitswitchError('RL_ERR_CLI_USAGE', `--cluster-name, --key-prefix: ${(err as Error).message}`);
   }
-  if (!url) logger.warn('no --redis: keyvals live in this process only; other processes cannot share them');
+  if (!url && options.warnMemory !== false)
+    logger.warn('no --redis: keyvals live in this process only; other processes cannot share them');
   return openStore({ url: url || undefined, cluster, prefix });
 }
 

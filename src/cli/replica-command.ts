@@ -7,7 +7,6 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { hostname } from 'node:os';
 import type { Command } from 'commander';
-import { pino } from 'pino';
 import { ConfigError, loadConfigFile } from '../config/index.ts';
 import { parseHostPort } from '../engine/net/address-text.ts';
 import { formatAccessLine } from '../replica/access-log.ts';
@@ -16,10 +15,11 @@ import { Replica } from '../replica/replica.ts';
 import { STORE_RESET_POLICIES, type StoreResetPolicy } from '../replica/store-reset.ts';
 import { hasCode, LimitswitchError } from '../shared/errors.ts';
 import { openCliStore, type StoreFlags, storeOptions } from './open-store.ts';
+import { type LogFlags, logOptions, processLogger } from './process-log.ts';
 import { checkConfigMode, type KubernetesFlags, startKubernetesConfig } from './replica-kubernetes.ts';
 import type { ReplicaStatus } from './replica-status.ts';
 
-interface ReplicaFlags extends KubernetesFlags, StoreFlags {
+interface ReplicaFlags extends KubernetesFlags, StoreFlags, LogFlags {
   config?: string;
   kubernetes?: boolean;
   id?: string;
@@ -74,15 +74,14 @@ export function registerReplicaCommand(program: Command): void {
     .option('--error-log <file>', 'nginx-format error log ("stderr" for the terminal)', 'stderr')
     .option('--error-log-level <level>', 'nginx error_log level: info, notice, warn, error', 'error')
     .option('--access-log <file>', 'access log in nginx "combined" format ("stdout" for the terminal)');
-  storeOptions(command, 'shared store (default: REDIS_URL, else an in-process memory store)').action(
-    async (flags: ReplicaFlags) => {
-      await runReplica(flags);
-    },
-  );
+  storeOptions(command, 'shared store (default: REDIS_URL, else an in-process memory store)');
+  logOptions(command).action(async (flags: ReplicaFlags) => {
+    await runReplica(flags);
+  });
 }
 
 async function runReplica(flags: ReplicaFlags): Promise<void> {
-  const logger = pino({ name: 'limitswitch-replica' });
+  const logger = processLogger('limitswitch-replica', flags);
   checkConfigMode(flags);
   const statusListen = flags.statusListen ? parseStatusListen(flags.statusListen) : null;
   const storeReset = parseStoreReset(flags.storeReset);
@@ -138,10 +137,7 @@ async function runReplica(flags: ReplicaFlags): Promise<void> {
     await store.close();
     throw err;
   }
-  logger.info(
-    { id, ports: Object.fromEntries(replica.ports), status: status?.url ?? null },
-    'replica listening',
-  );
+  logger.info({ id, listen: replica.addresses(), status: status?.url ?? null }, 'replica listening');
 
   k8s?.follow(replica, (ok) => status?.metrics.countReload(ok));
   process.on('SIGHUP', () => {

@@ -136,6 +136,17 @@ export async function controlPlane(app: FastifyInstance, options: ControlPlaneOp
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.config.limitswitchOperation?.operationId ?? 'unmatched';
     metrics.observeRequest(route, request.method, reply.statusCode);
+    // The one log line of a request (fastify's own two are off).
+    request.log.info(
+      {
+        method: request.method,
+        url: request.url,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 10) / 10,
+        client: request.ip,
+      },
+      `${request.method} ${request.url} ${reply.statusCode}`,
+    );
   });
 
   app.setErrorHandler(async (err, request, reply) => {

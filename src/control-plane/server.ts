@@ -32,6 +32,7 @@ export async function buildControlPlaneApp(
   const app = Fastify({
     ...controlPlaneServerOptions(),
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
+    disableRequestLogging: true,
   });
   await app.register(controlPlane, options);
   await app.ready();
@@ -44,6 +45,8 @@ export async function startControlPlaneServer(
   const app = Fastify({
     ...controlPlaneServerOptions(),
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
+    // One line per request, written by the app when the response is sent.
+    disableRequestLogging: true,
     // Idle keep-alive connections would otherwise hold close() open.
     forceCloseConnections: 'idle',
     return503OnClosing: true,

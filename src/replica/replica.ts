@@ -106,7 +106,10 @@ export class Replica {
   readonly #clock: Clock;
   readonly #startedAtMs: number;
   readonly locationRequests = new RequestCounts();
-  readonly #listeners = new Map<number, { server: ProxyServer<RoutedDecision>; port: number }>();
+  readonly #listeners = new Map<
+    number,
+    { server: ProxyServer<RoutedDecision>; host: string; port: number }
+  >();
   readonly #flusher: CounterFlusher;
   readonly #stateFile: StateFile | null;
   /** The state file still holds counter batches of an earlier process (cleared once they are flushed). */
@@ -186,6 +189,13 @@ export class Replica {
     return new Map([...this.#listeners].map(([configured, listener]) => [configured, listener.port]));
   }
 
+  /** `host:port` of every listener, as bound (`[::]:80` for IPv6). */
+  addresses(): string[] {
+    return [...this.#listeners.values()].map(({ host, port }) =>
+      host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`,
+    );
+  }
+
   /** Ready once the keyval state came from the store or the state file. */
   head(): KeyvalHead | null {
     const state = this.sync.state();
@@ -232,6 +242,21 @@ export class Replica {
   async start(): Promise<void> {
     await this.#resendSavedCounters();
     await this.sync.start();
+    const loaded = this.sync.state();
+    if (loaded.source === 'state-file' && this.#stateFile) {
+      const snapshot = this.sync.snapshot();
+      const switches = Object.values(snapshot.zones).reduce((n, keys) => n + Object.keys(keys).length, 0);
+      this.#log(
+        'warn',
+        `keyval store unreachable at start: enforcing the state file ${this.#stateFile.path} (revision ${loaded.appliedRevision}, ${switches} switches) until it answers`,
+        {
+          stateFile: this.#stateFile.path,
+          revision: loaded.appliedRevision,
+          switches,
+          err: loaded.lastError,
+        },
+      );
+    }
     // Before serving: a synced zone starts from the live replicas' count, not from a share of 1.
     await this.limitSync.refreshLive();
     try {
@@ -369,8 +394,9 @@ export class Replica {
           ? undefined
           : (ctx, _decision, outcome) => onCompleted(ctx.req, { ...outcome, remoteAddr: ctx.remoteAddr }),
     });
-    const address = await proxy.listen(port, this.#options.host ?? listenHost ?? '0.0.0.0');
-    this.#listeners.set(configuredPort, { server: proxy, port: address.port });
+    const host = this.#options.host ?? listenHost ?? '0.0.0.0';
+    const address = await proxy.listen(port, host);
+    this.#listeners.set(configuredPort, { server: proxy, host, port: address.port });
   }
 
   /** realip is configured per listener on the data path: the first server on the port decides. */

@@ -103,7 +103,7 @@ export class RedisBackend {
       await waitUntilReady(this.client, this.#timeoutMs);
       return await command(this.client);
     } catch (err) {
-      throw this.#named(mapError(err));
+      throw this.named(mapError(err));
     }
   }
 
@@ -112,7 +112,7 @@ export class RedisBackend {
    * (connect ECONNREFUSED h:6379)`): the connection's own error when it never got ready, which says
    * more than "not connected within 2000 ms". The API still answers `keyval store unavailable`.
    */
-  #named(err: Error): Error {
+  named(err: Error): Error {
     if (!hasCode(err, 'StoreUnavailable') || err.message !== ERRORS.StoreUnavailable.text) return err;
     const cause = err.cause instanceof Error ? err.cause : null;
     const notConnected = cause === null || /not connected within|connection closed/.test(cause.message);
