@@ -123,6 +123,7 @@ export async function controlPlane(app: FastifyInstance, options: ControlPlaneOp
     request.limitswitchApiVersion = versionInUrl(request.url);
     const operation = request.routeOptions.config.limitswitchOperation;
     if (!operation) return;
+    if (!PUBLIC_OPERATIONS.has(operation.operationId)) access.authorizeClient(request.ip);
     if (operation.write) {
       request.limitswitchPrincipal = access.authorizeWrite(request.ip, request.headers.authorization);
     } else if (!PUBLIC_OPERATIONS.has(operation.operationId)) {
