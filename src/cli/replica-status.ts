@@ -9,9 +9,8 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { FastifyInstance } from 'fastify';
 import { readOnlyStore } from '../control-plane/read-only-store.ts';
-import { buildControlPlaneApp } from '../control-plane/server.ts';
+import { buildControlPlaneHandler, type ControlPlaneHandler } from '../control-plane/server.ts';
 import { ControlPlaneMetrics } from '../metrics/control-plane-metrics.ts';
 import { ReplicaMetrics } from '../metrics/replica-metrics.ts';
 import { localStoreView } from '../replica/local-store-view.ts';
@@ -28,7 +27,7 @@ export interface ReplicaStatus {
 export class StatusPort {
   readonly url: string;
   readonly #server: Server;
-  #app: FastifyInstance | null = null;
+  #app: ControlPlaneHandler | null = null;
 
   private constructor(server: Server, url: string) {
     this.#server = server;
@@ -40,7 +39,7 @@ export class StatusPort {
     let status: StatusPort | null = null;
     const server = createServer((req, res) => {
       const app = status === null ? null : status.#app;
-      if (app) app.routing(req, res);
+      if (app) app.handle(req, res);
       else answerStarting(req, res);
     });
     return new Promise((resolve, reject) => {
@@ -68,13 +67,14 @@ export class StatusPort {
       storeResets: () => replica.storeResets,
       locationRequests: () => replica.locationRequests.entries(),
     });
-    this.#app = await buildControlPlaneApp({
+    this.#app = await buildControlPlaneHandler({
       store: readOnlyStore(
         localStoreView({
           site: () => replica.site,
           head: () => replica.head(),
           info: () => replica.info(),
           nowMs: () => systemClock.nowMs(),
+          counters: (zone) => replica.statusCounters(zone),
         }),
       ),
       auth: { readOnly: true },

@@ -17,7 +17,7 @@ import { type Clock, systemClock } from '../shared/clock.ts';
 import { LimitswitchError } from '../shared/errors.ts';
 import type { KeyvalZoneInfo } from '../store/cluster-registry.ts';
 import { AccessControl, type AuthOptions } from './access-control.ts';
-import type { ControlPlaneContext } from './context.ts';
+import type { ControlPlaneContext, StoreLink } from './context.ts';
 import { ExpirySweeper } from './expiry-sweeper.ts';
 import { alertmanagerHookRoutes } from './hooks/alertmanager-hook.ts';
 import { newRequestId, nginxErrorBody, toApiError } from './nginx-error.ts';
@@ -63,14 +63,6 @@ export interface ControlPlaneOptions {
    * while the replica enforces a loaded state, fail-static, and says `connected: false`).
    */
   readonly storeLink?: () => StoreLink;
-}
-
-/** What `/readyz` of a replica adds about the shared store. */
-export interface StoreLink {
-  readonly connected: boolean;
-  /** Where the enforced state came from: the store, or the state file while the store is away. */
-  readonly source: 'none' | 'state-file' | 'store';
-  readonly lastError: string | null;
 }
 
 /** Reads stay open under `readAuth` for these (probes, scrapes, docs). */

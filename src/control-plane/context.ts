@@ -6,7 +6,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod 
 import type { ControlPlaneMetrics } from '../metrics/control-plane-metrics.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { AccessControl, Principal } from './access-control.ts';
-import type { StoreLink } from './app.ts';
 import type { ApiSpec, SpecOperation } from './spec.ts';
 import type { StoreGateway } from './store-gateway.ts';
 import type { ZoneDirectory } from './zone-directory.ts';
@@ -31,6 +30,14 @@ export interface BuildInfo {
   readonly version: string;
   /** When this process loaded its configuration. */
   readonly loadedAtMs: number;
+}
+
+/** What `/readyz` of a replica adds about the shared store. */
+export interface StoreLink {
+  readonly connected: boolean;
+  /** Where the enforced state came from: the store, or the state file while the store is away. */
+  readonly source: 'none' | 'state-file' | 'store';
+  readonly lastError: string | null;
 }
 
 export interface ControlPlaneContext {

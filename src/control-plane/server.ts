@@ -2,6 +2,7 @@
  * The thin shell around the control-plane plugin: a fastify server that listens, and closes
  * gracefully (stops accepting, lets in-flight requests finish, then returns).
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { bindError } from '../shared/bind-error.ts';
 import { type ControlPlaneOptions, controlPlane, controlPlaneServerOptions } from './app.ts';
@@ -22,13 +23,19 @@ export interface ControlPlaneServer {
   close(): Promise<void>;
 }
 
+/** The app answering the requests of a server of the caller's. */
+export interface ControlPlaneHandler {
+  handle(req: IncomingMessage, res: ServerResponse): void;
+  close(): Promise<void>;
+}
+
 /**
- * The app, ready, for a server of the caller's (`app.routing(req, res)` answers its requests): a
- * replica's status port that is bound before the replica has a configuration.
+ * The app, ready, for a server of the caller's: a replica's status port that is bound before the
+ * replica has a configuration.
  */
-export async function buildControlPlaneApp(
+export async function buildControlPlaneHandler(
   options: ControlPlaneOptions & { readonly logger?: FastifyBaseLogger | false },
-): Promise<FastifyInstance> {
+): Promise<ControlPlaneHandler> {
   const app = Fastify({
     ...controlPlaneServerOptions(),
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
@@ -36,7 +43,7 @@ export async function buildControlPlaneApp(
   });
   await app.register(controlPlane, options);
   await app.ready();
-  return app;
+  return { handle: (req, res) => app.routing(req, res), close: () => app.close() };
 }
 
 export async function startControlPlaneServer(

@@ -38,7 +38,7 @@ describe('control-plane -c FILE: the api server block applies', () => {
     const url = `http://127.0.0.1:${port}`;
     const read = await fetch(`${url}/api/9/http/keyvals/switches`);
     assert.equal(read.status, 403);
-    assert.deepEqual((await read.json()).error, {
+    assert.deepEqual(((await read.json()) as { error: unknown }).error, {
       status: 403,
       text: 'access forbidden by rule (client 127.0.0.1)',
       code: 'Forbidden',
@@ -71,6 +71,6 @@ describe('control-plane -c FILE: the api server block applies', () => {
       body: '{"a":"1"}',
     });
     assert.equal(write.status, 405);
-    assert.equal((await write.json()).error.code, 'MethodDisabled');
+    assert.equal(((await write.json()) as { error: { code: string } }).error.code, 'MethodDisabled');
   });
 });
