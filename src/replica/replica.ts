@@ -49,7 +49,7 @@ export interface ReplicaStore {
   readonly keyvals: KeyvalFeed & Pick<KeyvalWriter, 'restore'>;
   readonly registry: RegistryWriter & Pick<RegistryReader, 'replicas'>;
   readonly limitSync: Pick<LimitSyncStore, 'exchange'>;
-  readonly counters: Pick<CounterStore, 'add'>;
+  readonly counters: Pick<CounterStore, 'add' | 'resets'>;
   readonly audit: Pick<AuditTrail, 'append'>;
   readonly leases: Pick<LeaseStore, 'acquire'>;
 }
@@ -116,6 +116,9 @@ export class Replica {
   #stateHoldsCounters = false;
   /** The state file's write that drops those batches, once they are flushed. */
   #countersCleared: Promise<void> = Promise.resolve();
+  /** Cluster counter resets seen, by `kind\0zone`; and each zone's counters when the last one came. */
+  readonly #resetsSeen = new Map<string, number>();
+  readonly #counterBase = new WeakMap<object, Readonly<Record<string, number>>>();
   readonly storeResets: StoreResetCounts = { restored: 0, restoredElsewhere: 0, dropped: 0 };
   readonly #options: ReplicaOptions;
   #timers: NodeJS.Timeout[] = [];
@@ -420,7 +423,46 @@ export class Replica {
     }
     // A flush that shared another's (a stop during the periodic one) waits for its write as well.
     await this.#countersCleared;
+    await this.#followCounterResets();
     return true;
+  }
+
+  /**
+   * A cluster `DELETE /limit_reqs/{zone}` zeroed the zone in the store: this replica's own status API
+   * starts from zero too (its engine keeps counting; the view subtracts what it had at the reset).
+   */
+  async #followCounterResets(): Promise<void> {
+    const families = [
+      { kind: LIMIT_REQ.kind, zones: [...this.#site.limitReqZones.values()] },
+      { kind: LIMIT_CONN.kind, zones: [...this.#site.limitConnZones.values()] },
+    ];
+    for (const { kind, zones } of families) {
+      let resets: Record<string, number>;
+      try {
+        resets = await this.store.counters.resets(
+          kind,
+          zones.map((z) => z.name),
+        );
+      } catch {
+        return; // the next flush asks again
+      }
+      for (const zone of zones) {
+        const key = `${kind}\0${zone.name}`;
+        const count = resets[zone.name] ?? 0;
+        const seen = this.#resetsSeen.get(key);
+        this.#resetsSeen.set(key, count);
+        // The first look only learns the count: resets before this process are not its to follow.
+        if (seen !== undefined && count > seen) this.#counterBase.set(zone, { ...zone.counters });
+      }
+    }
+  }
+
+  /** This replica's counters of `zone` as its status API shows them: since the last cluster reset. */
+  statusCounters(zone: { readonly counters: Readonly<Record<string, number>> }): Record<string, number> {
+    const base = this.#counterBase.get(zone);
+    const out: Record<string, number> = { ...zone.counters };
+    if (base) for (const field of Object.keys(out)) out[field] = out[field]! - (base[field] ?? 0);
+    return out;
   }
 
   /** Counter batches an earlier process kept in the state file go out first. */
