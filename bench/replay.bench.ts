@@ -17,9 +17,9 @@ import { fileURLToPath } from 'node:url';
 import { AccessLogParser } from '../src/cli/replay/access-log-parser.ts';
 import { readLines } from '../src/cli/replay/line-reader.ts';
 import { Replay } from '../src/cli/replay/replay.ts';
-import { simulateDefaultPort } from '../src/cli/simulate.ts';
 import { buildSite } from '../src/config/build-site.ts';
 import { findLogFormat, loadConfigFile } from '../src/config/index.ts';
+import { defaultRequestPort } from '../src/engine/http/served-ports.ts';
 
 const LINES = Number(process.env.BENCH_LINES ?? 1_500_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -173,7 +173,7 @@ async function main(): Promise<void> {
           site,
           parser: new AccessLogParser(findLogFormat(http.logFormats, format)!),
           switches: SWITCHES,
-          defaultPort: simulateDefaultPort(site),
+          defaultPort: defaultRequestPort(site),
           sameSecond: 'spread',
         });
         const run = await timed(() => readLines(logs[format], (text, n) => replay.line(text, n)));

@@ -481,7 +481,8 @@ async function main(): Promise<void> {
   console.log('');
   Object.assign(result, await tlsPhase(upstream.child.pid!, upstreamPort, loadGen));
   nginx.stop();
-  for (const child of children) if (child !== undefined && child.exitCode === null && child.connected) child.disconnect();
+  for (const child of children)
+    if (child !== undefined && child.exitCode === null && child.connected) child.disconnect();
   console.log(JSON.stringify(result));
 }
 

@@ -67,57 +67,85 @@ function validate(data: unknown): readonly ErrorObject[] {
   return validator(data) ? [] : (validator.errors ?? []);
 }
 
+/** What the rules are checked against besides themselves. */
+export interface AlertRulesContext {
+  /** The keyval zones of `-c FILE`: a rule naming another zone is an error. Absent: not checked. */
+  readonly keyvalZones?: readonly string[];
+}
+
 /** Read and compile `file`; throws `RL_ERR_ALERT_RULES_INVALID` with every problem found. */
-export function loadAlertRules(file: string): AlertRules {
+export function loadAlertRules(file: string, context: AlertRulesContext = {}): AlertRules {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
     throw new LimitswitchError('RL_ERR_ALERT_RULES_INVALID', `${file}: ${(err as Error).message}`);
   }
-  return parseAlertRules(text, file);
+  return parseAlertRules(text, file, context);
 }
 
-/** Compile a rules text; `file` only names it in errors. */
-export function parseAlertRules(text: string, file: string): AlertRules {
+/**
+ * Compile a rules text; `file` only names it in errors. Every problem is reported in one pass, in line
+ * order: the schema's, and the checks of each field the schema let through (durations, matchers,
+ * templates, duplicate names, zones).
+ */
+export function parseAlertRules(text: string, file: string, context: AlertRulesContext = {}): AlertRules {
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true });
-  const fail = (problems: string[]): never => {
-    throw new LimitswitchError('RL_ERR_ALERT_RULES_INVALID', problems.join('\n'));
-  };
   if (doc.errors.length > 0) {
-    fail(doc.errors.map((e) => `${file}:${e.linePos?.[0].line ?? 1}: ${yamlMessage(e.message)}`));
+    throw new LimitswitchError(
+      'RL_ERR_ALERT_RULES_INVALID',
+      doc.errors.map((e) => `${file}:${e.linePos?.[0].line ?? 1}: ${yamlMessage(e.message)}`).join('\n'),
+    );
   }
   const data = doc.toJS() as unknown;
-  const where = (path: readonly (string | number)[]) =>
-    `${file}:${lineOf(doc, lines, path)}: ${showPath(path)}`;
-  const schemaErrors = validate(data);
-  if (schemaErrors.length > 0) fail(schemaErrors.map((e) => schemaProblem(e, where)));
+  const problems: { line: number; text: string }[] = [];
+  const report = (path: readonly (string | number)[], text: string) => {
+    const line = lineOf(doc, lines, path);
+    problems.push({ line, text: `${file}:${line}: ${showPath(path)}: ${text}` });
+  };
+  // Fields the schema refused are not checked again (one message per bad field).
+  const refused = new Set<string>();
+  for (const error of validate(data)) {
+    const { path, text } = schemaProblem(error);
+    refused.add(showPath(path.slice(0, 3)));
+    if (error.keyword === 'required') refused.add(showPath([...path, String(error.params.missingProperty)]));
+    report(path, text);
+  }
 
-  const raw = data as RawFile;
-  const problems: string[] = [];
+  const raw = (isObject(data) ? data : {}) as Partial<RawFile>;
   const rules: AlertRule[] = [];
   const names = new Set<string>();
-  for (const [index, rule] of raw.rules.entries()) {
-    const at = (field: string, extra: (string | number)[] = []) => where(['rules', index, field, ...extra]);
+  const zones = context.keyvalZones ? new Set(context.keyvalZones) : null;
+  for (const [index, rule] of (Array.isArray(raw.rules) ? raw.rules : []).entries()) {
+    if (!isObject(rule)) continue;
+    const checked = (field: string) => !refused.has(showPath(['rules', index, field]));
     const attempt = <T>(field: string, fn: () => T, extra: (string | number)[] = []): T | null => {
+      if (!checked(field)) return null;
       try {
         return fn();
       } catch (err) {
-        problems.push(`${at(field, extra)}: ${(err as Error).message}`);
+        report(['rules', index, field, ...extra], (err as Error).message);
         return null;
       }
     };
-    if (names.has(rule.name)) problems.push(`${at('name')}: duplicate rule name "${rule.name}"`);
-    names.add(rule.name);
-    const matchers = rule.matchers.map((m, i) => attempt('matchers', () => parseLabelMatcher(m), [i]));
+    if (typeof rule.name === 'string' && checked('name')) {
+      if (names.has(rule.name)) report(['rules', index, 'name'], `duplicate rule name "${rule.name}"`);
+      names.add(rule.name);
+    }
+    if (typeof rule.zone === 'string' && zones !== null && checked('zone') && !zones.has(rule.zone)) {
+      report(['rules', index, 'zone'], `unknown keyval zone "${rule.zone}" (not a keyval_zone of -c FILE)`);
+    }
+    const matchers = (Array.isArray(rule.matchers) ? rule.matchers : []).map((m, i) =>
+      attempt('matchers', () => parseLabelMatcher(m), [i]),
+    );
     const key = attempt('key', () => parseLabelTemplate(rule.key));
     const value = attempt('value', () => parseLabelTemplate(String(rule.value)));
     const ttlMs = attempt('ttl', () => duration(rule.ttl));
     const minHoldMs = attempt('min_hold', () => duration(rule.min_hold ?? '0'));
-    if (ttlMs === 0) problems.push(`${at('ttl')}: must be longer than 0s`);
+    if (ttlMs === 0) report(['rules', index, 'ttl'], 'must be longer than 0s');
     if (ttlMs !== null && minHoldMs !== null && minHoldMs > ttlMs) {
-      problems.push(`${at('min_hold')}: must not be longer than ttl (${rule.ttl})`);
+      report(['rules', index, 'min_hold'], `must not be longer than ttl (${rule.ttl})`);
     }
     if (matchers.includes(null) || !key || !value || ttlMs === null || minHoldMs === null) continue;
     rules.push({
@@ -132,8 +160,16 @@ export function parseAlertRules(text: string, file: string): AlertRules {
       dryRun: rule.dry_run ?? false,
     });
   }
-  if (problems.length > 0) fail(problems);
+  if (problems.length > 0) {
+    // Stable: problems on one line keep the order they were found in.
+    problems.sort((a, b) => a.line - b.line);
+    throw new LimitswitchError('RL_ERR_ALERT_RULES_INVALID', problems.map((p) => p.text).join('\n'));
+  }
   return { source: file, rules, maxBodyBytes: raw.max_body_bytes ?? DEFAULT_MAX_BODY_BYTES };
+}
+
+function isObject(value: unknown): value is Record<string, never> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function duration(text: string): number {
@@ -146,7 +182,8 @@ function duration(text: string): number {
   return ms;
 }
 
-function schemaProblem(error: ErrorObject, where: (path: (string | number)[]) => string): string {
+/** An ajv error as the path of the bad field and what is wrong with it. */
+function schemaProblem(error: ErrorObject): { path: (string | number)[]; text: string } {
   const path = error.instancePath
     .split('/')
     .slice(1)
@@ -154,19 +191,22 @@ function schemaProblem(error: ErrorObject, where: (path: (string | number)[]) =>
     .map((p) => (/^[0-9]+$/.test(p) ? Number(p) : p));
   switch (error.keyword) {
     case 'additionalProperties':
-      return `${where([...path, String(error.params.additionalProperty)])}: unknown field`;
+      return { path: [...path, String(error.params.additionalProperty)], text: 'unknown field' };
     case 'required':
-      return `${where(path)}: missing field "${String(error.params.missingProperty)}"`;
+      return { path, text: `missing field "${String(error.params.missingProperty)}"` };
     case 'type': {
       const types = [error.params.type as string | string[]].flat();
-      return `${where(path)}: must be ${types.map((t) => (/^[aeiou]/.test(t) ? `an ${t}` : `a ${t}`)).join(' or ')}`;
+      return {
+        path,
+        text: `must be ${types.map((t) => (/^[aeiou]/.test(t) ? `an ${t}` : `a ${t}`)).join(' or ')}`,
+      };
     }
     case 'enum':
-      return `${where(path)}: must be one of ${(error.params.allowedValues as unknown[]).join(', ')}`;
+      return { path, text: `must be one of ${(error.params.allowedValues as unknown[]).join(', ')}` };
     case 'pattern':
-      return `${where(path)}: invalid value (expected ${patternHint(path)})`;
+      return { path, text: `invalid value (expected ${patternHint(path)})` };
     default:
-      return `${where(path)}: ${error.message ?? 'invalid'}`;
+      return { path, text: error.message ?? 'invalid' };
   }
 }
 

@@ -3,20 +3,21 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { pino } from 'pino';
 import { loadAlertRules } from '../automation/alert-rules.ts';
 import { loadConfigFile } from '../config/index.ts';
+import type { ListenSpec } from '../config/model.ts';
 import type { AuthOptions } from '../control-plane/access-control.ts';
 import { parseAllowRange, parseTokens } from '../control-plane/access-control.ts';
-import { type ConfiguredZones, zonesOfConfig } from '../control-plane/config-zones.ts';
+import { apiServerBlock } from '../control-plane/api-server-block.ts';
+import { zonesOfConfig } from '../control-plane/config-zones.ts';
 import { startControlPlaneServer } from '../control-plane/server.ts';
 import { parseHostPort } from '../engine/net/address-text.ts';
 import { LimitswitchError } from '../shared/errors.ts';
-import { openCliStore } from './open-store.ts';
+import { openCliStore, type StoreFlags, storeOptions } from './open-store.ts';
+import { type LogFlags, logOptions, processLogger } from './process-log.ts';
 
-interface ControlPlaneFlags {
-  listen: string;
-  redis?: string;
+interface ControlPlaneFlags extends StoreFlags, LogFlags {
+  listen?: string;
   config?: string;
   tokenFile?: string;
   allow: string[];
@@ -26,13 +27,12 @@ interface ControlPlaneFlags {
 }
 
 export function registerControlPlaneCommand(program: Command): void {
-  program
+  const command = program
     .command('control-plane')
     .description('serve the NGINX Plus API (keyvals, limit_reqs) and cluster views for every replica')
-    .option('--listen <host:port>', 'address to listen on', '127.0.0.1:8080')
     .option(
-      '--redis <url>',
-      'shared store: redis://, rediss://, redis+sentinel://, redis+cluster:// (default: REDIS_URL, else in memory)',
+      '--listen <host:port>',
+      "address to listen on (default: the listen of -c FILE's api server, else 127.0.0.1:8080)",
     )
     .option('-c, --config <file>', 'nginx.conf whose keyval_zone/limit_req_zone the API serves')
     .option(
@@ -42,27 +42,43 @@ export function registerControlPlaneCommand(program: Command): void {
     .option('--allow <cidr...>', 'client addresses allowed to write (and to read with --read-auth)', [])
     .option('--read-only', "refuse every write with 405 MethodDisabled (NGINX's api write=off)", false)
     .option('--read-auth', 'reads of the API, cluster views and audit need a token too', false)
-    .option('--alert-rules <file>', 'rules for POST /hooks/alertmanager: which alerts change which keyvals')
-    .action(async (flags: ControlPlaneFlags) => {
-      await runControlPlane(flags);
-    });
+    .option('--alert-rules <file>', 'rules for POST /hooks/alertmanager: which alerts change which keyvals');
+  storeOptions(
+    command,
+    'shared store: redis://, rediss://, redis+sentinel://, redis+cluster:// (default: REDIS_URL, else in memory)',
+  );
+  logOptions(command).action(async (flags: ControlPlaneFlags) => {
+    await runControlPlane(flags);
+  });
 }
 
 async function runControlPlane(flags: ControlPlaneFlags): Promise<void> {
-  const listen = parseHostPort(flags.listen, true);
+  const config = flags.config ? loadConfigFile(flags.config) : null;
+  // The file's api server: its listen, allow/deny and write=off apply, as NGINX Plus serves them.
+  const apiServer = config ? apiServerBlock(config) : null;
+  const listenText = flags.listen ?? (apiServer?.listen ? addressOf(apiServer.listen) : '127.0.0.1:8080');
+  const listen = parseHostPort(listenText, true);
   if (listen.error !== undefined || listen.port === null) {
     throw new LimitswitchError(
       'RL_ERR_CLI_USAGE',
-      `--listen ${flags.listen}: ${listen.error ?? 'port required'}`,
+      `--listen ${listenText}: ${listen.error ?? 'port required'}`,
     );
   }
-  const auth = authOptions(flags);
-  const zones = flags.config
-    ? loadZones(flags.config)
-    : { keyvalZones: [], limitReqZones: [], limitConnZones: [] };
-  const alertRules = flags.alertRules ? loadAlertRules(flags.alertRules) : undefined;
-  const logger = pino({ name: 'limitswitch-control-plane' });
-  const store = openCliStore(flags.redis ?? process.env.REDIS_URL, logger);
+  const auth = {
+    ...authOptions(flags),
+    clientRules: apiServer?.access ?? [],
+    readOnly: flags.readOnly || apiServer?.write === false,
+  };
+  const zones = config ? zonesOfConfig(config) : { keyvalZones: [], limitReqZones: [], limitConnZones: [] };
+  // With -c, a rule naming a zone the file does not declare is one of the file's errors.
+  const alertRules = flags.alertRules
+    ? loadAlertRules(
+        flags.alertRules,
+        flags.config ? { keyvalZones: zones.keyvalZones.map((z) => z.name) } : {},
+      )
+    : undefined;
+  const logger = processLogger('limitswitch-control-plane', flags);
+  const store = openCliStore(flags, logger);
   const server = await startControlPlaneServer({
     store,
     auth,
@@ -108,7 +124,8 @@ function readText(file: string): string {
   }
 }
 
-function loadZones(file: string): ConfiguredZones {
-  // ConfigError carries nginx -t's message (`... in FILE:LINE`).
-  return zonesOfConfig(loadConfigFile(file));
+/** `listen 9999;` → `0.0.0.0:9999`, as nginx binds it. */
+function addressOf(spec: ListenSpec): string {
+  const host = spec.host ?? '0.0.0.0';
+  return host.includes(':') ? `[${host}]:${spec.port}` : `${host}:${spec.port}`;
 }

@@ -7,18 +7,18 @@ import { createServer, type Server } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
-import { pino } from 'pino';
 import { loadConfigFile } from '../config/index.ts';
 import { zonesOfConfig } from '../control-plane/config-zones.ts';
 import { startControlPlaneServer } from '../control-plane/server.ts';
 import { ErrorLog } from '../replica/error-log.ts';
 import { Replica } from '../replica/replica.ts';
-import { openCliStore } from './open-store.ts';
+import { bindError } from '../shared/bind-error.ts';
+import { openCliStore, type StoreFlags, storeOptions } from './open-store.ts';
+import { type LogFlags, logOptions, processLogger } from './process-log.ts';
 
 const EXAMPLE = join(dirname(fileURLToPath(import.meta.url)), '../../examples/cafe/nginx.conf');
 
-interface DemoFlags {
-  redis?: string;
+interface DemoFlags extends StoreFlags, LogFlags {
   config: string;
   host: string;
   controlPlanePort: string;
@@ -26,51 +26,72 @@ interface DemoFlags {
 }
 
 export function registerDemoCommand(program: Command): void {
-  program
+  const command = program
     .command('demo')
     .description('run the cafe example locally: control plane, three replicas, tea and coffee upstreams')
-    .option('--redis <url>', 'shared store (default: REDIS_URL, else the embedded memory store)')
     .option('-c, --config <file>', 'the replicas’ configuration', EXAMPLE)
     .option('--host <address>', 'address everything listens on', '127.0.0.1')
     .option('--control-plane-port <port>', 'control plane port', '8080')
-    .option('--replica-ports <ports>', 'one port per replica, comma-separated', '8081,8082,8083')
-    .action(async (flags: DemoFlags) => {
-      await runDemo(flags);
-    });
+    .option('--replica-ports <ports>', 'one port per replica, comma-separated', '8081,8082,8083');
+  storeOptions(command, 'shared store (default: REDIS_URL, else the embedded memory store)');
+  // Warnings and errors only: the banner says the rest.
+  logOptions(command, 'warn').action(async (flags: DemoFlags) => {
+    await runDemo(flags);
+  });
 }
 
 async function runDemo(flags: DemoFlags): Promise<void> {
   const config = loadConfigFile(flags.config);
   const redisUrl = flags.redis ?? process.env.REDIS_URL;
   // The banner says which store runs; the memory store's "one process only" warning is the point here.
-  const store = openCliStore(
-    redisUrl,
-    pino({ name: 'limitswitch-demo', level: redisUrl ? 'warn' : 'error' }),
-  );
-  const upstreams = await Promise.all(
-    config.http.upstreams.map((u) => startCafeApp(u.name, u.servers[0]!.host, u.servers[0]!.port)),
-  );
-  const controlPlane = await startControlPlaneServer({
-    store,
-    ...zonesOfConfig(config),
-    host: flags.host,
-    port: Number(flags.controlPlanePort),
-  });
+  const logger = processLogger('limitswitch-demo', flags);
+  // The banner says which store runs; the memory store's "one process only" warning is the point here.
+  const store = openCliStore(flags, logger, { warnMemory: false });
+  // What is open so far, closed again if a later part cannot start (a port in use).
+  const opened: (() => Promise<void>)[] = [() => store.close()];
+  const open = async <T>(start: Promise<T>, close: (part: T) => Promise<void>): Promise<T> => {
+    const part = await start;
+    opened.unshift(() => close(part));
+    return part;
+  };
+  let controlPlane: Awaited<ReturnType<typeof startControlPlaneServer>>;
+  let replicas: Replica[];
+  let upstreams: Server[];
   const ports = flags.replicaPorts.split(',').map(Number);
-  const proxyPort = config.http.servers.flatMap((s) => s.listen.map((l) => l.port))[0] ?? 8081;
-  const errorLog = new ErrorLog((line) => process.stderr.write(line));
-  const replicas = ports.map(
-    (port, i) =>
-      new Replica({
-        id: `replica-${i + 1}`,
-        config,
+  try {
+    upstreams = [];
+    for (const u of config.http.upstreams) {
+      upstreams.push(await open(startCafeApp(u.name, u.servers[0]!.host, u.servers[0]!.port), closeServer));
+    }
+    controlPlane = await open(
+      startControlPlaneServer({
         store,
+        ...zonesOfConfig(config),
         host: flags.host,
-        portMap: new Map([[proxyPort, port]]),
-        errorLog,
+        port: Number(flags.controlPlanePort),
       }),
-  );
-  for (const replica of replicas) await replica.start();
+      (cp) => cp.close(),
+    );
+    const proxyPort = config.http.servers.flatMap((s) => s.listen.map((l) => l.port))[0] ?? 8081;
+    const errorLog = new ErrorLog((line) => process.stderr.write(line));
+    replicas = ports.map(
+      (port, i) =>
+        new Replica({
+          id: `replica-${i + 1}`,
+          config,
+          store,
+          host: flags.host,
+          portMap: new Map([[proxyPort, port]]),
+          errorLog,
+          // Store trouble and store resets are warnings: never silent, in the demo either.
+          log: (level, message, fields) => logger[level]({ replica: `replica-${i + 1}`, ...fields }, message),
+        }),
+    );
+    for (const replica of replicas) await open(replica.start(), () => replica.close());
+  } catch (err) {
+    for (const close of opened) await close();
+    throw err;
+  }
 
   process.stdout.write(
     banner(
@@ -79,7 +100,7 @@ async function runDemo(flags: DemoFlags): Promise<void> {
       ports,
       config.http.upstreams.map((u) => u.name),
       redisUrl
-        ? `Redis at ${redisUrl}`
+        ? `Redis at ${store.description}`
         : 'embedded memory store (this process only; --redis URL to share it)',
     ),
   );
@@ -88,12 +109,16 @@ async function runDemo(flags: DemoFlags): Promise<void> {
     process.stdout.write('\nstopping…\n');
     await Promise.all(replicas.map((r) => r.close()));
     await controlPlane.close();
-    await Promise.all(upstreams.map((s) => new Promise((resolve) => s.close(resolve))));
+    await Promise.all(upstreams.map(closeServer));
     await store.close();
     process.exit(0);
   };
   process.once('SIGINT', () => void stop());
   process.once('SIGTERM', () => void stop());
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => server.close(() => resolve()));
 }
 
 /** NGINX's cafe demo app: answers with its name and the URI it got. */
@@ -103,7 +128,7 @@ function startCafeApp(name: string, host: string, port: number): Promise<Server>
     res.end(`Server name: ${name}\nURI: ${req.url}\n`);
   });
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err) => reject(bindError(host, port, err)));
     server.listen(port, host, () => resolve(server));
   });
 }
@@ -134,8 +159,9 @@ Try it:
   # 2. load it: each client address gets 20 r/s with burst 1, the rest is rejected (503), on every replica
   for p in ${ports.join(' ')}; do for i in $(seq 10); do curl -s -o /dev/null -w '%{http_code} ' -H 'Host: cafe.example.com' http://${host}:$p/coffee/latte & done; wait; echo; done
 
-  # 3. what the limits did, summed over the cluster (per replica with ?by=replica)
-  curl ${controlPlane}/limit_reqs
+  # 3. what the limits did, summed over the cluster (per replica with ?by=replica, one zone with
+  #    /limit_reqs/req_zone_20); replicas send their counters once a second, so give them that second
+  sleep 1; curl ${controlPlane}/limit_reqs
 
   # 4. limit the whole server_name instead, then switch everything off
   curl -X PATCH -d '{"/coffee":"0"}' ${keyvals}/limitreq_uri

@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { hasCode } from '../shared/errors.ts';
 
 type Register = (program: Command) => void;
 
@@ -28,6 +29,16 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  console.error(err instanceof Error ? err.message : String(err));
+  console.error(failureLine(err));
   process.exitCode = 1;
+  // A command that failed while starting exits, whatever it had opened (a store connection, timers).
+  setTimeout(() => process.exit(1), 2000).unref();
 });
+
+/** What a failed command prints: nginx's `nginx: [emerg] …` shape, under our name. */
+function failureLine(err: unknown): string {
+  const text = err instanceof Error ? err.message : String(err);
+  if (text.startsWith('limitswitch')) return text;
+  if (hasCode(err, 'RL_ERR_BIND')) return `limitswitch: [emerg] ${text}`;
+  return `limitswitch: ${text}`;
+}

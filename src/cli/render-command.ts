@@ -16,6 +16,7 @@ import { LimitswitchError } from '../shared/errors.ts';
 export interface RenderOptions {
   readonly file: readonly string[];
   readonly ingressClass?: string;
+  readonly watchIngressWithoutClass?: boolean;
   readonly configmap?: string;
   readonly replicas?: string;
   readonly listenPort?: string;
@@ -74,6 +75,7 @@ export function render(options: RenderOptions): { text: string; messages: string
   }
   const translator = new ClusterTranslator({
     ingressClass: options.ingressClass ?? null,
+    watchIngressWithoutClass: options.watchIngressWithoutClass === true,
     ...(listenPort !== undefined ? { listenPort } : {}),
   });
   const result = translator.translate({
@@ -84,10 +86,24 @@ export function render(options: RenderOptions): { text: string; messages: string
     replicas,
     secrets: objs.secrets,
   });
-  const messages = result.problems.map((p) => {
-    const level = p.severity === 'error' ? 'error' : 'warning';
-    return `limitswitch: [${level}] ${p.object.kind} ${p.object.namespace}/${p.object.name}: ${problemMessage(p)}`;
+  // An Ingress of another class is left out, never silently: the replica with the same flags would
+  // not serve it either.
+  const skipped = objs.ingresses.flatMap((ing) => {
+    const reason = translator.skipReason(ing);
+    return reason === null ? [] : [`limitswitch: [warning] Ingress ${keyOf(ing)}: not served: ${reason}`];
   });
+  if (skipped.length !== 0 && skipped.length === objs.ingresses.length) {
+    skipped.push(
+      `limitswitch: [warning] none of the ${objs.ingresses.length} Ingresses given is of class "${options.ingressClass}": no server rendered for them`,
+    );
+  }
+  const messages = [
+    ...skipped,
+    ...result.problems.map((p) => {
+      const level = p.severity === 'error' ? 'error' : 'warning';
+      return `limitswitch: [${level}] ${p.object.kind} ${p.object.namespace}/${p.object.name}: ${problemMessage(p)}`;
+    }),
+  ];
   const exitCode = result.problems.some((p) => p.severity === 'error') ? 1 : 0;
   return { text: result.text, messages, exitCode };
 }
@@ -101,6 +117,10 @@ export function registerRenderCommand(program: Command): void {
       'YAML/JSON files or folders of Ingress, ConfigMap, Service, EndpointSlice, Secret objects ("-" for stdin)',
     )
     .option('--ingress-class <name>', 'only Ingresses of this class (default: all)')
+    .option(
+      '--watch-ingress-without-class',
+      'with --ingress-class: also Ingresses that name no class (as the replica flag of the same name)',
+    )
     .option(
       '--configmap <namespace/name>',
       'the ConfigMap with http-snippets and global settings (default: the only one given)',

@@ -7,6 +7,7 @@ import type { Command } from 'commander';
 import { buildSite } from '../config/build-site.ts';
 import { errnoSuffix, findLogFormat, loadConfigFile } from '../config/index.ts';
 import type { HttpConf } from '../config/model.ts';
+import { defaultRequestPort } from '../engine/http/served-ports.ts';
 import { hasCode, isLimitswitchError, LimitswitchError } from '../shared/errors.ts';
 import { AccessLogParser } from './replay/access-log-parser.ts';
 import { readLines } from './replay/line-reader.ts';
@@ -14,7 +15,7 @@ import { Replay, type Switch } from './replay/replay.ts';
 import { renderReplayText, replayJson } from './replay/replay-report.ts';
 import type { SameSecond } from './replay/replay-timeline.ts';
 import { unloggedVariables } from './replay/unlogged-variables.ts';
-import { simulateDefaultPort, simulateKeyval } from './simulate.ts';
+import { simulateKeyval } from './simulate.ts';
 
 interface ReplayCommandOptions {
   readonly config: string;
@@ -104,7 +105,7 @@ async function runReplay(options: ReplayCommandOptions): Promise<void> {
     parser,
     switches,
     unloggedVariables: unloggedVariables(http, parser),
-    defaultPort: port ?? simulateDefaultPort(site),
+    defaultPort: port ?? defaultRequestPort(site),
     sameSecond: options.sameSecond as SameSecond,
     defaults: { host: options.host, port },
     onDecision: options.decisions

@@ -7,22 +7,21 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { hostname } from 'node:os';
 import type { Command } from 'commander';
-import { pino } from 'pino';
 import { ConfigError, loadConfigFile } from '../config/index.ts';
 import { parseHostPort } from '../engine/net/address-text.ts';
 import { formatAccessLine } from '../replica/access-log.ts';
 import { ErrorLog, type ErrorLogLevel } from '../replica/error-log.ts';
 import { Replica } from '../replica/replica.ts';
 import { STORE_RESET_POLICIES, type StoreResetPolicy } from '../replica/store-reset.ts';
-import { LimitswitchError } from '../shared/errors.ts';
-import { openCliStore } from './open-store.ts';
+import { hasCode, LimitswitchError } from '../shared/errors.ts';
+import { openCliStore, type StoreFlags, storeOptions } from './open-store.ts';
+import { type LogFlags, logOptions, processLogger } from './process-log.ts';
 import { checkConfigMode, type KubernetesFlags, startKubernetesConfig } from './replica-kubernetes.ts';
 import type { ReplicaStatus } from './replica-status.ts';
 
-interface ReplicaFlags extends KubernetesFlags {
+interface ReplicaFlags extends KubernetesFlags, StoreFlags, LogFlags {
   config?: string;
   kubernetes?: boolean;
-  redis?: string;
   id?: string;
   statusListen?: string;
   stateFile?: string;
@@ -33,7 +32,7 @@ interface ReplicaFlags extends KubernetesFlags {
 }
 
 export function registerReplicaCommand(program: Command): void {
-  program
+  const command = program
     .command('replica')
     .description(
       'serve the server blocks of FILE, enforcing limit_req in process, following the keyval store',
@@ -62,7 +61,6 @@ export function registerReplicaCommand(program: Command): void {
       '--tls-listen-port <port>',
       'with --kubernetes: the port hosts in Ingress tls: sections are served on with TLS (default: 443)',
     )
-    .option('--redis <url>', 'shared store (default: REDIS_URL, else an in-process memory store)')
     .option(
       '--id <name>',
       'replica id in the cluster (default: POD_NAME, else hostname:port of the first listen)',
@@ -79,18 +77,26 @@ export function registerReplicaCommand(program: Command): void {
     )
     .option('--error-log <file>', 'nginx-format error log ("stderr" for the terminal)', 'stderr')
     .option('--error-log-level <level>', 'nginx error_log level: info, notice, warn, error', 'error')
-    .option('--access-log <file>', 'access log in nginx "combined" format ("stdout" for the terminal)')
-    .action(async (flags: ReplicaFlags) => {
-      await runReplica(flags);
-    });
+    .option('--access-log <file>', 'access log in nginx "combined" format ("stdout" for the terminal)');
+  storeOptions(command, 'shared store (default: REDIS_URL, else an in-process memory store)');
+  logOptions(command).action(async (flags: ReplicaFlags) => {
+    await runReplica(flags);
+  });
 }
 
 async function runReplica(flags: ReplicaFlags): Promise<void> {
-  const logger = pino({ name: 'limitswitch-replica' });
+  const logger = processLogger('limitswitch-replica', flags);
   checkConfigMode(flags);
+  const statusListen = flags.statusListen ? parseStatusListen(flags.statusListen) : null;
   const storeReset = parseStoreReset(flags.storeReset);
   const fileConfig = flags.config !== undefined ? loadConfigFile(flags.config) : null;
-  const store = openCliStore(flags.redis ?? process.env.REDIS_URL, logger);
+  // Bound first: a port in use stops the replica before it registers, and /healthz answers while a
+  // --kubernetes replica waits for its API server.
+  const statusPort = statusListen
+    ? // Loaded only when asked for: the status server brings fastify and the API schema.
+      await (await import('./replica-status.ts')).StatusPort.bind(statusListen.host, statusListen.port)
+    : null;
+  const store = openCliStore(flags, logger);
   const errorStream = openLog(flags.errorLog, process.stderr);
   const accessStream = flags.accessLog ? openLog(flags.accessLog, process.stdout) : null;
   // host:port of the first listener (two replicas on one host differ by port).
@@ -101,6 +107,7 @@ async function runReplica(flags: ReplicaFlags): Promise<void> {
     ? null
     : await startKubernetesConfig(flags, { registry: store.registry, id, logger }).catch(
         async (err: unknown) => {
+          await statusPort?.close();
           await store.close();
           throw err;
         },
@@ -122,23 +129,19 @@ async function runReplica(flags: ReplicaFlags): Promise<void> {
     onClientClosed: (phase) => status?.metrics.countClientClosed(phase),
     log: (level, message, fields) => logger[level](fields ?? {}, message),
   });
-  await replica.start();
-  if (flags.statusListen) {
-    const listen = parseHostPort(flags.statusListen, true);
-    if (listen.error !== undefined || listen.port === null) {
-      throw new LimitswitchError(
-        'RL_ERR_CLI_USAGE',
-        `--status-listen ${flags.statusListen}: ${listen.error ?? 'port required'}`,
-      );
-    }
-    // Loaded only when asked for: the status server brings fastify and the API schema.
-    const { startReplicaStatus } = await import('./replica-status.ts');
-    status = await startReplicaStatus(replica, listen.host ?? '127.0.0.1', listen.port);
+  try {
+    await replica.start();
+    if (statusPort) status = await statusPort.serve(replica);
+  } catch (err) {
+    // A port it cannot bind: nginx's [emerg] in the error log, nothing left registered or open.
+    if (hasCode(err, 'RL_ERR_BIND')) errorLog.message('emerg', err.message);
+    await replica.close();
+    await k8s?.stop();
+    await statusPort?.close();
+    await store.close();
+    throw err;
   }
-  logger.info(
-    { id, ports: Object.fromEntries(replica.ports), status: status?.url ?? null },
-    'replica listening',
-  );
+  logger.info({ id, listen: replica.addresses(), status: status?.url ?? null }, 'replica listening');
 
   k8s?.follow(replica, (ok) => status?.metrics.countReload(ok));
   process.on('SIGHUP', () => {
@@ -173,6 +176,17 @@ async function runReplica(flags: ReplicaFlags): Promise<void> {
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+function parseStatusListen(value: string): { host: string; port: number } {
+  const listen = parseHostPort(value, true);
+  if (listen.error !== undefined || listen.port === null) {
+    throw new LimitswitchError(
+      'RL_ERR_CLI_USAGE',
+      `--status-listen ${value}: ${listen.error ?? 'port required'}`,
+    );
+  }
+  return { host: listen.host ?? '127.0.0.1', port: listen.port };
 }
 
 function parseStoreReset(value: string): StoreResetPolicy {

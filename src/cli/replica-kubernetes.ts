@@ -124,7 +124,12 @@ export async function startKubernetesConfig(
   const tlsListenPort = parseTlsListenPort(flags.tlsListenPort);
   const ingressClass = flags.ingressClass ?? DEFAULT_INGRESS_CLASS;
   // The Kubernetes client is loaded only for --kubernetes replicas.
-  const { loadKubeConfig } = await import('../k8s/watch/kube-config.ts');
+  const { defaultKubeConfigFound, loadKubeConfig } = await import('../k8s/watch/kube-config.ts');
+  if (!flags.kubeconfig && !defaultKubeConfigFound()) {
+    usage(
+      '--kubernetes: no kubeconfig found (--kubeconfig FILE, $KUBECONFIG, ~/.kube/config) and no in-cluster service account (KUBERNETES_SERVICE_HOST is not set)',
+    );
+  }
   const { KubernetesConfigSource } = await import('../k8s/watch/kubernetes-config-source.ts');
   let kubeConfig: KubeConfig;
   try {

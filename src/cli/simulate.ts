@@ -78,11 +78,6 @@ export function simulateKeyval(site: Site, t: number, change: SimulatedKeyval['k
   applyKeyval(site, t, change);
 }
 
-/** The port a request without `port` is sent to. */
-export function simulateDefaultPort(site: Site): number {
-  return site.ports()[0] ?? 80;
-}
-
 function checkRequest(input: Record<string, unknown>, t: number): SimulatedRequest {
   const { addr, host, uri, method, port, headers } = input;
   if (typeof addr !== 'string' || addr.length === 0) throw inputError('"addr" must be a client address');

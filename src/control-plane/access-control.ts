@@ -4,6 +4,7 @@
  * configured, writes are accepted from loopback clients only.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { AccessList, type AccessRuleDefinition } from '../engine/net/access-list.ts';
 import { type Cidr, cidrMatch, isLoopback, parseCidr, parseClientAddr } from '../engine/net/address-text.ts';
 import { LimitswitchError } from '../shared/errors.ts';
 
@@ -16,6 +17,11 @@ export interface AuthOptions {
   readonly readOnly?: boolean;
   /** Reads of the API, cluster views and audit need a token (and an allowed address) too. */
   readonly readAuth?: boolean;
+  /**
+   * The `allow`/`deny` rules of `-c FILE`'s `api` location, checked first for every API read and write,
+   * in order (the first match decides, none allows), as nginx's access module does.
+   */
+  readonly clientRules?: readonly AccessRuleDefinition[];
 }
 
 /** The identity a request was admitted with (for the audit trail). */
@@ -73,8 +79,11 @@ export class AccessControl {
   readonly #allow: readonly Cidr[];
   readonly readOnly: boolean;
   readonly readAuth: boolean;
+  readonly #clients: AccessList | null;
 
   constructor(options: AuthOptions = {}) {
+    const rules = options.clientRules ?? [];
+    this.#clients = rules.length === 0 ? null : new AccessList(rules);
     this.#tokens = [...(options.tokens ?? new Map())].map(([id, token]) => ({ id, digest: digest(token) }));
     this.#allow = (options.allow ?? []).map(parseAllowRange);
     this.readOnly = options.readOnly ?? false;
@@ -85,6 +94,13 @@ export class AccessControl {
   warnings(): string[] {
     if (this.#tokens.length > 0 || this.readOnly) return [];
     return ['no API token configured: writes are accepted from loopback clients only'];
+  }
+
+  /** The config's `allow`/`deny`: 403 for a client they deny (before any token is looked at). */
+  authorizeClient(client: string): void {
+    if (this.#clients !== null && !this.#clients.allows(client)) {
+      throw new LimitswitchError('Forbidden', `access forbidden by rule (client ${client})`);
+    }
   }
 
   /** Admit a write, or throw 403/401/405 in that order (access, authentication, method). */

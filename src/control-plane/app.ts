@@ -17,7 +17,7 @@ import { type Clock, systemClock } from '../shared/clock.ts';
 import { LimitswitchError } from '../shared/errors.ts';
 import type { KeyvalZoneInfo } from '../store/cluster-registry.ts';
 import { AccessControl, type AuthOptions } from './access-control.ts';
-import type { ControlPlaneContext } from './context.ts';
+import type { ControlPlaneContext, StoreLink } from './context.ts';
 import { ExpirySweeper } from './expiry-sweeper.ts';
 import { alertmanagerHookRoutes } from './hooks/alertmanager-hook.ts';
 import { newRequestId, nginxErrorBody, toApiError } from './nginx-error.ts';
@@ -61,6 +61,11 @@ export interface ControlPlaneOptions {
   readonly waitPollMs?: number;
   /** `--alert-rules FILE`: enables `POST /hooks/alertmanager` (404 without). */
   readonly alertRules?: AlertRules;
+  /**
+   * A replica's status port: how its link to the shared store is, for `/readyz` (which stays 200
+   * while the replica enforces a loaded state, fail-static, and says `connected: false`).
+   */
+  readonly storeLink?: () => StoreLink;
 }
 
 /** Reads stay open under `readAuth` for these (probes, scrapes, docs). */
@@ -96,6 +101,7 @@ export async function controlPlane(app: FastifyInstance, options: ControlPlaneOp
     clock,
     build: { version: options.version ?? packageVersion(), loadedAtMs: clock.nowMs() },
     waitPollMs: options.waitPollMs ?? 20,
+    storeLink: options.storeLink ?? null,
   };
   for (const warning of access.warnings()) app.log.warn(warning);
   metrics.countLiveReplicasWith(async () => {
@@ -115,6 +121,7 @@ export async function controlPlane(app: FastifyInstance, options: ControlPlaneOp
     request.limitswitchApiVersion = versionInUrl(request.url);
     const operation = request.routeOptions.config.limitswitchOperation;
     if (!operation) return;
+    if (!PUBLIC_OPERATIONS.has(operation.operationId)) access.authorizeClient(request.ip);
     if (operation.write) {
       request.limitswitchPrincipal = access.authorizeWrite(request.ip, request.headers.authorization);
     } else if (!PUBLIC_OPERATIONS.has(operation.operationId)) {
@@ -128,6 +135,17 @@ export async function controlPlane(app: FastifyInstance, options: ControlPlaneOp
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.config.limitswitchOperation?.operationId ?? 'unmatched';
     metrics.observeRequest(route, request.method, reply.statusCode);
+    // The one log line of a request (fastify's own two are off).
+    request.log.info(
+      {
+        method: request.method,
+        url: request.url,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 10) / 10,
+        client: request.ip,
+      },
+      `${request.method} ${request.url} ${reply.statusCode}`,
+    );
   });
 
   app.setErrorHandler(async (err, request, reply) => {

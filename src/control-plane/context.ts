@@ -32,6 +32,14 @@ export interface BuildInfo {
   readonly loadedAtMs: number;
 }
 
+/** What `/readyz` of a replica adds about the shared store. */
+export interface StoreLink {
+  readonly connected: boolean;
+  /** Where the enforced state came from: the store, or the state file while the store is away. */
+  readonly source: 'none' | 'state-file' | 'store';
+  readonly lastError: string | null;
+}
+
 export interface ControlPlaneContext {
   readonly spec: ApiSpec;
   readonly gateway: StoreGateway;
@@ -42,6 +50,8 @@ export interface ControlPlaneContext {
   readonly build: BuildInfo;
   /** How often `wait=applied` re-reads the replicas. */
   readonly waitPollMs: number;
+  /** A replica's link to the shared store (its status port); null on a control plane. */
+  readonly storeLink: (() => StoreLink) | null;
 }
 
 export type SpecHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;

@@ -38,7 +38,7 @@ export function readOnlyStore(ports: ReadPorts): ControlPlaneStore {
       heartbeat: disabled,
       deregister: disabled,
     },
-    counters: { ...bind(ports.counters, ['read']), add: disabled, reset: disabled },
+    counters: { ...bind(ports.counters, ['read']), add: disabled, reset: disabled, resets: disabled },
     audit: { ...bind(ports.audit, ['recent']), append: disabled },
     leases: { acquire: disabled, release: disabled, records: disabled, putRecord: disabled },
   };

@@ -5,12 +5,14 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { ControlPlaneMetrics } from '../metrics/control-plane-metrics.ts';
+import { systemClock } from '../shared/clock.ts';
 import { isLimitswitchError, LimitswitchError } from '../shared/errors.ts';
 import type { AuditTrail } from '../store/audit-trail.ts';
 import type { ClusterRegistry } from '../store/cluster-registry.ts';
 import type { CounterStore } from '../store/counter-store.ts';
 import type { KeyvalReader, KeyvalWriter } from '../store/keyval-store.ts';
 import type { LeaseStore } from '../store/lease-store.ts';
+import { StoreTrouble } from '../store/store-trouble.ts';
 
 /** The store ports the control plane uses (it never follows the feed). */
 export interface ControlPlaneStore {
@@ -25,7 +27,8 @@ export class StoreGateway {
   readonly store: ControlPlaneStore;
   readonly #timeoutMs: number;
   readonly #metrics: ControlPlaneMetrics;
-  readonly #log: FastifyBaseLogger;
+  /** Store failures in the log: once per outage and reason, not once per call. */
+  readonly #trouble: StoreTrouble;
 
   constructor(
     store: ControlPlaneStore,
@@ -36,7 +39,7 @@ export class StoreGateway {
     this.store = store;
     this.#timeoutMs = timeoutMs;
     this.#metrics = metrics;
-    this.#log = log;
+    this.#trouble = new StoreTrouble((level, message, fields) => log[level](fields, message), systemClock);
   }
 
   /** Run `fn(store)` as operation `op`; precondition errors (409, 404, …) pass through unchanged. */
@@ -58,13 +61,17 @@ export class StoreGateway {
     try {
       const result = await Promise.race([fn(this.store), timeout]);
       ok = true;
+      this.#trouble.answered();
       return result;
     } catch (err) {
       // A precondition failure is an answer from the store, not an outage.
       const precondition = isLimitswitchError(err) && err.status < 500;
       ok = precondition;
-      if (precondition) throw err;
-      this.#log.warn({ err, op }, 'store call failed');
+      if (precondition) {
+        this.#trouble.answered();
+        throw err;
+      }
+      this.#trouble.failed(op, err, 'API calls answer 503 StoreUnavailable');
       if (isLimitswitchError(err)) throw err;
       throw new LimitswitchError('StoreUnavailable', undefined, { cause: err });
     } finally {

@@ -69,13 +69,21 @@ export class ZoneDirectory {
     for (const zones of Object.values(counted)) for (const zone of Object.keys(zones)) names.add(zone);
     const totals = new Map<string, Counters<F>>();
     for (const name of [...names].sort(compareText)) totals.set(name, zeroCounters(family.fields));
+    // Per replica, every zone it reports has a row, zeros included (a zone nothing hit yet is news).
     const byReplica: Record<string, Record<string, Counters<F>>> = {};
+    const rowsOf = (replicaId: string): Record<string, Counters<F>> => {
+      byReplica[replicaId] ??= {};
+      return byReplica[replicaId]!;
+    };
+    for (const replica of replicas) {
+      const mine = rowsOf(replica.id);
+      for (const zone of limiter.zonesOf(replica)) mine[zone] ??= zeroCounters(family.fields);
+    }
     for (const [replicaId, zones] of Object.entries(counted)) {
-      const mine: Record<string, Counters<F>> = {};
-      byReplica[replicaId] = mine;
+      const mine = rowsOf(replicaId);
       for (const [zone, counters] of Object.entries(zones)) {
         const these = counters as Partial<Counters<F>>;
-        mine[zone] = addCountersInto(zeroCounters(family.fields), these, family.fields);
+        mine[zone] = addCountersInto(mine[zone] ?? zeroCounters(family.fields), these, family.fields);
         addCountersInto(totals.get(zone)!, these, family.fields);
       }
     }

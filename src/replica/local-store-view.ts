@@ -25,6 +25,8 @@ export interface LocalState {
   head(): KeyvalHead | null;
   info(): ReplicaInfo;
   nowMs(): number;
+  /** A zone's counters as shown (after a cluster reset: since it); default the engine's. */
+  counters?(zone: { readonly counters: Readonly<Record<string, number>> }): Record<string, number>;
 }
 
 /** The read halves of the store's ports, answered from one replica's state. */
@@ -90,7 +92,9 @@ export function localStoreView(state: LocalState): LocalStoreView {
             : kind === LIMIT_CONN.kind
               ? site.limitConnZones
               : null;
-        for (const zone of counted?.values() ?? []) zones[zone.name] = { ...zone.counters };
+        for (const zone of counted?.values() ?? []) {
+          zones[zone.name] = state.counters ? state.counters(zone) : { ...zone.counters };
+        }
         return { [state.info().id]: zones };
       },
     },

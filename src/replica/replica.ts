@@ -11,7 +11,8 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { buildSite } from '../config/build-site.ts';
 import type { Config, RealIpConf } from '../config/model.ts';
-import type { Site, SiteLocation } from '../engine/http/site.ts';
+import { servedPorts } from '../engine/http/served-ports.ts';
+import type { Site } from '../engine/http/site.ts';
 import { LIMIT_CONN, type LimitConnZone } from '../engine/limit-conn/limit-conn-zone.ts';
 import { LIMIT_REQ, type LimitReqZone } from '../engine/limit-req/limit-req-zone.ts';
 import { normalizePeerAddress } from '../engine/net/address-text.ts';
@@ -25,6 +26,7 @@ import { KeyvalSync, type Reload } from '../store/keyval-sync.ts';
 import type { LeaseStore } from '../store/lease-store.ts';
 import type { LimitSyncStore } from '../store/limit-sync-store.ts';
 import { StateFile } from '../store/state-file.ts';
+import { StoreTrouble } from '../store/store-trouble.ts';
 import { CounterFlusher } from './counter-flusher.ts';
 import { engineHook, type RoutedDecision, upgradeHook } from './engine-hook.ts';
 import { connectionNumber, ErrorLog, requestLogContext } from './error-log.ts';
@@ -49,7 +51,7 @@ export interface ReplicaStore {
   readonly keyvals: KeyvalFeed & Pick<KeyvalWriter, 'restore'>;
   readonly registry: RegistryWriter & Pick<RegistryReader, 'replicas'>;
   readonly limitSync: Pick<LimitSyncStore, 'exchange'>;
-  readonly counters: Pick<CounterStore, 'add'>;
+  readonly counters: Pick<CounterStore, 'add' | 'resets'>;
   readonly audit: Pick<AuditTrail, 'append'>;
   readonly leases: Pick<LeaseStore, 'acquire'>;
 }
@@ -108,7 +110,7 @@ export class Replica {
   readonly locationRequests = new RequestCounts();
   readonly #listeners = new Map<
     number,
-    { server: ProxyServer<RoutedDecision>; port: number; edge: string }
+    { server: ProxyServer<RoutedDecision>; host: string; port: number; edge: string }
   >();
   readonly #flusher: CounterFlusher;
   readonly #stateFile: StateFile | null;
@@ -116,6 +118,9 @@ export class Replica {
   #stateHoldsCounters = false;
   /** The state file's write that drops those batches, once they are flushed. */
   #countersCleared: Promise<void> = Promise.resolve();
+  /** Cluster counter resets seen, by `kind\0zone`; and each zone's counters when the last one came. */
+  readonly #resetsSeen = new Map<string, number>();
+  readonly #counterBase = new WeakMap<object, Readonly<Record<string, number>>>();
   readonly storeResets: StoreResetCounts = { restored: 0, restoredElsewhere: 0, dropped: 0 };
   readonly #options: ReplicaOptions;
   #timers: NodeJS.Timeout[] = [];
@@ -123,10 +128,16 @@ export class Replica {
   readonly #closing: Promise<void>[] = [];
   #closed: Promise<void> | null = null;
   #reportQueued = false;
+  /** Store failures of heartbeats and flushes, said once per outage (and every 30 s while it lasts). */
+  readonly #storeTrouble: StoreTrouble;
 
   constructor(options: ReplicaOptions) {
     this.#options = options;
     this.#clock = options.clock ?? systemClock;
+    this.#storeTrouble = new StoreTrouble(
+      (level, message, fields) => this.#log(level, message, fields),
+      this.#clock,
+    );
     this.#startedAtMs = this.#clock.nowMs();
     this.id = options.id;
     this.store = options.store;
@@ -183,6 +194,13 @@ export class Replica {
     return new Map([...this.#listeners].map(([configured, listener]) => [configured, listener.port]));
   }
 
+  /** `host:port` of every listener, as bound (`[::]:80` for IPv6). */
+  addresses(): string[] {
+    return [...this.#listeners.values()].map(({ host, port }) =>
+      host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`,
+    );
+  }
+
   /** Ready once the keyval state came from the store or the state file. */
   head(): KeyvalHead | null {
     const state = this.sync.state();
@@ -222,10 +240,41 @@ export class Replica {
     return out;
   }
 
+  /**
+   * Throws `RL_ERR_BIND` (nothing left listening, never registered) when a port cannot be bound: a
+   * replica without its port must not count as live.
+   */
   async start(): Promise<void> {
     await this.#resendSavedCounters();
     await this.sync.start();
-    // With the store away, the first heartbeat would only wait out its timeout before we serve.
+    const loaded = this.sync.state();
+    if (loaded.source === 'state-file' && this.#stateFile) {
+      const snapshot = this.sync.snapshot();
+      const switches = Object.values(snapshot.zones).reduce((n, keys) => n + Object.keys(keys).length, 0);
+      this.#log(
+        'warn',
+        `keyval store unreachable at start: enforcing the state file ${this.#stateFile.path} (revision ${loaded.appliedRevision}, ${switches} switches) until it answers`,
+        {
+          stateFile: this.#stateFile.path,
+          revision: loaded.appliedRevision,
+          switches,
+          err: loaded.lastError,
+        },
+      );
+    }
+    // Before serving: a synced zone starts from the live replicas' count, not from a share of 1.
+    await this.limitSync.refreshLive();
+    try {
+      for (const port of this.#proxyPorts()) await this.#listen(port);
+    } catch (err) {
+      await Promise.all([...this.#listeners.values()].map(({ server }) => server.close({ forceAfterMs: 0 })));
+      this.#listeners.clear();
+      await this.#upstreams.close();
+      await this.sync.stop();
+      this.#closed = Promise.resolve();
+      throw err;
+    }
+    // With the store away, the first heartbeat would only wait out its timeout.
     if (this.sync.state().connected) await this.#report();
     else void this.#report();
     const flushMs = this.#options.flushIntervalMs ?? 1000;
@@ -237,10 +286,7 @@ export class Replica {
       setInterval(() => this.#expireKeys(), 1000),
     );
     for (const timer of this.#timers) timer.unref();
-    // Before serving: a synced zone starts from the live replicas' count, not from a share of 1.
-    await this.limitSync.refreshLive();
     this.limitSync.start();
-    for (const port of this.#proxyPorts()) await this.#listen(port);
   }
 
   /** Swaps in a new configuration; throws (keeping the old one) when it cannot be built. */
@@ -311,16 +357,9 @@ export class Replica {
     await this.sync.stop();
   }
 
-  /**
-   * Ports to serve: every `listen` port except those whose servers hold nothing but `api` locations
-   * (the NGINX Plus API is served by the control plane, and read-only by `--status-listen`).
-   */
+  /** Ports to serve (servers holding only an `api` location are left to the control plane). */
   #proxyPorts(): number[] {
-    return this.#site
-      .ports()
-      .filter((port) =>
-        this.#site.servers.some((s) => s.listen.some((l) => l.port === port) && !isApiOnly(s.locations)),
-      );
+    return servedPorts(this.#site);
   }
 
   async #listen(configuredPort: number): Promise<void> {
@@ -379,8 +418,9 @@ export class Replica {
           ? undefined
           : (ctx, _decision, outcome) => onCompleted(ctx.req, { ...outcome, remoteAddr: ctx.remoteAddr }),
     });
-    const address = await proxy.listen(port, this.#options.host ?? listenHost ?? '0.0.0.0');
-    this.#listeners.set(configuredPort, { server: proxy, port: address.port, edge: edgeKind(edge) });
+    const host = this.#options.host ?? listenHost ?? '0.0.0.0';
+    const address = await proxy.listen(port, host);
+    this.#listeners.set(configuredPort, { server: proxy, host, port: address.port, edge: edgeKind(edge) });
   }
 
   /** The port's TLS/h2 settings (ssl and http2 belong to the address), or null for plain HTTP/1. */
@@ -404,7 +444,7 @@ export class Replica {
     try {
       await this.#flusher.flush();
     } catch (err) {
-      this.#log('warn', 'counter flush failed; deltas kept for the next one', { err: String(err) });
+      this.#storeTrouble.failed('counter flush', err, 'counter deltas kept for the next flush');
       return false;
     }
     if (this.#stateHoldsCounters && this.#stateFile) {
@@ -413,7 +453,46 @@ export class Replica {
     }
     // A flush that shared another's (a stop during the periodic one) waits for its write as well.
     await this.#countersCleared;
+    await this.#followCounterResets();
     return true;
+  }
+
+  /**
+   * A cluster `DELETE /limit_reqs/{zone}` zeroed the zone in the store: this replica's own status API
+   * starts from zero too (its engine keeps counting; the view subtracts what it had at the reset).
+   */
+  async #followCounterResets(): Promise<void> {
+    const families = [
+      { kind: LIMIT_REQ.kind, zones: [...this.#site.limitReqZones.values()] },
+      { kind: LIMIT_CONN.kind, zones: [...this.#site.limitConnZones.values()] },
+    ];
+    for (const { kind, zones } of families) {
+      let resets: Record<string, number>;
+      try {
+        resets = await this.store.counters.resets(
+          kind,
+          zones.map((z) => z.name),
+        );
+      } catch {
+        return; // the next flush asks again
+      }
+      for (const zone of zones) {
+        const key = `${kind}\0${zone.name}`;
+        const count = resets[zone.name] ?? 0;
+        const seen = this.#resetsSeen.get(key);
+        this.#resetsSeen.set(key, count);
+        // The first look only learns the count: resets before this process are not its to follow.
+        if (seen !== undefined && count > seen) this.#counterBase.set(zone, { ...zone.counters });
+      }
+    }
+  }
+
+  /** This replica's counters of `zone` as its status API shows them: since the last cluster reset. */
+  statusCounters(zone: { readonly counters: Readonly<Record<string, number>> }): Record<string, number> {
+    const base = this.#counterBase.get(zone);
+    const out: Record<string, number> = { ...zone.counters };
+    if (base) for (const field of Object.keys(out)) out[field] = out[field]! - (base[field] ?? 0);
+    return out;
   }
 
   /** Counter batches an earlier process kept in the state file go out first. */
@@ -470,8 +549,9 @@ export class Replica {
     try {
       await this.store.registry.registerZones(this.info().keyvalZones);
       await this.store.registry.heartbeat(this.info(), this.#options.heartbeatTtlMs ?? 5000);
+      this.#storeTrouble.answered();
     } catch (err) {
-      this.#log('warn', 'heartbeat failed', { err: String(err) });
+      this.#storeTrouble.failed('heartbeat', err, 'enforcing the last known switches (fail-static)');
     }
   }
 
@@ -507,16 +587,6 @@ function reloadText(reload: Reload): string {
     case 'log-trimmed':
       return `keyval change log no longer reaches revision ${reload.fromRevision + 1}: reloading the state at ${reload.toRevision}`;
   }
-}
-
-function isApiOnly(locations: readonly SiteLocation[]): boolean {
-  return (
-    locations.length !== 0 && locations.every((l) => l.handler.api !== null && isApiOnlyNested(l.locations))
-  );
-}
-
-function isApiOnlyNested(locations: readonly SiteLocation[]): boolean {
-  return locations.length === 0 || isApiOnly(locations);
 }
 
 function hashConfig(config: Config): string {

@@ -69,6 +69,8 @@ export const ERRORS = {
   RL_ERR_STORE_STATE_FILE: { status: 500, text: 'keyval state file is unreadable' },
   RL_ERR_ALERT_RULES_INVALID: { status: 500, text: 'invalid alert rules' },
   RL_ERR_CLI_USAGE: { status: 400, text: 'invalid command line' },
+  /** A listener could not bind its address (nginx: `bind() to host:port failed (98: …)`). */
+  RL_ERR_BIND: { status: 500, text: 'bind() failed' },
 } as const satisfies Record<string, ErrorDefinition>;
 
 export type ErrorCode = keyof typeof ERRORS;

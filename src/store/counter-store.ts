@@ -28,4 +28,9 @@ export interface CounterStore {
   read(kind: string): Promise<Record<string, Record<string, Record<string, number>>>>;
   /** Zero one zone's counters of one kind on every replica record (`DELETE /limit_reqs/{zone}`). */
   reset(kind: string, zone: string): Promise<void>;
+  /**
+   * How many times each of `zones` was reset (0 when never): a replica that sees the number grow
+   * zeroes its own status view of the zone.
+   */
+  resets(kind: string, zones: readonly string[]): Promise<Record<string, number>>;
 }

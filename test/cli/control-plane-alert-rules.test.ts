@@ -73,6 +73,22 @@ describe('limitswitch control-plane --alert-rules', () => {
     );
   });
 
+  it('with -c, refuses a rule whose zone the file does not declare (issue 18 §3.7)', {
+    timeout: 30_000,
+  }, async () => {
+    const rules = join(dir, 'nozone.yaml');
+    const config = join(dir, 'zones.conf');
+    writeFileSync(rules, RULES.replace('zone: limitreq_uri', 'zone: nozone'));
+    writeFileSync(config, CONFIG);
+    const { exit } = run(['--listen', `127.0.0.1:${await freePort()}`, '-c', config, '--alert-rules', rules]);
+    const { code, stderr } = await exit;
+    assert.equal(code, 1);
+    assert.equal(
+      stderr,
+      `limitswitch: ${rules}:4: rules[0].zone: unknown keyval zone "nozone" (not a keyval_zone of -c FILE)\n`,
+    );
+  });
+
   it('serves the webhook with the rules, behind the API tokens', { timeout: 30_000 }, async () => {
     const rules = join(dir, 'rules.yaml');
     const config = join(dir, 'nginx.conf');

@@ -153,10 +153,10 @@ describe('limitswitch control-plane', () => {
   it('bad flags and bad configuration files exit 1 with the reason', async () => {
     const badListen = await run(['--listen', 'localhost:99999']).exit;
     assert.equal(badListen.code, 1);
-    assert.match(badListen.stderr, /^--listen localhost:99999: invalid port$/m);
+    assert.match(badListen.stderr, /^limitswitch: --listen localhost:99999: invalid port$/m);
     const badAllow = await run(['--allow', '10.0.0.0/99']).exit;
     assert.equal(badAllow.code, 1);
-    assert.match(badAllow.stderr, /^--allow: invalid address or CIDR "10.0.0.0\/99"$/m);
+    assert.match(badAllow.stderr, /^limitswitch: --allow: invalid address or CIDR "10.0.0.0\/99"$/m);
     writeFileSync(join(dir, 'short-tokens'), 'ops:short\n');
     const badTokens = await run(['--token-file', join(dir, 'short-tokens')]).exit;
     assert.equal(badTokens.code, 1);
@@ -164,6 +164,9 @@ describe('limitswitch control-plane', () => {
     writeFileSync(join(dir, 'broken.conf'), 'http {\n    keyval_zone zone=x;\n}\n');
     const badConfig = await run(['-c', join(dir, 'broken.conf')]).exit;
     assert.equal(badConfig.code, 1);
-    assert.equal(badConfig.stderr, `[emerg] invalid zone size "zone=x" in ${join(dir, 'broken.conf')}:2\n`);
+    assert.equal(
+      badConfig.stderr,
+      `limitswitch: [emerg] invalid zone size "zone=x" in ${join(dir, 'broken.conf')}:2\n`,
+    );
   });
 });

@@ -63,6 +63,12 @@ it('runs the cafe: banner, /coffee switched on limits every replica, counters ad
     ),
   );
 
+  // Issue 18 §3.11: step 3 right after step 2 showed zeros; the banner says why and waits the flush out.
+  assert.match(
+    stdout,
+    /replicas send their counters once a second, so give them that second\n {2}sleep 1; curl /,
+  );
+
   const base = `http://127.0.0.1:${cp}`;
   const toggle = await request(`${base}/api/9/http/keyvals/limitreq_uri?wait=applied`, {
     method: 'POST',

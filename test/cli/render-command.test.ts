@@ -52,48 +52,113 @@ describe('limitswitch render', () => {
     assert.deepEqual(serverBlock(legacy.text, 'cafe.example.com'), serverBlock(v1.text, 'cafe.example.com'));
   });
 
-  it('simulate on the rendered config limits /coffee once it is switched on, and never /tea', () => {
-    const rendered = run(['render', '-f', cafe, '--ingress-class', 'limitswitch']);
-    assert.equal(rendered.stderr, `${NO_CAFE_SECRET}\n`);
-    assert.equal(rendered.status, 0);
+  // Issue 18 §3.4: lines without "port" went to the first listen, the ConfigMap's API server on 9999.
+  for (const port of [80, undefined]) {
+    it(`simulate on the rendered config limits /coffee once it is switched on, and never /tea (${port === undefined ? 'no "port": the server curl http://127.0.0.1/ reaches' : `"port": ${port}`})`, () => {
+      const rendered = run(['render', '-f', cafe, '--ingress-class', 'limitswitch']);
+      assert.equal(rendered.stderr, `${NO_CAFE_SECRET}\n`);
+      assert.equal(rendered.status, 0);
+      const dir = mkdtempSync(join(tmpdir(), 'limitswitch-render-'));
+      try {
+        const conf = join(dir, 'cafe.conf');
+        writeFileSync(conf, rendered.stdout);
+        const req = (t: number, uri: string) =>
+          JSON.stringify({ t, addr: '10.0.0.1', host: 'cafe.example.com', uri, port });
+        const input = [
+          req(1000, '/coffee'),
+          req(1000, '/coffee'),
+          req(1000, '/coffee'),
+          JSON.stringify({ t: 1001, keyval: { zone: 'limitreq_uri', key: '/coffee', value: '1' } }),
+          req(1002, '/coffee'),
+          req(1002, '/coffee'),
+          req(1002, '/coffee'),
+          req(1002, '/tea'),
+          req(1002, '/tea'),
+          req(1002, '/tea'),
+        ].join('\n');
+        const sim = run(['simulate', '-c', conf], `${input}\n`);
+        assert.equal(sim.stderr, '');
+        const rows = sim.stdout
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as { status: string; code: number; zone: string | null });
+        assert.deepEqual(
+          rows.map((r) => [r.status, r.code, r.zone]),
+          [
+            ['', 200, null],
+            ['', 200, null],
+            ['', 200, null],
+            ['PASSED', 200, 'req_zone_20'],
+            ['PASSED', 200, 'req_zone_20'],
+            ['REJECTED', 503, 'req_zone_20'],
+            ['', 200, null],
+            ['', 200, null],
+            ['', 200, null],
+          ],
+        );
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
+
+  it('says which Ingresses another --ingress-class leaves out, and why (issue 18 §3.5)', () => {
+    const r = run([
+      'render',
+      '-f',
+      join(fixtures, 'seed-configmap.yaml'),
+      join(fixtures, 'seed-mergeable-v1beta1.yaml'),
+      '--ingress-class',
+      'limitswitch',
+    ]);
+    assert.equal(r.status, 0);
+    assert.equal(serverBlock(r.stdout, 'cafe.example.com'), null);
+    assert.equal(
+      r.stderr,
+      [
+        'limitswitch: [warning] Ingress default/cafe-ingress-master: not served: its class is "nginx", not "limitswitch" (--ingress-class)',
+        'limitswitch: [warning] Ingress default/cafe-ingress-teasvc-minion: not served: its class is "nginx", not "limitswitch" (--ingress-class)',
+        'limitswitch: [warning] Ingress default/cafe-ingress-coffeesvc-minion: not served: its class is "nginx", not "limitswitch" (--ingress-class)',
+        'limitswitch: [warning] none of the 3 Ingresses given is of class "limitswitch": no server rendered for them',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('--watch-ingress-without-class also renders Ingresses that name no class, as the replica flag does', () => {
     const dir = mkdtempSync(join(tmpdir(), 'limitswitch-render-'));
     try {
-      const conf = join(dir, 'cafe.conf');
-      writeFileSync(conf, rendered.stdout);
-      const req = (t: number, uri: string) =>
-        JSON.stringify({ t, addr: '10.0.0.1', host: 'cafe.example.com', uri, port: 80 });
-      const input = [
-        req(1000, '/coffee'),
-        req(1000, '/coffee'),
-        req(1000, '/coffee'),
-        JSON.stringify({ t: 1001, keyval: { zone: 'limitreq_uri', key: '/coffee', value: '1' } }),
-        req(1002, '/coffee'),
-        req(1002, '/coffee'),
-        req(1002, '/coffee'),
-        req(1002, '/tea'),
-        req(1002, '/tea'),
-        req(1002, '/tea'),
-      ].join('\n');
-      const sim = run(['simulate', '-c', conf], `${input}\n`);
-      assert.equal(sim.stderr, '');
-      const rows = sim.stdout
-        .trim()
-        .split('\n')
-        .map((l) => JSON.parse(l) as { status: string; code: number; zone: string | null });
-      assert.deepEqual(
-        rows.map((r) => [r.status, r.code, r.zone]),
+      const classless = join(dir, 'classless.yaml');
+      writeFileSync(
+        classless,
         [
-          ['', 200, null],
-          ['', 200, null],
-          ['', 200, null],
-          ['PASSED', 200, 'req_zone_20'],
-          ['PASSED', 200, 'req_zone_20'],
-          ['REJECTED', 503, 'req_zone_20'],
-          ['', 200, null],
-          ['', 200, null],
-          ['', 200, null],
-        ],
+          'apiVersion: networking.k8s.io/v1',
+          'kind: Ingress',
+          'metadata: {name: plain}',
+          'spec:',
+          '  rules:',
+          '  - host: plain.example.com',
+          '    http:',
+          '      paths:',
+          '      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}',
+        ].join('\n'),
       );
+      const without = run(['render', '-f', classless, '--ingress-class', 'limitswitch']);
+      assert.equal(
+        without.stderr.split('\n')[0],
+        'limitswitch: [warning] Ingress default/plain: not served: it names no IngressClass and --ingress-class is "limitswitch"; --watch-ingress-without-class serves it',
+      );
+      assert.equal(serverBlock(without.stdout, 'plain.example.com'), null);
+      const withFlag = run([
+        'render',
+        '-f',
+        classless,
+        '--ingress-class',
+        'limitswitch',
+        '--watch-ingress-without-class',
+      ]);
+      assert.doesNotMatch(withFlag.stderr, /not served/);
+      assert.ok(serverBlock(withFlag.stdout, 'plain.example.com'));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -4,9 +4,10 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { checkConfigMode } from '../../src/cli/replica-kubernetes.ts';
+import { freePorts, LimitswitchProcess, stopAll, TempDir } from '../helpers/limitswitch-process.ts';
 
 const cli = fileURLToPath(new URL('../../bin/limitswitch.js', import.meta.url));
 
@@ -92,6 +93,59 @@ describe('limitswitch replica: -c FILE or --kubernetes', () => {
     assert.equal(
       missing.stderr,
       "limitswitch replica: --kubeconfig /nonexistent/kubeconfig: ENOENT: no such file or directory, open '/nonexistent/kubeconfig'\n",
+    );
+  });
+});
+
+describe('limitswitch replica --kubernetes without an API server (issue 18 §3.9)', () => {
+  const dir = new TempDir();
+  after(async () => {
+    await stopAll();
+    dir.remove();
+  });
+
+  it('no kubeconfig and not in a pod: says so and exits 1 (instead of retrying localhost:8080 forever)', () => {
+    const r = spawnSync(process.execPath, [cli, 'replica', '--kubernetes'], {
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { ...process.env, REDIS_URL: '', KUBERNETES_SERVICE_HOST: '', KUBECONFIG: '', HOME: dir.path },
+    });
+    assert.equal(r.status, 1);
+    assert.equal(
+      r.stderr,
+      'limitswitch replica: --kubernetes: no kubeconfig found (--kubeconfig FILE, $KUBECONFIG, ~/.kube/config) and no in-cluster service account (KUBERNETES_SERVICE_HOST is not set)\n',
+    );
+  });
+
+  it('API server unreachable: the status port answers /healthz 200 (the liveness probe) and /readyz 503', async () => {
+    const [apiPort, statusPort] = await freePorts(2);
+    const kubeconfig = dir.write(
+      'kubeconfig.yaml',
+      `apiVersion: v1
+kind: Config
+clusters: [{ name: gone, cluster: { server: 'http://127.0.0.1:${apiPort}' } }]
+users: [{ name: gone, user: { token: t } }]
+contexts: [{ name: gone, context: { cluster: gone, user: gone } }]
+current-context: gone
+`,
+    );
+    const replica = new LimitswitchProcess('replica', [
+      '--kubernetes',
+      '--kubeconfig',
+      kubeconfig,
+      '--status-listen',
+      `127.0.0.1:${statusPort}`,
+    ]);
+    await replica.waitForLog('listing Ingresses, Services, EndpointSlices and the ConfigMap');
+    const healthz = await fetch(`http://127.0.0.1:${statusPort}/healthz`);
+    assert.equal(healthz.status, 200);
+    assert.deepEqual(await healthz.json(), { status: 'ok' });
+    const readyz = await fetch(`http://127.0.0.1:${statusPort}/readyz`);
+    assert.equal(readyz.status, 503);
+    assert.deepEqual(await readyz.json(), { status: 'starting' });
+    assert.equal(
+      replica.lines.some((l) => l.msg === 'replica listening'),
+      false,
     );
   });
 });

@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
@@ -93,5 +96,44 @@ describe('limitswitch simulate', () => {
     const json = await simulate([], '{"t":\n');
     assert.equal(json.code, 1);
     assert.match(json.stderr, /^limitswitch: invalid input at stdin:1: /);
+  });
+
+  it('--help says what "host" and "port" do and where a line without them goes', () => {
+    const help = spawnSync(process.execPath, [BIN, 'simulate', '--help'], { encoding: 'utf8' });
+    assert.equal(help.status, 0);
+    assert.match(help.stdout, /"host" \(the Host header\) picks the server_name, "port" the listen port/);
+    assert.match(help.stdout, /without\s+"port" it goes to port 80 when a server proxies it/);
+  });
+
+  it('a line without "port" skips an api-only server listed first', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'limitswitch-simulate-'));
+    try {
+      const conf = join(dir, 'nginx.conf');
+      writeFileSync(
+        conf,
+        `events {}
+http {
+    limit_req_zone $binary_remote_addr zone=one:1m rate=1r/s;
+    server { listen 9999; location /api { api write=on; } }
+    server { listen 8081; location / { limit_req zone=one; proxy_pass http://127.0.0.1:9; } }
+}
+`,
+      );
+      const line = (t: number) => JSON.stringify({ t, addr: '10.0.0.1', uri: '/' });
+      const run = spawnSync(process.execPath, [BIN, 'simulate', '-c', conf], {
+        input: `${line(1000)}\n${line(1001)}\n`,
+        encoding: 'utf8',
+      });
+      assert.equal(run.stderr, '');
+      assert.deepEqual(
+        run.stdout
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l).status),
+        ['PASSED', 'REJECTED'],
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -32,7 +32,10 @@ describe('limit_conns: cluster-wide sums', () => {
       await app.inject({ method: 'GET', url: '/api/9/http/limit_conns' }),
     );
     const byReplica = await app.inject({ method: 'GET', url: '/limit_conns?by=replica&fields=passed' });
-    assert.deepEqual(JSON.parse(byReplica.body), { a: { addr: { passed: 10 } }, b: { addr: { passed: 5 } } });
+    assert.deepEqual(JSON.parse(byReplica.body), {
+      a: { addr: { passed: 10 }, idle: { passed: 0 } },
+      b: { addr: { passed: 5 } },
+    });
     assertMatchesSpec('getClusterLimitConns', byReplica);
   });
 

@@ -56,6 +56,19 @@ describe('limit_reqs: cluster-wide sums', () => {
       '{"passed":115,"delayed":2,"rejected":4,"delayed_dry_run":1,"rejected_dry_run":2}',
     );
     assertMatchesSpec('getHttpLimitReqZone', one);
+    // Issue 18 §3.11: the short form answers for one zone too, as `/limit_reqs` does for all.
+    for (const url of ['/limit_reqs/req_zone_10', '/limit_reqs/req_zone_10/']) {
+      const short = await app.inject({ method: 'GET', url });
+      assert.equal(short.statusCode, 200, url);
+      assert.equal(short.body, one.body);
+      assertMatchesSpec('getClusterLimitReqZone', short);
+    }
+    assertNginxError(
+      await app.inject({ method: 'GET', url: '/limit_reqs/nope' }),
+      404,
+      'LimitReqNotFound',
+      'limit_req not found',
+    );
     const some = await app.inject({
       method: 'GET',
       url: '/api/9/http/limit_reqs/req_zone_10/?fields=passed,rejected',
@@ -81,15 +94,19 @@ describe('limit_reqs: cluster-wide sums', () => {
     );
   });
 
-  it('/limit_reqs?by=replica breaks the sums down per replica', async () => {
+  // Issue 18 §3.11: a zone a replica reports but nothing hit yet was left out of its breakdown.
+  it('/limit_reqs?by=replica breaks the sums down per replica, zones without counts as zeros', async () => {
     const { app } = await seeded();
     const res = await app.inject({ method: 'GET', url: '/limit_reqs?by=replica&fields=passed' });
     assertMatchesSpec('getClusterLimitReqs', res);
-    assert.deepEqual(JSON.parse(res.body), {
-      a: { req_zone_10: { passed: 10 } },
-      b: { req_zone_10: { passed: 5 } },
-      gone: { req_zone_10: { passed: 100 }, old_zone: { passed: 7 } },
-    });
+    assert.equal(
+      res.body,
+      JSON.stringify({
+        a: { idle_zone: { passed: 0 }, req_zone_10: { passed: 10 } },
+        b: { req_zone_10: { passed: 5 } },
+        gone: { old_zone: { passed: 7 }, req_zone_10: { passed: 100 } },
+      }),
+    );
     assertNginxError(
       await app.inject({ method: 'GET', url: '/limit_reqs?by=zone' }),
       400,

@@ -26,9 +26,9 @@ export async function stopAll(): Promise<void> {
   await Promise.all([...running].map((p) => p.stop()));
 }
 
-/** One pino line. */
+/** One line of the process log (JSON when stdout is not a terminal). */
 export interface LogLine {
-  readonly level: number;
+  readonly level: string;
   readonly msg: string;
   readonly [field: string]: unknown;
 }
@@ -186,7 +186,13 @@ export async function startReplica(
   const line = await started(child, 'replica listening');
   return {
     process: child,
-    ports: line.ports as Record<string, number>,
+    // `listen` is `host:port` as bound; a replica process serves its configured ports as they are.
+    ports: Object.fromEntries(
+      (line.listen as string[]).map((address) => {
+        const port = address.slice(address.lastIndexOf(':') + 1);
+        return [port, Number(port)];
+      }),
+    ),
     statusUrl: (line.status as string | null) ?? null,
   };
 }
@@ -198,9 +204,12 @@ export interface ControlPlaneRun {
 }
 
 /** `limitswitch control-plane --listen 127.0.0.1:<free> …args`, resolved once it is listening. */
-export async function startControlPlane(args: readonly string[]): Promise<ControlPlaneRun> {
+export async function startControlPlane(
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<ControlPlaneRun> {
   const port = await freePort();
-  const child = new LimitswitchProcess('control-plane', ['--listen', `127.0.0.1:${port}`, ...args]);
+  const child = new LimitswitchProcess('control-plane', ['--listen', `127.0.0.1:${port}`, ...args], env);
   await started(child, 'control plane listening');
   return { process: child, url: `http://127.0.0.1:${port}` };
 }

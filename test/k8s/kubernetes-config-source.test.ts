@@ -34,6 +34,7 @@ class Harness {
       debounceMs: 20,
       backoff: { initialMs: 50, maxMs: 400 },
       logger: {
+        info: (fields, message) => this.logLines.push(['info', fields, message]),
         warn: (fields, message) => this.logLines.push(['warn', fields, message]),
         error: (fields, message) => this.logLines.push(['error', fields, message]),
       },
@@ -109,6 +110,17 @@ describe('KubernetesConfigSource against a fake API server (list/watch protocol)
     assert.match(text, /zone=req_zone_10:1m rate=10r\/s;/);
     assert.equal(serverBlock(text, 'x.example.com'), null);
     assert.equal(h.configs.length, 1);
+    // Issue 18 §3.5: the Ingress of another class is not served, and the log says so (once).
+    assert.deepEqual(
+      h.logLines.filter(([level]) => level === 'info'),
+      [
+        [
+          'info',
+          { object: 'default/other-class', kind: 'Ingress' },
+          'Ingress default/other-class: not served: its class is "nginx", not "limitswitch" (--ingress-class)',
+        ],
+      ],
+    );
   });
 
   it('Ingress add, update and delete', async () => {
@@ -174,18 +186,21 @@ describe('KubernetesConfigSource against a fake API server (list/watch protocol)
       'metadata.annotations[nginx.org/limit-req-rate]: invalid value "fast": must be a rate like 10r/s or 600r/m; the last good version is still served',
     );
     assert.equal(h.problems.at(-1)?.field, 'metadata.annotations[nginx.org/limit-req-rate]');
-    assert.deepEqual(h.logLines, [
+    assert.deepEqual(
+      h.logLines.filter(([level]) => level !== 'info'),
       [
-        'error',
-        {
-          object: 'default/cafe',
-          kind: 'Ingress',
-          field: 'metadata.annotations[nginx.org/limit-req-rate]',
-          error: 'invalid value "fast": must be a rate like 10r/s or 600r/m',
-        },
-        'Ingress default/cafe: metadata.annotations[nginx.org/limit-req-rate]: invalid value "fast": must be a rate like 10r/s or 600r/m; the last good version is still served',
+        [
+          'error',
+          {
+            object: 'default/cafe',
+            kind: 'Ingress',
+            field: 'metadata.annotations[nginx.org/limit-req-rate]',
+            error: 'invalid value "fast": must be a rate like 10r/s or 600r/m',
+          },
+          'Ingress default/cafe: metadata.annotations[nginx.org/limit-req-rate]: invalid value "fast": must be a rate like 10r/s or 600r/m; the last good version is still served',
+        ],
       ],
-    ]);
+    );
     // The last good cafe (5r/s) is still what is served: no new config was needed.
     assert.equal(h.configs.length, before);
     assert.ok(h.source.current()!.includes('zone=default/cafe:10m rate=5r/s;'));

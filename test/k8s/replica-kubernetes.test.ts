@@ -97,7 +97,7 @@ describe('replica --kubernetes: object changes reach a running replica', { timeo
       'replica-k8s',
     ]);
     const listening = await replica.waitForLog('replica listening');
-    assert.deepEqual(listening.ports, { [listenPort]: listenPort });
+    assert.deepEqual(listening.listen, [`0.0.0.0:${listenPort}`]);
     base = `http://127.0.0.1:${listenPort}`;
   });
 

@@ -1,6 +1,9 @@
 /**
  * `/readyz` of a replica process: 503 while no keyval state is loaded (the store is down at start and
- * there is no state file), 200 once the store answers; `/healthz` answers all along.
+ * there is no state file), 200 once the store answers; `/healthz` answers all along. Issue 18 §3.10:
+ * with Redis gone afterwards it stays 200 — the replica enforces its last state (fail-static), and
+ * taking every replica out of service would turn a store outage into an ingress outage — and says
+ * `connected: false` with the reason, as the docs said.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -70,7 +73,28 @@ http {
       intervalMs: 50,
       message: '/readyz to turn 200',
     });
-    assert.deepEqual(JSON.parse((await get('/readyz')).text), { status: 'ready', revision: 0 });
+    assert.deepEqual(JSON.parse((await get('/readyz')).text), {
+      status: 'ready',
+      revision: 0,
+      connected: true,
+      source: 'store',
+      lastError: null,
+    });
     assert.equal(metricValue((await get('/metrics')).text, 'limitswitch_sync_connected'), 1);
+  });
+
+  test('still ready with the store gone again (fail-static), and /readyz says it is not connected', async () => {
+    await redis.kill();
+    await waitFor(async () => JSON.parse((await get('/readyz')).text).connected === false, {
+      timeoutMs: 20_000,
+      intervalMs: 50,
+      message: '/readyz to say connected: false',
+    });
+    const ready = await get('/readyz');
+    assert.equal(ready.status, 200, ready.text);
+    const body = JSON.parse(ready.text);
+    assert.equal(body.status, 'ready');
+    assert.equal(body.source, 'store');
+    assert.equal(typeof body.lastError, 'string');
   });
 });

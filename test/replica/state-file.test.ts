@@ -86,7 +86,15 @@ http {
 
     const ready = await status('/readyz');
     assert.equal(ready.statusCode, 200);
-    assert.deepEqual(await ready.body.json(), { status: 'ready', revision });
+    const body = (await ready.body.json()) as Record<string, unknown>;
+    assert.deepEqual(
+      { status: body.status, revision: body.revision, connected: body.connected, source: body.source },
+      { status: 'ready', revision, connected: false, source: 'state-file' },
+    );
+    assert.match(
+      String(body.lastError),
+      /^keyval store unavailable: redis:\/\/127\.0\.0\.1:\d+: connection refused/,
+    );
     assert.deepEqual(await (await status('/api/9/http/keyvals/limitreq_uri')).body.json(), {
       '/coffee': '1',
     });

@@ -19,6 +19,8 @@ interface CounterRoutes<F extends string> {
   readonly list: string;
   readonly cluster: string;
   readonly zone: string;
+  /** `/limit_reqs/{zone}`: the short form of `zone`. */
+  readonly clusterZone: string;
   readonly reset: string;
   readonly notFound: ErrorCode;
 }
@@ -29,6 +31,7 @@ export function limiterCounterRoutes(app: FastifyInstance, ctx: ControlPlaneCont
     list: 'getHttpLimitReqs',
     cluster: 'getClusterLimitReqs',
     zone: 'getHttpLimitReqZone',
+    clusterZone: 'getClusterLimitReqZone',
     reset: 'deleteHttpLimitReqZone',
     notFound: 'LimitReqNotFound',
   });
@@ -37,6 +40,7 @@ export function limiterCounterRoutes(app: FastifyInstance, ctx: ControlPlaneCont
     list: 'getHttpLimitConns',
     cluster: 'getClusterLimitConns',
     zone: 'getHttpLimitConnZone',
+    clusterZone: 'getClusterLimitConnZone',
     reset: 'deleteHttpLimitConnZone',
     notFound: 'LimitConnNotFound',
   });
@@ -68,20 +72,24 @@ function counterRoutes<F extends string>(
     const out: Record<string, Record<string, Partial<Counters<F>>>> = Object.create(null);
     for (const replica of Object.keys(byReplica).sort()) {
       out[replica] = Object.create(null);
-      for (const [zone, counters] of Object.entries(byReplica[replica]!)) {
+      const zones = byReplica[replica]!;
+      for (const zone of Object.keys(zones).sort()) {
+        const counters = zones[zone]!;
         out[replica]![zone] = pick(counters, fields);
       }
     }
     return out;
   });
 
-  addSpecRoute(app, ctx, routes.zone, async (request) => {
+  const oneZone = async (request: FastifyRequest) => {
     const { zone } = request.params as ZoneParams;
     const { totals } = await ctx.zones.counterTotals(limiter);
     const counters = totals.get(zone);
     if (!counters) throw new LimitswitchError(routes.notFound);
     return pick(counters, fieldSet(request));
-  });
+  };
+  addSpecRoute(app, ctx, routes.zone, oneZone);
+  addSpecRoute(app, ctx, routes.clusterZone, oneZone);
 
   addSpecRoute(app, ctx, routes.reset, async (request: FastifyRequest, reply: FastifyReply) => {
     const { zone } = request.params as ZoneParams;

@@ -13,8 +13,13 @@ export function operationsRoutes(app: FastifyInstance, ctx: ControlPlaneContext)
 
   addSpecRoute(app, ctx, 'getHealthz', async () => ({ status: 'ok' }));
 
+  // A control plane is ready while the store answers (it cannot serve without it); a replica while it
+  // enforces a loaded state — from the store or, fail-static, its state file — and says which.
   addSpecRoute(app, ctx, 'getReadyz', async () => {
-    return { status: 'ready', revision: await ctx.gateway.revision() };
+    const revision = await ctx.gateway.revision();
+    if (ctx.storeLink === null) return { status: 'ready', revision };
+    const { connected, source, lastError } = ctx.storeLink();
+    return { status: 'ready', revision, connected, source, lastError };
   });
 
   addSpecRoute(app, ctx, 'getDocsJson', async () => ctx.spec.document);

@@ -21,7 +21,7 @@ import { keyOf, refOf } from '../objects.ts';
 import { buildBackendIndex } from './backends.ts';
 import { type GlobalSettings, readConfigMap } from './configmap-settings.ts';
 import type { IngressFragment } from './fragment.ts';
-import { normalizeIngress } from './ingress-normalize.ts';
+import { ingressClassOf, normalizeIngress } from './ingress-normalize.ts';
 import { renderConfig } from './render-config.ts';
 import { NO_SECRETS, TlsSecretStore, type TlsSecretView } from './tls-secrets.ts';
 import { type IngressContext, roleOf, translateIngress } from './translate-ingress.ts';
@@ -114,10 +114,20 @@ export class ClusterTranslator {
 
   /** Whether the Ingress belongs to this replica set's class. */
   accepts(ing: Ingress): boolean {
+    return this.skipReason(ing) === null;
+  }
+
+  /** Why an Ingress of another class (or of none) is not served; null when it is. */
+  skipReason(ing: Ingress): string | null {
     const wanted = this.options.ingressClass;
-    if (wanted === undefined || wanted === null) return true;
-    const cls = ing.spec?.ingressClassName ?? ing.metadata?.annotations?.['kubernetes.io/ingress.class'];
-    return cls === undefined ? this.options.watchIngressWithoutClass === true : cls === wanted;
+    if (wanted === undefined || wanted === null) return null;
+    const cls = ingressClassOf(ing);
+    if (cls === null) {
+      return this.options.watchIngressWithoutClass === true
+        ? null
+        : `it names no IngressClass and --ingress-class is "${wanted}"; --watch-ingress-without-class serves it`;
+    }
+    return cls === wanted ? null : `its class is "${cls}", not "${wanted}" (--ingress-class)`;
   }
 
   private settingsFor(cm: ConfigMap | null, problems: TranslationProblem[]): GlobalSettings {

@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { delimiter, join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 
 /**
@@ -23,4 +26,16 @@ export function loadKubeConfig(opts: { kubeconfig?: string; apiServer?: string }
     kc.loadFromDefault();
   }
   return kc;
+}
+
+/**
+ * Whether `loadKubeConfig` without options has anything to load: in a pod (KUBERNETES_SERVICE_HOST),
+ * or a `$KUBECONFIG` file, or `~/.kube/config`. Without any, the client would fall back to
+ * `http://localhost:8080` and fail there forever with a message about TLS.
+ */
+export function defaultKubeConfigFound(): boolean {
+  if (process.env.KUBERNETES_SERVICE_HOST) return true;
+  const fromEnv = (process.env.KUBECONFIG ?? '').split(delimiter).filter((f) => f !== '');
+  if (fromEnv.length !== 0) return fromEnv.some((f) => existsSync(f));
+  return existsSync(join(homedir(), '.kube', 'config'));
 }

@@ -39,6 +39,7 @@ export interface KubernetesSourceOptions extends ClusterTranslatorOptions {
 }
 
 export interface ProblemLogger {
+  info(fields: object, message: string): void;
   warn(fields: object, message: string): void;
   error(fields: object, message: string): void;
 }
@@ -63,6 +64,8 @@ export class KubernetesConfigSource extends EventEmitter<KubernetesSourceEvents>
   private readonly secrets: RestartingInformer<KubernetesObject>;
   private readonly events: EventRecorder | null;
   private seenProblems = new Set<string>();
+  /** `namespace/name` → why it is not served, as last logged. */
+  private seenSkips = new Map<string, string>();
   private timer: NodeJS.Timeout | null = null;
   private started = false;
   private replicas: number | null = null;
@@ -195,6 +198,19 @@ export class KubernetesConfigSource extends EventEmitter<KubernetesSourceEvents>
       this.emit('problem', p);
     }
     this.seenProblems = keys;
+    // Ingresses of another class: said once each (until they change class), so a replica that serves
+    // nothing says why.
+    const skipped = new Map<string, string>();
+    for (const ing of this.ingresses.list() as Ingress[]) {
+      const reason = this.translator.skipReason(ing);
+      if (reason === null) continue;
+      const key = `${ing.metadata?.namespace ?? 'default'}/${ing.metadata?.name ?? ''}`;
+      skipped.set(key, reason);
+      if (this.seenSkips.get(key) !== reason) {
+        this.options.logger?.info({ object: key, kind: 'Ingress' }, `Ingress ${key}: not served: ${reason}`);
+      }
+    }
+    this.seenSkips = skipped;
     if (this.events) void this.events.record(t.problems);
     if (t.text !== this.text) {
       this.text = t.text;

@@ -26,6 +26,7 @@ import {
 import type { AddressInfo, Socket } from 'node:net';
 import type { RealIpConf } from '../../config/model.ts';
 import { type NginxAddr, normalizePeerAddress, parseAddr } from '../../engine/net/address-text.ts';
+import { bindError } from '../../shared/bind-error.ts';
 import { LimitswitchError } from '../../shared/errors.ts';
 import type {
   ClientClosedCallback,
@@ -187,13 +188,14 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
     return this.#closing;
   }
 
-  /** Starts listening; resolves with the bound address. */
+  /** Starts listening; resolves with the bound address, rejects with nginx's `bind() … failed`. */
   listen(port: number, host = '127.0.0.1'): Promise<AddressInfo> {
     const listener = this.#edgeConf === null ? this.server : this.#createEdge(this.#edgeConf).server;
     return new Promise((resolve, reject) => {
-      listener.once('error', reject);
+      const fail = (err: unknown) => reject(bindError(host, port, err));
+      listener.once('error', fail);
       listener.listen(port, host, () => {
-        listener.off('error', reject);
+        listener.off('error', fail);
         // node:http tracks connections (idle close, header timeouts) from its 'listening'
         if (listener !== this.server) this.server.emit('listening');
         resolve(listener.address() as AddressInfo);

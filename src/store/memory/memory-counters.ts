@@ -9,6 +9,8 @@ export class MemoryCounters implements CounterStore {
   readonly #kinds = new Map<string, Table>();
   /** `replica\0incarnation` → last accepted seq. */
   readonly #lastSeq = new Map<string, number>();
+  /** `kind\0zone` → how many times it was reset. */
+  readonly #resets = new Map<string, number>();
 
   constructor(backend: MemoryBackend) {
     this.#backend = backend;
@@ -45,8 +47,14 @@ export class MemoryCounters implements CounterStore {
     return out;
   }
 
+  async resets(kind: string, zones: readonly string[]): Promise<Record<string, number>> {
+    this.#backend.assertOpen();
+    return Object.fromEntries(zones.map((zone) => [zone, this.#resets.get(`${kind}\0${zone}`) ?? 0]));
+  }
+
   async reset(kind: string, zone: string): Promise<void> {
     this.#backend.assertOpen();
+    this.#resets.set(`${kind}\0${zone}`, (this.#resets.get(`${kind}\0${zone}`) ?? 0) + 1);
     for (const zones of this.#kinds.get(kind)?.values() ?? []) {
       const total = zones.get(zone);
       if (total) for (const field of Object.keys(total)) total[field] = 0;

@@ -16,7 +16,7 @@
  * | `registry`                 | registry  | hash   | zone name → KeyvalZoneInfo JSON                    |
  * | `replicas`                 | registry  | hash   | replica id → ReplicaInfo JSON + lastHeartbeatMs    |
  * | `replicas-expiry`          | registry  | hash   | replica id → epoch ms after which it is not live   |
- * | `counters:<kind>`          | counters  | hash   | `<replica>\0<zone>\0<field>` → integer              |
+ * | `counters:<kind>`          | counters  | hash   | `<replica>\0<zone>\0<field>` → integer; `\0<zone>\0resets` → resets |
  * | `counter-batches`          | counters  | hash   | `<replica>\0<incarnation>` → last batch seq applied |
  * | `audit`                    | audit     | list   | AuditEntry JSON, newest first, bounded             |
  * | `lease:<name>`             | leases    | string | the holder's token, with the lease's TTL (PX)      |

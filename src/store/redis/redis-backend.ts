@@ -6,7 +6,7 @@
  */
 import type { Cluster, Redis } from 'ioredis';
 import { type Clock, systemClock } from '../../shared/clock.ts';
-import { LimitswitchError } from '../../shared/errors.ts';
+import { ERRORS, hasCode, LimitswitchError } from '../../shared/errors.ts';
 import { storeUnavailableError } from '../keyval-errors.ts';
 import { type KeySchema, type KeySchemaOptions, keySchema } from './keys.ts';
 import {
@@ -14,9 +14,10 @@ import {
   type Durability,
   parseRedisUrl,
   type RedisConnectionOptions,
+  redactUrl,
 } from './redis-connection.ts';
 import { waitUntilReady } from './redis-ready.ts';
-import { mapError } from './redis-replies.ts';
+import { mapError, storeFailureReason } from './redis-replies.ts';
 import { defineScripts, runScript, runScriptAndWait, type ScriptName } from './redis-scripts.ts';
 import { RedisSubscriber } from './redis-subscriber.ts';
 import { SentinelWatch } from './sentinel-watch.ts';
@@ -45,17 +46,26 @@ export class RedisBackend {
   /** While a Sentinel failover is under way (monotonic ms): writes are held back. */
   #failingOverUntilMs = 0;
   #closed = false;
+  /** Why the command connection last failed (null once it is ready). */
+  #connectionError: Error | null = null;
+  readonly #description: string;
 
   constructor(options: RedisBackendOptions) {
     this.keys = keySchema(options);
+    this.#description = redactUrl(options.url);
     this.#timeoutMs = options.commandTimeoutMs ?? 2000;
     const clock = options.clock ?? systemClock;
     this.nowMs = () => clock.nowMs();
     const target = parseRedisUrl(options.url);
     this.durability = target.durability;
     this.client = createRedisClient(options.url, options);
-    // Errors surface through commands; the event only must not go unhandled.
-    this.client.on('error', () => {});
+    // Errors surface through commands (the last one names the reason a command could not connect).
+    this.client.on('error', (err: Error) => {
+      this.#connectionError = err;
+    });
+    this.client.on('ready', () => {
+      this.#connectionError = null;
+    });
     defineScripts(this.client);
     this.subscriber = new RedisSubscriber(
       () => createRedisClient(options.url, options, 'subscriber'),
@@ -93,8 +103,22 @@ export class RedisBackend {
       await waitUntilReady(this.client, this.#timeoutMs);
       return await command(this.client);
     } catch (err) {
-      throw mapError(err);
+      throw this.named(mapError(err));
     }
+  }
+
+  /**
+   * `StoreUnavailable` with a cause that names this store and why (`redis://h:6379: connection refused
+   * (connect ECONNREFUSED h:6379)`): the connection's own error when it never got ready, which says
+   * more than "not connected within 2000 ms". The API still answers `keyval store unavailable`.
+   */
+  named(err: Error): Error {
+    if (!hasCode(err, 'StoreUnavailable') || err.message !== ERRORS.StoreUnavailable.text) return err;
+    const cause = err.cause instanceof Error ? err.cause : null;
+    const notConnected = cause === null || /not connected within|connection closed/.test(cause.message);
+    const reason = (notConnected ? this.#connectionError : null) ?? cause ?? this.#connectionError;
+    if (reason === null) return err;
+    return storeUnavailableError(new Error(`${this.#description}: ${storeFailureReason(reason)}`));
   }
 
   /** Run one Lua script (see `redis-scripts.ts`). */

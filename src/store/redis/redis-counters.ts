@@ -25,6 +25,8 @@ export class RedisCounters implements CounterStore {
     const out: Record<string, Record<string, Record<string, number>>> = {};
     for (const [name, value] of Object.entries(hash)) {
       const [replicaId = '', zone = '', field = ''] = name.split('\0');
+      // `\0<zone>\0resets`: the reset count, not a replica's record.
+      if (replicaId === '') continue;
       out[replicaId] ??= {};
       out[replicaId][zone] ??= {};
       out[replicaId][zone][field] = Number(value);
@@ -34,5 +36,12 @@ export class RedisCounters implements CounterStore {
 
   async reset(kind: string, zone: string): Promise<void> {
     await this.#redis.script('counters-reset-1', [this.#redis.keys.counters(kind)], [zone]);
+  }
+
+  async resets(kind: string, zones: readonly string[]): Promise<Record<string, number>> {
+    if (zones.length === 0) return {};
+    const fields = zones.map((zone) => `\0${zone}\0resets`);
+    const values = await this.#redis.run((c) => c.hmget(this.#redis.keys.counters(kind), ...fields));
+    return Object.fromEntries(zones.map((zone, i) => [zone, Number(values[i] ?? 0)]));
   }
 }

@@ -183,7 +183,7 @@ export class RedisKeyvals implements KeyvalStore {
     try {
       return await this.#redis.subscriber.add(onChange);
     } catch (err) {
-      throw mapError(err);
+      throw this.#redis.named(mapError(err));
     }
   }
 

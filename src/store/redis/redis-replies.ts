@@ -29,3 +29,26 @@ export function* pairs(flat: unknown): Generator<[string, unknown]> {
   const list = (flat ?? []) as unknown[];
   for (let i = 0; i < list.length; i += 2) yield [String(list[i]), list[i + 1]];
 }
+
+/**
+ * Why a Redis call failed, in a word a user can act on: refused (nothing listens), host not found,
+ * timed out (paused, overloaded, or a network dropping packets), authentication failed, connection
+ * lost; with the client's own text after it.
+ */
+export function storeFailureReason(err: Error): string {
+  const code = (err as { code?: unknown }).code;
+  const text = err.message;
+  const reason =
+    code === 'ECONNREFUSED'
+      ? 'connection refused'
+      : code === 'ENOTFOUND' || code === 'EAI_AGAIN'
+        ? 'host not found'
+        : /\b(WRONGPASS|NOAUTH|NOPERM)\b|invalid password|auth/i.test(text)
+          ? 'authentication failed'
+          : code === 'ETIMEDOUT' || /timed? ?out|not connected within|no answer/i.test(text)
+            ? 'timed out'
+            : code === 'ECONNRESET' || code === 'EPIPE' || /connection (is )?closed/i.test(text)
+              ? 'connection lost'
+              : 'failed';
+  return `${reason} (${text})`;
+}

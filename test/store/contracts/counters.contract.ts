@@ -43,6 +43,19 @@ export function countersContract(name: string, harness: StoreHarness): void {
       assert.deepEqual(await counters.read('limit_conn'), { r1: { one: { passed: 7 } } });
     });
 
+    it('resets are counted per kind and zone, for replicas to follow', async () => {
+      const { counters } = await harness.create();
+      assert.deepEqual(await counters.resets('limit_req', ['one', 'two']), { one: 0, two: 0 });
+      await counters.add(batch('r1', 1, { limit_req: { one: d(5, 1) } }));
+      await counters.reset('limit_req', 'one');
+      await counters.reset('limit_req', 'one');
+      assert.deepEqual(await counters.resets('limit_req', ['one', 'two']), { one: 2, two: 0 });
+      assert.deepEqual(await counters.resets('limit_conn', ['one']), { one: 0 });
+      assert.deepEqual(await counters.resets('limit_req', []), {});
+      // The count is no replica's record.
+      assert.deepEqual(Object.keys(await counters.read('limit_req')), ['r1']);
+    });
+
     it('exactly once: a batch sent again (a lost answer) or an older one changes nothing', async () => {
       const { counters } = await harness.create();
       const first = batch('r1', 1, { limit_req: { one: d(5, 0) } });

@@ -1,0 +1,76 @@
+/**
+ * Issue 18 §3.6: the control plane ignored the `api` server block of `-c FILE` — its `listen`, its
+ * `allow`/`deny` — and answered reads from any address. Now it serves them as NGINX Plus would: the
+ * block's `listen` unless `--listen` says otherwise, its rules for every API read and write (probes,
+ * metrics and docs stay open), and `api write=off` as read-only.
+ */
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { freePorts, LimitswitchProcess, stopAll, TempDir } from '../helpers/limitswitch-process.ts';
+
+const config = (port: number, rules: string, write = 'on') => `events {}
+http {
+    keyval_zone zone=switches:64k;
+    server {
+        listen 127.0.0.1:${port};
+        ${rules}
+        location /api { api write=${write}; }
+    }
+}
+`;
+
+async function start(file: string, args: string[] = []): Promise<LimitswitchProcess> {
+  const cp = new LimitswitchProcess('control-plane', ['-c', file, ...args]);
+  await cp.waitForLog('control plane listening');
+  return cp;
+}
+
+describe('control-plane -c FILE: the api server block applies', () => {
+  const dir = new TempDir();
+  after(async () => {
+    await stopAll();
+    dir.remove();
+  });
+
+  it("listens where the block's listen says, and its deny refuses reads and writes with 403", async () => {
+    const [port] = await freePorts(1);
+    const cp = await start(dir.write('deny.conf', config(port!, 'allow 10.0.0.0/8;\n        deny all;')));
+    const url = `http://127.0.0.1:${port}`;
+    const read = await fetch(`${url}/api/9/http/keyvals/switches`);
+    assert.equal(read.status, 403);
+    assert.deepEqual(((await read.json()) as { error: unknown }).error, {
+      status: 403,
+      text: 'access forbidden by rule (client 127.0.0.1)',
+      code: 'Forbidden',
+    });
+    assert.equal((await fetch(`${url}/limit_reqs`)).status, 403);
+    const write = await fetch(`${url}/api/9/http/keyvals/switches`, { method: 'POST', body: '{"a":"1"}' });
+    assert.equal(write.status, 403);
+    // The cluster's own checks stay open.
+    assert.equal((await fetch(`${url}/healthz`)).status, 200);
+    await cp.stop();
+  });
+
+  it('an allowed client is served; --listen still wins over the block', async () => {
+    const [blockPort, flagPort] = await freePorts(2);
+    await start(dir.write('allow.conf', config(blockPort!, 'allow 127.0.0.1;\n        deny all;')), [
+      '--listen',
+      `127.0.0.1:${flagPort}`,
+    ]);
+    const url = `http://127.0.0.1:${flagPort}`;
+    const write = await fetch(`${url}/api/9/http/keyvals/switches`, { method: 'POST', body: '{"a":"1"}' });
+    assert.equal(write.status, 201);
+    assert.deepEqual(await (await fetch(`${url}/api/9/http/keyvals/switches`)).json(), { a: '1' });
+  });
+
+  it('api write=off: every write answers 405 MethodDisabled', async () => {
+    const [port] = await freePorts(1);
+    await start(dir.write('readonly.conf', config(port!, '', 'off')));
+    const write = await fetch(`http://127.0.0.1:${port}/api/9/http/keyvals/switches`, {
+      method: 'POST',
+      body: '{"a":"1"}',
+    });
+    assert.equal(write.status, 405);
+    assert.equal(((await write.json()) as { error: { code: string } }).error.code, 'MethodDisabled');
+  });
+});
