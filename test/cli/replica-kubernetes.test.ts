@@ -136,7 +136,7 @@ current-context: gone
       '--status-listen',
       `127.0.0.1:${statusPort}`,
     ]);
-    await replica.waitForLog('listing Ingresses, Services, EndpointSlices and the ConfigMap');
+    await replica.waitForLog('listing Ingresses, Services, EndpointSlices, Secrets and the ConfigMap');
     const healthz = await fetch(`http://127.0.0.1:${statusPort}/healthz`);
     assert.equal(healthz.status, 200);
     assert.deepEqual(await healthz.json(), { status: 'ok' });

@@ -97,7 +97,7 @@ describe('replica --kubernetes: Ingress TLS from Secrets, swapped live', { timeo
       'replica-tls',
     ]);
     const listening = await replica.waitForLog('replica listening');
-    assert.deepEqual(listening.ports, { [httpPort]: httpPort, [tlsPort]: tlsPort });
+    assert.deepEqual(listening.listen, [`0.0.0.0:${httpPort}`, `0.0.0.0:${tlsPort}`]);
   });
 
   after(async () => {
