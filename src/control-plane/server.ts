@@ -3,7 +3,7 @@
  * gracefully (stops accepting, lets in-flight requests finish, then returns).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { bindError } from '../shared/bind-error.ts';
 import { type ControlPlaneOptions, controlPlane, controlPlaneServerOptions } from './app.ts';
 
@@ -39,7 +39,7 @@ export async function buildControlPlaneHandler(
   const app = Fastify({
     ...controlPlaneServerOptions(),
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
-    disableRequestLogging: true,
+    logController: quietRequests(),
   });
   await app.register(controlPlane, options);
   await app.ready();
@@ -53,7 +53,7 @@ export async function startControlPlaneServer(
     ...controlPlaneServerOptions(),
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     // One line per request, written by the app when the response is sent.
-    disableRequestLogging: true,
+    logController: quietRequests(),
     // Idle keep-alive connections would otherwise hold close() open.
     forceCloseConnections: 'idle',
     return503OnClosing: true,
@@ -73,4 +73,9 @@ export async function startControlPlaneServer(
     url: `http://${host}:${port}`,
     close: () => app.close(),
   };
+}
+
+/** fastify's own request lines off: the app writes one line per request itself. */
+function quietRequests(): LogController {
+  return new LogController({ disableRequestLogging: true });
 }
