@@ -288,8 +288,6 @@ export interface SslConf {
   readonly dhparam: string | null;
   /** `http2 on` (nginx 1.25.1+): this server offers h2. */
   readonly http2: boolean;
-  /** Where the first certificate was named (for messages). */
-  readonly source: SourceRef | null;
 }
 
 export type LocationMatch = '=' | 'prefix' | '^~' | '~' | '~*';

@@ -95,7 +95,6 @@ export function mergeSsl(server: SslBuilder, http: SslBuilder, file: string): Ss
     ecdhCurve: pick('ecdhCurve') ?? SSL_DEFAULTS.ecdhCurve,
     dhparam: pick('dhparam')?.pem ?? null,
     http2: pick('http2') ?? false,
-    source: server.certificates?.[0]?.source ?? http.certificates?.[0]?.source ?? null,
   };
 }
 

@@ -206,7 +206,6 @@ const PLAIN_ON_TLS: TlsRefusal = Object.freeze({
 class ExchangeFacts implements RequestFacts {
   readonly method: string;
   readonly scheme: 'http' | 'https';
-  readonly protocol: string;
   readonly target: string;
   readonly remoteAddr: string;
   readonly remotePort: number;
@@ -228,10 +227,14 @@ class ExchangeFacts implements RequestFacts {
     if (ctx.contentLength !== -1) this.contentLength = ctx.contentLength;
     const encrypted = (ctx.clientSocket as { encrypted?: boolean } | null)?.encrypted === true;
     this.scheme = encrypted ? 'https' : 'http';
-    this.protocol = `HTTP/${req.httpVersion}`;
   }
 
   readonly contentLength?: number;
+
+  /** Built only when a variable asks (`$server_protocol`). */
+  get protocol(): string {
+    return `HTTP/${this.#ctx.req.httpVersion}`;
+  }
 
   get tls(): TlsFacts | null {
     return connectionTls(this.#ctx.clientSocket as TLSSocket | null);

@@ -3,7 +3,7 @@
  * certificate, protocol range, ciphers. Resolves with what the client saw — status, body, the
  * server certificate's CN and the protocol — or the handshake's failure.
  */
-import { request } from 'node:https';
+import { type Agent, request } from 'node:https';
 import type { TLSSocket } from 'node:tls';
 
 export interface TlsRequest {
@@ -64,6 +64,46 @@ export function tlsGet(port: number, options: TlsRequest): Promise<TlsAnswer> {
       },
     );
     req.on('error', (err: Error & { code?: string }) => resolve({ error: err.code ?? err.message }));
+    req.end();
+  });
+}
+
+/** What a certificate swap test looks at: the answer, the certificate it came with, the connection. */
+export interface FingerprintedAnswer {
+  readonly status: number;
+  readonly text: string;
+  readonly fingerprint: string;
+  /** The client's port: the same one means the same (kept) connection. */
+  readonly localPort: number;
+}
+
+/** GET `path` on `cafe.example.com` (SNI) through `agent` (false: a new connection), trusting `ca`. */
+export function fingerprintedGet(
+  port: number,
+  options: { readonly path: string; readonly ca: string; readonly agent: Agent | false },
+): Promise<FingerprintedAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: options.path,
+        servername: 'cafe.example.com',
+        ca: options.ca,
+        agent: options.agent,
+      },
+      (res) => {
+        const socket = res.socket as TLSSocket;
+        const fingerprint = socket.getPeerCertificate().fingerprint256;
+        const localPort = socket.localPort ?? 0;
+        let text = '';
+        res.setEncoding('utf8').on('data', (chunk: string) => {
+          text += chunk;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text, fingerprint, localPort }));
+      },
+    );
+    req.on('error', reject);
     req.end();
   });
 }

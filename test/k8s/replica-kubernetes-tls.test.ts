@@ -7,15 +7,15 @@
  */
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
-import { Agent, request as httpsRequest } from 'node:https';
+import { Agent } from 'node:https';
 import { after, before, describe, test } from 'node:test';
-import type { TLSSocket } from 'node:tls';
 import { request } from 'undici';
 import { FakeKubeApiServer } from '../helpers/fake-kube-apiserver.ts';
 import { freePort } from '../helpers/free-port.ts';
 import { kubeconfig } from '../helpers/kubeconfig.ts';
 import { LimitswitchProcess, TempDir } from '../helpers/limitswitch-process.ts';
 import { TestPki } from '../helpers/tls-certs.ts';
+import { fingerprintedGet } from '../helpers/tls-client.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 import { startUpstream, type TestUpstream } from '../replica/http/harness.ts';
 import { endpointSlice, ingress, service, tlsSecret } from './builders.ts';
@@ -29,39 +29,8 @@ const pem = (files: { cert: string; key: string }) => ({
 });
 const fingerprint = (files: { cert: string }) => new X509Certificate(pki.read(files.cert)).fingerprint256;
 
-interface Seen {
-  readonly status: number;
-  readonly text: string;
-  readonly fingerprint: string;
-  readonly localPort: number;
-}
-
-function httpsGet(port: number, agent: Agent | false): Promise<Seen> {
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest(
-      {
-        host: '127.0.0.1',
-        port,
-        path: '/tea',
-        servername: 'cafe.example.com',
-        ca: pki.read(pki.ca.cert),
-        agent,
-      },
-      (res) => {
-        const socket = res.socket as TLSSocket;
-        const fp = socket.getPeerCertificate().fingerprint256;
-        const localPort = socket.localPort ?? 0;
-        let text = '';
-        res.setEncoding('utf8').on('data', (chunk: string) => {
-          text += chunk;
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text, fingerprint: fp, localPort }));
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
-}
+const httpsGet = (port: number, agent: Agent | false) =>
+  fingerprintedGet(port, { path: '/tea', ca: pki.read(pki.ca.cert), agent });
 
 describe('replica --kubernetes: Ingress TLS from Secrets, swapped live', { timeout: 120_000 }, () => {
   const dir = new TempDir();

@@ -7,9 +7,8 @@
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { copyFileSync, writeFileSync } from 'node:fs';
-import { Agent, request } from 'node:https';
+import { Agent } from 'node:https';
 import { after, before, describe, test } from 'node:test';
-import type { TLSSocket } from 'node:tls';
 import {
   freePorts,
   type ReplicaRun,
@@ -18,43 +17,14 @@ import {
   TempDir,
 } from '../../helpers/limitswitch-process.ts';
 import { TestPki } from '../../helpers/tls-certs.ts';
+import { fingerprintedGet } from '../../helpers/tls-client.ts';
 
 const pki = new TestPki();
 const v1 = pki.server('v1', ['cafe.example.com']);
 const v2 = pki.server('v2', ['cafe.example.com']);
 
-interface Seen {
-  readonly status: number;
-  readonly fingerprint: string;
-  readonly localPort: number;
-}
-
-function get(port: number, agent: Agent | false): Promise<Seen> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        path: '/',
-        servername: 'cafe.example.com',
-        ca: pki.read(pki.ca.cert),
-        agent,
-      },
-      (res) => {
-        const socket = res.socket as TLSSocket;
-        const seen = {
-          status: res.statusCode ?? 0,
-          fingerprint: socket.getPeerCertificate().fingerprint256,
-          localPort: socket.localPort ?? 0,
-        };
-        res.resume();
-        res.on('end', () => resolve(seen));
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
-}
+const get = (port: number, agent: Agent | false) =>
+  fingerprintedGet(port, { path: '/', ca: pki.read(pki.ca.cert), agent });
 
 const fingerprint = (cert: string): string => new X509Certificate(pki.read(cert)).fingerprint256;
 
