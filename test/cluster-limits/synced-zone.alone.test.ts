@@ -97,7 +97,9 @@ describe('a synced zone across replica processes (standalone Redis)', () => {
       syncedPassed += syncedAdmitted;
       syncedRejected += results[i]!.refused[2]!;
       if (client.name === 'round-robin') {
-        assert.ok(localAdmitted >= 2.5 * idealAdmitted, `local ${localAdmitted}: not the 3 × of today`);
+        // Three buckets each see a third of the stream: up to 3 × the ideal, less when the stream is
+        // slowed (a loaded machine lets the buckets refill between requests, and the ideal grows too).
+        assert.ok(localAdmitted >= 2 * idealAdmitted, `local ${localAdmitted}: not the N × of today`);
       }
     }
     // The cluster's counters for the synced replicas are exact: every answer counted once.
