@@ -190,6 +190,7 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
     priorityLevel: priorityLevel(conf.priorityLevel),
     return: compileReturn(conf.return ?? null),
     proxyPass: conf.proxyPass ?? null,
+    proxyPassUrl: conf.proxyPass?.includes('$') ? variables.compile(parseComplexValue(conf.proxyPass)) : null,
     api: conf.api ?? null,
     access: new AccessList(conf.access),
     realIp: conf.realIp,

@@ -31,7 +31,7 @@ import { isH2Request } from './http/h2-request.ts';
 import { isPlainOnTls } from './http/proxy-server.ts';
 import { connectionTls } from './http/tls-facts.ts';
 import { priorityWait } from './priority-admission.ts';
-import { type ProxyTargets, rewriteTarget } from './proxy-targets.ts';
+import { dynamicTarget, type ProxyTargets, rewriteTarget } from './proxy-targets.ts';
 
 /**
  * A data-path decision that remembers the engine's verdict (for 499 accounting and access logs); a
@@ -301,9 +301,9 @@ function toDataPath(verdict: Verdict, deciding: Deciding): RoutedDecision {
       // The replica serves no files; the NGINX Plus API lives on the control plane and --status-listen.
       return NOT_FOUND;
     case 'proxy':
-      return forwarding(verdict, route, targets) ?? NOT_FOUND;
+      return forwarding(verdict, route, targets, deciding) ?? NOT_FOUND;
     case 'wait': {
-      const proceed = forwarding(verdict, route, targets);
+      const proceed = forwarding(verdict, route, targets, deciding);
       if (proceed === null) {
         verdict.connections?.release();
         return NOT_FOUND;
@@ -346,14 +346,26 @@ function forwarding(
   verdict: Verdict,
   route: Route,
   targets: ProxyTargets,
+  deciding: Deciding,
 ): (ProxyDecision & RoutedExtras) | null {
   const target = targets.byHandler.get(route.handler);
   if (target === undefined) return null;
-  const path = rewriteTarget(target, route.target.uri, route.target.args, route.target.hasArgs);
+  let upstream = target.upstream;
+  let path = rewriteTarget(target, route.target.uri, route.target.args, route.target.hasArgs);
+  if (verdict.proxyUrl !== undefined) {
+    const dynamic = dynamicTarget(verdict.proxyUrl, targets.upstreamNames);
+    if (dynamic.upstream === null) {
+      const line: LogLine = { level: 'error', message: `no resolver defined to resolve ${dynamic.host}` };
+      deciding.errorLog.request(line, requestLogContext(deciding.ctx, route.serverName));
+    }
+    // no group answers 502, as nginx does when it cannot resolve the host
+    upstream = dynamic.upstream ?? '';
+    path = dynamic.path ?? path;
+  }
   const timeouts = route.handler.proxyTimeouts;
   return {
     action: 'proxy',
-    upstream: target.upstream,
+    upstream,
     path,
     readTimeoutMs: timeouts.readMs,
     connectTimeoutMs: timeouts.connectMs,

@@ -16,6 +16,7 @@ import {
 } from './http/upstream-keepalive.ts';
 
 export interface ProxyTarget {
+  /** The group; empty for a `proxy_pass` with variables (see `dynamicTarget`). */
   readonly upstream: string;
   /** Set when `proxy_pass` has a URI part: it replaces `prefix` at the start of `$uri`. */
   readonly rewrite: { readonly prefix: string; readonly uri: string } | null;
@@ -25,6 +26,8 @@ export interface ProxyTargets {
   readonly byHandler: ReadonlyMap<LocationHandler, ProxyTarget>;
   /** Every group to create: the config's upstreams plus implicit ones. */
   readonly groups: readonly UpstreamGroupSpec[];
+  /** The `upstream` blocks by lower-cased name, for `proxy_pass` with variables (nginx ignores case). */
+  readonly upstreamNames: ReadonlyMap<string, string>;
 }
 
 /** An `upstream` block's keepalive settings; without `keepalive`, the replica's default cache size. */
@@ -48,6 +51,10 @@ export function resolveProxyTargets(site: Site, upstreams: readonly UpstreamSpec
 
   const visit = (handler: LocationHandler, prefix: string | null): void => {
     if (handler.proxyPass === null) return;
+    if (handler.proxyPassUrl !== null) {
+      byHandler.set(handler, { upstream: '', rewrite: null });
+      return;
+    }
     const { authority, uri } = splitProxyPass(handler.proxyPass);
     let name = authority;
     if (!groups.has(authority)) {
@@ -72,7 +79,8 @@ export function resolveProxyTargets(site: Site, upstreams: readonly UpstreamSpec
     visit(server.handler, null);
     walk(server.locations);
   }
-  return { byHandler, groups: [...groups.values()] };
+  const upstreamNames = new Map(upstreams.map((u) => [u.name.toLowerCase(), u.name]));
+  return { byHandler, groups: [...groups.values()], upstreamNames };
 }
 
 /** The request-target sent upstream for a rewriting `proxy_pass`. */
@@ -85,6 +93,23 @@ export function rewriteTarget(
   if (target.rewrite === null) return undefined;
   const rest = uri.startsWith(target.rewrite.prefix) ? uri.slice(target.rewrite.prefix.length) : uri;
   return `${target.rewrite.uri}${rest}${hasArgs ? `?${args}` : ''}`;
+}
+
+/**
+ * Where a `proxy_pass` with variables goes for one request: nginx looks the evaluated host up among the
+ * `upstream` blocks, else resolves it with `resolver` — which the replica has not, so any other host
+ * is nginx's "no resolver defined" 502. A URI part, when given, is sent as is instead of the request's.
+ */
+export function dynamicTarget(
+  url: string,
+  upstreamNames: ReadonlyMap<string, string>,
+): { readonly host: string; readonly upstream: string | null; readonly path: string | undefined } {
+  const { authority, uri } = splitProxyPass(url);
+  return {
+    host: authority,
+    upstream: upstreamNames.get(authority.toLowerCase()) ?? null,
+    path: uri ?? undefined,
+  };
 }
 
 function splitProxyPass(value: string): { authority: string; uri: string | null } {

@@ -55,6 +55,18 @@ http {
         location = /menu { return 200 "menu of the day\\n"; }
         location /old { return 301 http://cafe.example.com/new; }
     }
+    upstream Beans { server 127.0.0.1:${beans.port}; }
+    map $http_x_pick $pick {
+        tea tea;
+        beans beans;
+        rewrite beans/beans/fixed;
+        nowhere nowhere;
+    }
+    server {
+        listen ${port};
+        server_name pick.example.com;
+        location / { proxy_pass http://$pick; }
+    }
     server {
         listen ${port};
         server_name juice.example.com *.juice.example.com;
@@ -114,6 +126,21 @@ http {
     // The default server has no location for /juice: nginx would look for a file; the replica has none.
     const none = await get('/juice', 'unknown.example.com');
     assert.equal(none.status, 404);
+  });
+
+  test('proxy_pass with variables names an upstream per request (case-insensitively); a URI part is sent as is; any other host is a 502', async () => {
+    const teaBefore = tea.requests.length;
+    const toTea = await get('/menu?x=1', 'pick.example.com', { 'x-pick': 'tea' });
+    assert.equal(toTea.status, 200);
+    assert.equal((JSON.parse(toTea.text) as UpstreamRecord).url, '/menu?x=1');
+    assert.equal(tea.requests.length, teaBefore + 1);
+    const toBeans = await get('/menu', 'pick.example.com', { 'x-pick': 'beans' });
+    assert.equal((JSON.parse(toBeans.text) as UpstreamRecord).url, '/menu');
+    const fixed = await get('/menu?x=1', 'pick.example.com', { 'x-pick': 'rewrite' });
+    assert.equal((JSON.parse(fixed.text) as UpstreamRecord).url, '/beans/fixed');
+    const nowhere = await get('/menu', 'pick.example.com', { 'x-pick': 'nowhere' });
+    assert.equal(nowhere.status, 502);
+    assert.equal(tea.requests.length, teaBefore + 1);
   });
 
   test('return answers directly: text as text/plain, a redirect with Location', async () => {

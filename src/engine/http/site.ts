@@ -63,6 +63,8 @@ export interface LocationHandler {
   readonly priorityLevel: PriorityLevelRule | null;
   readonly return: CompiledReturn | null;
   readonly proxyPass: string | null;
+  /** A `proxy_pass` with variables, evaluated per request (nginx then looks its host up among the upstreams). */
+  readonly proxyPassUrl: VariableGetter | null;
   readonly api: { readonly write: boolean } | null;
   readonly access: AccessList;
   readonly realIp: RealIpDefinition;
@@ -188,6 +190,8 @@ export interface Verdict {
   readonly priority?: PriorityClassification;
   /** Header fields the answer carries (name, value, …): the IETF RateLimit fields, when asked for. */
   readonly responseHeaders: readonly string[];
+  /** `proxy` and `wait` through a `proxy_pass` with variables: the URL it evaluated to. */
+  readonly proxyUrl?: string;
 }
 
 export interface SiteParts {
@@ -573,5 +577,8 @@ function afterDelay(
     apiRateLimit,
     priority,
     responseHeaders,
+    ...(handler.proxyPassUrl !== null && (kind === 'proxy' || kind === 'wait')
+      ? { proxyUrl: handler.proxyPassUrl(ctx) }
+      : {}),
   };
 }
