@@ -1,7 +1,8 @@
 /**
  * `limitswitch render -f FILE…`: prints, offline, the nginx config the replicas would run for the given
  * Kubernetes objects (multi-document YAML or JSON: Ingress in `networking.k8s.io/v1` or the legacy
- * `extensions/v1beta1` shape, ConfigMaps, Services, EndpointSlices) — the way NGINX Ingress Controller
+ * `extensions/v1beta1` shape, ConfigMaps, Services, EndpointSlices, and the Gateway API's GatewayClass,
+ * Gateway, HTTPRoute with NGINX Gateway Fabric's RateLimitPolicy) — the way NGINX Ingress Controller
  * users read the generated `nginx.conf`. Problems go to stderr; any rejected object makes the exit code 1.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -85,6 +86,12 @@ export function render(options: RenderOptions): { text: string; messages: string
     configMap,
     replicas,
     secrets: objs.secrets,
+    gateway: {
+      gatewayClasses: objs.gatewayClasses,
+      gateways: objs.gateways,
+      httpRoutes: objs.httpRoutes,
+      rateLimitPolicies: objs.rateLimitPolicies,
+    },
   });
   // An Ingress of another class is left out, never silently: the replica with the same flags would
   // not serve it either.
@@ -114,7 +121,7 @@ export function registerRenderCommand(program: Command): void {
     .description('print the nginx config the replicas would run for Kubernetes objects (YAML), offline')
     .requiredOption(
       '-f, --file <path...>',
-      'YAML/JSON files or folders of Ingress, ConfigMap, Service, EndpointSlice, Secret objects ("-" for stdin)',
+      'YAML/JSON files or folders of Ingress, ConfigMap, Service, EndpointSlice, Secret, GatewayClass, Gateway, HTTPRoute, RateLimitPolicy objects ("-" for stdin)',
     )
     .option('--ingress-class <name>', 'only Ingresses of this class (default: all)')
     .option(

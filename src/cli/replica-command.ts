@@ -62,6 +62,10 @@ export function registerReplicaCommand(program: Command): void {
       'with --kubernetes: the port hosts in Ingress tls: sections are served on with TLS (default: 443)',
     )
     .option(
+      '--gateway-api',
+      'with --kubernetes: also serve Gateway API Gateways and HTTPRoutes (GatewayClass controllerName limitswitch.io/gateway-controller) with NGINX Gateway Fabric RateLimitPolicies, and write their status',
+    )
+    .option(
       '--id <name>',
       'replica id in the cluster (default: POD_NAME, else hostname:port of the first listen)',
     )

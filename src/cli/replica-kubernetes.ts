@@ -24,6 +24,7 @@ export interface KubernetesFlags {
   readonly configmap?: string;
   readonly listenPort?: string;
   readonly tlsListenPort?: string;
+  readonly gatewayApi?: boolean;
 }
 
 /** Their option names, for "needs --kubernetes" usage errors. */
@@ -35,6 +36,7 @@ export const KUBERNETES_ONLY_FLAGS: Readonly<Record<keyof KubernetesFlags, strin
   configmap: '--configmap',
   listenPort: '--listen-port',
   tlsListenPort: '--tls-listen-port',
+  gatewayApi: '--gateway-api',
 };
 
 /** The IngressClass the replicas serve unless told otherwise (the one `deploy/` creates). */
@@ -146,6 +148,7 @@ export async function startKubernetesConfig(
     configMap,
     listenPort,
     tlsListenPort,
+    gatewayApi: flags.gatewayApi === true,
     component: 'limitswitch-replica',
     logger,
   });
@@ -156,7 +159,9 @@ export async function startKubernetesConfig(
   if (replicas !== null) source.setReplicaCount(replicas);
   logger.info(
     { namespace: flags.namespace ?? null, ingressClass, configMap, listenPort },
-    'listing Ingresses, Services, EndpointSlices, Secrets and the ConfigMap',
+    flags.gatewayApi === true
+      ? 'listing Ingresses, Services, EndpointSlices, Secrets, the ConfigMap and the Gateway API objects'
+      : 'listing Ingresses, Services, EndpointSlices, Secrets and the ConfigMap',
   );
   let appliedText: string;
   let config: Config;

@@ -5,6 +5,7 @@
 
 import { parseAllDocuments } from 'yaml';
 import { LimitswitchError } from '../shared/errors.ts';
+import type { Gateway, GatewayClass, HTTPRoute, RateLimitPolicy } from './gateway/gateway-objects.ts';
 import type { ConfigMap, EndpointSlice, Ingress, KubeObject, Secret, Service } from './objects.ts';
 
 export interface YamlObjects {
@@ -14,12 +15,27 @@ export interface YamlObjects {
   readonly configMaps: ConfigMap[];
   /** For Ingress `tls:` sections. */
   readonly secrets: Secret[];
+  readonly gatewayClasses: GatewayClass[];
+  readonly gateways: Gateway[];
+  readonly httpRoutes: HTTPRoute[];
+  readonly rateLimitPolicies: RateLimitPolicy[];
   /** Kinds present but not read (Deployments, …), with counts. */
   readonly skipped: Map<string, number>;
 }
 
 export function emptyObjects(): YamlObjects {
-  return { ingresses: [], services: [], endpointSlices: [], configMaps: [], secrets: [], skipped: new Map() };
+  return {
+    ingresses: [],
+    services: [],
+    endpointSlices: [],
+    configMaps: [],
+    secrets: [],
+    gatewayClasses: [],
+    gateways: [],
+    httpRoutes: [],
+    rateLimitPolicies: [],
+    skipped: new Map(),
+  };
 }
 
 function add(into: YamlObjects, obj: KubeObject, source: string): void {
@@ -31,19 +47,36 @@ function add(into: YamlObjects, obj: KubeObject, source: string): void {
   }
   if (typeof kind !== 'string')
     throw new LimitswitchError('RL_ERR_KUBERNETES_OBJECTS', `${source}: a document without kind`);
-  const read = ['Ingress', 'Service', 'EndpointSlice', 'ConfigMap', 'Secret'].includes(kind);
+  const read = [
+    'Ingress',
+    'Service',
+    'EndpointSlice',
+    'ConfigMap',
+    'Secret',
+    'GatewayClass',
+    'Gateway',
+    'HTTPRoute',
+    'RateLimitPolicy',
+  ].includes(kind);
   if (!read) {
     into.skipped.set(kind, (into.skipped.get(kind) ?? 0) + 1);
     return;
   }
   if (typeof obj.metadata?.name !== 'string')
     throw new LimitswitchError('RL_ERR_KUBERNETES_OBJECTS', `${source}: a ${kind} without metadata.name`);
+  if (kind === 'GatewayClass') {
+    into.gatewayClasses.push(obj);
+    return;
+  }
   // Objects applied without a namespace land in "default", as kubectl does by default.
   const withNs = { ...obj, metadata: { ...obj.metadata, namespace: obj.metadata.namespace ?? 'default' } };
   if (kind === 'Ingress') into.ingresses.push(withNs);
   else if (kind === 'Service') into.services.push(withNs);
   else if (kind === 'EndpointSlice') into.endpointSlices.push(withNs);
   else if (kind === 'Secret') into.secrets.push(withNs);
+  else if (kind === 'Gateway') into.gateways.push(withNs);
+  else if (kind === 'HTTPRoute') into.httpRoutes.push(withNs);
+  else if (kind === 'RateLimitPolicy') into.rateLimitPolicies.push(withNs);
   else into.configMaps.push(withNs);
 }
 

@@ -22,7 +22,14 @@ const RESOURCES: Record<string, Resource> = {
   services: { group: '', version: 'v1', kind: 'Service' },
   endpointslices: { group: 'discovery.k8s.io', version: 'v1', kind: 'EndpointSlice' },
   ingresses: { group: 'networking.k8s.io', version: 'v1', kind: 'Ingress' },
+  gatewayclasses: { group: 'gateway.networking.k8s.io', version: 'v1', kind: 'GatewayClass' },
+  gateways: { group: 'gateway.networking.k8s.io', version: 'v1', kind: 'Gateway' },
+  httproutes: { group: 'gateway.networking.k8s.io', version: 'v1', kind: 'HTTPRoute' },
+  ratelimitpolicies: { group: 'gateway.nginx.org', version: 'v1alpha1', kind: 'RateLimitPolicy' },
 };
+
+/** Cluster-scoped kinds live under the empty namespace. */
+const CLUSTER_SCOPED = new Set(['gatewayclasses']);
 
 const KIND_TO_RESOURCE = Object.fromEntries(Object.entries(RESOURCES).map(([r, d]) => [d.kind, r]));
 
@@ -68,6 +75,8 @@ export class FakeKubeApiServer extends EventEmitter {
   listDelayMs = 0;
   readonly requests: RecordedRequest[] = [];
   readonly postedEvents: Obj[] = [];
+  /** Status subresource writes, in order. */
+  readonly statusWrites: { resource: string; namespace: string; name: string; status: unknown }[] = [];
 
   private constructor() {
     super();
@@ -99,23 +108,32 @@ export class FakeKubeApiServer extends EventEmitter {
     return [...this.watchers].filter((w) => resource === undefined || w.resource === resource).length;
   }
 
-  /** Creates or replaces an object (by kind, namespace, name) and emits ADDED or MODIFIED. */
+  /**
+   * Creates or replaces an object (by kind, namespace, name) and emits ADDED or MODIFIED. As with
+   * `kubectl apply`, the status is the server's: an existing one is kept, and `metadata.generation`
+   * counts changes of everything else.
+   */
   apply(obj: object): Obj {
     const input = obj as Obj;
     const resource = KIND_TO_RESOURCE[input.kind ?? ''];
     if (!resource) throw new Error(`fake API server: unknown kind ${input.kind}`);
     const meta = { ...(input.metadata ?? {}) } as Record<string, unknown>;
-    const ns = String(meta.namespace ?? 'default');
+    const ns = CLUSTER_SCOPED.has(resource) ? '' : String(meta.namespace ?? 'default');
     const key = `${ns}/${String(meta.name)}`;
     const bucket = this.objects.get(resource) ?? new Map<string, Obj>();
     this.objects.set(resource, bucket);
     const existing = bucket.get(key);
     this.rv++;
+    const { status: _ignored, ...spec } = input;
+    const changed = !existing || JSON.stringify(specOf(existing)) !== JSON.stringify(specOf(spec));
+    const generation = Number(existing?.metadata?.generation ?? 0) + (changed ? 1 : 0);
     const object: Obj = {
-      ...input,
+      ...spec,
+      ...(existing?.status !== undefined ? { status: existing.status } : {}),
       metadata: {
         ...meta,
-        namespace: ns,
+        ...(ns === '' ? {} : { namespace: ns }),
+        generation,
         uid: existing?.metadata?.uid ?? meta.uid ?? `fake-uid-${++this.uidSeq}`,
         creationTimestamp:
           existing?.metadata?.creationTimestamp ?? meta.creationTimestamp ?? new Date().toISOString(),
@@ -267,7 +285,11 @@ export class FakeKubeApiServer extends EventEmitter {
       });
       return;
     }
-    if (req.method !== 'GET' || !RESOURCES[route.resource]) {
+    if (req.method === 'PUT' && route.status && RESOURCES[route.resource]) {
+      this.putStatus(route.resource, route.namespace ?? '', route.name!, req, res);
+      return;
+    }
+    if (req.method !== 'GET' || !RESOURCES[route.resource] || route.name !== undefined) {
       sendJson(res, 405, status(405, 'MethodNotAllowed', `${req.method} ${url.pathname} is not supported`));
       return;
     }
@@ -280,6 +302,60 @@ export class FakeKubeApiServer extends EventEmitter {
     const send = () => this.list(route.resource, route.namespace, res);
     if (this.listDelayMs > 0) setTimeout(send, this.listDelayMs);
     else send();
+  }
+
+  /** PUT …/NAME/status: replaces the status only (409 on a stale resourceVersion), emits MODIFIED. */
+  private putStatus(
+    resource: string,
+    namespace: string,
+    name: string,
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): void {
+    let body = '';
+    req.on('data', (c: Buffer) => {
+      body += c.toString('utf8');
+    });
+    req.on('end', () => {
+      const bucket = this.objects.get(resource);
+      const key = `${namespace}/${name}`;
+      const existing = bucket?.get(key);
+      if (!existing) {
+        sendJson(res, 404, status(404, 'NotFound', `${resource} "${name}" not found`));
+        return;
+      }
+      const sent = JSON.parse(body) as Obj;
+      const version = (sent.metadata as { resourceVersion?: string } | undefined)?.resourceVersion;
+      if (version !== undefined && version !== existing.metadata?.resourceVersion) {
+        sendJson(
+          res,
+          409,
+          status(
+            409,
+            'Conflict',
+            'the object has been modified; please apply your changes to the latest version and try again',
+          ),
+        );
+        return;
+      }
+      this.rv++;
+      const object: Obj = {
+        ...existing,
+        status: sent.status,
+        metadata: { ...existing.metadata, resourceVersion: String(this.rv) },
+      };
+      bucket!.set(key, object);
+      this.statusWrites.push({ resource, namespace, name, status: sent.status });
+      this.publish({ rv: this.rv, resource, namespace, type: 'MODIFIED', object });
+      sendJson(res, 200, object);
+      this.emit('activity');
+    });
+  }
+
+  /** The object as stored (with its status), or undefined. */
+  get(kind: string, namespace: string, name: string): Obj | undefined {
+    const resource = KIND_TO_RESOURCE[kind]!;
+    return this.objects.get(resource)?.get(`${CLUSTER_SCOPED.has(resource) ? '' : namespace}/${name}`);
   }
 
   private list(resource: string, namespace: string | null, res: ServerResponse): void {
@@ -324,11 +400,32 @@ export class FakeKubeApiServer extends EventEmitter {
   }
 }
 
-function parsePath(pathname: string): { resource: string; namespace: string | null } | null {
+function parsePath(
+  pathname: string,
+): { resource: string; namespace: string | null; name?: string; status: boolean } | null {
   const m =
-    /^\/api\/v1\/(?:namespaces\/([^/]+)\/)?([a-z]+)$/.exec(pathname) ??
-    /^\/apis\/[^/]+\/[^/]+\/(?:namespaces\/([^/]+)\/)?([a-z]+)$/.exec(pathname);
-  return m ? { namespace: m[1] ?? null, resource: m[2]! } : null;
+    /^\/api\/v1\/(?:namespaces\/([^/]+)\/)?([a-z]+)(?:\/([^/]+)(\/status)?)?$/.exec(pathname) ??
+    /^\/apis\/[^/]+\/[^/]+\/(?:namespaces\/([^/]+)\/)?([a-z]+)(?:\/([^/]+)(\/status)?)?$/.exec(pathname);
+  if (!m) return null;
+  return {
+    namespace: m[1] ?? null,
+    resource: m[2]!,
+    ...(m[3] ? { name: m[3] } : {}),
+    status: m[4] !== undefined,
+  };
+}
+
+/** An object without its status and server-set metadata: what a change of generation compares. */
+function specOf(o: Obj): unknown {
+  const { status: _s, metadata, ...rest } = o;
+  const {
+    resourceVersion: _r,
+    generation: _g,
+    uid: _u,
+    creationTimestamp: _c,
+    ...meta
+  } = (metadata ?? {}) as Record<string, unknown>;
+  return { ...rest, metadata: meta };
 }
 
 function status(code: number, reason: string, message: string) {

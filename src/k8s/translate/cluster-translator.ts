@@ -7,6 +7,8 @@
 
 import { createHash } from 'node:crypto';
 import { ConfigError, loadConfigText } from '../../config/index.ts';
+import { type GatewayObjects, NO_GATEWAY_OBJECTS } from '../gateway/gateway-objects.ts';
+import { type StatusUpdate, translateGateways } from '../gateway/translate-gateway.ts';
 import type {
   ConfigMap,
   EndpointSlice,
@@ -33,8 +35,10 @@ export interface ClusterObjects {
   readonly configMap: ConfigMap | null;
   /** Live replicas, for `nginx.org/limit-req-scale`; null or absent: no scaling. */
   readonly replicas?: number | null;
-  /** The Secrets that Ingresses' `tls:` may name. */
+  /** The Secrets that Ingresses' `tls:` (and Gateway listeners) may name. */
   readonly secrets?: readonly Secret[];
+  /** Gateway API mode: GatewayClasses, Gateways, HTTPRoutes and RateLimitPolicies. */
+  readonly gateway?: GatewayObjects;
 }
 
 /**
@@ -71,6 +75,8 @@ export interface ClusterTranslation {
   readonly ingresses: ReadonlyMap<string, 'current' | 'last-good'>;
   /** The files the text names that come from Secrets (give them to the config loader). */
   readonly files: TlsSecretView['read'];
+  /** The status each Gateway API object should carry (empty without Gateway API objects). */
+  readonly gatewayStatuses: readonly StatusUpdate[];
 }
 
 const CHECK_CACHE_LIMIT = 512;
@@ -232,7 +238,20 @@ export class ClusterTranslator {
       run(ing, { settings, backends, replicas, ...(masterAnnotations ? { masterAnnotations } : {}) });
     }
 
-    const whole = renderConfig(settings, chosen, this.renderOpts(cm));
+    const gw = translateGateways(objects.gateway ?? NO_GATEWAY_OBJECTS, {
+      backends,
+      secrets: this.secrets,
+      probe: (fragments, httpBlocks) => {
+        const alone = renderConfig(settings, fragments, { ...this.renderOpts(cm), httpBlocks });
+        return this.check(alone.text, 'gateway-api')?.error ?? null;
+      },
+    });
+    problems.push(...gw.problems);
+    const gatewayStatuses = gw.statuses;
+    const whole = renderConfig(settings, [...chosen, ...gw.fragments], {
+      ...this.renderOpts(cm),
+      httpBlocks: gw.httpBlocks,
+    });
     problems.push(...whole.problems);
     const failure = this.check(whole.text, 'kubernetes');
     if (failure) {
@@ -249,11 +268,11 @@ export class ClusterTranslator {
         severity: 'error',
         keptLastGood: kept,
       });
-      if (kept) return { text: this.lastGoodText!, problems, ingresses: status, files };
-      return { text: whole.text, problems, ingresses: status, files };
+      if (kept) return { text: this.lastGoodText!, problems, ingresses: status, files, gatewayStatuses };
+      return { text: whole.text, problems, ingresses: status, files, gatewayStatuses };
     }
     this.lastGoodText = whole.text;
-    return { text: whole.text, problems, ingresses: status, files };
+    return { text: whole.text, problems, ingresses: status, files, gatewayStatuses };
   }
 }
 

@@ -8,7 +8,8 @@ import type { ObjectRef } from '../objects.ts';
 export type IngressRole = 'plain' | 'master' | 'minion';
 
 export interface LocationFragment {
-  readonly match: '=' | 'prefix';
+  /** `~`: a regular expression location (Gateway API `RegularExpression` paths). */
+  readonly match: '=' | 'prefix' | '~';
   readonly path: string;
   /** `namespace/name` of the Ingress that declared the path. */
   readonly owner: string;
@@ -17,6 +18,10 @@ export interface LocationFragment {
   /** Where the snippets came from (`metadata.annotations[…]` or the ConfigMap's `data[…]`). */
   readonly snippetsField: string;
   readonly upstream: string;
+  /** The `proxy_pass` URL when it is not `http://<upstream>` (a variable one picks the upstream per request). */
+  readonly proxyPass?: string;
+  /** Rewrite-phase lines (`if (…) { return …; }`) before `proxy_pass`. */
+  readonly rewriteLines?: readonly string[];
   /** `limit_req …;` and friends generated from annotations (after `proxy_pass`, as NIC writes them). */
   readonly limitLines: readonly string[];
 }
@@ -29,6 +34,8 @@ export interface ServerFragment {
   readonly tls: boolean;
   /** With TLS: plain HTTP to the host is redirected with this status (NIC 301, ingress-nginx 308); null: served. */
   readonly sslRedirect: 301 | 308 | null;
+  /** Whether the host is served over plain HTTP at all (default true; a Gateway with only HTTPS listeners: false). */
+  readonly plainHttp?: boolean;
   readonly serverSnippets: readonly string[];
   readonly serverSnippetsField: string;
   readonly locations: readonly LocationFragment[];

@@ -21,6 +21,8 @@ export interface RenderOptions {
   readonly tlsListenPort?: number;
   /** The usable TLS Secrets (tls-secrets.ts). Default: none. */
   readonly secrets?: TlsSecretView;
+  /** http-level blocks shared by several fragments (the Gateway API's routing maps and zones). */
+  readonly httpBlocks?: readonly { readonly lines: readonly string[]; readonly field: string }[];
 }
 
 export interface RenderedConfig {
@@ -113,10 +115,12 @@ function writeRealIp(w: ConfigWriter, s: GlobalSettings): void {
 }
 
 function writeLocation(w: ConfigWriter, loc: LocationFragment): void {
-  w.open(loc.match === '=' ? `location = ${loc.path}` : `location ${loc.path}`);
+  const match = loc.match === 'prefix' ? '' : `${loc.match} `;
+  w.open(`location ${match}${loc.match === '~' ? quoteArg(loc.path) : loc.path}`);
   w.snippet(loc.comments);
   w.snippet(loc.snippets, loc.snippetsField);
-  w.line(directive('proxy_pass', `http://${loc.upstream}`));
+  w.snippet(loc.rewriteLines ?? []);
+  w.line(directive('proxy_pass', loc.proxyPass ?? `http://${loc.upstream}`));
   w.snippet(loc.limitLines);
   w.close();
 }
@@ -154,6 +158,7 @@ export function renderConfig(
   for (const f of used) {
     for (const block of f.httpBlocks) w.snippet(block.lines, block.field).blank();
   }
+  for (const block of opts.httpBlocks ?? []) w.snippet(block.lines, block.field).blank();
   const upstreams = new Map<string, UpstreamFragment>();
   for (const f of used) for (const u of f.upstreams) upstreams.set(u.name, u);
   for (const name of [...upstreams.keys()].sort()) writeUpstream(w.blank(), upstreams.get(name)!);
@@ -180,10 +185,11 @@ export function renderConfig(
   for (const host of [...hosts.keys()].filter((h) => h !== '').sort()) {
     const plan = hosts.get(host)!;
     const secret = plan.server.tls ? tlsSecretOf(plan, opts.secrets ?? NO_SECRETS, problems) : null;
-    const owner = `# ${plan.owner.role === 'master' ? 'master' : 'Ingress'} ${plan.owner.key}`;
+    const owner = `# ${plan.owner.role === 'master' ? 'master' : plan.owner.ref.kind} ${plan.owner.ref.namespace}/${plan.owner.ref.name}`;
     w.blank().open('server');
     w.line(owner);
-    if (secret === null || plan.server.sslRedirect === null) w.line(directive('listen', port));
+    const plain = plan.server.plainHttp !== false;
+    if (plain && (secret === null || plan.server.sslRedirect === null)) w.line(directive('listen', port));
     if (secret !== null) {
       w.line(
         `# TLS: secret ${plan.owner.ref.namespace}/${plan.server.tlsSecret} (resourceVersion ${secret.version || 'none'})`,
@@ -199,7 +205,7 @@ export function renderConfig(
     w.snippet(plan.server.serverSnippets, plan.server.serverSnippetsField);
     for (const loc of plan.locations) writeLocation(w, loc);
     w.close();
-    if (secret !== null && plan.server.sslRedirect !== null) {
+    if (plain && secret !== null && plan.server.sslRedirect !== null) {
       // NIC and ingress-nginx redirect plain HTTP to a TLS host (ssl-redirect, on by default)
       w.blank().open('server');
       w.line(`${owner}: plain HTTP is redirected (ssl-redirect)`);

@@ -1,18 +1,22 @@
 /**
  * The Kubernetes side of a replica's configuration: informers on Ingress, Service, EndpointSlice, TLS
- * Secret and the controller's ConfigMap; on every change (debounced) the objects are translated again and, when
+ * Secret and the controller's ConfigMap (and, in Gateway API mode, GatewayClass, Gateway, HTTPRoute and
+ * RateLimitPolicy, whose status is written back); on every change (debounced) the objects are translated again and, when
  * the text differs, `config` is emitted with the new nginx config text. Problems become Kubernetes
  * Events and `problem` events (for the log line). The replica subscribes; nothing here reloads anything.
  */
 import { EventEmitter } from 'node:events';
 import {
   CoreV1Api,
+  CustomObjectsApi,
   DiscoveryV1Api,
   type KubeConfig,
   type KubernetesObject,
   type ListPromise,
   NetworkingV1Api,
 } from '@kubernetes/client-node';
+import type { Gateway, GatewayClass, HTTPRoute, RateLimitPolicy } from '../gateway/gateway-objects.ts';
+import type { StatusUpdate } from '../gateway/translate-gateway.ts';
 import type { ConfigMap, EndpointSlice, Ingress, Secret, Service, TranslationProblem } from '../objects.ts';
 import {
   type ClusterTranslation,
@@ -20,6 +24,7 @@ import {
   type ClusterTranslatorOptions,
 } from '../translate/cluster-translator.ts';
 import { EventRecorder, problemKey, problemMessage } from './event-recorder.ts';
+import { GATEWAY_RESOURCES, GatewayStatusWriter } from './gateway-status-writer.ts';
 import { type Backoff, DEFAULT_BACKOFF, RestartingInformer } from './restarting-informer.ts';
 
 export interface KubernetesSourceOptions extends ClusterTranslatorOptions {
@@ -36,6 +41,8 @@ export interface KubernetesSourceOptions extends ClusterTranslatorOptions {
   readonly component?: string;
   /** Where each new problem is logged (pino-compatible); problems are also emitted as `problem`. */
   readonly logger?: ProblemLogger;
+  /** Also watch GatewayClass, Gateway, HTTPRoute and RateLimitPolicy (`--gateway-api`), and write their status. */
+  readonly gatewayApi?: boolean;
 }
 
 export interface ProblemLogger {
@@ -63,6 +70,9 @@ export class KubernetesConfigSource extends EventEmitter<KubernetesSourceEvents>
   private readonly configMaps: RestartingInformer<KubernetesObject> | null;
   private readonly secrets: RestartingInformer<KubernetesObject>;
   private readonly events: EventRecorder | null;
+  /** Gateway API informers by kind (only with `gatewayApi`). */
+  private readonly gatewayInformers = new Map<StatusUpdate['kind'], AnyInformer>();
+  private readonly statusWriter: GatewayStatusWriter | null = null;
   private seenProblems = new Set<string>();
   /** `namespace/name` → why it is not served, as last logged. */
   private seenSkips = new Map<string, string>();
@@ -118,6 +128,25 @@ export class KubernetesConfigSource extends EventEmitter<KubernetesSourceEvents>
       : null;
     this.events =
       options.recordEvents === false ? null : new EventRecorder(core, options.component ?? 'limitswitch');
+    if (options.gatewayApi === true) {
+      const custom = kc.makeApiClient(CustomObjectsApi);
+      for (const [kind, r] of Object.entries(GATEWAY_RESOURCES) as [
+        StatusUpdate['kind'],
+        (typeof GATEWAY_RESOURCES)['Gateway'],
+      ][]) {
+        const base = `/apis/${r.group}/${r.version}`;
+        const clusterScoped = kind === 'GatewayClass';
+        const path = clusterScoped ? `${base}/${r.plural}` : scoped(base, r.plural);
+        const list = () =>
+          clusterScoped
+            ? custom.listClusterCustomObject(r)
+            : ns === null
+              ? custom.listCustomObjectForAllNamespaces(r)
+              : custom.listNamespacedCustomObject({ ...r, namespace: ns });
+        this.gatewayInformers.set(kind, make(path, list));
+      }
+      this.statusWriter = new GatewayStatusWriter(custom, options.logger);
+    }
   }
 
   private informers(): AnyInformer[] {
@@ -127,6 +156,7 @@ export class KubernetesConfigSource extends EventEmitter<KubernetesSourceEvents>
       this.slices,
       this.secrets,
       ...(this.configMaps ? [this.configMaps] : []),
+      ...this.gatewayInformers.values(),
     ];
   }
 
@@ -162,6 +192,10 @@ export class KubernetesConfigSource extends EventEmitter<KubernetesSourceEvents>
     return this.last;
   }
 
+  private gatewayList(kind: StatusUpdate['kind']): readonly KubernetesObject[] {
+    return this.gatewayInformers.get(kind)?.list() ?? [];
+  }
+
   private schedule(): void {
     if (!this.started || this.timer) return;
     this.timer = setTimeout(() => {
@@ -184,8 +218,26 @@ export class KubernetesConfigSource extends EventEmitter<KubernetesSourceEvents>
       configMap,
       replicas: this.replicas,
       secrets: this.secrets.list() as Secret[],
+      ...(this.gatewayInformers.size > 0
+        ? {
+            gateway: {
+              gatewayClasses: this.gatewayList('GatewayClass') as GatewayClass[],
+              gateways: this.gatewayList('Gateway') as Gateway[],
+              httpRoutes: this.gatewayList('HTTPRoute') as HTTPRoute[],
+              rateLimitPolicies: this.gatewayList('RateLimitPolicy') as RateLimitPolicy[],
+            },
+          }
+        : {}),
     });
     this.last = t;
+    if (this.statusWriter) {
+      const find = (u: StatusUpdate) =>
+        this.gatewayList(u.kind).find(
+          (o) =>
+            o.metadata?.name === u.name && (u.namespace === null || o.metadata?.namespace === u.namespace),
+        );
+      void this.statusWriter.write(t.gatewayStatuses, find);
+    }
     // Only problems of the current state are remembered: one that goes away and comes back is news.
     const keys = new Set(t.problems.map(problemKey));
     for (const p of t.problems) {
