@@ -7,8 +7,10 @@
 import { ApiLimiter } from '../engine/api-limiter/api-limiter.ts';
 import { parseComplexValue } from '../engine/complex-value.ts';
 import { compileNginxRegex } from '../engine/http/hostname-matcher.ts';
+import { compileCondition } from '../engine/http/if-condition.ts';
 import {
   type ApiRateLimitRule,
+  type CompiledIfReturn,
   type CompiledReturn,
   type LocationHandler,
   type PriorityLevelRule,
@@ -29,6 +31,7 @@ import type { RequestContext } from '../engine/variables/request-context.ts';
 import { VariableTable } from '../engine/variables/variable-table.ts';
 import { configError } from './config-error.ts';
 import type {
+  ConditionalReturn,
   EffectiveApiRateLimit,
   EffectiveLimitConn,
   EffectiveLimitReq,
@@ -39,6 +42,9 @@ import type {
   ServerConf,
 } from './model.ts';
 import { proxiesUpgrades } from './proxy-upgrade.ts';
+
+/** The shared empty list: most levels have no `if`. */
+const NO_IFS: readonly CompiledIfReturn[] = [];
 
 export function buildSite(http: HttpConf, previous?: Site): Site {
   const variables = new VariableTable();
@@ -161,6 +167,14 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
     };
   };
 
+  const compileIfs = (ifs: readonly ConditionalReturn[] | undefined): readonly CompiledIfReturn[] =>
+    ifs === undefined || ifs.length === 0
+      ? NO_IFS
+      : ifs.map((i) => ({
+          holds: compileCondition(i.condition, variables),
+          answer: compileReturn(i.answer)!,
+        }));
+
   const compileReturn = (spec: ReturnSpec | null): CompiledReturn | null =>
     spec === null
       ? null
@@ -189,6 +203,7 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
     apiRateLimit: apiRateLimit(conf.apiRateLimit),
     priorityLevel: priorityLevel(conf.priorityLevel),
     return: compileReturn(conf.return ?? null),
+    ifReturns: compileIfs(conf.ifReturns),
     proxyPass: conf.proxyPass ?? null,
     proxyPassUrl: conf.proxyPass?.includes('$') ? variables.compile(parseComplexValue(conf.proxyPass)) : null,
     api: conf.api ?? null,
@@ -213,6 +228,7 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
     serverNames: conf.serverNames,
     locations: conf.locations.map(location),
     return: compileReturn(conf.return),
+    ifReturns: compileIfs(conf.ifReturns),
     handler: handler('server', {
       limitReq: conf.limitReq,
       limitConn: conf.limitConn,

@@ -7,6 +7,7 @@ import type { LogLevel } from '../engine/log-line.ts';
 import type {
   AccessRule,
   ApiRateLimitZoneSpec,
+  ConditionalReturn,
   GeoSpec,
   HeaderBuffersSpec,
   KeyvalSpec,
@@ -81,6 +82,7 @@ export interface LocationBuilder extends LevelBuilder {
   readonly locations: LocationBuilder[];
   proxyPass: string | null;
   return: ReturnSpec | null;
+  readonly ifReturns: ConditionalReturn[];
   api: { readonly write: boolean } | null;
 }
 
@@ -90,6 +92,7 @@ export interface ServerBuilder extends LevelBuilder {
   readonly serverNames: string[];
   readonly locations: LocationBuilder[];
   return: ReturnSpec | null;
+  readonly ifReturns: ConditionalReturn[];
 }
 
 export interface UpstreamBuilder {
@@ -222,6 +225,7 @@ export function newServer(source: SourceRef): ServerBuilder {
     serverNames: [],
     locations: [],
     return: null,
+    ifReturns: [],
   };
 }
 
@@ -239,6 +243,7 @@ export function newLocation(
     locations: [],
     proxyPass: null,
     return: null,
+    ifReturns: [],
     api: null,
   };
 }

@@ -226,6 +226,7 @@ function buildServer(server: ServerBuilder, parent: Inherited, http: HttpBuilder
     serverNames: server.serverNames.length ? server.serverNames : [''],
     locations: buildLocations(server.locations, settings),
     return: server.return,
+    ifReturns: server.ifReturns,
     ...settings,
     source: server.source,
   };
@@ -248,6 +249,7 @@ function buildLocation(location: LocationBuilder, parent: Inherited): LocationCo
     priorityLevel: settings.priorityLevel,
     proxyPass: location.proxyPass,
     return: location.return,
+    ifReturns: location.ifReturns,
     api: location.api,
     access: settings.access,
     realIp: settings.realIp,

@@ -298,6 +298,22 @@ export interface ReturnSpec {
   readonly text: ComplexValue | null;
 }
 
+/** An `if` condition of ngx_http_rewrite_module: a variable alone (true unless "" or "0"), or compared. */
+export interface IfCondition {
+  /** The variable tested, without `$`. */
+  readonly variable: string;
+  readonly op: 'truthy' | '=' | '!=' | '~' | '~*' | '!~' | '!~*';
+  /** The right side of `=` / `!=` (a complex value), or the regular expression of the others. */
+  readonly value: ComplexValue | null;
+  readonly regex: string | null;
+}
+
+/** `if (condition) { return …; }`: the return answers when the condition holds. */
+export interface ConditionalReturn {
+  readonly condition: IfCondition;
+  readonly answer: ReturnSpec;
+}
+
 export interface LocationConf {
   readonly match: LocationMatch;
   readonly pattern: string;
@@ -309,6 +325,8 @@ export interface LocationConf {
   /** `proxy_pass` target as written, e.g. `http://backend` or `http://127.0.0.1:8080/path`. */
   readonly proxyPass: string | null;
   readonly return: ReturnSpec | null;
+  /** The `if … return`s written before the first plain `return`, in order (rewrite phase). */
+  readonly ifReturns: readonly ConditionalReturn[];
   /** `api [write=on|off];` — an NGINX Plus API location. */
   readonly api: { readonly write: boolean } | null;
   readonly access: readonly AccessRule[];
@@ -330,6 +348,8 @@ export interface ServerConf extends HeaderLimits {
   readonly locations: readonly LocationConf[];
   /** Server-level `return` (rewrite phase): answers every request of the server. */
   readonly return: ReturnSpec | null;
+  /** Server-level `if … return`s before the first plain `return`, in order (server rewrite phase). */
+  readonly ifReturns: readonly ConditionalReturn[];
   /** Effective settings for a request that matches no location (nginx serves it at server level). */
   readonly limitReq: EffectiveLimitReq;
   readonly limitConn: EffectiveLimitConn;

@@ -1,10 +1,11 @@
 /**
- * ngx_http_core_module's location level and the rewrite-phase `return`, plus NGINX Plus `api`.
+ * ngx_http_core_module's location level and the rewrite-phase `return`, plus NGINX Plus `api`
+ * (`if` is in rewrite-if.ts).
  */
 import { newLocation } from '../builders.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
-import type { LocationMatch } from '../model.ts';
+import type { LocationMatch, ReturnSpec } from '../model.ts';
 import { namedCaptures, regexError } from '../regex.ts';
 import { atoi } from '../values.ts';
 import { complexValue, defineVariable, duplicate, httpOf, ref } from './helpers.ts';
@@ -55,6 +56,12 @@ function location(d: Directive, scope: Scope): void {
 
 /** `return code [text];`, `return code URL;`, `return URL;` — the first `return` of a level answers. */
 function returnDirective(d: Directive, scope: Scope): void {
+  const level = scope.location ?? scope.server!;
+  level.return ??= parseReturn(d, scope);
+}
+
+/** A `return`'s code and text (or URL), checked as nginx checks them. */
+export function parseReturn(d: Directive, scope: Scope): ReturnSpec {
   const first = d.args[0]!;
   let code = atoi(first);
   let text: string | null = d.args[1] ?? null;
@@ -67,8 +74,7 @@ function returnDirective(d: Directive, scope: Scope): void {
     throw configError(`invalid return code "${first}"`, d);
   }
   const value = text === null ? null : complexValue(text, d, scope);
-  const level = scope.location ?? scope.server!;
-  level.return ??= { code, text: value };
+  return { code, text: value };
 }
 
 /** NGINX Plus `api [write=on|off];` — read-only unless `write=on`. */

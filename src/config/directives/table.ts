@@ -16,6 +16,7 @@ import { mapDirectives } from './map.ts';
 import { priorityLevelDirectives } from './priority-level.ts';
 import { proxyDirectives } from './proxy.ts';
 import { realIpAccessDirectives } from './realip-access.ts';
+import { rewriteIfDirectives } from './rewrite-if.ts';
 import { serverDirectives } from './server.ts';
 import { sslDirectives } from './ssl.ts';
 import type { DirectiveSpec } from './types.ts';
@@ -27,6 +28,7 @@ for (const spec of [
   ...serverDirectives,
   ...sslDirectives,
   ...locationDirectives,
+  ...rewriteIfDirectives,
   ...limitReqDirectives,
   ...limitConnDirectives,
   ...apiRateLimitDirectives,

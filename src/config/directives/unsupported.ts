@@ -27,8 +27,7 @@ export const UNSUPPORTED_DIRECTIVES: ReadonlySet<string> = new Set([
   'ssl_stapling_verify',
   'http2_push',
   'http2_push_preload',
-  // rewrite module
-  'if',
+  // rewrite module (`if` with `return` inside is read: rewrite-if.ts)
   'rewrite',
   'set',
   'break',

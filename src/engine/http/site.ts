@@ -45,6 +45,12 @@ export interface CompiledReturn {
   readonly text: VariableGetter | null;
 }
 
+/** `if (condition) { return …; }`: `holds` tests the condition for a request. */
+export interface CompiledIfReturn {
+  readonly holds: (ctx: RequestContext) => boolean;
+  readonly answer: CompiledReturn;
+}
+
 export interface RealIpDefinition {
   readonly trustedFrom: readonly string[];
   readonly header: string;
@@ -62,6 +68,8 @@ export interface LocationHandler {
   /** The `priority_level` extension (API Priority and Fairness): proxied requests are admitted by it. */
   readonly priorityLevel: PriorityLevelRule | null;
   readonly return: CompiledReturn | null;
+  /** The `if … return`s before `return`, in order (rewrite phase); usually none. */
+  readonly ifReturns: readonly CompiledIfReturn[];
   readonly proxyPass: string | null;
   /** A `proxy_pass` with variables, evaluated per request (nginx then looks its host up among the upstreams). */
   readonly proxyPassUrl: VariableGetter | null;
@@ -83,6 +91,8 @@ export interface SiteLocation extends RoutableLocation<SiteLocation> {
 export interface SiteServer extends NamedServer {
   readonly locations: readonly SiteLocation[];
   readonly return: CompiledReturn | null;
+  /** Server-level `if … return`s before `return`, in order (server rewrite phase). */
+  readonly ifReturns: readonly CompiledIfReturn[];
   /** For requests that match no location. */
   readonly handler: LocationHandler;
   /** `client_header_buffer_size` and `large_client_header_buffers`. */
@@ -347,6 +357,10 @@ export class Site {
       nowMs,
       this.variables.slots,
     );
+    if (route.server.ifReturns.length !== 0) {
+      const hit = firstHolding(route.server.ifReturns, ctx);
+      if (hit !== null) return answer(hit, ctx);
+    }
     const serverReturn = route.server.return;
     if (serverReturn !== null) return answer(serverReturn, ctx);
     const handler = route.handler;
@@ -354,6 +368,10 @@ export class Site {
     const length = facts.contentLength;
     if (length !== undefined && handler.clientMaxBodyBytes !== 0 && length > handler.clientMaxBodyBytes) {
       return tooLarge(length);
+    }
+    if (handler.ifReturns.length !== 0) {
+      const hit = firstHolding(handler.ifReturns, ctx);
+      if (hit !== null) return answer(hit, ctx);
     }
     if (handler.return !== null) return answer(handler.return, ctx);
 
@@ -457,6 +475,12 @@ function tooLarge(length: number): Verdict {
     apiRateLimit: null,
     responseHeaders: NO_HEADERS,
   };
+}
+
+/** The rewrite phase's first `if` whose condition holds, in the order written; null: none. */
+function firstHolding(ifs: readonly CompiledIfReturn[], ctx: RequestContext): CompiledReturn | null {
+  for (const i of ifs) if (i.holds(ctx)) return i.answer;
+  return null;
 }
 
 function answer(spec: CompiledReturn, ctx: RequestContext): Verdict {

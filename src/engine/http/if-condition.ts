@@ -1,0 +1,41 @@
+/**
+ * An `if` condition of ngx_http_rewrite_module, compiled: a variable alone is true unless its value is
+ * empty or "0"; `=` / `!=` compare with a complex value exactly; `~` / `~*` (and their `!` forms)
+ * search the value with a regular expression, case-insensitively for `*`.
+ */
+import type { ComplexValue } from '../complex-value.ts';
+import type { RequestContext } from '../variables/request-context.ts';
+import type { VariableTable } from '../variables/variable-table.ts';
+import { compileNginxRegex } from './hostname-matcher.ts';
+
+export interface IfConditionSpec {
+  readonly variable: string;
+  readonly op: 'truthy' | '=' | '!=' | '~' | '~*' | '!~' | '!~*';
+  readonly value: ComplexValue | null;
+  readonly regex: string | null;
+}
+
+export function compileCondition(
+  spec: IfConditionSpec,
+  variables: VariableTable,
+): (ctx: RequestContext) => boolean {
+  const read = variables.compile({ raw: `$${spec.variable}`, parts: [{ variable: spec.variable }] });
+  switch (spec.op) {
+    case 'truthy':
+      return (ctx) => {
+        const v = read(ctx);
+        return v !== '' && v !== '0';
+      };
+    case '=':
+    case '!=': {
+      const right = variables.compile(spec.value!);
+      const equal = spec.op === '=';
+      return (ctx) => (read(ctx) === right(ctx)) === equal;
+    }
+    default: {
+      const re = compileNginxRegex(spec.regex!, spec.op.endsWith('*'));
+      const match = !spec.op.startsWith('!');
+      return (ctx) => re.test(read(ctx)) === match;
+    }
+  }
+}
