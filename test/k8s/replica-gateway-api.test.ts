@@ -236,4 +236,23 @@ describe('replica --gateway-api: Gateway, HTTPRoute and RateLimitPolicy changes 
     await answers('/coffee', 404);
     assert.deepEqual(await get('/tea'), { status: 200, text: 'tea' });
   });
+
+  test('a Gateway changed to another hostname moves its routes; deleted, nothing of it is served', async () => {
+    api.apply(gateway('cafe', [{ name: 'http', protocol: 'HTTP', port: 80 }]));
+    api.apply(httpRoute('tea', [rule('/tea', 'tea-svc')], { hostnames: [] }));
+    // a listener and a route without hostnames: any host
+    await waitFor(
+      async () =>
+        (await request(`${base}/tea`, { headers: { host: 'elsewhere.example' } })).statusCode === 200,
+      {
+        timeoutMs: 30_000,
+        intervalMs: 50,
+        message: 'tea on any host',
+      },
+    );
+    api.remove('Gateway', 'default', 'cafe');
+    await answers('/tea', 404);
+    // the route is no longer attached: limitswitch's entry leaves its status
+    await statusOf('HTTPRoute', 'tea', (s) => Array.isArray(s.parents) && s.parents.length === 0);
+  });
 });

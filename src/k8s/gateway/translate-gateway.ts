@@ -130,7 +130,6 @@ export function translateGateways(objs: GatewayObjects, ctx: GatewayContext): Ga
         ? condition(gw, 'Programmed', true, 'Programmed', 'Gateway is programmed on the replicas')
         : condition(gw, 'Programmed', false, 'Invalid', 'no listener is valid'),
     ];
-    const gwKey = keyOf(gw);
     if (
       applied.some(
         (p) =>
@@ -162,8 +161,7 @@ export function translateGateways(objs: GatewayObjects, ctx: GatewayContext): Ga
         })),
       },
     });
-    for (const p of problemsOfListeners(mine))
-      problems.push({ ...p, object: { ...p.object, name: gwKey.split('/')[1]! } });
+    problems.push(...problemsOfListeners(mine));
   }
   for (const route of objs.httpRoutes) {
     const key = keyOf(route);
@@ -186,7 +184,17 @@ export function translateGateways(objs: GatewayObjects, ctx: GatewayContext): Ga
         severity: 'error',
       });
     }
-    if (parents === undefined) continue;
+    if (parents === undefined) {
+      // no longer attached to any of our Gateways: our entries leave its status
+      if (route.status?.parents?.some((s) => s.controllerName === CONTROLLER_NAME))
+        statuses.push({
+          kind: 'HTTPRoute',
+          namespace: route.metadata?.namespace ?? 'default',
+          name: route.metadata?.name ?? '',
+          status: { parents: ours(route.status.parents, []) },
+        });
+      continue;
+    }
     const isAffected = attachment.entries.some((e) => e.routeKey === key && affected(e));
     const withPolicy = parents.map((s) =>
       isAffected
@@ -273,12 +281,7 @@ function problemsOfListeners(listeners: readonly ListenerPlan[]): TranslationPro
     if (!bad || l.usable) return [];
     return [
       {
-        object: {
-          kind: 'Gateway',
-          apiVersion: `${GATEWAY_GROUP}/v1`,
-          namespace: l.gateway.metadata?.namespace ?? 'default',
-          name: '',
-        },
+        object: refOf(l.gateway, 'Gateway', `${GATEWAY_GROUP}/v1`),
         field: `spec.listeners[${l.name}]`,
         error: `${bad.reason}: ${bad.message}`,
         severity: 'warning' as const,
