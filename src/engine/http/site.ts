@@ -601,8 +601,10 @@ function afterDelay(
     apiRateLimit,
     priority,
     responseHeaders,
-    ...(handler.proxyPassUrl !== null && (kind === 'proxy' || kind === 'wait')
-      ? { proxyUrl: handler.proxyPassUrl(ctx) }
-      : {}),
+    // a plain property, not a spread: this object is built for every proxied request
+    proxyUrl:
+      handler.proxyPassUrl !== null && (kind === 'proxy' || kind === 'wait')
+        ? handler.proxyPassUrl(ctx)
+        : undefined,
   };
 }

@@ -245,13 +245,13 @@ export function renderGateways(
     byGateway.set(owner.gatewayKey, slot);
   }
   const fragments = [...byGateway.entries()].map(
-    ([key, { gateway, servers }], i): IngressFragment => ({
+    ([key, { gateway, servers }]): IngressFragment => ({
       key: `gateway:${key}`,
       ref: refOf(gateway, 'Gateway', `${GATEWAY_GROUP}/${GATEWAY_VERSION}`),
       role: 'plain',
-      createdMs: Date.parse(String(gateway.metadata?.creationTimestamp ?? '')) || Number.POSITIVE_INFINITY,
+      createdMs: createdMs(gateway),
       httpBlocks: [],
-      upstreams: i === 0 ? upstreams : [],
+      upstreams: [],
       servers,
     }),
   );
