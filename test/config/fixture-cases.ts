@@ -501,9 +501,9 @@ export const FIXTURE_CASES: readonly FixtureCase[] = [
   { fixture: 'map-variable-without-dollar', text: 'invalid variable name "limited"', line: 3, nginx: 'same' },
   { fixture: 'map-wildcard-conflict', text: 'conflicting parameter "example.com"', line: 6, nginx: 'same' },
   {
-    fixture: 'not-supported-if',
-    text: '"if" directive is not supported by limitswitch',
-    line: 6,
+    fixture: 'not-supported-inside-if',
+    text: '"proxy_pass" directive is not supported inside "if" by limitswitch',
+    line: 7,
     nginx: 'limitswitch',
   },
   { fixture: 'proxy-pass-duplicate', text: '"proxy_pass" directive is duplicate', line: 7, nginx: 'same' },

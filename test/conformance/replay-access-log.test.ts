@@ -34,13 +34,16 @@ const body = (port: number) => `
 `;
 
 /**
- * Three clients, each on its own location faster than its limit allows, at most every 20 ms (so no two
- * requests of one client share nginx's millisecond).
+ * Three clients, each on its own location faster than its limit allows, at least 15 ms apart (so no two
+ * requests of one client share nginx's millisecond). Every decision is ≥ 5 ms from its threshold: nginx
+ * decides on its monotonic clock but logs `$msec` from the wall clock, and the two are truncated to the
+ * millisecond apart, so a start time rebuilt from the log can be 1 ms off (with /a every 20 ms, its
+ * seventh request met the burst exactly and flipped).
  */
 function timeline(): TimelineRequest[] {
   const steps: TimelineRequest[] = [];
   for (let i = 0; i < 20; i++) {
-    steps.push({ at: i * 20, addr: '10.7.0.1', uri: '/a' });
+    steps.push({ at: i * 15, addr: '10.7.0.1', uri: '/a' });
     steps.push({ at: i * 40 + 5, addr: '10.7.0.2', uri: '/b' });
     steps.push({ at: i * 30 + 10, addr: '10.7.0.3', uri: '/c' });
   }

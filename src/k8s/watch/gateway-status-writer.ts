@@ -9,7 +9,6 @@ import type { CustomObjectsApi } from '@kubernetes/client-node';
 import { GATEWAY_GROUP, GATEWAY_VERSION, NGF_GROUP, NGF_VERSION } from '../gateway/gateway-objects.ts';
 import type { GatewayKind, StatusUpdate } from '../gateway/translate-gateway.ts';
 import type { KubeObject } from '../objects.ts';
-import type { ProblemLogger } from './kubernetes-config-source.ts';
 
 export const GATEWAY_RESOURCES: Record<GatewayKind, { group: string; version: string; plural: string }> = {
   GatewayClass: { group: GATEWAY_GROUP, version: GATEWAY_VERSION, plural: 'gatewayclasses' },
@@ -75,13 +74,19 @@ function stamp(
   return out;
 }
 
+/** Where a refused write is said (the replica's logger). */
+export interface StatusLogger {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+}
+
 export class GatewayStatusWriter {
   /** Object uid → the canonical status last written for its resourceVersion. */
   private readonly written = new Map<string, { version: string; status: string }>();
 
   constructor(
     private readonly api: CustomObjectsApi,
-    private readonly logger?: ProblemLogger,
+    private readonly logger?: StatusLogger,
     private readonly now: () => Date = () => new Date(),
   ) {}
 
