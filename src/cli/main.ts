@@ -15,6 +15,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   replica: async () => (await import('./replica-command.ts')).registerReplicaCommand,
   'control-plane': async () => (await import('./control-plane-command.ts')).registerControlPlaneCommand,
   render: async () => (await import('./render-command.ts')).registerRenderCommand,
+  migrate: async () => (await import('./migrate-command.ts')).registerMigrateCommand,
 };
 
 const program = new Command('limitswitch')

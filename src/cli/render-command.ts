@@ -39,14 +39,18 @@ function expand(paths: readonly string[]): string[] {
   });
 }
 
-function readAll(paths: readonly string[]): YamlObjects {
+/** Every object of the files named (`-`: stdin), as `render` and `migrate` read them. */
+export function readAll(paths: readonly string[], command = 'render'): YamlObjects {
   const objs = emptyObjects();
   for (const path of expand(paths)) {
     let text: string;
     try {
       text = readFileSync(path === '-' ? 0 : path, 'utf8');
     } catch (err) {
-      usage(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+      throw new LimitswitchError(
+        'RL_ERR_CLI_USAGE',
+        `limitswitch ${command}: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+      );
     }
     readYamlObjects(text, path === '-' ? 'stdin' : path, objs);
   }

@@ -5,6 +5,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
+import { gatewayApiSchemaError, hasGatewayApiSchema } from '../helpers/gateway-api-schemas.ts';
 
 export type Obj = {
   apiVersion?: string;
@@ -20,6 +21,8 @@ export const KUSTOMIZATIONS = [
   'monitoring',
   'overlays/external-redis',
   'overlays/sentinel',
+  'overlays/gateway-api',
+  'gateway-api',
   'examples/cafe',
 ];
 
@@ -47,6 +50,11 @@ export async function validate(obj: Obj, where: string): Promise<void> {
     `${where}: apiVersion, kind and metadata.name are required`,
   );
   if (apiVersion === 'monitoring.coreos.com/v1') return checkMonitoringShape(obj, where);
+  if (hasGatewayApiSchema(apiVersion, kind)) {
+    const error = gatewayApiSchemaError(obj);
+    assert.equal(error, null, `${where}: ${kind} ${obj.metadata?.name}: ${error}`);
+    return;
+  }
   const mod = (await import(`kubernetes-models/${apiVersion}`)) as Record<
     string,
     new (

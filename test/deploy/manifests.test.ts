@@ -86,6 +86,37 @@ describe('deploy/ manifests', { timeout: 300_000 }, () => {
     );
   });
 
+  it('Gateway API overlay: the replicas get --gateway-api, and rights on exactly the objects it reads and the status it writes', () => {
+    const objs = built('overlays/gateway-api');
+    const role = objs.find(
+      (o) => o.kind === 'ClusterRole' && o.metadata?.name === 'limitswitch-replica-gateway-api',
+    ) as Obj & { rules: unknown[] };
+    assert.deepEqual(role.rules, [
+      {
+        apiGroups: ['gateway.networking.k8s.io'],
+        resources: ['gatewayclasses', 'gateways', 'httproutes'],
+        verbs: ['get', 'list', 'watch'],
+      },
+      { apiGroups: ['gateway.nginx.org'], resources: ['ratelimitpolicies'], verbs: ['get', 'list', 'watch'] },
+      {
+        apiGroups: ['gateway.networking.k8s.io'],
+        resources: ['gatewayclasses/status', 'gateways/status', 'httproutes/status'],
+        verbs: ['update'],
+      },
+      { apiGroups: ['gateway.nginx.org'], resources: ['ratelimitpolicies/status'], verbs: ['update'] },
+    ]);
+    const replica = objs.find((o) => o.kind === 'Deployment' && o.metadata?.name === 'limitswitch-replica')!;
+    const args = (replica.spec as { template: { spec: { containers: { args: string[] }[] } } }).template.spec
+      .containers[0]!.args;
+    assert.ok(args.includes('--gateway-api') && args.includes('--kubernetes'), args.join(' '));
+    assert.ok(
+      built('gateway-api').some(
+        (o) =>
+          o.kind === 'CustomResourceDefinition' && o.metadata?.name === 'ratelimitpolicies.gateway.nginx.org',
+      ),
+    );
+  });
+
   it('pods run non-root with read-only root filesystems, limits and probes', () => {
     const workloads = ['base', 'examples/cafe'].flatMap((d) => built(d)).filter((o) => podSpecOf(o));
     assert.ok(workloads.length >= 5);
