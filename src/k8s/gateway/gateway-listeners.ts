@@ -52,7 +52,7 @@ function checkListener(
   const bad = (type: string, reason: string, message: string) => ({
     scheme: null,
     certificate: null,
-    problem: [condition(gw, type, type === 'Conflicted', reason, message)],
+    problem: [condition(gw, type, false, reason, message)],
   });
   const protocol = l.protocol ?? '';
   if (protocol !== 'HTTP' && protocol !== 'HTTPS')

@@ -103,36 +103,49 @@ function lcm(a: number, b: number): number {
   return (a / gcd(a, b)) * b;
 }
 
+/** A backendRef that cannot be used, as its route's `ResolvedRefs=False` says it. */
+interface RefProblem {
+  readonly reason: string;
+  readonly field: string;
+  readonly message: string;
+}
+
 /** One upstream for a rule's backendRefs: each Service's endpoints share its weight. */
 function ruleUpstream(
   route: HTTPRoute,
   ruleIndex: number,
   backends: BackendIndex,
-): { upstream: UpstreamFragment | null; problems: string[] } {
+): { upstream: UpstreamFragment | null; problems: RefProblem[] } {
   const ns = route.metadata?.namespace ?? 'default';
-  const problems: string[] = [];
+  const problems: RefProblem[] = [];
   const groups: { servers: readonly string[]; weight: number; note: string | null }[] = [];
   for (const [i, b] of (route.spec?.rules?.[ruleIndex]?.backendRefs ?? []).entries()) {
     const field = `spec.rules[${ruleIndex}].backendRefs[${i}]`;
     if ((b.group ?? '') !== '' || (b.kind ?? 'Service') !== 'Service') {
-      problems.push(`InvalidKind:${field}: only Services are supported`);
+      problems.push({ reason: 'InvalidKind', field, message: 'only Services are supported' });
       continue;
     }
     if ((b.namespace ?? ns) !== ns) {
-      problems.push(
-        `RefNotPermitted:${field}: Service ${b.namespace}/${b.name} is in another namespace (ReferenceGrants are not read)`,
-      );
+      problems.push({
+        reason: 'RefNotPermitted',
+        field,
+        message: `Service ${b.namespace}/${b.name} is in another namespace (ReferenceGrants are not read)`,
+      });
       continue;
     }
     if (!b.name || b.port === undefined) {
-      problems.push(`UnsupportedValue:${field}: a Service backend needs a name and a port`);
+      problems.push({
+        reason: 'UnsupportedValue',
+        field,
+        message: 'a Service backend needs a name and a port',
+      });
       continue;
     }
     const weight = b.weight ?? 1;
     if (weight === 0) continue;
     const resolved = resolveBackend(backends, ns, { service: b.name, port: b.port });
     if (resolved.note?.endsWith('not found')) {
-      problems.push(`BackendNotFound:${field}: ${resolved.note}`);
+      problems.push({ reason: 'BackendNotFound', field, message: resolved.note });
       continue;
     }
     groups.push({ servers: resolved.servers, weight, note: resolved.note });
@@ -204,8 +217,8 @@ export function attachRoutes(
               route,
               'ResolvedRefs',
               false,
-              refProblems[0]!.split(':')[0]!,
-              refProblems[0]!.slice(refProblems[0]!.indexOf(':') + 1),
+              refProblems[0]!.reason,
+              `${refProblems[0]!.field}: ${refProblems[0]!.message}`,
             );
       const candidates = listeners.filter(
         (l) =>
@@ -281,10 +294,8 @@ export function attachRoutes(
     }
     if (statuses.some((s) => s.conditions[0]!.status === 'True'))
       for (const u of ruleUpstreams) if (u.upstream) upstreams.push(u.upstream);
-    for (const p of refProblems) {
-      const [, field, ...rest] = p.split(':');
-      problems.push({ object: ref, field: field!, error: rest.join(':').trim(), severity: 'warning' });
-    }
+    for (const p of refProblems)
+      problems.push({ object: ref, field: p.field, error: p.message, severity: 'warning' });
     if (statuses.length > 0) parents.set(rkey, statuses);
   }
   return { entries: [...entries.values()], upstreams, parents, attached, problems };

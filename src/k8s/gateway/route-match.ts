@@ -29,7 +29,7 @@ export interface MatchCondition {
 
 /** Escapes a literal for a PCRE (and JavaScript) regular expression. */
 export function regexLiteral(text: string): string {
-  return text.replace(/[\\^$.|?*+()[\]{}/]/g, (c) => (c === '/' ? '/' : `\\${c}`));
+  return text.replace(/[\\^$.|?*+()[\]{}]/g, (c) => `\\${c}`);
 }
 
 /** `X-Version` → `http_x_version`, as nginx names header variables. */

@@ -98,6 +98,10 @@ export class GatewayStatusWriter {
     const now = this.now()
       .toISOString()
       .replace(/\.\d+Z$/, 'Z');
+    // forget the objects that are gone
+    const idOf = (u: StatusUpdate) => lookup(u)?.metadata?.uid ?? `${u.kind}/${u.namespace}/${u.name}`;
+    const present = new Set(updates.map(idOf));
+    for (const id of this.written.keys()) if (!present.has(id)) this.written.delete(id);
     await Promise.all(
       updates.map(async (u) => {
         const obj = lookup(u) as (KubeObject & { status?: Record<string, Json> }) | undefined;
