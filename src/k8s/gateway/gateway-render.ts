@@ -204,6 +204,14 @@ export function renderGateways(
         locations.set(id, at);
       }
     }
+    // RequestRedirect rules answer before the backend is looked at
+    const redirects = mine.flatMap((e) =>
+      e.redirect === null
+        ? []
+        : [
+            `if (${ROUTE_VARIABLE} = ${ids.get(e)}) { return ${e.redirect.code} ${quoteArg(e.redirect.url)}; }`,
+          ],
+    );
     const tlsListener = ls.find((l) => l.scheme === 'https' && l.certificate !== null);
     const server: ServerFragment = {
       host,
@@ -229,6 +237,7 @@ export function renderGateways(
           proxyPass: `http://${UPSTREAM_VARIABLE}`,
           rewriteLines: [
             `if (${ROUTE_VARIABLE} = "") { return 404; }`,
+            ...redirects,
             `if (${UPSTREAM_VARIABLE} = "") { return 500; }`,
           ],
           limitLines: [

@@ -3,7 +3,8 @@
  * A parentRef to one of our Gateways attaches where a listener (by `sectionName`/`port`) allows the
  * route's namespace and shares a hostname with it; each rule's backendRefs (Services of the route's
  * namespace, with weights) become one upstream. What the replica cannot honour is refused loudly:
- * filters (the route is not accepted, reason `UnsupportedValue`) and other backend kinds or namespaces
+ * filters other than `RequestRedirect` (the route is not accepted, reason `UnsupportedValue`) and other
+ * backend kinds or namespaces
  * (`ResolvedRefs=False`; requests for that rule get 500, as the spec asks).
  */
 
@@ -24,6 +25,7 @@ import {
   type RouteParentStatus,
 } from './gateway-objects.ts';
 import { intersectHostnames } from './hostnames.ts';
+import { type Redirect, readRedirect } from './request-redirect.ts';
 import type { MatchCondition, PathType } from './route-match.ts';
 
 export interface RouteEntry {
@@ -39,6 +41,8 @@ export interface RouteEntry {
   readonly condition: MatchCondition;
   /** The rule's upstream; null: no usable backend (answered with 500). */
   readonly upstream: string | null;
+  /** The rule's `RequestRedirect`: answered with it instead of proxying. */
+  readonly redirect: Redirect | null;
 }
 
 export interface RouteAttachment {
@@ -182,10 +186,27 @@ export function attachRoutes(
     // what holds for the whole route: filters, matches, backends
     let refusal: string | null = null;
     const conditionsOf: (MatchCondition | null)[][] = [];
+    const redirectOf: (Redirect | null)[] = [];
     for (const [ri, rule] of rules.entries()) {
       const filters = [...(rule.filters ?? []), ...(rule.backendRefs ?? []).flatMap((b) => b.filters ?? [])];
-      if (filters.length > 0 && refusal === null)
-        refusal = `spec.rules[${ri}]: filter ${filters[0]!.type ?? '(no type)'} is not supported by limitswitch`;
+      const others = filters.filter(
+        (f, i) => !(f.type === 'RequestRedirect' && i < (rule.filters ?? []).length),
+      );
+      if (others.length > 0 && refusal === null)
+        refusal = `spec.rules[${ri}]: filter ${others[0]!.type ?? '(no type)'} is not supported by limitswitch`;
+      const redirects = (rule.filters ?? []).filter((f) => f.type === 'RequestRedirect');
+      let redirect: Redirect | null = null;
+      if (redirects.length > 1 && refusal === null)
+        refusal = `spec.rules[${ri}].filters: more than one RequestRedirect`;
+      else if (redirects.length === 1) {
+        const read = readRedirect(
+          redirects[0]!,
+          `spec.rules[${ri}].filters[${(rule.filters ?? []).indexOf(redirects[0]!)}]`,
+        );
+        if ('error' in read) refusal ??= read.error;
+        else redirect = read;
+      }
+      redirectOf.push(redirect);
       const matches = rule.matches && rule.matches.length > 0 ? rule.matches : [{}];
       conditionsOf.push(
         matches.map((m, mi) => {
@@ -283,6 +304,7 @@ export function attachRoutes(
                 gateways: new Set<string>(),
                 condition: c!,
                 upstream: ruleUpstreams[ri]!.upstream?.name ?? null,
+                redirect: redirectOf[ri] ?? null,
               };
               e.schemes.add(l.scheme);
               e.gateways.add(gwKey);

@@ -172,10 +172,42 @@ export function migrateIngresses(
               },
             },
           });
-          if (redirect)
-            warn(
-              `ssl-redirect: plain HTTP to "${rule.host}" is not redirected to HTTPS (a RequestRedirect filter, which limitswitch does not serve yet); the route is on the HTTPS listener only`,
-            );
+          // ssl-redirect (on by default): plain HTTP is redirected, NIC with 301, ingress-nginx with 308
+          if (redirect) {
+            const http = sectionName('http', rule.host);
+            listeners.set(http, {
+              name: http,
+              protocol: 'HTTP',
+              port: 80,
+              hostname: rule.host,
+              allowedRoutes: { namespaces: { from: 'All' } },
+            });
+            routes.push({
+              apiVersion: `${GATEWAY_GROUP}/v1`,
+              kind: 'HTTPRoute',
+              metadata: {
+                name: `${rules.length === 1 ? ingress.ref.name : `${ingress.ref.name}-${i}`}-ssl-redirect`,
+                namespace: ns,
+              },
+              spec: {
+                parentRefs: [{ name: gwName, namespace: gwNs, sectionName: http }],
+                hostnames: [rule.host],
+                rules: [
+                  {
+                    filters: [
+                      {
+                        type: 'RequestRedirect',
+                        requestRedirect: {
+                          scheme: 'https',
+                          statusCode: values.ingressNginxSslRedirect !== undefined ? 308 : 301,
+                        },
+                      },
+                    ],
+                  },
+                ],
+              },
+            });
+          }
         }
       }
       for (const { scheme, listener } of parents) {

@@ -6,13 +6,21 @@
  * rules); what cannot be carried over is named; invalid values are errors with exit code 1.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, describe, test } from 'node:test';
-import { parseAllDocuments } from 'yaml';
+import { parseAllDocuments, stringify } from 'yaml';
 import { migrate } from '../../../src/cli/migrate-command.ts';
 import { render } from '../../../src/cli/render-command.ts';
+import { decideRequest } from '../../../src/cli/simulate.ts';
+import { buildSite } from '../../../src/config/build-site.ts';
+import { loadConfigText } from '../../../src/config/index.ts';
 import { ANNOTATION_IDS, ANNOTATIONS } from '../../../src/k8s/translate/annotations.ts';
+import { ClusterTranslator } from '../../../src/k8s/translate/cluster-translator.ts';
+import { readYamlObjects } from '../../../src/k8s/yaml-objects.ts';
 import { gatewayApiSchemaError } from '../../helpers/gateway-api-schemas.ts';
 import { TempDir } from '../../helpers/limitswitch-process.ts';
+import { TestPki } from '../../helpers/tls-certs.ts';
+import { tlsSecret } from '../builders.ts';
 
 const dir = new TempDir();
 after(() => dir.remove());
@@ -365,5 +373,65 @@ describe('limitswitch migrate', () => {
     assert.ok(
       key.messages.some((m) => /limit-req-key: .* cannot be written as a RateLimitPolicy key/.test(m)),
     );
+  });
+});
+
+describe('limitswitch migrate: TLS hosts', () => {
+  test('an HTTPS listener with the Ingress’s Secret, and plain HTTP redirected (301 as NIC, 308 as ingress-nginx), as rendering the Ingress does', () => {
+    const pki = new TestPki();
+    try {
+      const cert = pki.server('cafe', ['cafe.example.com']);
+      const secret = stringify(
+        tlsSecret('cafe-secret', { cert: pki.read(cert.cert), key: pki.read(cert.key) }),
+      );
+      const tls = '  tls:\n    - hosts: [cafe.example.com]\n      secretName: cafe-secret\n';
+      for (const [annotations, code] of [
+        [{ [`${NIC}limit-req-rate`]: '10r/s' }, 301],
+        [{ [`${ING}limit-rps`]: '5', [`${ING}ssl-redirect`]: 'true' }, 308],
+      ] as const) {
+        const source = dir.write(
+          `tls-${code}.yaml`,
+          `${ingressYaml(annotations, tls)}---\n${SERVICE}---\n${secret}`,
+        );
+        const migrated = migrate({ file: [source] });
+        assert.equal(migrated.exitCode, 0, migrated.messages.join('\n'));
+        const objs = objectsOf(migrated.text);
+        for (const o of objs) assert.equal(gatewayApiSchemaError(o), null, o.kind);
+        const listeners = (
+          objs.find((o) => o.kind === 'Gateway')!.spec as { listeners: { protocol: string; tls?: unknown }[] }
+        ).listeners;
+        assert.deepEqual(listeners.map((l) => l.protocol).sort(), ['HTTP', 'HTTPS']);
+        const sites = [
+          source,
+          dir.write(`tls-${code}-gateway.yaml`, `${migrated.text}---\n${SERVICE}---\n${secret}`),
+        ].map((file) => {
+          const o = readYamlObjects(readFileSync(file, 'utf8'), file);
+          const t = new ClusterTranslator().translate({ ...o, configMap: null, gateway: o });
+          assert.deepEqual(
+            t.problems.filter((p) => p.severity === 'error'),
+            [],
+          );
+          return buildSite(loadConfigText(t.text, file, { files: t.files }).http);
+        });
+        for (const site of sites) {
+          const { verdict } = decideRequest(
+            site,
+            { t: 1000, addr: '10.0.0.1', host: 'cafe.example.com', uri: '/coffee/x', port: 80 },
+            80,
+          );
+          assert.equal(`${verdict.code} ${verdict.text}`, `${code} https://cafe.example.com/coffee/x`);
+        }
+        assert.deepEqual(
+          effectiveLimits(
+            render({
+              file: [dir.write(`tls-${code}-back.yaml`, `${migrated.text}---\n${SERVICE}---\n${secret}`)],
+            }).text,
+          ).get('/coffee'),
+          effectiveLimits(render({ file: [source] }).text).get('/coffee'),
+        );
+      }
+    } finally {
+      pki.remove();
+    }
   });
 });
