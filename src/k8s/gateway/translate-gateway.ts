@@ -258,10 +258,25 @@ export function translateGateways(objs: GatewayObjects, ctx: GatewayContext): Ga
         severity: accepted.reason === 'Invalid' ? 'error' : 'warning',
       });
     }
+    // GEP-713's Programmed, in NGF's words: applied, or overridden by the policy it conflicts with
+    const programmed =
+      accepted.reason === 'Accepted'
+        ? [condition(p, 'Programmed', true, 'Programmed', 'Policy is programmed in the data plane')]
+        : accepted.reason === 'Conflicted'
+          ? [
+              condition(
+                p,
+                'Programmed',
+                false,
+                'Overridden',
+                'Policy is overridden by a conflicting policy of greater precedence',
+              ),
+            ]
+          : [];
     const mine: PolicyAncestorStatus[] = ancestors.refs.map((ancestorRef) => ({
       ancestorRef,
       controllerName: CONTROLLER_NAME,
-      conditions: [accepted],
+      conditions: [accepted, ...programmed],
     }));
     statuses.push({
       kind: 'RateLimitPolicy',

@@ -149,6 +149,11 @@ describe('Gateway API translation', () => {
     assert.equal(younger.reason, 'Conflicted');
     assert.match(younger.message, /default\/older/);
     assert.equal(policyAccepted(t.gatewayStatuses, 'older').reason, 'Accepted');
+    const programmed = (name: string) =>
+      (
+        statusOf(t.gatewayStatuses, 'RateLimitPolicy', name).ancestors as { conditions: Conds }[]
+      )[0]!.conditions.find((c) => c.type === 'Programmed');
+    assert.deepEqual([programmed('older')?.status, programmed('younger')?.reason], ['True', 'Overridden']);
     assert.equal(policyAccepted(t.gatewayStatuses, 'rules-only').reason, 'Accepted');
     assert.doesNotMatch(t.text, /default_rl_younger_rule0/);
     assert.match(t.text, /default_rl_older_rule0/);
