@@ -67,15 +67,22 @@ describe('store comes back empty', () => {
     await cluster.everyReplicaShows({ '/coffee': '1', '/tea': '1' });
     // One replica restored (two keys, one zone: one revision), the others found it done.
     assert.equal(await redis.cli('get', 'limitswitch:{default}:revision'), '1');
-    // Every replica says what happened: one restored, the others reloaded the restored store.
-    const said = cluster.replicas.map((r) =>
-      r.run.process.lines
-        .map((l) => String(l.msg))
-        .filter(
-          (m) =>
-            m.startsWith('keyval store came back empty') || m.startsWith('keyval store has another history'),
-        ),
-    );
+    // Every replica says what happened: one restored, the others reloaded the restored store. They
+    // show the switches throughout (fail-static), so the lines themselves are what is waited for.
+    const saidNow = () =>
+      cluster.replicas.map((r) =>
+        r.run.process.lines
+          .map((l) => String(l.msg))
+          .filter(
+            (m) =>
+              m.startsWith('keyval store came back empty') ||
+              m.startsWith('keyval store has another history'),
+          ),
+      );
+    await waitFor(async () => saidNow().every((lines) => lines.length > 0), {
+      message: 'every replica says the store came back empty',
+    });
+    const said = saidNow();
     const restorers = said.filter((m) => m.some((l) => l.endsWith('restored 2 switches from this replica')));
     assert.equal(restorers.length, 1, JSON.stringify(said));
     assert.match(restorers[0]![0]!, /^keyval store came back empty \(epoch [0-9a-f-]{36} → [0-9a-f-]{36}\)/);
