@@ -70,20 +70,23 @@ describe('state table', () => {
     const table = new StateTable(1024 * 1024);
     let i = 0;
     while (table.insert(ip(i), 0, 0) !== -1) i++;
-    // A 32k-slot index (4 bytes a slot) 7/8 full bounds the 1m zone: its 28 672 nodes of 28 bytes fit
-    // beside it, and the 64k slots the next one needs would not.
-    assert.equal(i, (32768 * 7) / 8);
-    assert.ok(i * IPV4_NODE_BYTES + 32768 * 4 <= 1024 * 1024 - ZONE_HEADER_BYTES);
-    assert.ok(i * IPV4_NODE_BYTES + 65536 * 4 > 1024 * 1024 - ZONE_HEADER_BYTES);
+    // Beside a 32k-slot index (4 bytes a slot), 28 640 records of 32 bytes fill the 1m zone to its last
+    // byte; one more would not fit, and a 64k-slot index would leave room for fewer.
+    const budget = 1024 * 1024 - ZONE_HEADER_BYTES;
+    assert.equal(i, 28640);
+    assert.ok(i * IPV4_NODE_BYTES + 32768 * 4 <= budget);
+    assert.ok((i + 1) * IPV4_NODE_BYTES + 32768 * 4 > budget);
+    assert.ok(i <= (32768 * 7) / 8, 'the index is at most 7/8 full');
     assert.ok(i >= 16000, `a 1m zone holds ${i} IPv4 states`);
     assert.ok(table.usedBytes <= table.budgetBytes);
     assert.equal(table.allocatedBytes(), table.usedBytes, 'every allocated byte is charged');
   });
 
   it('holds a mix of IPv4 and longer keys past the all-IPv4 node count, all still found', () => {
-    // 32k budget: 896 IPv4 nodes fill a 1024-slot index to 7/8 (29 184 bytes, the most an all-IPv4 zone
-    // of this size holds); 49 one-byte keys (72 bytes each, none in the index) fill the rest.
-    const table = new StateTable(32768 + ZONE_HEADER_BYTES);
+    // 36 296-byte budget: 896 IPv4 nodes fill a 1024-slot index to 7/8 (32 768 bytes; the 897th would
+    // need 2048 slots, 36 896 bytes in all, so this is the most an all-IPv4 zone of this size holds);
+    // 49 one-byte keys (72 bytes each, none in the index) fill the rest.
+    const table = new StateTable(36296 + ZONE_HEADER_BYTES);
     let ipv4 = 0;
     while (table.insert(ip(ipv4), 0, 0) !== -1) ipv4++;
     assert.equal(ipv4, 896);

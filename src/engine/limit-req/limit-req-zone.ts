@@ -72,10 +72,10 @@ export class LimitReqZone {
       if (sync !== null) sync.seen(node);
       // elapsedMs written out: a call here is not inlined when the zone was optimized while it mostly
       // created nodes (the found path had no weight then), and a decision pays for the call.
-      let ms = nowMs - table.timing[node * 2 + 1]!;
+      let ms = nowMs - table.records[node * 4 + 1]!;
       if (ms < 0) ms = ms < -60000 ? 1 : 0;
       const cost = sync === null ? 1000 : sync.costMilli(node, nowMs);
-      let excess = table.timing[node * 2]! - Math.floor((this.rateMilli * ms) / 1000) + cost;
+      let excess = table.records[node * 4]! - Math.floor((this.rateMilli * ms) / 1000) + cost;
       if (excess < 0) excess = 0;
       this.lastExcessMilli = excess;
       if (excess > burstMilli) return LOOKUP_BUSY;
@@ -84,15 +84,15 @@ export class LimitReqZone {
         if (cluster > burstMilli) {
           // The fleet is in debt: refuse, and take the cluster's excess as this node's own, so its
           // part of the bucket does not drain while the debt does (and admit a burst when it is gone).
-          table.timing[node * 2] = cluster;
-          table.timing[node * 2 + 1] = nowMs;
+          table.records[node * 4] = cluster;
+          table.records[node * 4 + 1] = nowMs;
           this.lastExcessMilli = cluster;
           return LOOKUP_BUSY;
         }
       }
       if (account) {
-        table.timing[node * 2] = excess;
-        if (ms !== 0) table.timing[node * 2 + 1] = nowMs;
+        table.records[node * 4] = excess;
+        if (ms !== 0) table.records[node * 4 + 1] = nowMs;
         if (sync !== null) sync.charged(node);
         return LOOKUP_OK;
       }
@@ -132,12 +132,12 @@ export class LimitReqZone {
     this.pending = NONE;
     const table = this.table;
     const sync = this.sync;
-    const ms = elapsedMs(nowMs, table.timing[node * 2 + 1]!);
+    const ms = elapsedMs(nowMs, table.records[node * 4 + 1]!);
     const cost = sync === null ? 1000 : sync.costMilli(node, nowMs);
-    let excess = table.timing[node * 2]! - Math.floor((this.rateMilli * ms) / 1000) + cost;
+    let excess = table.records[node * 4]! - Math.floor((this.rateMilli * ms) / 1000) + cost;
     if (excess < 0) excess = 0;
-    if (ms !== 0) table.timing[node * 2 + 1] = nowMs;
-    table.timing[node * 2] = excess;
+    if (ms !== 0) table.records[node * 4 + 1] = nowMs;
+    table.records[node * 4] = excess;
     if (sync !== null) sync.charged(node);
     return excess;
   }
@@ -157,10 +157,10 @@ export class LimitReqZone {
       const node = table.tail;
       if (node === NONE) return;
       if (n++ !== 0) {
-        const last = table.timing[node * 2 + 1]!;
+        const last = table.records[node * 4 + 1]!;
         const ms = last === Number.NEGATIVE_INFINITY ? Number.POSITIVE_INFINITY : Math.abs(nowMs - last);
         if (ms < EXPIRE_IDLE_MS) return;
-        if (table.timing[node * 2]! - (this.rateMilli * ms) / 1000 > 0) return;
+        if (table.records[node * 4]! - (this.rateMilli * ms) / 1000 > 0) return;
       }
       table.remove(node);
     }

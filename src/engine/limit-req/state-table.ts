@@ -2,20 +2,22 @@
  * The per-zone state table of `limit_req`: one node per distinct key, holding nginx's `excess`
  * (milli-requests) and `last` (ms), kept in an LRU queue, bounded by the zone's `size`.
  *
- * Layout is typed arrays, not a Map of objects: `excess` and `last` side by side in one Float64Array,
- * and a node's 4-byte key (`$binary_remote_addr` for IPv4, as an int32) beside its LRU links in one
- * Int32Array, so a decision for a client not seen lately misses two node lines, not one per field.
- * 4-byte keys are found through an open-addressing index (a power of two, Fibonacci hashing) whose
- * slots hold the node and a tag of the key's hash: a probe past another key's slot almost never
- * reads that key's node, so the index can be 7/8 full. An IPv4 state costs {@link IPV4_NODE_BYTES}
- * bytes plus its share of the index (4.6–9.1 bytes). Other keys (IPv6, text) are indexed by a
- * `Map<string, node>`. Keys are byte strings (one char per byte, 0..255), compared exactly, as nginx
- * compares raw bytes. Every byte allocated is charged to the zone's `size`, so a zone never holds
- * more than it. A node keeps its id for its life (synced zones keep per-node state by id).
+ * Layout is typed arrays, not a Map of objects. A node is one 32-byte record, so one cache line holds
+ * all of it: `excess` and `last` as float64, then its 4-byte key (`$binary_remote_addr` for IPv4, as an
+ * int32) and its LRU links as int32 words, read through two views of one buffer. Clients arrive in no
+ * order, so a decision for a client not seen lately misses the index slot and the node's one line
+ * (with the fields split over arrays, it missed two node lines). 4-byte keys are found through an
+ * open-addressing index (a power of two, Fibonacci hashing) whose slots hold the node and a tag of the
+ * key's hash: a probe past another key's slot almost never reads that key's node, so the index can be
+ * 7/8 full. An IPv4 state costs {@link IPV4_NODE_BYTES} bytes plus its share of the index (4.6–9.1
+ * bytes). Other keys (IPv6, text) are indexed by a `Map<string, node>`. Keys are byte strings (one char
+ * per byte, 0..255), compared exactly, as nginx compares raw bytes. Every byte allocated is charged to
+ * the zone's `size`, so a zone never holds more than it. A node keeps its id for its life (synced zones
+ * keep per-node state by id).
  */
 
-/** Bytes of one IPv4 node in the node arrays: key 4 + excess 8 + last 8 + LRU links 8. */
-export const IPV4_NODE_BYTES = 28;
+/** Bytes of one node record: excess 8 + last 8 + key 4 + LRU links 8 + 4 spare (a record never straddles a line). */
+export const IPV4_NODE_BYTES = 32;
 /** Accounted bytes of a node with a non-4-byte key, plus the key bytes rounded up to 8. */
 export const KEYED_STATE_BYTES = 64;
 /** nginx refuses zones smaller than 8 pages. */
@@ -32,11 +34,13 @@ const TAG_MULTIPLIER = 0x85ebca6b;
 const SLOT_BYTES = 4;
 /** The index doubles before it is more than 7/8 full. */
 const INDEX_LOAD_EIGHTHS = 7;
-/** A node's words: its int32 key, then LRU `prev` and `next`. */
-const KEY = 0;
-const PREV = 1;
-const NEXT = 2;
-const NODE_WORDS = 3;
+/** Float64s per record: `excess` at 4·node, `last` at 4·node + 1 (the zone reads them in place). */
+const RECORD_F64S = 4;
+/** Int32 words per record; the key and the LRU `prev` and `next` follow the two float64s. */
+const NODE_WORDS = 8;
+const KEY = 4;
+const PREV = 5;
+const NEXT = 6;
 
 /** Bytes a node with this key costs against the zone size (the index is charged apart). */
 export function stateBytes(key: string): number {
@@ -66,16 +70,16 @@ export class StateTable {
   count = 0;
 
   /**
-   * `excess` at 2·node, `last` at 2·node + 1: one cache line holds both. `last` is -Infinity for a node
-   * created by a non-last limit and never committed.
+   * The node records as float64s: `excess` at 4·node, `last` at 4·node + 1. `last` is -Infinity for a
+   * node created by a non-last limit and never committed.
    */
-  timing: Float64Array;
+  records: Float64Array;
 
   /** LRU queue: head is most recently used. */
   head = NIL;
   tail = NIL;
 
-  /** Key, `prev` and `next` of a node at 3·node (KEY, PREV, NEXT). */
+  /** The same records as int32 words: key, `prev` and `next` at 8·node + KEY, PREV, NEXT. */
   private words: Int32Array;
   /** Key of a node that is not 4 bytes long; `undefined` for int32-keyed nodes. */
   private keyText: (string | undefined)[] = [];
@@ -106,8 +110,8 @@ export class StateTable {
     this.nodeMask = 2 ** nodeBits - 1;
     this.tagMask = ~this.nodeMask;
     this.capacity = Math.min(INITIAL_NODES, this.maxNodes);
-    this.timing = new Float64Array(this.capacity * 2);
-    this.words = new Int32Array(this.capacity * NODE_WORDS);
+    this.records = new Float64Array(this.capacity * RECORD_F64S);
+    this.words = new Int32Array(this.records.buffer);
     this.slots = new Int32Array(slotsFor(this.capacity));
     this.slotShift = 32 - Math.log2(this.slots.length);
     this.usedBytes = this.slots.byteLength;
@@ -154,7 +158,10 @@ export class StateTable {
 
   /** Whether a node for `key` fits in the zone now (its bytes, and the index growth it needs). */
   hasRoomFor(key: string): boolean {
-    return this.usedBytes + this.nodeBytes(key) + this.indexGrowthBytes(key) <= this.budgetBytes;
+    const indexGrowth = this.indexGrowthBytes(key);
+    if (this.usedBytes + this.nodeBytes(key) + indexGrowth > this.budgetBytes) return false;
+    // Records allocated ahead of use must still fit beside the grown index.
+    return indexGrowth === 0 || this.allocatedBytes() + indexGrowth <= this.budgetBytes;
   }
 
   /** The key a node holds (a byte string). */
@@ -177,8 +184,8 @@ export class StateTable {
     const node = this.allocNode();
     this.usedBytes += this.nodeBytes(key);
     this.count++;
-    this.timing[node * 2] = excessMilli;
-    this.timing[node * 2 + 1] = lastMs;
+    this.records[node * RECORD_F64S] = excessMilli;
+    this.records[node * RECORD_F64S + 1] = lastMs;
     if (key.length === 4) {
       const k = packI32(key);
       this.words[node * NODE_WORDS + KEY] = k;
@@ -217,17 +224,17 @@ export class StateTable {
 
   /** nginx's `excess` of a node, milli-requests. */
   excessOf(node: number): number {
-    return this.timing[node * 2]!;
+    return this.records[node * RECORD_F64S]!;
   }
 
   /** nginx's `last` of a node, ms. */
   lastOf(node: number): number {
-    return this.timing[node * 2 + 1]!;
+    return this.records[node * RECORD_F64S + 1]!;
   }
 
   /** Bytes of typed arrays and index actually allocated (for the density benchmark). */
   allocatedBytes(): number {
-    return this.timing.byteLength + this.words.byteLength + this.slots.byteLength;
+    return this.records.byteLength + this.slots.byteLength;
   }
 
   private nodeBytes(key: string): number {
@@ -248,14 +255,19 @@ export class StateTable {
 
   /**
    * Doubles node storage up to what an all-IPv4 zone can hold. A zone that mixes in longer keys (charged
-   * more per node, but filling the index less) can hold a few more nodes: past the cap, grow by an eighth.
+   * more per node, but filling the index less) can hold a few more nodes: past the cap, grow by an eighth,
+   * never past the records the budget beside the index could hold (every node is charged a record at
+   * least, so the node being added always fits).
    */
   private grow(): void {
     const length = this.capacity;
+    const mostRecords = Math.floor((this.budgetBytes - this.slots.byteLength) / IPV4_NODE_BYTES);
     this.capacity =
-      length < this.maxNodes ? Math.min(length * 2, this.maxNodes) : length + Math.ceil(length / 8);
-    this.timing = growArray(this.timing, new Float64Array(this.capacity * 2));
-    this.words = growArray(this.words, new Int32Array(this.capacity * NODE_WORDS));
+      length < this.maxNodes
+        ? Math.min(length * 2, this.maxNodes)
+        : Math.min(length + Math.ceil(length / 8), mostRecords);
+    this.records = growArray(this.records, new Float64Array(this.capacity * RECORD_F64S));
+    this.words = new Int32Array(this.records.buffer);
   }
 
   private rehash(slotCount: number): void {
@@ -334,7 +346,7 @@ function packI32(key: string): number {
   return (key.charCodeAt(0) << 24) | (key.charCodeAt(1) << 16) | (key.charCodeAt(2) << 8) | key.charCodeAt(3);
 }
 
-function growArray<T extends Float64Array | Int32Array>(from: T, to: T): T {
+function growArray(from: Float64Array, to: Float64Array): Float64Array {
   to.set(from);
   return to;
 }
