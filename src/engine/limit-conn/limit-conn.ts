@@ -33,31 +33,38 @@ export interface LimitConnPolicy<C> {
   readonly retryAfterMs?: number | null;
 }
 
-/** The slots a request holds, given back once when it ends. */
+/**
+ * The slots a request holds, given back once when it ends: one link per zone that counted it, the
+ * latest first (a location has one or two limit_conn rules; a request allocates a link for each).
+ */
 export class ConnectionSlots {
-  readonly #zones: LimitConnZone[] = [];
-  readonly #keys: string[] = [];
-  readonly #nodes: ConnNode[] = [];
+  readonly #zone: LimitConnZone;
+  readonly #key: string;
+  #node: ConnNode | null;
+  readonly #next: ConnectionSlots | null;
 
   /** @internal */
-  add(zone: LimitConnZone, key: string, node: ConnNode): void {
-    this.#zones.push(zone);
-    this.#keys.push(key);
-    this.#nodes.push(node);
+  constructor(zone: LimitConnZone, key: string, node: ConnNode, next: ConnectionSlots | null) {
+    this.#zone = zone;
+    this.#key = key;
+    this.#node = node;
+    this.#next = next;
   }
 
   /** @internal every zone that counted the request has passed it (a zone appears once per location). */
   countPassed(): void {
-    for (const zone of this.#zones) zone.counters.passed++;
+    for (let slot: ConnectionSlots | null = this; slot !== null; slot = slot.#next)
+      slot.#zone.counters.passed++;
   }
 
-  /** The request is over (answered, or its client gone): every slot is given back. Idempotent. */
+  /** The request is over (answered, or its client gone): every slot is given back, latest first. Idempotent. */
   release(): void {
-    for (let i = this.#zones.length - 1; i >= 0; i--)
-      this.#zones[i]!.release(this.#keys[i]!, this.#nodes[i]!);
-    this.#zones.length = 0;
-    this.#keys.length = 0;
-    this.#nodes.length = 0;
+    for (let slot: ConnectionSlots | null = this; slot !== null; slot = slot.#next) {
+      const node = slot.#node;
+      if (node === null) continue;
+      slot.#node = null;
+      slot.#zone.release(slot.#key, node);
+    }
   }
 }
 
@@ -101,8 +108,7 @@ export function limitConnections<C>(policy: LimitConnPolicy<C>, ctx: C): LimitCo
     const zone = rule.zone;
     const result = zone.acquire(key, rule.conn);
     if (typeof result === 'object') {
-      slots ??= new ConnectionSlots();
-      slots.add(zone, key, result);
+      slots = new ConnectionSlots(zone, key, result, slots);
       continue;
     }
     logs ??= [];

@@ -185,20 +185,22 @@ function knownResponseDropped(name: string): boolean {
   return false;
 }
 
+/** latin1 keeps every byte as it came; Node writes header strings back as latin1. */
+function latin1(raw: Buffer | string): string {
+  return typeof raw === 'string' ? raw : raw.toString('latin1');
+}
+
 /** The upstream response headers to relay to the client, as a flat list of strings. */
 export function clientResponseHeaders(rawHeaders: readonly (Buffer | string)[]): string[] {
   const out: string[] = [];
   let named: string[] | null = null;
   for (let i = 0; i < rawHeaders.length; i += 2) {
-    const rawName = rawHeaders[i]!;
-    const rawValue = rawHeaders[i + 1]!;
-    // latin1 keeps every byte as it came; Node writes header strings back as latin1.
-    const name = typeof rawName === 'string' ? rawName : rawName.toString('latin1');
-    const value = typeof rawValue === 'string' ? rawValue : rawValue.toString('latin1');
+    const name = latin1(rawHeaders[i]!);
+    // a dropped header's value is not read (Date and Keep-Alive come with nearly every answer)
     if (!responseDropped(name)) {
-      out.push(name, value);
+      out.push(name, latin1(rawHeaders[i + 1]!));
     } else if (name.length === 10 && name.toLowerCase() === 'connection') {
-      named = connectionTokens(value, named);
+      named = connectionTokens(latin1(rawHeaders[i + 1]!), named);
     }
   }
   return named === null ? out : withoutNamed(out, named);
