@@ -1,13 +1,12 @@
 /**
  * One request on the data path, from decision to the last byte: it answers, holds, or forwards as the
  * hook decided, relays the upstream's answer, and notices a client that goes away. The exchange is the
- * `DownstreamRequest` the hook sees and also the undici dispatch handler, so a forwarded request costs
+ * `DownstreamRequest` the hook sees and also the upstream client's handler, so a forwarded request costs
  * one object; its base class, `UpstreamRequest` (upstream-request.ts), is the side facing the servers.
  *
- * It uses undici's raw handler callbacks (`onConnect`/`onHeaders`/`onData`/`onComplete`/`onError`):
- * they hand over the response head as raw buffers and the body as chunks, which are written straight
- * into the client response; the object-header variants parse every header first, which costs
- * throughput here for nothing.
+ * The client's callbacks (`onConnect`/`onHeaders`/`onData`/`onComplete`/`onError`, undici's raw
+ * dispatch-handler protocol) hand over the response head as a flat list and the body as chunks, which
+ * are written straight into the client response.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -212,7 +211,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
       if (this.#decision !== null)
         this.#host.clientInput?.clientFault(this, this.#decision, PREMATURELY_CLOSED);
       this.#release();
-      // done first: undici may report the abort at once, and it is not the server's failure
+      // done first: the client may report the abort at once, and it is not the server's failure
       this.state = DONE;
       this.#closedWith = 400;
       this.abandonUpstream();
@@ -416,7 +415,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
     this.#host.onUpstreamError?.(this, this.#decision!, { level, message, upstream });
   }
 
-  // undici dispatch handler: the answer relayed (the request going out and failures: UpstreamRequest)
+  // the upstream client's handler: the answer relayed (the request going out and failures: UpstreamRequest)
 
   onHeaders(
     statusCode: number,

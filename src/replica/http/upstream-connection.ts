@@ -1,6 +1,6 @@
 /**
- * One connection to an upstream server: an undici `Client` that carries one request at a time, and the
- * undici handler of that request, which passes every callback on to the exchange. Standing between the
+ * One connection to an upstream server: an HTTP/1.1 client (http1-client.ts) that carries one request
+ * at a time, and the handler of that request, which passes every callback on to the exchange. Standing between the
  * two, it sees how the request ends and whether the connection can go back to its group's keepalive
  * cache (upstream-keepalive.ts), and it watches how the server writes its responses.
  *
@@ -14,8 +14,9 @@
  * after the answer, as nginx does without `keepalive`.
  */
 import type { Socket } from 'node:net';
-import { type buildConnector, Client, type Dispatcher } from 'undici';
+import type { buildConnector } from 'undici';
 import type { Clock } from '../../shared/clock.ts';
+import { Http1Client, type Http1Handler, type Http1Request } from './http1-client.ts';
 import type { CachedConnection, KeepaliveCache } from './upstream-keepalive.ts';
 
 /** What a connection needs of its server (`UpstreamPeer` in upstream-group.ts). */
@@ -25,17 +26,10 @@ export interface ConnectionPeer {
   sawHeadAlone(): void;
 }
 
-/** The exchange's side of a request: undici's raw dispatch handler callbacks, as the exchange has them. */
-export interface ExchangeHandler {
+/** The exchange's side of a request: the client's handler callbacks, as the exchange has them. */
+export interface ExchangeHandler extends Http1Handler {
   /** Set before the request goes out: it goes on a connection that carried requests before. */
   reusedConnection: boolean;
-  onConnect(abort: (err?: Error) => void): void;
-  onBodySent(chunk: Buffer | string | number): void;
-  onRequestSent(): void;
-  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean;
-  onData(chunk: Buffer): boolean;
-  onComplete(): void;
-  onError(err: Error): void;
 }
 
 /** How far a response has come, read by read (for the head-alone pattern). */
@@ -65,7 +59,7 @@ function keepOrDrop(connection: UpstreamConnection): void {
 export interface ConnectionOptions {
   /** undici's connector for this server and `proxy_connect_timeout`. */
   readonly connect: ReturnType<typeof buildConnector>;
-  /** `keepalive_timeout`: undici closes the connection after this long idle. */
+  /** `keepalive_timeout`: the client closes the connection after this long idle. */
   readonly idleTimeoutMs: number;
   /** `proxy_read_timeout` for requests that do not name one. */
   readonly readTimeoutMs: number;
@@ -73,7 +67,7 @@ export interface ConnectionOptions {
   readonly clock: Clock;
 }
 
-export class UpstreamConnection implements CachedConnection<UpstreamConnection> {
+export class UpstreamConnection implements CachedConnection<UpstreamConnection>, Http1Handler {
   readonly peer: ConnectionPeer;
   readonly cache: KeepaliveCache<UpstreamConnection>;
   /** When it was made (nginx's `c->start_time`, for `keepalive_time`). */
@@ -85,7 +79,7 @@ export class UpstreamConnection implements CachedConnection<UpstreamConnection> 
   older: UpstreamConnection | null = null;
   cached = false;
 
-  readonly #client: Client;
+  readonly #client: Http1Client;
   readonly #clock: Clock;
   #socket: Socket | null = null;
   #handler: ExchangeHandler | null = null;
@@ -100,49 +94,38 @@ export class UpstreamConnection implements CachedConnection<UpstreamConnection> 
     this.cache = cache;
     this.#clock = options.clock;
     this.startedMs = options.clock.nowMs();
-    const connect = options.connect;
-    this.#client = new Client(peer.origin, {
-      pipelining: 1,
+    this.#client = new Http1Client(peer.origin, {
+      connect: options.connect,
       keepAliveTimeout: options.idleTimeoutMs,
-      keepAliveMaxTimeout: options.idleTimeoutMs,
       headersTimeout: options.readTimeoutMs,
       bodyTimeout: options.readTimeoutMs,
-      connect: (connectOptions, callback) => {
-        // the connection's socket: undici's state of it is not public, its end is
-        const socket = connect(connectOptions, callback) as unknown as Socket;
+      onSocket: (socket) => {
         this.#socket = socket;
-        return socket;
       },
+      onDisconnect: () => this.#disconnected(),
     });
-    this.#client.on('disconnect', () => this.#disconnected());
   }
 
   /**
-   * Sends a request on this connection. `last`: it is the connection's last (undici sends
-   * `Connection: close` and closes it after the answer).
+   * Sends a request on this connection. `last`: it is the connection's last (sent with
+   * `Connection: close`, the connection closed after the answer).
    */
-  dispatch(options: Dispatcher.DispatchOptions, handler: ExchangeHandler, last: boolean): void {
+  dispatch(request: Http1Request, handler: ExchangeHandler, last: boolean): void {
     this.requests++;
     handler.reusedConnection = this.requests > 1;
     this.#handler = handler;
     this.#last = last;
     this.#response = NO_RESPONSE;
     this.#headAlone = false;
-    if (last) (options as { reset?: boolean }).reset = true;
-    this.#client.dispatch(options, this);
+    this.#client.dispatch(last ? { ...request, reset: true } : request, this);
   }
 
-  /**
-   * Closes it now: it is idle, or its request failed. The socket is destroyed without an error where
-   * there is one (undici's own close passes one, and Node formats its stack: costly with source maps).
-   */
+  /** Closes it now: it is idle, or its request failed. */
   close(): void {
     if (this.#gone) return;
     this.#gone = true;
     this.cache.forget(this);
-    const socket = this.#socket;
-    if (socket === null) void this.#client.destroy();
-    else socket.destroy();
+    this.#client.destroy();
   }
 
   /** `close()`, resolved once the socket is closed. */
@@ -158,7 +141,7 @@ export class UpstreamConnection implements CachedConnection<UpstreamConnection> 
     });
   }
 
-  // undici dispatch handler: everything goes on to the exchange
+  // the client's handler: everything goes on to the exchange
 
   onConnect(abort: (err?: Error) => void): void {
     this.#handler!.onConnect(abort);
@@ -172,7 +155,7 @@ export class UpstreamConnection implements CachedConnection<UpstreamConnection> 
     this.#handler!.onRequestSent();
   }
 
-  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean {
+  onHeaders(statusCode: number, rawHeaders: string[], resume: () => void, statusText: string): boolean {
     if (statusCode >= 200 && this.#response === NO_RESPONSE) {
       this.#response = HEAD_READ;
       process.nextTick(headReadEnded, this);
@@ -197,14 +180,14 @@ export class UpstreamConnection implements CachedConnection<UpstreamConnection> 
     this.#response = SETTLED;
     const handler = this.#handler!;
     this.#handler = null;
-    handler.onComplete();
+    handler.onComplete(null);
     if (this.#headAlone) this.peer.sawHeadAlone();
     if (this.#last || this.#headAlone) {
       this.close();
       return;
     }
-    // undici closes the socket, if it does (the server said `close`, an HTTP/1.0 answer), right after
-    // this callback returns
+    // the client closes the socket, if it does (the server said `close`, an HTTP/1.0 answer), right
+    // after this callback returns
     process.nextTick(keepOrDrop, this);
   }
 
@@ -234,7 +217,7 @@ export class UpstreamConnection implements CachedConnection<UpstreamConnection> 
   }
 
   #disconnected(): void {
-    // the server closed it, undici's idle timer did, or it failed: it carries nothing more
+    // the server closed it, the client's idle timer did, or it failed: it carries nothing more
     this.#gone = true;
     this.cache.forget(this);
   }

@@ -8,11 +8,12 @@
  * queue of requests waiting for a server (upstream-queue.ts).
  */
 
-import { buildConnector, type Dispatcher } from 'undici';
+import { buildConnector } from 'undici';
 import type { UpstreamQueueSpec, UpstreamServerSpec } from '../../config/model.ts';
 import type { UpstreamInfo } from '../../engine/upstream/upstream-info.ts';
 import { type Clock, systemClock } from '../../shared/clock.ts';
 import { LimitswitchError } from '../../shared/errors.ts';
+import type { Http1Request } from './http1-client.ts';
 import { type ConnectionOptions, type ExchangeHandler, UpstreamConnection } from './upstream-connection.ts';
 import { DEFAULT_KEEPALIVE, KeepaliveCache, type KeepaliveSettings } from './upstream-keepalive.ts';
 import { UpstreamQueue } from './upstream-queue.ts';
@@ -94,11 +95,7 @@ export class UpstreamPeer {
    * absent: the options' value). A connection's last request (its `keepalive_requests`, a server
    * marked head-alone, a closing group) is sent with `Connection: close`.
    */
-  dispatch(
-    request: Dispatcher.DispatchOptions,
-    handler: ExchangeHandler,
-    connectTimeoutMs: number | undefined,
-  ): void {
+  dispatch(request: Http1Request, handler: ExchangeHandler, connectTimeoutMs: number | undefined): void {
     const cache = this.#cache;
     const ownConnection = this.#ownConnection();
     const connection =

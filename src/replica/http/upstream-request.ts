@@ -7,11 +7,11 @@
  *
  * It is the exchange's base class, not a helper object, so a forwarded request stays one object. The
  * exchange says how the request is sent (`send`), answers with a page (`sendPage`) and hears the log
- * lines (`report`). The undici callbacks about the request going out and failing are here; those that
+ * lines (`report`). The client callbacks about the request going out and failing are here; those that
  * relay the answer are the exchange's.
  *
  * Only the server's failures count against it. What the client does — a chunked body past
- * `client_max_body_size`, a client that goes away, a request undici will not send as the client wrote
+ * `client_max_body_size`, a client that goes away, a request that cannot go out as the client wrote
  * it (and, seen by the exchange, a broken body) — ends the exchange through `clientFault`, with no
  * error-log line about the server, no failure counted and no other server tried.
  */
@@ -67,7 +67,7 @@ const TIMEOUTS: ReadonlySet<string> = new Set([
   UPGRADE_READ_TIMEOUT,
 ]);
 
-/** undici refused the request as given (a header it will not send, …): nothing went to the server. */
+/** The upstream client refused the request as given (a target it will not send): nothing went to the server. */
 const REFUSED_BY_CLIENT_LIBRARY: ReadonlySet<string> = new Set([
   'UND_ERR_INVALID_ARG',
   'UND_ERR_NOT_SUPPORTED',
@@ -112,7 +112,7 @@ export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedReque
   #sendTimeoutMs = 0;
   /** Runs while a request body goes upstream: `proxy_send_timeout` since the last write. */
   #sendTimer: NodeJS.Timeout | null = null;
-  /** The whole request went to the upstream (undici's onRequestSent). */
+  /** The whole request went to the upstream (the client's onRequestSent). */
   #sent = false;
   #abort: ((err?: Error) => void) | null = null;
   /** `client_max_body_size` for a chunked body (0: none or not chunked), and what went out of it. */
@@ -252,7 +252,7 @@ export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedReque
     this.#sendTimer = null;
   }
 
-  // undici dispatch handler: the request going out, and failures
+  // the upstream client's handler (http1-client.ts): the request going out, and failures
 
   onConnect(abort: (err?: Error) => void): void {
     this.#abort = abort;
@@ -263,7 +263,7 @@ export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedReque
     if (this.hasBody) this.#sendTimer = setTimeout(onSendTimeout, this.#sendTimeoutMs, this);
   }
 
-  /** undici hands over each piece of the body it wrote (its types say a size; either is read). */
+  /** The client hands over each piece of the body it wrote (a size is read as well). */
   onBodySent(chunk: Buffer | string | number): void {
     this.#sendTimer?.refresh();
     if (this.#maxBodyBytes === 0) return;
@@ -282,7 +282,7 @@ export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedReque
 
   /**
    * Ends the request to the server for a reason of the client's, once the exchange answered (it is
-   * done, so the error undici reports for it is ignored).
+   * done, so the error the client reports for it is ignored).
    */
   protected abandonUpstream(): void {
     this.stopSendTimer();
@@ -298,7 +298,7 @@ export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedReque
 
   /**
    * @internal `proxy_send_timeout` passed since the last write of the request. As in nginx it counts
-   * only while the upstream accepts nothing (undici pauses the body until the socket drains); a wait
+   * only while the upstream accepts nothing (the client pauses the body until the socket drains); a wait
    * for more of the client's body is not the upstream's fault.
    */
   sendTimedOut(): void {
@@ -347,10 +347,10 @@ export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedReque
 
   /**
    * Failures that are the client's, not the server's: handled here, without a word against the server.
-   * - undici would not send the request as the client wrote it (nginx would have): 400;
+   * - the request cannot go out as written (a target with a space, after a rewrite): 400;
    * - the client connection is gone (its close also ends the exchange; this is for an error that
-   *   reaches undici first).
-   * A client slow to send its body is not timed out at all: undici's head timer runs out during the
+   *   reaches the upstream client first).
+   * A client slow to send its body is not timed out at all: the client's head timer runs out during the
    * body only while the server takes nothing (a stall that is the server's), and the send timer
    * waits for the client (`sendTimedOut`).
    */

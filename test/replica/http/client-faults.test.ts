@@ -1,7 +1,7 @@
 /**
  * What the client does wrong never counts against a server: a refusal never reaches one, and a
  * forwarded request the client spoils — a chunked body past the limit, broken chunked framing, a
- * client that goes away or stops sending its body, a request undici will not send — ends without an
+ * client that goes away or stops sending its body, a request that cannot go out as written — ends without an
  * error-log line about the server and without taking a server of the group out. Refusals close the
  * connection lingering, so a client still sending its body reads the whole page.
  */
@@ -237,7 +237,7 @@ describe('client faults never count against a server of the group', () => {
     await bothServersServe();
   });
 
-  test('a request undici will not send: 400, nothing logged, no server blamed', async () => {
+  test('a request that cannot go out as written (a space in the rewritten target): 400, nothing logged, no server blamed', async () => {
     await start({ action: 'pass', path: '/a b' });
     const out = await exchange(proxy.port, ['GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n']);
     assert.equal(statusLine(out.text), 'HTTP/1.1 400 Bad Request');

@@ -1,0 +1,506 @@
+/**
+ * One HTTP/1.1 connection to an upstream server, carrying one request at a time: the request head
+ * written in one piece (its body after it, as it comes), the response read straight off the socket
+ * (http1-response.ts) and handed on through undici's raw dispatch-handler callbacks, which the
+ * exchange implements. It replaced an undici `Client` per connection: the request objects, queue and
+ * checks of a general client cost a proxied request about a fifth of its CPU, and the data path needs
+ * none of them (node:http validated the client's head; the proxy writes the rest). undici still opens
+ * the connections (`buildConnector`: connect timeout, TLS), and its error classes name what goes
+ * wrong, so upstream-failure.ts reads the same codes as before.
+ *
+ * Timers are those of undici's client: the head must arrive within `headersTimeout` of the request
+ * going out, each piece of the body within `bodyTimeout` of the last, and an idle connection closes
+ * after `keepAliveTimeout`, or 2 s before the server's `Keep-Alive: timeout=n` would close it, so that
+ * no request goes out on a connection the server is closing. One timer per connection, re-armed.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import { type buildConnector, errors } from 'undici';
+import {
+  CHUNKED,
+  ChunkedDecoder,
+  type Framing,
+  HeadersOverflowError,
+  LENGTH,
+  NO_BODY,
+  parseResponseHead,
+  type ResponseHead,
+  UNTIL_CLOSE,
+} from './http1-response.ts';
+
+/** undici's raw dispatch handler, as the exchange implements it. */
+export interface Http1Handler {
+  onConnect(abort: (err?: Error) => void): void;
+  onBodySent(chunk: Buffer | string | number): void;
+  onRequestSent(): void;
+  onHeaders(statusCode: number, rawHeaders: string[], resume: () => void, statusText: string): boolean;
+  onData(chunk: Buffer): boolean;
+  onComplete(trailers: string[] | null): void;
+  onError(err: Error): void;
+}
+
+export interface Http1Request {
+  readonly path: string;
+  readonly method: string;
+  /** `[name, value, …]`; `host` and `content-length` among them are taken as undici takes them. */
+  readonly headers: readonly string[];
+  readonly body: IncomingMessage | null;
+  readonly headersTimeout?: number | undefined;
+  readonly bodyTimeout?: number | undefined;
+  /** The connection's last request: sent with `Connection: close`, closed after the answer. */
+  readonly reset?: boolean;
+}
+
+export interface Http1ClientOptions {
+  readonly connect: ReturnType<typeof buildConnector>;
+  readonly keepAliveTimeout: number;
+  readonly headersTimeout: number;
+  readonly bodyTimeout: number;
+  /** Longest response head read (node's and undici's default: 16 KiB). */
+  readonly maxHeaderSize?: number;
+  /** The connection is gone (closed by either side, or failed). Once. */
+  readonly onDisconnect: () => void;
+  /** The socket, as soon as the connector made it. */
+  readonly onSocket?: (socket: Socket) => void;
+}
+
+/** Methods whose request carries a body by their meaning: an empty one is sent as `content-length: 0`. */
+const EXPECTS_PAYLOAD = new Set(['PUT', 'POST', 'PATCH', 'QUERY', 'PROPFIND', 'PROPPATCH']);
+const DEFAULT_MAX_HEADER_SIZE = 16 * 1024;
+/** How long before the server's announced idle timeout a connection stops being reused (undici's). */
+const KEEP_ALIVE_THRESHOLD_MS = 2000;
+const CRLF_CRLF = Buffer.from('\r\n\r\n');
+
+/** Where the connection is. */
+const IDLE = 0;
+const CONNECTING = 1;
+/** A request is out (or going out) and its response head not read yet. */
+const HEAD = 2;
+const BODY = 3;
+const CLOSED = 4;
+
+/** What the one timer is armed for. */
+const NO_TIMER = 0;
+const HEADERS_TIMER = 1;
+const BODY_TIMER = 2;
+const IDLE_TIMER = 3;
+
+/** A request target that can go out on a request line: origin form, bytes 0x21–0xff (as undici checks). */
+function validTarget(path: string): boolean {
+  return path.charCodeAt(0) === 0x2f /* / */ && !/[^\u0021-\u00ff]/.test(path);
+}
+
+function onTimer(client: Http1Client): void {
+  client.timedOut();
+}
+
+export class Http1Client {
+  readonly #origin: URL;
+  readonly #options: Http1ClientOptions;
+  readonly #hostHeader: string;
+  #socket: Socket | null = null;
+  #state = IDLE;
+  #request: Http1Request | null = null;
+  #handler: Http1Handler | null = null;
+  /** The request (head and body) is written. */
+  #sent = false;
+  #reset = false;
+  #timer: NodeJS.Timeout | null = null;
+  #timerKind = NO_TIMER;
+  /** Response bytes before the end of a head. */
+  #headBuffer: Buffer | null = null;
+  #head: ResponseHead | null = null;
+  #remaining = 0;
+  #chunked: ChunkedDecoder | null = null;
+  #paused = false;
+  readonly #resume = (): void => this.#resumeReading();
+  /** Stops reading the client's body for the request in progress (set while one streams). */
+  #stopBody: (() => void) | null = null;
+  #timerMs = 0;
+
+  constructor(origin: string, options: Http1ClientOptions) {
+    this.#origin = new URL(origin);
+    this.#options = options;
+    this.#hostHeader = `host: ${this.#origin.host}\r\n`;
+  }
+
+  /** Sends a request; the answer comes through `handler`. One at a time. */
+  dispatch(request: Http1Request, handler: Http1Handler): void {
+    if (this.#state === CLOSED) {
+      handler.onError(new errors.ClientDestroyedError());
+      return;
+    }
+    if (!validTarget(request.path)) {
+      // what undici refuses too: nothing goes to the server
+      handler.onError(new errors.InvalidArgumentError('invalid request path'));
+      return;
+    }
+    this.#request = request;
+    this.#handler = handler;
+    this.#sent = false;
+    this.#head = null;
+    this.#headBuffer = null;
+    this.#chunked = null;
+    this.#reset = request.reset === true || request.method === 'HEAD';
+    if (this.#socket === null) {
+      this.#connect();
+      return;
+    }
+    this.#write();
+  }
+
+  /** Closes the connection now (a request in flight fails with undici's `ClientDestroyedError`). */
+  destroy(): void {
+    if (this.#state === CLOSED) return;
+    const socket = this.#socket;
+    if (socket === null) this.#closed(new errors.ClientDestroyedError());
+    else socket.destroy();
+  }
+
+  #connect(): void {
+    this.#state = CONNECTING;
+    let { hostname } = this.#origin;
+    if (hostname.startsWith('[')) hostname = hostname.slice(1, hostname.indexOf(']'));
+    const url = this.#origin;
+    const socket = this.#options.connect(
+      {
+        hostname,
+        host: url.host,
+        protocol: url.protocol,
+        port: url.port,
+      },
+      (...[err]) => {
+        if (this.#state === CLOSED) return;
+        if (err !== null) {
+          this.#closed(err);
+          return;
+        }
+        this.#write();
+      },
+    ) as unknown as Socket;
+    this.#socket = socket;
+    this.#options.onSocket?.(socket);
+    socket.on('data', (chunk: Buffer) => this.#read(chunk));
+    socket.on('end', () => this.#ended());
+    socket.on('error', (err) => this.#closed(err));
+    socket.on('close', () => this.#closed(null));
+  }
+
+  /** Writes the request head (and starts its body). */
+  #write(): void {
+    const request = this.#request!;
+    const handler = this.#handler!;
+    this.#state = HEAD;
+    this.#arm(HEADERS_TIMER, request.headersTimeout ?? this.#options.headersTimeout);
+    // the exchange gives up on its request (its client left, its send timer ran out): this request only
+    handler.onConnect((err?: Error) => {
+      if (this.#handler === handler) this.#fail(err ?? new errors.RequestAbortedError());
+    });
+    if (this.#request !== request) return; // aborted in onConnect
+    let host: string | null = null;
+    let contentLength: string | null = null;
+    let lines = '';
+    const headers = request.headers;
+    for (let i = 0; i < headers.length; i += 2) {
+      const name = headers[i]!;
+      const value = headers[i + 1]!;
+      if (name.length === 4 && name.toLowerCase() === 'host') {
+        host ??= value;
+        continue;
+      }
+      if (name.length === 14 && name.toLowerCase() === 'content-length') {
+        contentLength = value;
+        continue;
+      }
+      lines += `${name}: ${value}\r\n`;
+    }
+    const body = request.body;
+    let head = `${request.method} ${request.path} HTTP/1.1\r\n${host === null ? this.#hostHeader : `host: ${host}\r\n`}${this.#reset ? 'connection: close\r\n' : 'connection: keep-alive\r\n'}${lines}`;
+    if (body === null) {
+      if (contentLength !== null && contentLength !== '0') head += `content-length: ${contentLength}\r\n`;
+      else if (EXPECTS_PAYLOAD.has(request.method)) head += 'content-length: 0\r\n';
+      this.#socket!.write(`${head}\r\n`, 'latin1');
+      this.#requestSent();
+      return;
+    }
+    const chunked = contentLength === null;
+    head += chunked ? 'transfer-encoding: chunked\r\n' : `content-length: ${contentLength}\r\n`;
+    this.#socket!.write(`${head}\r\n`, 'latin1');
+    this.#sendBody(body, chunked);
+  }
+
+  #requestSent(): void {
+    this.#sent = true;
+    this.#handler?.onRequestSent();
+  }
+
+  /** Streams the client's body upstream (chunked when it has no length), pausing it while the socket is full. */
+  #sendBody(body: IncomingMessage, chunked: boolean): void {
+    const socket = this.#socket!;
+    const request = this.#request;
+    const current = () => this.#request === request && this.#state !== CLOSED;
+    const onDrain = () => {
+      if (current()) body.resume();
+    };
+    const onData = (chunk: Buffer) => {
+      if (!current()) return;
+      const more = chunked
+        ? socket.write(`${chunk.length.toString(16)}\r\n`, 'latin1') &&
+          socket.write(chunk) &&
+          socket.write('\r\n', 'latin1')
+        : socket.write(chunk);
+      // the head's wait counts from the last piece of the request that went out
+      if (this.#timerKind === HEADERS_TIMER) this.#timer?.refresh();
+      this.#handler?.onBodySent(chunk);
+      if (!more && current()) {
+        body.pause();
+        socket.once('drain', onDrain);
+      }
+    };
+    const onEnd = () => {
+      cleanup();
+      if (!current()) return;
+      if (chunked) socket.write('0\r\n\r\n', 'latin1');
+      if (this.#timerKind === HEADERS_TIMER) this.#timer?.refresh();
+      this.#requestSent();
+    };
+    const cleanup = () => {
+      body.off('data', onData);
+      body.off('end', onEnd);
+      socket.off('drain', onDrain);
+    };
+    this.#stopBody = cleanup;
+    body.on('data', onData);
+    body.on('end', onEnd);
+    if (body.isPaused()) body.resume();
+  }
+
+  #read(chunk: Buffer): void {
+    if (this.#state === HEAD) {
+      this.#readHead(chunk);
+      return;
+    }
+    if (this.#state === BODY) {
+      this.#readBody(chunk);
+      return;
+    }
+    // bytes while no request waits for them: the connection cannot carry another
+    this.#socket?.destroy();
+  }
+
+  #readHead(chunk: Buffer): void {
+    let buffer = this.#headBuffer === null ? chunk : Buffer.concat([this.#headBuffer, chunk]);
+    for (;;) {
+      const end = buffer.indexOf(CRLF_CRLF);
+      const maxHeaderSize = this.#options.maxHeaderSize ?? DEFAULT_MAX_HEADER_SIZE;
+      if (end === -1 || end > maxHeaderSize) {
+        if (end > maxHeaderSize || buffer.length > maxHeaderSize) {
+          this.#fail(new HeadersOverflowError());
+          return;
+        }
+        this.#headBuffer = buffer;
+        return;
+      }
+      let head: ResponseHead;
+      try {
+        head = parseResponseHead(buffer, end, this.#request!.method !== 'HEAD');
+      } catch (err) {
+        this.#fail(err as Error);
+        return;
+      }
+      const rest = buffer.subarray(end + 4);
+      // 1xx answers before the final one are not relayed
+      if (head.status < 200) {
+        if (head.status === 101) {
+          this.#fail(new errors.SocketError('bad upgrade'));
+          return;
+        }
+        buffer = rest;
+        if (buffer.length === 0) {
+          this.#headBuffer = null;
+          return;
+        }
+        continue;
+      }
+      this.#headBuffer = null;
+      this.#startBody(head, rest);
+      return;
+    }
+  }
+
+  #startBody(head: ResponseHead, rest: Buffer): void {
+    this.#head = head;
+    this.#state = BODY;
+    this.#remaining = head.contentLength;
+    if (head.framing === CHUNKED) this.#chunked = new ChunkedDecoder();
+    this.#arm(BODY_TIMER, this.#request!.bodyTimeout ?? this.#options.bodyTimeout);
+    const handler = this.#handler!;
+    if (!handler.onHeaders(head.status, head.rawHeaders, this.#resume, head.statusText)) this.#pause();
+    if (this.#handler !== handler) return;
+    if (head.framing === NO_BODY) {
+      this.#complete(rest.length === 0);
+      return;
+    }
+    if (rest.length !== 0) this.#readBody(rest);
+  }
+
+  #readBody(chunk: Buffer): void {
+    this.#timer?.refresh();
+    const handler = this.#handler!;
+    const framing: Framing = this.#head!.framing;
+    if (framing === UNTIL_CLOSE) {
+      if (!handler.onData(chunk)) this.#pause();
+      return;
+    }
+    if (framing === LENGTH) {
+      const remaining = this.#remaining;
+      if (chunk.length <= remaining) {
+        this.#remaining = remaining - chunk.length;
+        if (!handler.onData(chunk)) this.#pause();
+        if (this.#remaining === 0 && this.#handler === handler) this.#complete(true);
+        return;
+      }
+      // more than the body: the rest is no answer to anything
+      handler.onData(chunk.subarray(0, remaining));
+      this.#remaining = 0;
+      if (this.#handler === handler) this.#complete(false);
+      return;
+    }
+    const decoder = this.#chunked!;
+    let done: boolean;
+    let wantMore = true;
+    try {
+      done = decoder.push(chunk, (data) => {
+        if (this.#handler === handler && !handler.onData(data)) wantMore = false;
+      });
+    } catch (err) {
+      this.#fail(err as Error);
+      return;
+    }
+    if (!wantMore) this.#pause();
+    if (done && this.#handler === handler) this.#complete(decoder.consumed === chunk.length);
+  }
+
+  /** The response is whole. `clean`: nothing followed it; else the connection is not reused. */
+  #complete(clean: boolean): void {
+    const handler = this.#handler!;
+    const head = this.#head!;
+    let idleMs = this.#options.keepAliveTimeout;
+    if (head.keepAliveTimeoutMs !== -1)
+      idleMs = Math.min(idleMs, head.keepAliveTimeoutMs - KEEP_ALIVE_THRESHOLD_MS);
+    const reusable = clean && this.#sent && !this.#reset && head.keepAlive && idleMs > 0;
+    this.#finishRequest();
+    handler.onComplete(null);
+    if (this.#state === CLOSED) return;
+    if (!reusable) {
+      this.#socket?.destroy();
+      return;
+    }
+    this.#state = IDLE;
+    this.#arm(IDLE_TIMER, idleMs);
+  }
+
+  #finishRequest(): void {
+    this.#stopBody?.();
+    this.#stopBody = null;
+    this.#request = null;
+    this.#handler = null;
+    this.#head = null;
+    this.#chunked = null;
+    this.#disarm();
+    if (this.#paused) this.#resumeReading();
+  }
+
+  /** The request ends with `err`, and the connection with it. */
+  #fail(err: Error): void {
+    const handler = this.#handler;
+    this.#finishRequest();
+    this.#socket?.destroy();
+    handler?.onError(err);
+  }
+
+  /** The server ended its side: the end of a body read until close, else an answer cut short. */
+  #ended(): void {
+    if (this.#state === BODY && this.#head!.framing === UNTIL_CLOSE) {
+      this.#complete(false);
+      return;
+    }
+    if (this.#handler !== null) this.#fail(new errors.SocketError('other side closed'));
+    this.#socket?.destroy();
+  }
+
+  #closed(err: Error | null): void {
+    if (this.#state === CLOSED) return;
+    if (
+      this.#handler !== null &&
+      err === null &&
+      this.#state === BODY &&
+      this.#head!.framing === UNTIL_CLOSE
+    ) {
+      this.#complete(false);
+    }
+    this.#state = CLOSED;
+    const handler = this.#handler;
+    this.#finishRequest();
+    this.#socket?.destroy();
+    handler?.onError(err ?? new errors.SocketError('other side closed'));
+    this.#options.onDisconnect();
+  }
+
+  /** @internal the timer ran out. */
+  timedOut(): void {
+    const kind = this.#timerKind;
+    if (kind === NO_TIMER) return;
+    // a paused body is the client's doing, not the server's: the wait starts again when it resumes
+    if (kind === BODY_TIMER && this.#paused) return;
+    // a body still going out to a server that takes it is a slow client, not a slow server
+    if (kind === HEADERS_TIMER && !this.#sent && this.#socket?.writableNeedDrain === false) {
+      this.#timer?.refresh();
+      return;
+    }
+    this.#timerKind = NO_TIMER;
+    if (kind === IDLE_TIMER) {
+      this.#socket?.destroy();
+      return;
+    }
+    this.#fail(kind === HEADERS_TIMER ? new errors.HeadersTimeoutError() : new errors.BodyTimeoutError());
+  }
+
+  #arm(kind: number, ms: number): void {
+    this.#timerKind = kind;
+    if (!(ms > 0)) {
+      this.#disarm();
+      return;
+    }
+    const timer = this.#timer;
+    if (timer !== null && this.#timerMs === ms) {
+      timer.refresh();
+      return;
+    }
+    if (timer !== null) clearTimeout(timer);
+    this.#timerMs = ms;
+    this.#timer = setTimeout(onTimer, ms, this);
+    this.#timer.unref();
+  }
+
+  #disarm(): void {
+    this.#timerKind = NO_TIMER;
+    if (this.#timer !== null) {
+      clearTimeout(this.#timer);
+      this.#timer = null;
+    }
+  }
+
+  #pause(): void {
+    if (this.#paused) return;
+    this.#paused = true;
+    this.#socket?.pause();
+  }
+
+  #resumeReading(): void {
+    if (!this.#paused) return;
+    this.#paused = false;
+    this.#timer?.refresh();
+    this.#socket?.resume();
+  }
+}
