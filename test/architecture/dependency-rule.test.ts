@@ -32,7 +32,8 @@ const VENDORS: Record<string, readonly string[]> = {
   ioredis: ['store/redis'],
   'prom-client': ['metrics'],
   '@kubernetes/client-node': ['k8s/watch', 'cli'],
-  undici: ['replica/http'],
+  // test and benchmark clients only: the replica speaks HTTP/1.1 to its upstreams itself
+  undici: [],
   pino: ['cli'],
   commander: ['cli'],
 };

@@ -1,26 +1,35 @@
 /**
  * One HTTP/1.1 connection to an upstream server, carrying one request at a time: the request head
  * written in one piece (its body after it, as it comes), the response read straight off the socket
- * (http1-response.ts) and handed on through undici's raw dispatch-handler callbacks, which the
- * exchange implements. It replaced an undici `Client` per connection: the request objects, queue and
- * checks of a general client cost a proxied request about a fifth of its CPU, and the data path needs
- * none of them (node:http validated the client's head; the proxy writes the rest). undici still opens
- * the connections (`buildConnector`: connect timeout, TLS), and its error classes name what goes
- * wrong, so upstream-failure.ts reads the same codes as before.
+ * (http1-response.ts) and handed on through the callbacks of undici's raw dispatch handler, which the
+ * exchange implements. It replaced an undici `Client` per connection: the request objects, queue,
+ * checks and stream plumbing of a general client cost a proxied request about a fifth of its CPU, and
+ * the data path needs none of them (node:http validated the client's head; the proxy writes the rest).
+ * Reads land in one buffer shared by every upstream socket (`onread`: no stream per read); what is kept
+ * of them is copied. Failures are undici's error classes' names and codes (http1-errors.ts).
  *
- * Timers are those of undici's client: the head must arrive within `headersTimeout` of the request
- * going out, each piece of the body within `bodyTimeout` of the last, and an idle connection closes
- * after `keepAliveTimeout`, or 2 s before the server's `Keep-Alive: timeout=n` would close it, so that
- * no request goes out on a connection the server is closing. One timer per connection, re-armed.
+ * Timers are undici's client's: a connection within `connectTimeout`, the head within `headersTimeout`
+ * of the request going out, each piece of the body within `bodyTimeout` of the last, and an idle
+ * connection closes after `keepAliveTimeout`, or 2 s before the server's `Keep-Alive: timeout=n` would
+ * close it, so that no request goes out on a connection the server is closing. One timer per
+ * connection, re-armed.
  */
 import type { IncomingMessage } from 'node:http';
-import type { Socket } from 'node:net';
-import { type buildConnector, errors } from 'undici';
+import { connect, type Socket } from 'node:net';
+import {
+  BodyTimeoutError,
+  ClientDestroyedError,
+  ConnectTimeoutError,
+  HeadersOverflowError,
+  HeadersTimeoutError,
+  InvalidArgumentError,
+  RequestAbortedError,
+  SocketError,
+} from './http1-errors.ts';
 import {
   CHUNKED,
   ChunkedDecoder,
   type Framing,
-  HeadersOverflowError,
   LENGTH,
   NO_BODY,
   parseResponseHead,
@@ -52,7 +61,8 @@ export interface Http1Request {
 }
 
 export interface Http1ClientOptions {
-  readonly connect: ReturnType<typeof buildConnector>;
+  /** `proxy_connect_timeout`. */
+  readonly connectTimeout: number;
   readonly keepAliveTimeout: number;
   readonly headersTimeout: number;
   readonly bodyTimeout: number;
@@ -60,8 +70,6 @@ export interface Http1ClientOptions {
   readonly maxHeaderSize?: number;
   /** The connection is gone (closed by either side, or failed). Once. */
   readonly onDisconnect: () => void;
-  /** The socket, as soon as the connector made it. */
-  readonly onSocket?: (socket: Socket) => void;
 }
 
 /** Methods whose request carries a body by their meaning: an empty one is sent as `content-length: 0`. */
@@ -70,6 +78,14 @@ const DEFAULT_MAX_HEADER_SIZE = 16 * 1024;
 /** How long before the server's announced idle timeout a connection stops being reused (undici's). */
 const KEEP_ALIVE_THRESHOLD_MS = 2000;
 const CRLF_CRLF = Buffer.from('\r\n\r\n');
+/** Every upstream socket reads into this: a read is handled before the next one, and what is kept is copied. */
+const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
+const kClient = Symbol('http1Client');
+type ClientSocket = Socket & { [kClient]: Http1Client };
+
+function onRead(this: ClientSocket, bytes: number, buffer: Buffer): boolean {
+  return this[kClient].read(buffer, bytes);
+}
 
 /** Where the connection is. */
 const IDLE = 0;
@@ -84,6 +100,7 @@ const NO_TIMER = 0;
 const HEADERS_TIMER = 1;
 const BODY_TIMER = 2;
 const IDLE_TIMER = 3;
+const CONNECT_TIMER = 4;
 
 /** A request target that can go out on a request line: origin form, bytes 0x21–0xff (as undici checks). */
 function validTarget(path: string): boolean {
@@ -95,7 +112,8 @@ function onTimer(client: Http1Client): void {
 }
 
 export class Http1Client {
-  readonly #origin: URL;
+  readonly #host: string;
+  readonly #port: number;
   readonly #options: Http1ClientOptions;
   readonly #hostHeader: string;
   #socket: Socket | null = null;
@@ -118,21 +136,28 @@ export class Http1Client {
   #stopBody: (() => void) | null = null;
   #timerMs = 0;
 
-  constructor(origin: string, options: Http1ClientOptions) {
-    this.#origin = new URL(origin);
+  /** `host`: a name or an address (IPv6 without brackets). */
+  constructor(host: string, port: number, options: Http1ClientOptions) {
+    this.#host = host;
+    this.#port = port;
     this.#options = options;
-    this.#hostHeader = `host: ${this.#origin.host}\r\n`;
+    this.#hostHeader = `host: ${host.includes(':') ? `[${host}]` : host}:${port}\r\n`;
+  }
+
+  /** The connection's socket, once it is being made. */
+  get socket(): Socket | null {
+    return this.#socket;
   }
 
   /** Sends a request; the answer comes through `handler`. One at a time. */
   dispatch(request: Http1Request, handler: Http1Handler): void {
     if (this.#state === CLOSED) {
-      handler.onError(new errors.ClientDestroyedError());
+      handler.onError(new ClientDestroyedError());
       return;
     }
     if (!validTarget(request.path)) {
       // what undici refuses too: nothing goes to the server
-      handler.onError(new errors.InvalidArgumentError('invalid request path'));
+      handler.onError(new InvalidArgumentError('invalid request path'));
       return;
     }
     this.#request = request;
@@ -153,34 +178,25 @@ export class Http1Client {
   destroy(): void {
     if (this.#state === CLOSED) return;
     const socket = this.#socket;
-    if (socket === null) this.#closed(new errors.ClientDestroyedError());
+    if (socket === null) this.#closed(new ClientDestroyedError());
     else socket.destroy();
   }
 
   #connect(): void {
     this.#state = CONNECTING;
-    let { hostname } = this.#origin;
-    if (hostname.startsWith('[')) hostname = hostname.slice(1, hostname.indexOf(']'));
-    const url = this.#origin;
-    const socket = this.#options.connect(
-      {
-        hostname,
-        host: url.host,
-        protocol: url.protocol,
-        port: url.port,
-      },
-      (...[err]) => {
-        if (this.#state === CLOSED) return;
-        if (err !== null) {
-          this.#closed(err);
-          return;
-        }
-        this.#write();
-      },
-    ) as unknown as Socket;
+    const socket = connect({
+      host: this.#host,
+      port: this.#port,
+      onread: { buffer: READ_BUFFER, callback: onRead as (bytes: number, buffer: Uint8Array) => boolean },
+    }) as ClientSocket;
+    socket[kClient] = this;
+    // no TCP keep-alive probes (nginx's `proxy_socket_keepalive off`): Node's default
+    socket.setNoDelay(true);
     this.#socket = socket;
-    this.#options.onSocket?.(socket);
-    socket.on('data', (chunk: Buffer) => this.#read(chunk));
+    this.#arm(CONNECT_TIMER, this.#options.connectTimeout);
+    socket.once('connect', () => {
+      if (this.#state === CONNECTING) this.#write();
+    });
     socket.on('end', () => this.#ended());
     socket.on('error', (err) => this.#closed(err));
     socket.on('close', () => this.#closed(null));
@@ -194,7 +210,7 @@ export class Http1Client {
     this.#arm(HEADERS_TIMER, request.headersTimeout ?? this.#options.headersTimeout);
     // the exchange gives up on its request (its client left, its send timer ran out): this request only
     handler.onConnect((err?: Error) => {
-      if (this.#handler === handler) this.#fail(err ?? new errors.RequestAbortedError());
+      if (this.#handler === handler) this.#fail(err ?? new RequestAbortedError());
     });
     if (this.#request !== request) return; // aborted in onConnect
     let host: string | null = null;
@@ -275,21 +291,22 @@ export class Http1Client {
     if (body.isPaused()) body.resume();
   }
 
-  #read(chunk: Buffer): void {
-    if (this.#state === HEAD) {
-      this.#readHead(chunk);
-      return;
-    }
-    if (this.#state === BODY) {
-      this.#readBody(chunk);
-      return;
-    }
+  /**
+   * @internal `bytes` read into `buffer` (shared: valid during this call). False pauses the socket.
+   */
+  read(buffer: Buffer, bytes: number): boolean {
+    const chunk = buffer.subarray(0, bytes);
+    if (this.#state === HEAD) this.#readHead(chunk);
+    else if (this.#state === BODY) this.#readBody(chunk);
     // bytes while no request waits for them: the connection cannot carry another
-    this.#socket?.destroy();
+    else this.#socket?.destroy();
+    return !this.#paused;
   }
 
   #readHead(chunk: Buffer): void {
-    let buffer = this.#headBuffer === null ? chunk : Buffer.concat([this.#headBuffer, chunk]);
+    // `chunk` is in the shared read buffer; a concatenation is the client's own
+    const owned = this.#headBuffer !== null;
+    let buffer = owned ? Buffer.concat([this.#headBuffer!, chunk]) : chunk;
     for (;;) {
       const end = buffer.indexOf(CRLF_CRLF);
       const maxHeaderSize = this.#options.maxHeaderSize ?? DEFAULT_MAX_HEADER_SIZE;
@@ -298,7 +315,7 @@ export class Http1Client {
           this.#fail(new HeadersOverflowError());
           return;
         }
-        this.#headBuffer = buffer;
+        this.#headBuffer = owned ? buffer : Buffer.from(buffer);
         return;
       }
       let head: ResponseHead;
@@ -312,7 +329,7 @@ export class Http1Client {
       // 1xx answers before the final one are not relayed
       if (head.status < 200) {
         if (head.status === 101) {
-          this.#fail(new errors.SocketError('bad upgrade'));
+          this.#fail(new SocketError('bad upgrade'));
           return;
         }
         buffer = rest;
@@ -348,20 +365,21 @@ export class Http1Client {
     this.#timer?.refresh();
     const handler = this.#handler!;
     const framing: Framing = this.#head!.framing;
+    // what the handler gets it may keep: copies out of the shared read buffer
     if (framing === UNTIL_CLOSE) {
-      if (!handler.onData(chunk)) this.#pause();
+      if (!handler.onData(Buffer.from(chunk))) this.#pause();
       return;
     }
     if (framing === LENGTH) {
       const remaining = this.#remaining;
       if (chunk.length <= remaining) {
         this.#remaining = remaining - chunk.length;
-        if (!handler.onData(chunk)) this.#pause();
+        if (!handler.onData(Buffer.from(chunk))) this.#pause();
         if (this.#remaining === 0 && this.#handler === handler) this.#complete(true);
         return;
       }
       // more than the body: the rest is no answer to anything
-      handler.onData(chunk.subarray(0, remaining));
+      handler.onData(Buffer.from(chunk.subarray(0, remaining)));
       this.#remaining = 0;
       if (this.#handler === handler) this.#complete(false);
       return;
@@ -371,7 +389,7 @@ export class Http1Client {
     let wantMore = true;
     try {
       done = decoder.push(chunk, (data) => {
-        if (this.#handler === handler && !handler.onData(data)) wantMore = false;
+        if (this.#handler === handler && !handler.onData(Buffer.from(data))) wantMore = false;
       });
     } catch (err) {
       this.#fail(err as Error);
@@ -407,7 +425,8 @@ export class Http1Client {
     this.#handler = null;
     this.#head = null;
     this.#chunked = null;
-    this.#disarm();
+    // the timer stays, unarmed: the next arm re-arms it (no clear and set per request)
+    this.#timerKind = NO_TIMER;
     if (this.#paused) this.#resumeReading();
   }
 
@@ -425,7 +444,7 @@ export class Http1Client {
       this.#complete(false);
       return;
     }
-    if (this.#handler !== null) this.#fail(new errors.SocketError('other side closed'));
+    if (this.#handler !== null) this.#fail(new SocketError('other side closed'));
     this.#socket?.destroy();
   }
 
@@ -442,8 +461,9 @@ export class Http1Client {
     this.#state = CLOSED;
     const handler = this.#handler;
     this.#finishRequest();
+    this.#disarm();
     this.#socket?.destroy();
-    handler?.onError(err ?? new errors.SocketError('other side closed'));
+    handler?.onError(err ?? new SocketError('other side closed'));
     this.#options.onDisconnect();
   }
 
@@ -463,7 +483,11 @@ export class Http1Client {
       this.#socket?.destroy();
       return;
     }
-    this.#fail(kind === HEADERS_TIMER ? new errors.HeadersTimeoutError() : new errors.BodyTimeoutError());
+    if (kind === CONNECT_TIMER) {
+      this.#closed(new ConnectTimeoutError());
+      return;
+    }
+    this.#fail(kind === HEADERS_TIMER ? new HeadersTimeoutError() : new BodyTimeoutError());
   }
 
   #arm(kind: number, ms: number): void {

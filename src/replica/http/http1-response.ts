@@ -1,30 +1,12 @@
 /**
- * An upstream's HTTP/1.1 response as the proxy reads it: the head (status line and header lines, at
- * most `maxHeadBytes`) and the body's framing (RFC 9112 §6.3: none for HEAD, 1xx, 204 and 304;
+ * An upstream's HTTP/1.1 response as the proxy reads it: the head (status line and header lines) and
+ * the body's framing (RFC 9112 §6.3: none for HEAD, 1xx, 204 and 304;
  * `Transfer-Encoding: chunked`; `Content-Length`; else until the server closes). Pure: bytes in,
  * facts or an error out. What it refuses is what nginx's upstream module calls an invalid header or
  * an invalid chunked response; the errors are named as llhttp names them (`HTTPParserError`, `HPE_…`),
  * so that one classification (upstream-failure.ts) serves every upstream client.
  */
-
-/** A response head the proxy will not relay, or a broken chunked body. */
-export class HttpParserError extends Error {
-  override readonly name = 'HTTPParserError';
-  readonly code: string;
-  constructor(code: string, message: string) {
-    super(message);
-    this.code = code;
-  }
-}
-
-/** A head longer than the proxy reads (nginx: `upstream sent too big header`). */
-export class HeadersOverflowError extends Error {
-  override readonly name = 'HeadersOverflowError';
-  readonly code = 'UND_ERR_HEADERS_OVERFLOW';
-  constructor() {
-    super('Headers Overflow Error');
-  }
-}
+import { HttpParserError } from './http1-errors.ts';
 
 /** How the body after a head is delimited. */
 export const NO_BODY = 0;
@@ -47,11 +29,26 @@ export interface ResponseHead {
   readonly keepAliveTimeoutMs: number;
 }
 
-/** RFC 9110 tchar, for header names. */
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-/** Field values: no controls but HTAB (obs-text allowed, as llhttp does). */
-const BAD_VALUE = /[\x00-\x08\x0a-\x1f\x7f]/;
+/** RFC 9110 tchar, for header names: 1 where a latin1 code is one. */
+const TCHAR = new Uint8Array(256);
+for (const c of "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+  TCHAR[c.charCodeAt(0)] = 1;
 const DIGITS = /^[0-9]+$/;
+
+function isToken(name: string): boolean {
+  if (name.length === 0) return false;
+  for (let i = 0; i < name.length; i++) if (TCHAR[name.charCodeAt(i)] !== 1) return false;
+  return true;
+}
+
+/** Field values: no controls but HTAB (obs-text allowed, as llhttp does). */
+function isFieldValue(value: string): boolean {
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if ((c < 0x20 && c !== 0x09) || c === 0x7f) return false;
+  }
+  return true;
+}
 
 /**
  * Parses the head in `buffer[0, end)` (`end` is where `\r\n\r\n` starts). `expectBody`: false for the
@@ -85,10 +82,10 @@ export function parseResponseHead(buffer: Buffer, end: number, expectBody: boole
     const line = lines[i]!;
     const colon = line.indexOf(':');
     const name = colon === -1 ? '' : line.slice(0, colon);
-    if (colon <= 0 || !TOKEN.test(name))
+    if (colon <= 0 || !isToken(name))
       throw new HttpParserError('HPE_INVALID_HEADER_TOKEN', 'Invalid header token');
     const value = line.slice(colon + 1).trim();
-    if (BAD_VALUE.test(value))
+    if (!isFieldValue(value))
       throw new HttpParserError('HPE_INVALID_HEADER_TOKEN', 'Invalid header value char');
     rawHeaders.push(name, value);
     switch (name.length) {

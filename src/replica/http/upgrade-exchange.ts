@@ -74,7 +74,7 @@ export class UpgradeExchange<D extends Decision> extends Exchange<D> implements 
   ): void {
     this.#readTimeoutMs = readTimeoutMs ?? peer.readTimeoutMs;
     const upgrade = [...headers, 'Upgrade', this.req.headers.upgrade ?? '', 'Connection', 'upgrade'];
-    // undici would add the upstream's address as Host; a raw request must do it itself
+    // the upstream client adds the server's address as Host; a raw request must do it itself
     if (this.host === '') upgrade.push('Host', peer.origin.slice('http://'.length));
     dispatchUpgrade(
       peer,

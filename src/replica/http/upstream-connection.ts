@@ -13,15 +13,14 @@
  * server (`UpstreamPeer.sawHeadAlone`): for a while its requests get a connection of their own, closed
  * after the answer, as nginx does without `keepalive`.
  */
-import type { Socket } from 'node:net';
-import type { buildConnector } from 'undici';
 import type { Clock } from '../../shared/clock.ts';
 import { Http1Client, type Http1Handler, type Http1Request } from './http1-client.ts';
 import type { CachedConnection, KeepaliveCache } from './upstream-keepalive.ts';
 
 /** What a connection needs of its server (`UpstreamPeer` in upstream-group.ts). */
 export interface ConnectionPeer {
-  readonly origin: string;
+  readonly host: string;
+  readonly port: number;
   /** The server wrote a response head alone and its body after it (see above). */
   sawHeadAlone(): void;
 }
@@ -57,8 +56,8 @@ function keepOrDrop(connection: UpstreamConnection): void {
 
 /** Settings of a connection shared by the server's connections. */
 export interface ConnectionOptions {
-  /** undici's connector for this server and `proxy_connect_timeout`. */
-  readonly connect: ReturnType<typeof buildConnector>;
+  /** `proxy_connect_timeout`. */
+  readonly connectTimeoutMs: number;
   /** `keepalive_timeout`: the client closes the connection after this long idle. */
   readonly idleTimeoutMs: number;
   /** `proxy_read_timeout` for requests that do not name one. */
@@ -81,7 +80,6 @@ export class UpstreamConnection implements CachedConnection<UpstreamConnection>,
 
   readonly #client: Http1Client;
   readonly #clock: Clock;
-  #socket: Socket | null = null;
   #handler: ExchangeHandler | null = null;
   /** The request in progress is the connection's last (it was sent with `Connection: close`). */
   #last = false;
@@ -94,14 +92,11 @@ export class UpstreamConnection implements CachedConnection<UpstreamConnection>,
     this.cache = cache;
     this.#clock = options.clock;
     this.startedMs = options.clock.nowMs();
-    this.#client = new Http1Client(peer.origin, {
-      connect: options.connect,
+    this.#client = new Http1Client(peer.host, peer.port, {
+      connectTimeout: options.connectTimeoutMs,
       keepAliveTimeout: options.idleTimeoutMs,
       headersTimeout: options.readTimeoutMs,
       bodyTimeout: options.readTimeoutMs,
-      onSocket: (socket) => {
-        this.#socket = socket;
-      },
       onDisconnect: () => this.#disconnected(),
     });
   }
@@ -130,7 +125,7 @@ export class UpstreamConnection implements CachedConnection<UpstreamConnection>,
 
   /** `close()`, resolved once the socket is closed. */
   closeAndWait(): Promise<void> {
-    const socket = this.#socket;
+    const socket = this.#client.socket;
     if (socket === null || socket.closed) {
       this.close();
       return Promise.resolve();
@@ -212,7 +207,8 @@ export class UpstreamConnection implements CachedConnection<UpstreamConnection>,
   /** @internal after a response: back to the cache if the connection may carry another request. */
   keepOrDrop(): void {
     if (this.#gone) return;
-    if (this.#socket === null || this.#socket.destroyed) this.close();
+    const socket = this.#client.socket;
+    if (socket === null || socket.destroyed) this.close();
     else this.cache.keep(this, this.#clock.nowMs());
   }
 

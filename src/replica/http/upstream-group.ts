@@ -8,7 +8,6 @@
  * queue of requests waiting for a server (upstream-queue.ts).
  */
 
-import { buildConnector } from 'undici';
 import type { UpstreamQueueSpec, UpstreamServerSpec } from '../../config/model.ts';
 import type { UpstreamInfo } from '../../engine/upstream/upstream-info.ts';
 import { type Clock, systemClock } from '../../shared/clock.ts';
@@ -125,8 +124,7 @@ export class UpstreamPeer {
     let options = this.#connections.get(timeoutMs);
     if (options === undefined) {
       options = {
-        // no TCP keep-alive probes: nginx's `proxy_socket_keepalive off`
-        connect: buildConnector({ timeout: timeoutMs, keepAlive: false }),
+        connectTimeoutMs: timeoutMs,
         idleTimeoutMs: this.#cache.settings.timeoutMs,
         readTimeoutMs: this.#options.readTimeoutMs,
         clock: this.#options.clock,
