@@ -130,6 +130,11 @@ export class Http1Client {
   #head: ResponseHead | null = null;
   #remaining = 0;
   #chunked: ChunkedDecoder | null = null;
+  /** The read that brought the response head brought none of a body that follows. */
+  #headReadAlone = false;
+  /** Reads of the response that began after the head's. */
+  #bodyReads = 0;
+  #headAlone = false;
   #paused = false;
   readonly #resume = (): void => this.#resumeReading();
   /** Stops reading the client's body for the request in progress (set while one streams). */
@@ -147,6 +152,14 @@ export class Http1Client {
   /** The connection's socket, once it is being made. */
   get socket(): Socket | null {
     return this.#socket;
+  }
+
+  /**
+   * The last response came as a server with Nagle's algorithm on writes a head and a small body in two
+   * `send`s: the head in a read of its own, the whole body in the next read (upstream-connection.ts).
+   */
+  get headAlone(): boolean {
+    return this.#headAlone;
   }
 
   /** Sends a request; the answer comes through `handler`. One at a time. */
@@ -260,11 +273,15 @@ export class Http1Client {
     };
     const onData = (chunk: Buffer) => {
       if (!current()) return;
-      const more = chunked
-        ? socket.write(`${chunk.length.toString(16)}\r\n`, 'latin1') &&
-          socket.write(chunk) &&
-          socket.write('\r\n', 'latin1')
-        : socket.write(chunk);
+      let more: boolean;
+      if (chunked) {
+        // size line, data and CRLF leave in one write
+        socket.cork();
+        socket.write(`${chunk.length.toString(16)}\r\n`, 'latin1');
+        socket.write(chunk);
+        more = socket.write('\r\n', 'latin1');
+        socket.uncork();
+      } else more = socket.write(chunk);
       // the head's wait counts from the last piece of the request that went out
       if (this.#timerKind === HEADERS_TIMER) this.#timer?.refresh();
       this.#handler?.onBodySent(chunk);
@@ -297,7 +314,10 @@ export class Http1Client {
   read(buffer: Buffer, bytes: number): boolean {
     const chunk = buffer.subarray(0, bytes);
     if (this.#state === HEAD) this.#readHead(chunk);
-    else if (this.#state === BODY) this.#readBody(chunk);
+    else if (this.#state === BODY) {
+      this.#bodyReads++;
+      this.#readBody(chunk);
+    }
     // bytes while no request waits for them: the connection cannot carry another
     else this.#socket?.destroy();
     return !this.#paused;
@@ -349,6 +369,8 @@ export class Http1Client {
     this.#head = head;
     this.#state = BODY;
     this.#remaining = head.contentLength;
+    this.#headReadAlone = head.framing !== NO_BODY && rest.length === 0;
+    this.#bodyReads = 0;
     if (head.framing === CHUNKED) this.#chunked = new ChunkedDecoder();
     this.#arm(BODY_TIMER, this.#request!.bodyTimeout ?? this.#options.bodyTimeout);
     const handler = this.#handler!;
@@ -399,23 +421,26 @@ export class Http1Client {
     if (done && this.#handler === handler) this.#complete(decoder.consumed === chunk.length);
   }
 
-  /** The response is whole. `clean`: nothing followed it; else the connection is not reused. */
+  /**
+   * The response is whole. `clean`: nothing followed it; else the connection is not reused. The
+   * connection is closed, or idle, before the handler hears it, so that the handler may keep it or
+   * send the next request on it at once.
+   */
   #complete(clean: boolean): void {
     const handler = this.#handler!;
     const head = this.#head!;
+    this.#headAlone = this.#headReadAlone && this.#bodyReads <= 1;
     let idleMs = this.#options.keepAliveTimeout;
     if (head.keepAliveTimeoutMs !== -1)
       idleMs = Math.min(idleMs, head.keepAliveTimeoutMs - KEEP_ALIVE_THRESHOLD_MS);
     const reusable = clean && this.#sent && !this.#reset && head.keepAlive && idleMs > 0;
     this.#finishRequest();
-    handler.onComplete(null);
-    if (this.#state === CLOSED) return;
-    if (!reusable) {
-      this.#socket?.destroy();
-      return;
+    if (!reusable) this.#socket?.destroy();
+    else {
+      this.#state = IDLE;
+      this.#arm(IDLE_TIMER, idleMs);
     }
-    this.#state = IDLE;
-    this.#arm(IDLE_TIMER, idleMs);
+    handler.onComplete(null);
   }
 
   #finishRequest(): void {

@@ -1,8 +1,9 @@
 /**
  * One connection to an upstream server: an HTTP/1.1 client (http1-client.ts) that carries one request
- * at a time, and the handler of that request, which passes every callback on to the exchange. Standing between the
- * two, it sees how the request ends and whether the connection can go back to its group's keepalive
- * cache (upstream-keepalive.ts), and it watches how the server writes its responses.
+ * at a time, and the handler of that request, which passes every callback on to the exchange. Standing
+ * between the two, it sees how the request ends and whether the connection can go back to its group's
+ * keepalive cache (upstream-keepalive.ts), and it acts on how the server writes its responses (the
+ * client, which sees the reads, tells).
  *
  * Why that matters: a server that writes a response head and then a small body in a second `send`,
  * with Nagle's algorithm on (Python's `http.server`, many Ruby and Java servers), holds the body back
@@ -29,29 +30,6 @@ export interface ConnectionPeer {
 export interface ExchangeHandler extends Http1Handler {
   /** Set before the request goes out: it goes on a connection that carried requests before. */
   reusedConnection: boolean;
-}
-
-/** How far a response has come, read by read (for the head-alone pattern). */
-const NO_RESPONSE = 0;
-/** The head arrived; the read that brought it is not over. */
-const HEAD_READ = 1;
-/** The read that brought the head ended without any of the body. */
-const HEAD_ALONE = 2;
-/** The body began in the read after the head's; that read is not over. */
-const BODY_READ = 3;
-/** Settled: the body came with the head, or in more reads than one. */
-const SETTLED = 4;
-
-function headReadEnded(connection: UpstreamConnection): void {
-  connection.headReadEnded();
-}
-
-function bodyReadEnded(connection: UpstreamConnection): void {
-  connection.bodyReadEnded();
-}
-
-function keepOrDrop(connection: UpstreamConnection): void {
-  connection.keepOrDrop();
 }
 
 /** Settings of a connection shared by the server's connections. */
@@ -83,8 +61,6 @@ export class UpstreamConnection implements CachedConnection<UpstreamConnection>,
   #handler: ExchangeHandler | null = null;
   /** The request in progress is the connection's last (it was sent with `Connection: close`). */
   #last = false;
-  #response = NO_RESPONSE;
-  #headAlone = false;
   #gone = false;
 
   constructor(peer: ConnectionPeer, cache: KeepaliveCache<UpstreamConnection>, options: ConnectionOptions) {
@@ -110,8 +86,6 @@ export class UpstreamConnection implements CachedConnection<UpstreamConnection>,
     handler.reusedConnection = this.requests > 1;
     this.#handler = handler;
     this.#last = last;
-    this.#response = NO_RESPONSE;
-    this.#headAlone = false;
     this.#client.dispatch(last ? { ...request, reset: true } : request, this);
   }
 
@@ -151,65 +125,36 @@ export class UpstreamConnection implements CachedConnection<UpstreamConnection>,
   }
 
   onHeaders(statusCode: number, rawHeaders: string[], resume: () => void, statusText: string): boolean {
-    if (statusCode >= 200 && this.#response === NO_RESPONSE) {
-      this.#response = HEAD_READ;
-      process.nextTick(headReadEnded, this);
-    }
     return this.#handler!.onHeaders(statusCode, rawHeaders, resume, statusText);
   }
 
   onData(chunk: Buffer): boolean {
-    const response = this.#response;
-    if (response === HEAD_READ) this.#response = SETTLED;
-    else if (response === HEAD_ALONE) {
-      this.#response = BODY_READ;
-      process.nextTick(bodyReadEnded, this);
-    }
     return this.#handler!.onData(chunk);
   }
 
   onComplete(): void {
-    const response = this.#response;
-    // the whole body in the one read after the head's: the pattern that waits on a reused connection
-    if (response === HEAD_ALONE || response === BODY_READ) this.#headAlone = true;
-    this.#response = SETTLED;
     const handler = this.#handler!;
     this.#handler = null;
+    // the whole body in the one read after the head's: the pattern that waits on a reused connection
+    const headAlone = this.#client.headAlone;
     handler.onComplete(null);
-    if (this.#headAlone) this.peer.sawHeadAlone();
-    if (this.#last || this.#headAlone) {
+    if (headAlone) this.peer.sawHeadAlone();
+    if (this.#last || headAlone) {
       this.close();
       return;
     }
-    // the client closes the socket, if it does (the server said `close`, an HTTP/1.0 answer), right
-    // after this callback returns
-    process.nextTick(keepOrDrop, this);
-  }
-
-  onError(err: Error): void {
-    this.#response = SETTLED;
-    const handler = this.#handler;
-    this.#handler = null;
-    handler?.onError(err);
-    this.close();
-  }
-
-  /** @internal the read that brought the head is over. */
-  headReadEnded(): void {
-    if (this.#response === HEAD_READ) this.#response = HEAD_ALONE;
-  }
-
-  /** @internal the read after the head's is over and the response goes on: not the pattern. */
-  bodyReadEnded(): void {
-    if (this.#response === BODY_READ) this.#response = SETTLED;
-  }
-
-  /** @internal after a response: back to the cache if the connection may carry another request. */
-  keepOrDrop(): void {
+    // back to the cache, unless the client closed it (the server said `close`, an HTTP/1.0 answer)
     if (this.#gone) return;
     const socket = this.#client.socket;
     if (socket === null || socket.destroyed) this.close();
     else this.cache.keep(this, this.#clock.nowMs());
+  }
+
+  onError(err: Error): void {
+    const handler = this.#handler;
+    this.#handler = null;
+    handler?.onError(err);
+    this.close();
   }
 
   #disconnected(): void {
