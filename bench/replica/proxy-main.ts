@@ -6,7 +6,7 @@
  * `limit_conn` in place of `limit_req`, a number of connections nothing reaches), `tls` (the engine
  * hook on a `listen … ssl http2` server: TLS, ALPN h2 or HTTP/1.1; the certificate and key files in
  * BENCH_TLS_CERT / BENCH_TLS_KEY). `keepalive`: the upstream
- * block's `keepalive` (64), or `none` for a block without it (the replica's default). Reports
+ * block's `keepalive` (64, with `keepalive_requests 1000000` as nginx's side has), or `none` for a block without it (the replica's default). Reports
  * `{ port }` to the parent over IPC.
  */
 import { createServer } from 'node:net';
@@ -50,7 +50,7 @@ function engineConfig(port: number, limitConn: boolean, tls = false): string {
     map $enablelimit $limit_key { default ""; 1 $binary_remote_addr; }
     limit_req_zone $limit_key zone=req_zone_10:10m rate=1000000r/s;
     limit_conn_zone $limit_key zone=conn_zone:10m;
-    upstream backend { server 127.0.0.1:${upstreamPort};${keepalive === null ? '' : ` keepalive ${keepalive};`} }
+    upstream backend { server 127.0.0.1:${upstreamPort};${keepalive === null ? '' : ` keepalive ${keepalive}; keepalive_requests 1000000;`} }
     server {
       listen 127.0.0.1:${port}${tls ? ' ssl http2' : ''};
       server_name cafe.example.com;${
@@ -69,7 +69,11 @@ async function main(): Promise<void> {
     {
       name: 'backend',
       servers: [{ host: '127.0.0.1', port: upstreamPort, weight: 1 }],
-      keepalive: keepalive === null ? DEFAULT_KEEPALIVE : { ...DEFAULT_KEEPALIVE, connections: keepalive },
+      // as nginx's side of the benchmark: kept connections are never recycled during a run
+      keepalive:
+        keepalive === null
+          ? DEFAULT_KEEPALIVE
+          : { ...DEFAULT_KEEPALIVE, connections: keepalive, requests: 1_000_000 },
     },
   ]);
   let decide: DecideHook<Decision>;
