@@ -33,19 +33,29 @@ export interface ResponseHead {
 const TCHAR = new Uint8Array(256);
 for (const c of "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
   TCHAR[c.charCodeAt(0)] = 1;
-const DIGITS = /^[0-9]+$/;
 
-function isToken(name: string): boolean {
-  if (name.length === 0) return false;
-  for (let i = 0; i < name.length; i++) if (TCHAR[name.charCodeAt(i)] !== 1) return false;
+/** `text[from, to)` is a token (a header name); not empty. */
+function isToken(text: string, from: number, to: number): boolean {
+  if (from >= to) return false;
+  for (let i = from; i < to; i++) if (TCHAR[text.charCodeAt(i)] !== 1) return false;
   return true;
 }
 
-/** Field values: no controls but HTAB (obs-text allowed, as llhttp does). */
-function isFieldValue(value: string): boolean {
-  for (let i = 0; i < value.length; i++) {
-    const c = value.charCodeAt(i);
+/** `text[from, to)` may be (part of) a field value: no controls but HTAB (obs-text allowed, as llhttp does). */
+function isFieldValue(text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
     if ((c < 0x20 && c !== 0x09) || c === 0x7f) return false;
+  }
+  return true;
+}
+
+/** `text[from, to)` is all decimal digits, and not empty. */
+function isDigits(text: string, from: number, to: number): boolean {
+  if (from >= to) return false;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x30 || c > 0x39) return false;
   }
   return true;
 }
@@ -56,15 +66,15 @@ function isFieldValue(value: string): boolean {
  */
 export function parseResponseHead(buffer: Buffer, end: number, expectBody: boolean): ResponseHead {
   const text = buffer.toString('latin1', 0, end);
-  const lines = text.split('\r\n');
-  const statusLine = lines[0]!;
+  let at = text.indexOf('\r\n');
+  const statusLine = at === -1 ? text : text.slice(0, at);
   // HTTP/1.x SP 3DIGIT SP reason
   if (
     statusLine.length < 12 ||
     !statusLine.startsWith('HTTP/1.') ||
     (statusLine[7] !== '1' && statusLine[7] !== '0') ||
     statusLine[8] !== ' ' ||
-    !/^[0-9]{3}$/.test(statusLine.slice(9, 12)) ||
+    !isDigits(statusLine, 9, 12) ||
     (statusLine.length > 12 && statusLine[12] !== ' ')
   ) {
     throw new HttpParserError('HPE_INVALID_CONSTANT', 'Expected HTTP/');
@@ -78,35 +88,45 @@ export function parseResponseHead(buffer: Buffer, end: number, expectBody: boole
   let close = false;
   let keepAliveToken = false;
   let keepAliveTimeoutMs = -1;
-  for (let i = 1; i < lines.length; i++) {
-    const line = lines[i]!;
-    const colon = line.indexOf(':');
-    const name = colon === -1 ? '' : line.slice(0, colon);
-    if (colon <= 0 || !isToken(name))
+  // one header line a turn, [start, lineEnd), without splitting the head into lines
+  while (at !== -1) {
+    const start = at + 2;
+    at = text.indexOf('\r\n', start);
+    const lineEnd = at === -1 ? text.length : at;
+    const colon = text.indexOf(':', start);
+    if (colon <= start || colon > lineEnd || !isToken(text, start, colon)) {
       throw new HttpParserError('HPE_INVALID_HEADER_TOKEN', 'Invalid header token');
-    const value = line.slice(colon + 1).trim();
-    if (!isFieldValue(value))
+    }
+    if (!isFieldValue(text, colon + 1, lineEnd)) {
       throw new HttpParserError('HPE_INVALID_HEADER_TOKEN', 'Invalid header value char');
+    }
+    const name = text.slice(start, colon);
+    const value = trimmed(text, colon + 1, lineEnd);
     rawHeaders.push(name, value);
     switch (name.length) {
       case 10: {
         const lower = name.toLowerCase();
         if (lower === 'connection') {
-          for (const token of value.toLowerCase().split(',')) {
-            const t = token.trim();
-            if (t === 'close') close = true;
-            else if (t === 'keep-alive') keepAliveToken = true;
+          const tokens = value.toLowerCase();
+          if (tokens === 'keep-alive') keepAliveToken = true;
+          else if (tokens === 'close') close = true;
+          else {
+            for (const token of tokens.split(',')) {
+              const t = token.trim();
+              if (t === 'close') close = true;
+              else if (t === 'keep-alive') keepAliveToken = true;
+            }
           }
         } else if (lower === 'keep-alive') {
-          const timeout = /timeout=(\d+)/.exec(value);
-          if (timeout !== null) keepAliveTimeoutMs = Number(timeout[1]) * 1000;
+          keepAliveTimeoutMs = keepAliveTimeout(value);
         }
         break;
       }
       case 14:
         if (name.toLowerCase() === 'content-length') {
-          if (!DIGITS.test(value))
+          if (!isDigits(value, 0, value.length)) {
             throw new HttpParserError('HPE_INVALID_CONTENT_LENGTH', 'Invalid character in Content-Length');
+          }
           const length = Number(value);
           if (contentLength !== -1 && contentLength !== length) {
             throw new HttpParserError('HPE_UNEXPECTED_CONTENT_LENGTH', 'Duplicate Content-Length');
@@ -135,6 +155,28 @@ export function parseResponseHead(buffer: Buffer, end: number, expectBody: boole
   else framing = UNTIL_CLOSE;
   const keepAlive = framing !== UNTIL_CLOSE && !close && (!http10 || keepAliveToken);
   return { status, statusText, rawHeaders, framing, contentLength, keepAlive, keepAliveTimeoutMs };
+}
+
+/** `text[from, to)` without the optional whitespace (SP, HTAB) around a field value. */
+function trimmed(text: string, from: number, to: number): string {
+  let start = from;
+  let end = to;
+  while (start < end && isOws(text.charCodeAt(start))) start++;
+  while (end > start && isOws(text.charCodeAt(end - 1))) end--;
+  return text.slice(start, end);
+}
+
+function isOws(c: number): boolean {
+  return c === 0x20 || c === 0x09;
+}
+
+/** `timeout=n` of a Keep-Alive header, in ms; -1 without one. */
+function keepAliveTimeout(value: string): number {
+  const at = value.indexOf('timeout=');
+  if (at === -1) return -1;
+  let end = at + 8;
+  while (end < value.length && value.charCodeAt(end) >= 0x30 && value.charCodeAt(end) <= 0x39) end++;
+  return end === at + 8 ? -1 : Number(value.slice(at + 8, end)) * 1000;
 }
 
 /** Reading a chunk-size line, the chunk's data, the CRLF after it, or the trailer section. */
