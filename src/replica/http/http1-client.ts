@@ -135,6 +135,7 @@ export class Http1Client {
   /** Reads of the response that began after the head's. */
   #bodyReads = 0;
   #headAlone = false;
+  #shortAnswer = false;
   #paused = false;
   readonly #resume = (): void => this.#resumeReading();
   /** Stops reading the client's body for the request in progress (set while one streams). */
@@ -160,6 +161,15 @@ export class Http1Client {
    */
   get headAlone(): boolean {
     return this.#headAlone;
+  }
+
+  /**
+   * The last response came whole in the read that brought its head, or in the one after: it does not
+   * contradict a server marked for writing heads alone (a fresh connection's answer often comes whole,
+   * read late).
+   */
+  get shortAnswer(): boolean {
+    return this.#shortAnswer;
   }
 
   /** Sends a request; the answer comes through `handler`. One at a time. */
@@ -429,7 +439,8 @@ export class Http1Client {
   #complete(clean: boolean): void {
     const handler = this.#handler!;
     const head = this.#head!;
-    this.#headAlone = this.#headReadAlone && this.#bodyReads <= 1;
+    this.#shortAnswer = this.#bodyReads <= 1;
+    this.#headAlone = this.#headReadAlone && this.#shortAnswer;
     let idleMs = this.#options.keepAliveTimeout;
     if (head.keepAliveTimeoutMs !== -1)
       idleMs = Math.min(idleMs, head.keepAliveTimeoutMs - KEEP_ALIVE_THRESHOLD_MS);

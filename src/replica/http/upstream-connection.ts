@@ -12,7 +12,9 @@
  * reusing such a connection waits that long. A fresh connection acknowledges at once. So a response
  * whose head arrived in a read of its own and whose body came, complete, in the next one marks its
  * server (`UpstreamPeer.sawHeadAlone`): for a while its requests get a connection of their own, closed
- * after the answer, as nginx does without `keepalive`.
+ * after the answer, as nginx does without `keepalive`. On those fresh connections the answer often
+ * comes whole, read late, and cannot show the pattern: any short answer keeps the mark (a server whose
+ * long answers span reads loses it a minute later).
  */
 import type { Clock } from '../../shared/clock.ts';
 import { Http1Client, type Http1Handler, type Http1Request } from './http1-client.ts';
@@ -24,6 +26,8 @@ export interface ConnectionPeer {
   readonly port: number;
   /** The server wrote a response head alone and its body after it (see above). */
   sawHeadAlone(): void;
+  /** A response came whole in at most two reads: the server's mark, if it has one, holds on. */
+  answeredShort(): void;
 }
 
 /** The exchange's side of a request: the client's handler callbacks, as the exchange has them. */
@@ -139,6 +143,7 @@ export class UpstreamConnection implements CachedConnection<UpstreamConnection>,
     const headAlone = this.#client.headAlone;
     handler.onComplete(null);
     if (headAlone) this.peer.sawHeadAlone();
+    else if (this.#client.shortAnswer) this.peer.answeredShort();
     if (this.#last || headAlone) {
       this.close();
       return;

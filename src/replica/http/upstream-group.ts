@@ -112,6 +112,12 @@ export class UpstreamPeer {
     if (first) this.#cache.closeTo(this);
   }
 
+  /** @internal a short answer: a marked server stays marked (its fresh connections hide the pattern). */
+  answeredShort(): void {
+    if (this.headAloneUntilMs !== 0)
+      this.headAloneUntilMs = this.#options.clock.nowMs() + this.#options.headAloneMemoryMs;
+  }
+
   #ownConnection(): boolean {
     if (this.headAloneUntilMs === 0) return false;
     if (this.#options.clock.nowMs() < this.headAloneUntilMs) return true;
