@@ -44,6 +44,8 @@ export interface Http1Handler {
   onRequestSent(): void;
   onHeaders(statusCode: number, rawHeaders: string[], resume: () => void, statusText: string): boolean;
   onData(chunk: Buffer): boolean;
+  /** The read that brought the head or body so far is over, and the response goes on. */
+  onReadEnd(): void;
   onComplete(trailers: string[] | null): void;
   onError(err: Error): void;
 }
@@ -330,6 +332,7 @@ export class Http1Client {
     }
     // bytes while no request waits for them: the connection cannot carry another
     else this.#socket?.destroy();
+    if (this.#state === BODY) this.#handler?.onReadEnd();
     return !this.#paused;
   }
 

@@ -77,10 +77,6 @@ function onResponseClose(this: TrackedResponse): void {
   this[kExchange]?.responseClosed();
 }
 
-function flushHead(exchange: { flushHead(): void }): void {
-  exchange.flushHead();
-}
-
 function onHoldElapsed(exchange: { holdElapsed(): void }): void {
   exchange.holdElapsed();
 }
@@ -429,14 +425,17 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
     this.status = statusCode;
     this.#statusText = statusText;
     this.#responseHeaders = clientResponseHeaders(rawHeaders);
-    // The head waits for the end of this parser run: a small response then goes out head, body and
-    // all in one write. A head with no body yet still leaves on the next tick.
-    process.nextTick(flushHead, this);
+    // The head waits for the end of the read that brought it: a small response then goes out head,
+    // body and all in one write (onComplete); one that goes on leaves at the read's end (onReadEnd).
     return true;
   }
 
-  /** @internal the parser run that delivered the head is over. */
-  flushHead(): void {
+  /** The read that brought the head (or more of the body) is over and the response goes on. */
+  onReadEnd(): void {
+    this.#flushHead();
+  }
+
+  #flushHead(): void {
     if (this.state !== FORWARDING || this.res.headersSent) return;
     this.#writeHead();
     const pending = this.#pending;
@@ -465,7 +464,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
         this.#pending = chunk;
         return true;
       }
-      this.flushHead();
+      this.#flushHead();
     }
     this.#bodyBytes += chunk.length;
     if (res.write(chunk)) return true;

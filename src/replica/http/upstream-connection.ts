@@ -136,6 +136,10 @@ export class UpstreamConnection implements CachedConnection<UpstreamConnection>,
     return this.#handler!.onData(chunk);
   }
 
+  onReadEnd(): void {
+    this.#handler!.onReadEnd();
+  }
+
   onComplete(): void {
     const handler = this.#handler!;
     this.#handler = null;
