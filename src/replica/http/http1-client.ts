@@ -1,8 +1,8 @@
 /**
  * One HTTP/1.1 connection to an upstream server, carrying one request at a time: the request head
- * written in one piece (its body after it, as it comes), the response read straight off the socket
- * (http1-response.ts) and handed on through the callbacks of undici's raw dispatch handler, which the
- * exchange implements. It replaced an undici `Client` per connection: the request objects, queue,
+ * written in one piece, its body after it as it comes (http1-request.ts), the response read straight
+ * off the socket (http1-response.ts) and handed on through the callbacks of undici's raw dispatch
+ * handler, which the exchange implements. It replaced an undici `Client` per connection: the request objects, queue,
  * checks and stream plumbing of a general client cost a proxied request about a fifth of its CPU, and
  * the data path needs none of them (node:http validated the client's head; the proxy writes the rest).
  * Reads land in one buffer shared by every upstream socket (`onread`: no stream per read); what is kept
@@ -14,7 +14,6 @@
  * close it, so that no request goes out on a connection the server is closing. One timer per
  * connection, re-armed.
  */
-import type { IncomingMessage } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import {
   BodyTimeoutError,
@@ -27,6 +26,13 @@ import {
   SocketError,
 } from './http1-errors.ts';
 import {
+  type Http1Handler,
+  type Http1Request,
+  requestHead,
+  streamBody,
+  validTarget,
+} from './http1-request.ts';
+import {
   CHUNKED,
   ChunkedDecoder,
   type Framing,
@@ -36,31 +42,6 @@ import {
   type ResponseHead,
   UNTIL_CLOSE,
 } from './http1-response.ts';
-
-/** undici's raw dispatch handler, as the exchange implements it. */
-export interface Http1Handler {
-  onConnect(abort: (err?: Error) => void): void;
-  onBodySent(chunk: Buffer | string | number): void;
-  onRequestSent(): void;
-  onHeaders(statusCode: number, rawHeaders: string[], resume: () => void, statusText: string): boolean;
-  onData(chunk: Buffer): boolean;
-  /** The read that brought the head or body so far is over, and the response goes on. */
-  onReadEnd(): void;
-  onComplete(trailers: string[] | null): void;
-  onError(err: Error): void;
-}
-
-export interface Http1Request {
-  readonly path: string;
-  readonly method: string;
-  /** `[name, value, …]`; `host` and `content-length` among them are taken as undici takes them. */
-  readonly headers: readonly string[];
-  readonly body: IncomingMessage | null;
-  readonly headersTimeout?: number | undefined;
-  readonly bodyTimeout?: number | undefined;
-  /** The connection's last request: sent with `Connection: close`, closed after the answer. */
-  readonly reset?: boolean;
-}
 
 export interface Http1ClientOptions {
   /** `proxy_connect_timeout`. */
@@ -74,8 +55,6 @@ export interface Http1ClientOptions {
   readonly onDisconnect: () => void;
 }
 
-/** Methods whose request carries a body by their meaning: an empty one is sent as `content-length: 0`. */
-const EXPECTS_PAYLOAD = new Set(['PUT', 'POST', 'PATCH', 'QUERY', 'PROPFIND', 'PROPPATCH']);
 const DEFAULT_MAX_HEADER_SIZE = 16 * 1024;
 /** How long before the server's announced idle timeout a connection stops being reused (undici's). */
 const KEEP_ALIVE_THRESHOLD_MS = 2000;
@@ -103,11 +82,6 @@ const HEADERS_TIMER = 1;
 const BODY_TIMER = 2;
 const IDLE_TIMER = 3;
 const CONNECT_TIMER = 4;
-
-/** A request target that can go out on a request line: origin form, bytes 0x21–0xff (as undici checks). */
-function validTarget(path: string): boolean {
-  return path.charCodeAt(0) === 0x2f /* / */ && !/[^\u0021-\u00ff]/.test(path);
-}
 
 function onTimer(client: Http1Client): void {
   client.timedOut();
@@ -238,86 +212,31 @@ export class Http1Client {
       if (this.#handler === handler) this.#fail(err ?? new RequestAbortedError());
     });
     if (this.#request !== request) return; // aborted in onConnect
-    let host: string | null = null;
-    let contentLength: string | null = null;
-    let lines = '';
-    const headers = request.headers;
-    for (let i = 0; i < headers.length; i += 2) {
-      const name = headers[i]!;
-      const value = headers[i + 1]!;
-      if (name.length === 4 && name.toLowerCase() === 'host') {
-        host ??= value;
-        continue;
-      }
-      if (name.length === 14 && name.toLowerCase() === 'content-length') {
-        contentLength = value;
-        continue;
-      }
-      lines += `${name}: ${value}\r\n`;
-    }
+    const head = requestHead(request, this.#hostHeader, this.#reset);
+    const socket = this.#socket!;
+    socket.write(head.text, 'latin1');
     const body = request.body;
-    let head = `${request.method} ${request.path} HTTP/1.1\r\n${host === null ? this.#hostHeader : `host: ${host}\r\n`}${this.#reset ? 'connection: close\r\n' : 'connection: keep-alive\r\n'}${lines}`;
     if (body === null) {
-      if (contentLength !== null && contentLength !== '0') head += `content-length: ${contentLength}\r\n`;
-      else if (EXPECTS_PAYLOAD.has(request.method)) head += 'content-length: 0\r\n';
-      this.#socket!.write(`${head}\r\n`, 'latin1');
       this.#requestSent();
       return;
     }
-    const chunked = contentLength === null;
-    head += chunked ? 'transfer-encoding: chunked\r\n' : `content-length: ${contentLength}\r\n`;
-    this.#socket!.write(`${head}\r\n`, 'latin1');
-    this.#sendBody(body, chunked);
+    this.#stopBody = streamBody(body, socket, head.chunked, {
+      current: () => this.#request === request && this.#state !== CLOSED,
+      // the head's wait counts from the last piece of the request that went out
+      wrote: (chunk) => {
+        if (this.#timerKind === HEADERS_TIMER) this.#timer?.refresh();
+        this.#handler?.onBodySent(chunk);
+      },
+      ended: () => {
+        if (this.#timerKind === HEADERS_TIMER) this.#timer?.refresh();
+        this.#requestSent();
+      },
+    });
   }
 
   #requestSent(): void {
     this.#sent = true;
     this.#handler?.onRequestSent();
-  }
-
-  /** Streams the client's body upstream (chunked when it has no length), pausing it while the socket is full. */
-  #sendBody(body: IncomingMessage, chunked: boolean): void {
-    const socket = this.#socket!;
-    const request = this.#request;
-    const current = () => this.#request === request && this.#state !== CLOSED;
-    const onDrain = () => {
-      if (current()) body.resume();
-    };
-    const onData = (chunk: Buffer) => {
-      if (!current()) return;
-      let more: boolean;
-      if (chunked) {
-        // size line, data and CRLF leave in one write
-        socket.cork();
-        socket.write(`${chunk.length.toString(16)}\r\n`, 'latin1');
-        socket.write(chunk);
-        more = socket.write('\r\n', 'latin1');
-        socket.uncork();
-      } else more = socket.write(chunk);
-      // the head's wait counts from the last piece of the request that went out
-      if (this.#timerKind === HEADERS_TIMER) this.#timer?.refresh();
-      this.#handler?.onBodySent(chunk);
-      if (!more && current()) {
-        body.pause();
-        socket.once('drain', onDrain);
-      }
-    };
-    const onEnd = () => {
-      cleanup();
-      if (!current()) return;
-      if (chunked) socket.write('0\r\n\r\n', 'latin1');
-      if (this.#timerKind === HEADERS_TIMER) this.#timer?.refresh();
-      this.#requestSent();
-    };
-    const cleanup = () => {
-      body.off('data', onData);
-      body.off('end', onEnd);
-      socket.off('drain', onDrain);
-    };
-    this.#stopBody = cleanup;
-    body.on('data', onData);
-    body.on('end', onEnd);
-    if (body.isPaused()) body.resume();
   }
 
   /**

@@ -17,7 +17,8 @@
  * long answers span reads loses it a minute later).
  */
 import type { Clock } from '../../shared/clock.ts';
-import { Http1Client, type Http1Handler, type Http1Request } from './http1-client.ts';
+import { Http1Client } from './http1-client.ts';
+import type { Http1Handler, Http1Request } from './http1-request.ts';
 import type { CachedConnection, KeepaliveCache } from './upstream-keepalive.ts';
 
 /** What a connection needs of its server (`UpstreamPeer` in upstream-group.ts). */

@@ -12,7 +12,7 @@ import type { UpstreamQueueSpec, UpstreamServerSpec } from '../../config/model.t
 import type { UpstreamInfo } from '../../engine/upstream/upstream-info.ts';
 import { type Clock, systemClock } from '../../shared/clock.ts';
 import { LimitswitchError } from '../../shared/errors.ts';
-import type { Http1Request } from './http1-client.ts';
+import type { Http1Request } from './http1-request.ts';
 import { type ConnectionOptions, type ExchangeHandler, UpstreamConnection } from './upstream-connection.ts';
 import { DEFAULT_KEEPALIVE, KeepaliveCache, type KeepaliveSettings } from './upstream-keepalive.ts';
 import { UpstreamQueue } from './upstream-queue.ts';
