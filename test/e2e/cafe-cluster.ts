@@ -8,7 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../helpers/free-port.ts';
+import { freePort, freePorts } from '../helpers/free-port.ts';
 import { RedisServer } from '../helpers/redis-server.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
@@ -135,7 +135,7 @@ export async function startCafeCluster(
 ): Promise<CafeCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'limitswitch-cafe-'));
   const redis = await RedisServer.start();
-  const [teaPort, coffeePort] = [await freePort(), await freePort()];
+  const [teaPort, coffeePort] = (await freePorts(2)) as [number, number];
   const cpPort = options.controlPlanePort ?? (await freePort());
   const upstreams = new Child('upstreams', [
     '-e',

@@ -13,3 +13,10 @@ export async function freePort(): Promise<number> {
     });
   });
 }
+
+/** Free ports, `n` of them, distinct. */
+export async function freePorts(n: number): Promise<number[]> {
+  const ports = new Set<number>();
+  while (ports.size < n) ports.add(await freePort());
+  return [...ports];
+}

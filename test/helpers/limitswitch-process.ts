@@ -11,6 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './free-port.ts';
 
+export { freePorts } from './free-port.ts';
+
 const BIN = new URL('../../bin/limitswitch.js', import.meta.url).pathname;
 const live = new Set<ChildProcess>();
 const running = new Set<LimitswitchProcess>();
@@ -250,13 +252,6 @@ export class TempDir {
   remove(): void {
     rmSync(this.path, { recursive: true, force: true });
   }
-}
-
-/** Free ports, `n` of them, distinct. */
-export async function freePorts(n: number): Promise<number[]> {
-  const ports = new Set<number>();
-  while (ports.size < n) ports.add(await freePort());
-  return [...ports];
 }
 
 /** A metric's value from a Prometheus text page (`name{labels} value`); 0 when the series is absent. */

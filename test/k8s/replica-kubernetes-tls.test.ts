@@ -11,7 +11,7 @@ import { Agent } from 'node:https';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
 import { FakeKubeApiServer } from '../helpers/fake-kube-apiserver.ts';
-import { freePort } from '../helpers/free-port.ts';
+import { freePorts } from '../helpers/free-port.ts';
 import { kubeconfig } from '../helpers/kubeconfig.ts';
 import { LimitswitchProcess, TempDir } from '../helpers/limitswitch-process.ts';
 import { TestPki } from '../helpers/tls-certs.ts';
@@ -53,7 +53,7 @@ describe('replica --kubernetes: Ingress TLS from Secrets, swapped live', { timeo
         rules: [{ host: 'cafe.example.com', paths: [{ path: '/tea', svc: 'tea-svc', port: 80 }] }],
       }),
     );
-    [httpPort, tlsPort] = [await freePort(), await freePort()];
+    [httpPort, tlsPort] = (await freePorts(2)) as [number, number];
     replica = new LimitswitchProcess('replica', [
       '--kubernetes',
       '--kubeconfig',

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Client } from 'undici';
-import { freePort } from '../helpers/free-port.ts';
+import { freePorts } from '../helpers/free-port.ts';
 import { type ReplicaRun, startReplica, stopAll, TempDir } from '../helpers/limitswitch-process.ts';
 import { startUpstream, type TestUpstream, type UpstreamRecord } from './http/harness.ts';
 
@@ -20,7 +20,7 @@ describe('replica: real client address', () => {
   const clients: Client[] = [];
 
   before(async () => {
-    const [a, b] = [await freePort(), await freePort()];
+    const [a, b] = (await freePorts(2)) as [number, number];
     upstream = await startUpstream();
     const config = dir.write(
       'nginx.conf',

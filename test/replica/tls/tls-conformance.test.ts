@@ -11,7 +11,13 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { freePort } from '../../helpers/free-port.ts';
-import { type ReplicaRun, startReplica, stopAll, TempDir } from '../../helpers/limitswitch-process.ts';
+import {
+  freePorts,
+  type ReplicaRun,
+  startReplica,
+  stopAll,
+  TempDir,
+} from '../../helpers/limitswitch-process.ts';
 import { type RunningNginx, startNginx } from '../../helpers/nginx.ts';
 import { TestPki } from '../../helpers/tls-certs.ts';
 import { type TlsAnswer, type TlsRequest, tlsGet } from '../../helpers/tls-client.ts';
@@ -171,8 +177,16 @@ describe('TLS: replica vs nginx with the same certificates', () => {
   before(async () => {
     upstream = await startUpstream((_req, res) => res.end('upstream\n'));
     nginxLegacy = await freePort();
-    nginx = await startNginx({ http: (port) => body(port, nginxLegacy, upstream.port) });
-    ports = [await freePort(), await freePort()];
+    nginx = await startNginx({
+      http: (port) => {
+        // the main port is picked after the legacy one was let go: the same port again would make one
+        // address of both servers (the legacy one a name-based second server); another port is tried
+        if (port === nginxLegacy) throw new Error('Address already in use: the legacy port');
+        return body(port, nginxLegacy, upstream.port);
+      },
+    });
+    const [main, legacy] = await freePorts(2);
+    ports = [main!, legacy!];
     const file = dir.write(
       'nginx.conf',
       `events {}\nhttp {\n${body(ports[0], ports[1], upstream.port)}\n}\n`,
