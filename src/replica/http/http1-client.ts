@@ -250,7 +250,7 @@ export class Http1Client {
       this.#readBody(chunk);
     }
     // bytes while no request waits for them: the connection cannot carry another
-    else this.#socket?.destroy();
+    else this.#closed(null);
     if (this.#state === BODY) this.#handler?.onReadEnd();
     return !this.#paused;
   }
@@ -403,7 +403,8 @@ export class Http1Client {
       return;
     }
     if (this.#handler !== null) this.#fail(new SocketError('other side closed'));
-    this.#socket?.destroy();
+    // idle: gone now, not at the socket's 'close', so that no request is sent on it meanwhile
+    else this.#closed(null);
   }
 
   #closed(err: Error | null): void {
@@ -438,7 +439,7 @@ export class Http1Client {
     }
     this.#timerKind = NO_TIMER;
     if (kind === IDLE_TIMER) {
-      this.#socket?.destroy();
+      this.#closed(null);
       return;
     }
     if (kind === CONNECT_TIMER) {
