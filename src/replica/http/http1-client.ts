@@ -2,9 +2,10 @@
  * One HTTP/1.1 connection to an upstream server, carrying one request at a time: the request head
  * written in one piece, its body after it as it comes (http1-request.ts), the response read straight
  * off the socket (http1-response.ts) and handed on through the callbacks of undici's raw dispatch
- * handler, which the exchange implements. It replaced an undici `Client` per connection: the request objects, queue,
- * checks and stream plumbing of a general client cost a proxied request about a fifth of its CPU, and
- * the data path needs none of them (node:http validated the client's head; the proxy writes the rest).
+ * handler, which the exchange implements. It replaced an undici `Client` per connection: the request
+ * objects, queue, checks and stream plumbing of a general client cost a proxied request about a fifth
+ * of its CPU, and the data path needs none of them (node:http validated the client's head; the proxy
+ * writes the rest).
  * Reads land in one buffer shared by every upstream socket (`onread`: no stream per read); what is kept
  * of them is copied. Failures are undici's error classes' names and codes (http1-errors.ts).
  *
@@ -49,13 +50,12 @@ export interface Http1ClientOptions {
   readonly keepAliveTimeout: number;
   readonly headersTimeout: number;
   readonly bodyTimeout: number;
-  /** Longest response head read (node's and undici's default: 16 KiB). */
-  readonly maxHeaderSize?: number;
   /** The connection is gone (closed by either side, or failed). Once. */
   readonly onDisconnect: () => void;
 }
 
-const DEFAULT_MAX_HEADER_SIZE = 16 * 1024;
+/** Longest response head read (node's and undici's default). */
+const MAX_HEAD_BYTES = 16 * 1024;
 /** How long before the server's announced idle timeout a connection stops being reused (undici's). */
 const KEEP_ALIVE_THRESHOLD_MS = 2000;
 const CRLF_CRLF = Buffer.from('\r\n\r\n');
@@ -110,7 +110,7 @@ export class Http1Client {
   #headReadAlone = false;
   /** Reads of the response that began after the head's. */
   #bodyReads = 0;
-  #headAlone = false;
+  /** The last response came whole in at most two reads (set when it completes). */
   #shortAnswer = false;
   #paused = false;
   readonly #resume = (): void => this.#resumeReading();
@@ -136,7 +136,7 @@ export class Http1Client {
    * `send`s: the head in a read of its own, the whole body in the next read (upstream-connection.ts).
    */
   get headAlone(): boolean {
-    return this.#headAlone;
+    return this.#headReadAlone && this.#shortAnswer;
   }
 
   /**
@@ -175,10 +175,7 @@ export class Http1Client {
 
   /** Closes the connection now (a request in flight fails with undici's `ClientDestroyedError`). */
   destroy(): void {
-    if (this.#state === CLOSED) return;
-    const socket = this.#socket;
-    if (socket === null) this.#closed(new ClientDestroyedError());
-    else socket.destroy();
+    this.#closed(new ClientDestroyedError());
   }
 
   #connect(): void {
@@ -261,9 +258,8 @@ export class Http1Client {
     let buffer = owned ? Buffer.concat([this.#headBuffer!, chunk]) : chunk;
     for (;;) {
       const end = buffer.indexOf(CRLF_CRLF);
-      const maxHeaderSize = this.#options.maxHeaderSize ?? DEFAULT_MAX_HEADER_SIZE;
-      if (end === -1 || end > maxHeaderSize) {
-        if (end > maxHeaderSize || buffer.length > maxHeaderSize) {
+      if (end === -1 || end > MAX_HEAD_BYTES) {
+        if (end > MAX_HEAD_BYTES || buffer.length > MAX_HEAD_BYTES) {
           this.#fail(new HeadersOverflowError());
           return;
         }
@@ -362,7 +358,6 @@ export class Http1Client {
     const handler = this.#handler!;
     const head = this.#head!;
     this.#shortAnswer = this.#bodyReads <= 1;
-    this.#headAlone = this.#headReadAlone && this.#shortAnswer;
     let idleMs = this.#options.keepAliveTimeout;
     if (head.keepAliveTimeoutMs !== -1)
       idleMs = Math.min(idleMs, head.keepAliveTimeoutMs - KEEP_ALIVE_THRESHOLD_MS);
@@ -373,7 +368,7 @@ export class Http1Client {
       this.#state = IDLE;
       this.#arm(IDLE_TIMER, idleMs);
     }
-    handler.onComplete(null);
+    handler.onComplete();
   }
 
   #finishRequest(): void {

@@ -12,13 +12,13 @@ import type { Socket } from 'node:net';
 /** undici's raw dispatch handler, as the exchange implements it. */
 export interface Http1Handler {
   onConnect(abort: (err?: Error) => void): void;
-  onBodySent(chunk: Buffer | string | number): void;
+  onBodySent(chunk: Buffer): void;
   onRequestSent(): void;
   onHeaders(statusCode: number, rawHeaders: string[], resume: () => void, statusText: string): boolean;
   onData(chunk: Buffer): boolean;
   /** The read that brought the head or body so far is over, and the response goes on. */
   onReadEnd(): void;
-  onComplete(trailers: string[] | null): void;
+  onComplete(): void;
   onError(err: Error): void;
 }
 

@@ -121,7 +121,7 @@ export class UpstreamConnection implements CachedConnection<UpstreamConnection>,
     this.#handler!.onConnect(abort);
   }
 
-  onBodySent(chunk: Buffer | string | number): void {
+  onBodySent(chunk: Buffer): void {
     this.#handler!.onBodySent(chunk);
   }
 
@@ -146,7 +146,7 @@ export class UpstreamConnection implements CachedConnection<UpstreamConnection>,
     this.#handler = null;
     // the whole body in the one read after the head's: the pattern that waits on a reused connection
     const headAlone = this.#client.headAlone;
-    handler.onComplete(null);
+    handler.onComplete();
     if (headAlone) this.peer.sawHeadAlone();
     else if (this.#client.shortAnswer) this.peer.answeredShort();
     if (this.#last || headAlone) {

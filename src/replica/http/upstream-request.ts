@@ -263,12 +263,12 @@ export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedReque
     if (this.hasBody) this.#sendTimer = setTimeout(onSendTimeout, this.#sendTimeoutMs, this);
   }
 
-  /** The client hands over each piece of the body it wrote (a size is read as well). */
-  onBodySent(chunk: Buffer | string | number): void {
+  /** The client hands over each piece of the body it wrote. */
+  onBodySent(chunk: Buffer): void {
     this.#sendTimer?.refresh();
     if (this.#maxBodyBytes === 0) return;
     const before = this.#bodyBytes;
-    const bytes = typeof chunk === 'number' ? chunk : chunk.length;
+    const bytes = chunk.length;
     this.#bodyBytes += bytes;
     if (this.#bodyBytes <= this.#maxBodyBytes) return;
     // nginx checks each chunk's declared size as it reads it (bytes so far + this chunk); the
