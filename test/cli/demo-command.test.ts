@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
-import { freePort } from '../helpers/free-port.ts';
+import { freePorts } from '../helpers/free-port.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/limitswitch.js', import.meta.url));
@@ -20,7 +20,8 @@ const dir = mkdtempSync(join(tmpdir(), 'limitswitch-demo-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 it('runs the cafe: banner, /coffee switched on limits every replica, counters add up, Ctrl-C exits 0', async () => {
-  const [cp, tea, coffee, ...replicaPorts] = await Promise.all([1, 2, 3, 4, 5, 6].map(() => freePort()));
+  // distinct: ports picked at once can come out the same (each is let go before the next is taken)
+  const [cp, tea, coffee, ...replicaPorts] = (await freePorts(6)) as number[];
   // The example's upstream ports, moved to free ones so the test cannot collide with anything.
   const config = join(dir, 'nginx.conf');
   writeFileSync(
@@ -45,14 +46,18 @@ it('runs the cafe: banner, /coffee switched on limits every replica, counters ad
   );
   const exited = once(child, 'exit');
   let stdout = '';
+  let stderr = '';
   child.stdout.setEncoding('utf8');
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
   const banner = new Promise<void>((resolve) =>
     child.stdout.on('data', (chunk: string) => {
       stdout += chunk;
       if (stdout.includes('Ctrl-C stops everything.')) resolve();
     }),
   );
-  await Promise.race([banner, exited.then(() => assert.fail(`demo exited early:\n${stdout}`))]);
+  await Promise.race([banner, exited.then(() => assert.fail(`demo exited early:\n${stdout}${stderr}`))]);
 
   assert.match(stdout, new RegExp(`control plane   http://127\\.0\\.0\\.1:${cp}`));
   assert.match(stdout, /store {11}embedded memory store/);
