@@ -7,7 +7,7 @@
  * of its CPU, and the data path needs none of them (node:http validated the client's head; the proxy
  * writes the rest).
  * Reads land in one buffer shared by every upstream socket (`onread`: no stream per read); what is kept
- * of them is copied. Failures are undici's error classes' names and codes (http1-errors.ts).
+ * of them is copied, a body into memory used again once written (body-buffers.ts). Failures are undici's error classes' names and codes (http1-errors.ts).
  *
  * Timers are undici's client's: a connection within `connectTimeout`, the head within `headersTimeout`
  * of the request going out, each piece of the body within `bodyTimeout` of the last, and an idle
@@ -16,6 +16,7 @@
  * connection, re-armed.
  */
 import { connect, type Socket } from 'node:net';
+import { copyBodyChunk } from './body-buffers.ts';
 import {
   BodyTimeoutError,
   ClientDestroyedError,
@@ -315,21 +316,21 @@ export class Http1Client {
     this.#timer?.refresh();
     const handler = this.#handler!;
     const framing: Framing = this.#head!.framing;
-    // what the handler gets it may keep: copies out of the shared read buffer
+    // what the handler gets it may keep: copies out of the shared read buffer (body-buffers.ts)
     if (framing === UNTIL_CLOSE) {
-      if (!handler.onData(Buffer.from(chunk))) this.#pause();
+      if (!handler.onData(copyBodyChunk(chunk))) this.#pause();
       return;
     }
     if (framing === LENGTH) {
       const remaining = this.#remaining;
       if (chunk.length <= remaining) {
         this.#remaining = remaining - chunk.length;
-        if (!handler.onData(Buffer.from(chunk))) this.#pause();
+        if (!handler.onData(copyBodyChunk(chunk))) this.#pause();
         if (this.#remaining === 0 && this.#handler === handler) this.#complete(true);
         return;
       }
       // more than the body: the rest is no answer to anything
-      handler.onData(Buffer.from(chunk.subarray(0, remaining)));
+      handler.onData(copyBodyChunk(chunk.subarray(0, remaining)));
       this.#remaining = 0;
       if (this.#handler === handler) this.#complete(false);
       return;
@@ -339,7 +340,7 @@ export class Http1Client {
     let wantMore = true;
     try {
       done = decoder.push(chunk, (data) => {
-        if (this.#handler === handler && !handler.onData(Buffer.from(data))) wantMore = false;
+        if (this.#handler === handler && !handler.onData(copyBodyChunk(data))) wantMore = false;
       });
     } catch (err) {
       this.#fail(err as Error);

@@ -10,6 +10,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { isPooledBodyChunk, releaseBodyChunk } from './body-buffers.ts';
 import type {
   ClientClosedCallback,
   ClientFault,
@@ -442,8 +443,16 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
     if (pending !== null) {
       this.#pending = null;
       this.#bodyBytes += pending.length;
-      this.res.write(pending);
+      this.#write(pending);
     }
+  }
+
+  /** Writes a chunk of the body; one in a pooled slab goes back once written (body-buffers.ts). */
+  #write(chunk: Buffer): boolean {
+    if (!isPooledBodyChunk(chunk)) return this.res.write(chunk);
+    return this.res.write(chunk, (err?: Error | null) => {
+      if (!err) releaseBodyChunk(chunk);
+    });
   }
 
   #writeHead(): void {
@@ -467,7 +476,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
       this.#flushHead();
     }
     this.#bodyBytes += chunk.length;
-    if (res.write(chunk)) return true;
+    if (this.#write(chunk)) return true;
     res.once('drain', this.#resume!);
     return false;
   }
@@ -485,7 +494,8 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
     } else {
       this.#pending = null;
       this.#bodyBytes += pending.length;
-      res.end(pending);
+      if (isPooledBodyChunk(pending)) res.end(pending, () => releaseBodyChunk(pending));
+      else res.end(pending);
     }
   }
 }
