@@ -7,7 +7,8 @@
  * of its CPU, and the data path needs none of them (node:http validated the client's head; the proxy
  * writes the rest).
  * Reads land in one buffer shared by every upstream socket (`onread`: no stream per read); what is kept
- * of them is copied, a body into memory used again once written (body-buffers.ts). Failures are undici's error classes' names and codes (http1-errors.ts).
+ * of them is copied, a body into memory used again once written (body-buffers.ts). Failures are
+ * undici's error classes' names and codes (http1-errors.ts).
  *
  * Timers are undici's client's: a connection within `connectTimeout`, the head within `headersTimeout`
  * of the request going out, each piece of the body within `bodyTimeout` of the last, and an idle
@@ -181,14 +182,15 @@ export class Http1Client {
 
   #connect(): void {
     this.#state = CONNECTING;
+    // TCP_NODELAY once connected (set on the socket before it, it was set twice); no TCP keep-alive
+    // probes (nginx's `proxy_socket_keepalive off`): Node's default
     const socket = connect({
       host: this.#host,
       port: this.#port,
+      noDelay: true,
       onread: { buffer: READ_BUFFER, callback: onRead as (bytes: number, buffer: Uint8Array) => boolean },
     }) as ClientSocket;
     socket[kClient] = this;
-    // no TCP keep-alive probes (nginx's `proxy_socket_keepalive off`): Node's default
-    socket.setNoDelay(true);
     this.#socket = socket;
     this.#arm(CONNECT_TIMER, this.#options.connectTimeout);
     socket.once('connect', () => {
