@@ -180,12 +180,12 @@ export async function startReplica(
   args: readonly string[] = [],
   options: { status?: boolean; env?: Record<string, string> } = {},
 ): Promise<ReplicaRun> {
-  const all = [...args];
-  if (options.status !== false && !all.includes('--status-listen')) {
-    all.push('--status-listen', `127.0.0.1:${await freePort()}`);
-  }
-  const child = new LimitswitchProcess('replica', ['-c', configFile, ...all], options.env);
-  const line = await started(child, 'replica listening');
+  const ownStatusPort = options.status !== false && !args.includes('--status-listen');
+  const { child, line } = await startOnFreePort(ownStatusPort, async (port) => {
+    const all = port === null ? [...args] : [...args, '--status-listen', `127.0.0.1:${port}`];
+    const child = new LimitswitchProcess('replica', ['-c', configFile, ...all], options.env);
+    return { child, line: await started(child, 'replica listening') };
+  });
   return {
     process: child,
     // `listen` is `host:port` as bound; a replica process serves its configured ports as they are.
@@ -210,10 +210,30 @@ export async function startControlPlane(
   args: readonly string[],
   env: Record<string, string> = {},
 ): Promise<ControlPlaneRun> {
-  const port = await freePort();
-  const child = new LimitswitchProcess('control-plane', ['--listen', `127.0.0.1:${port}`, ...args], env);
-  await started(child, 'control plane listening');
+  const { child, port } = await startOnFreePort(true, async (port) => {
+    const child = new LimitswitchProcess('control-plane', ['--listen', `127.0.0.1:${port}`, ...args], env);
+    await started(child, 'control plane listening');
+    return { child, port: port! };
+  });
   return { process: child, url: `http://127.0.0.1:${port}` };
+}
+
+/**
+ * Starts a process on a port picked free here (`pick`), or on none: a port picked free can be taken
+ * by another test before the process binds it, so a bind failure on that port is tried again on
+ * another one, as the nginx helper does.
+ */
+async function startOnFreePort<T>(pick: boolean, start: (port: number | null) => Promise<T>): Promise<T> {
+  if (!pick) return start(null);
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    try {
+      return await start(port);
+    } catch (err) {
+      const tookPort = err instanceof Error && err.message.includes(`bind() to 127.0.0.1:${port} failed`);
+      if (!tookPort || attempt === 3) throw err;
+    }
+  }
 }
 
 /** Waits for the start-up line; a process that does not get there is killed (it would keep the test alive). */
