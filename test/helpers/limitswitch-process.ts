@@ -51,8 +51,14 @@ export class LimitswitchProcess {
   #stderr = '';
   #partial = '';
 
-  constructor(command: string, args: readonly string[], env: Record<string, string> = {}) {
-    const child = spawn(process.execPath, [BIN, command, ...args], {
+  /** `nodeArgs`: options for node itself, before the script (as a container's `command` gives them). */
+  constructor(
+    command: string,
+    args: readonly string[],
+    env: Record<string, string> = {},
+    nodeArgs: readonly string[] = [],
+  ) {
+    const child = spawn(process.execPath, [...nodeArgs, BIN, command, ...args], {
       env: { ...process.env, LIMITSWITCH_TOKENS: '', REDIS_URL: '', POD_NAME: '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -178,12 +184,17 @@ export interface ReplicaRun {
 export async function startReplica(
   configFile: string,
   args: readonly string[] = [],
-  options: { status?: boolean; env?: Record<string, string> } = {},
+  options: { status?: boolean; env?: Record<string, string>; nodeArgs?: readonly string[] } = {},
 ): Promise<ReplicaRun> {
   const ownStatusPort = options.status !== false && !args.includes('--status-listen');
   const { child, line } = await startOnFreePort(ownStatusPort, async (port) => {
     const all = port === null ? [...args] : [...args, '--status-listen', `127.0.0.1:${port}`];
-    const child = new LimitswitchProcess('replica', ['-c', configFile, ...all], options.env);
+    const child = new LimitswitchProcess(
+      'replica',
+      ['-c', configFile, ...all],
+      options.env,
+      options.nodeArgs,
+    );
     return { child, line: await started(child, 'replica listening') };
   });
   return {
