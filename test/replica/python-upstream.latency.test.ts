@@ -231,6 +231,11 @@ describe('replica: latency in front of a Python http.server, against nginx', () 
     test(`${kind} client connections: median within ${ALLOWED_MS} ms of nginx's, 99th percentile within ${TAIL_ALLOWED_MS} ms (no delayed acknowledgement)`, (t) => {
       const { nginx: n, replica: r } = chosen.pooled.get(kind)!;
       t.diagnostic(`nginx ${figures(n)}; replica ${figures(r)} (round ${rounds.indexOf(chosen) + 1})`);
+      // the 99th percentile's distance from nginx's, reported against the 2 ms it is measured by
+      const p99AddedMs = quantile(r, 0.99) - quantile(n, 0.99);
+      t.diagnostic(
+        `p99 ${p99AddedMs.toFixed(2)} ms from nginx's (${p99AddedMs <= ALLOWED_MS ? 'within' : 'over'} ${ALLOWED_MS} ms)`,
+      );
       assert.ok(quantile(r, 0.5) <= quantile(n, 0.5) + ALLOWED_MS, roundsMissed());
       assert.ok(quantile(r, 0.99) <= quantile(n, 0.99) + TAIL_ALLOWED_MS, roundsMissed());
     });
