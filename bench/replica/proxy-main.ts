@@ -5,9 +5,9 @@
  * on a seed-style config with the switch on and a rate nothing reaches), `conn` (the same with
  * `limit_conn` in place of `limit_req`, a number of connections nothing reaches), `tls` (the engine
  * hook on a `listen … ssl http2` server: TLS, ALPN h2 or HTTP/1.1; the certificate and key files in
- * BENCH_TLS_CERT / BENCH_TLS_KEY). `keepalive`: the upstream
- * block's `keepalive` (64, with `keepalive_requests 1000000` as nginx's side has), or `none` for a block without it (the replica's default). Reports
- * `{ port }` to the parent over IPC.
+ * BENCH_TLS_CERT / BENCH_TLS_KEY). `keepalive`: the upstream block's `keepalive` (64, with
+ * `keepalive_requests 1000000` as nginx's side has), or `none` for a block without it (the replica's
+ * default). Reports `{ port }` to the parent over IPC.
  */
 import { createServer } from 'node:net';
 import { buildSite } from '../../src/config/build-site.ts';

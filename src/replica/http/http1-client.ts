@@ -103,6 +103,8 @@ export class Http1Client {
   #reset = false;
   #timer: NodeJS.Timeout | null = null;
   #timerKind = NO_TIMER;
+  /** The delay the timer was last set with (a re-arm with the same one only refreshes it). */
+  #timerMs = 0;
   /** Response bytes before the end of a head. */
   #headBuffer: Buffer | null = null;
   #head: ResponseHead | null = null;
@@ -118,7 +120,6 @@ export class Http1Client {
   readonly #resume = (): void => this.#resumeReading();
   /** Stops reading the client's body for the request in progress (set while one streams). */
   #stopBody: (() => void) | null = null;
-  #timerMs = 0;
 
   /** `host`: a name or an address (IPv6 without brackets). */
   constructor(host: string, port: number, options: Http1ClientOptions) {

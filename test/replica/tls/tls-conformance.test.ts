@@ -10,14 +10,8 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { freePort } from '../../helpers/free-port.ts';
-import {
-  freePorts,
-  type ReplicaRun,
-  startReplica,
-  stopAll,
-  TempDir,
-} from '../../helpers/limitswitch-process.ts';
+import { freePort, freePorts } from '../../helpers/free-port.ts';
+import { type ReplicaRun, startReplica, stopAll, TempDir } from '../../helpers/limitswitch-process.ts';
 import { type RunningNginx, startNginx } from '../../helpers/nginx.ts';
 import { TestPki } from '../../helpers/tls-certs.ts';
 import { type TlsAnswer, type TlsRequest, tlsGet } from '../../helpers/tls-client.ts';
