@@ -23,7 +23,12 @@ import {
   type Http2ServerResponse,
   type ServerHttp2Session,
 } from 'node:http2';
-import type { AddressInfo, Socket } from 'node:net';
+import {
+  type AddressInfo,
+  createServer as createNetServer,
+  type Server as NetServer,
+  type Socket,
+} from 'node:net';
 import type { RealIpConf } from '../../config/model.ts';
 import { type NginxAddr, normalizePeerAddress, parseAddr } from '../../engine/net/address-text.ts';
 import { bindError } from '../../shared/bind-error.ts';
@@ -39,7 +44,10 @@ import type {
 } from './decision.ts';
 import { type EdgeConf, EdgeListener } from './edge-listener.ts';
 import { adaptH2 } from './h2-request.ts';
+import { Http1Connection, type Http1Host } from './http1-connection.ts';
 import { isLingering, lingeringClose } from './lingering-close.ts';
+import type { PlainRequest } from './plain-request.ts';
+import type { PlainResponse } from './plain-response.ts';
 import { Exchange, exchangeOf } from './proxy-exchange.ts';
 import { compileRealIp, type RealIpResolver } from './real-ip.ts';
 import { closesConnection, errorPage, statusReason, wireStatus } from './status-pages.ts';
@@ -83,6 +91,9 @@ export interface ProxyServerOptions<D extends Decision = Decision> {
   readonly onHandshakeFailed?: (message: string, socket: Socket) => void;
 }
 
+/** node:http's default `maxHeaderSize` (16 KiB), when no rules set one. */
+const DEFAULT_MAX_HEADER_BYTES = 16 * 1024;
+
 /** nginx's `http2_max_concurrent_streams` (128). */
 const H2_MAX_CONCURRENT_STREAMS = 128;
 
@@ -124,6 +135,11 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
   held = 0;
   readonly #edgeConf: EdgeConf | null;
   #edge: EdgeListener | null = null;
+  /** The listening socket of a plain address (an `ssl`/`http2` one listens through the edge). */
+  #plainListener: NetServer | null = null;
+  /** HTTP/1 connections read by the replica itself (until node:http takes them). */
+  readonly #http1 = new Set<Http1Connection>();
+  readonly #http1Host: Http1Host;
   #h2: Http2Server | null = null;
   readonly #h2Sessions = new Set<ServerHttp2Session>();
   readonly #onHandshakeFailed: ((message: string, socket: Socket) => void) | null;
@@ -169,6 +185,23 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
     if (this.#canUpgrade !== null) this.server.on('upgrade', this.#onUpgrade);
     this.#edgeConf = options.edge ?? null;
     this.#onHandshakeFailed = options.onHandshakeFailed ?? null;
+    this.#http1Host = this.#createHttp1Host();
+  }
+
+  #createHttp1Host(): Http1Host {
+    const proxy = this;
+    const server = this.server;
+    return {
+      keepAliveTimeoutMs: server.keepAliveTimeout,
+      headersTimeoutMs: server.headersTimeout,
+      get closing() {
+        return proxy.closing;
+      },
+      maxHeadBytes: () => this.clientInput?.maxHeaderBytes() ?? DEFAULT_MAX_HEADER_BYTES,
+      request: (req, res) => this.#onPlainRequest(req, res),
+      handOver: (socket) => server.emit('connection', socket),
+      released: (connection) => this.#http1.delete(connection),
+    };
   }
 
   /** New servers and certificates for an `ssl`/`http2` address (a reload); open connections keep theirs. */
@@ -190,22 +223,35 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
 
   /** Starts listening; resolves with the bound address, rejects with nginx's `bind() … failed`. */
   listen(port: number, host = '127.0.0.1'): Promise<AddressInfo> {
-    const listener = this.#edgeConf === null ? this.server : this.#createEdge(this.#edgeConf).server;
+    const listener =
+      this.#edgeConf === null ? this.#createPlainListener() : this.#createEdge(this.#edgeConf).server;
     return new Promise((resolve, reject) => {
       const fail = (err: unknown) => reject(bindError(host, port, err));
       listener.once('error', fail);
       listener.listen(port, host, () => {
         listener.off('error', fail);
-        // node:http tracks connections (idle close, header timeouts) from its 'listening'
-        if (listener !== this.server) this.server.emit('listening');
+        // node:http tracks the connections it is given (idle close, header timeouts) from its 'listening'
+        this.server.emit('listening');
         resolve(listener.address() as AddressInfo);
       });
     });
   }
 
+  /** As node:http listens (half-open connections allowed: its own rules decide when to end them). */
+  #createPlainListener(): NetServer {
+    this.#plainListener = createNetServer({ allowHalfOpen: true, noDelay: true }, this.#acceptHttp1);
+    return this.#plainListener;
+  }
+
+  /** A new HTTP/1 connection (plain, or TLS after its handshake) starts out read by the replica. */
+  #acceptHttp1 = (socket: Socket): void => {
+    (socket as PeerSocket)[kPeer] = this.#peerOf(socket);
+    this.#http1.add(new Http1Connection(socket, this.#http1Host));
+  };
+
   #createEdge(conf: EdgeConf): EdgeListener {
     this.#edge = new EdgeListener(conf, {
-      http1: (socket) => this.server.emit('connection', socket),
+      http1: this.#acceptHttp1,
       http2: (socket) => this.#h2Server().emit('connection', socket),
       plainOnTls: (socket) => {
         (socket as PlainSocket)[kPlainOnTls] = true;
@@ -259,17 +305,16 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
         if (force !== null) clearTimeout(force);
         resolve();
       };
-      if (this.#edge === null) this.server.close(closed);
-      else {
-        // the edge counts the connections; the HTTP/1 server closes its idle ones
-        this.#edge.server.close(closed);
-        this.server.close();
-        for (const session of this.#h2Sessions) session.close();
-      }
+      // the listening socket counts the connections; the HTTP/1 servers close their idle ones
+      (this.#edge?.server ?? this.#plainListener)?.close(closed) ?? closed();
+      this.server.close();
+      this.#closeIdleHttp1();
+      for (const session of this.#h2Sessions) session.close();
       if (options.forceAfterMs !== undefined) {
         force = setTimeout(() => {
           for (const session of this.#h2Sessions) session.destroy();
           this.server.closeAllConnections();
+          for (const connection of this.#http1) connection.socket.destroy();
           for (const tunnel of this.#tunnels) tunnel.destroy();
           for (const socket of this.#upgrading) socket.destroy();
         }, options.forceAfterMs);
@@ -281,7 +326,16 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
 
   /** @internal */
   exchangeEnded(): void {
-    if (this.#closing) setImmediate(() => this.server.closeIdleConnections());
+    if (this.#closing) {
+      setImmediate(() => {
+        this.server.closeIdleConnections();
+        this.#closeIdleHttp1();
+      });
+    }
+  }
+
+  #closeIdleHttp1(): void {
+    for (const connection of this.#http1) connection.closeIfIdle();
   }
 
   /** @internal */
@@ -394,6 +448,14 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
     const { peer, addr, port } = this.#clientOf(req);
     this.#run(new Exchange<D>(this, req, res, peer.text, peer.port, addr, port));
   };
+
+  #onPlainRequest(req: PlainRequest, res: PlainResponse): void {
+    const request = req as unknown as IncomingMessage;
+    const { peer, addr, port } = this.#clientOf(request);
+    this.#run(
+      new Exchange<D>(this, request, res as unknown as ServerResponse, peer.text, peer.port, addr, port),
+    );
+  }
 
   #onUpgrade = (req: IncomingMessage, socket: Socket, head: Buffer): void => {
     // The parser is gone from this connection: answers go out through a response of our own, and

@@ -1,0 +1,156 @@
+/**
+ * A client's HTTP/1.1 connection, read by the replica itself while its requests are the common kind
+ * (plain-request-head.ts: HTTP/1.1, no body, nothing unusual), one request at a time, keep-alive as
+ * node:http keeps it. The first head that is not — a body, `Expect`, an upgrade, a head cut off in
+ * the middle of a read, anything malformed — and the rest of the connection go to node:http: the
+ * unread bytes are put back in front of the socket and node:http takes it as a new connection, at a
+ * request boundary. So node:http still answers every head nginx refuses and frames every body, and
+ * the common request skips its request and response objects, its stream machinery and its parser's
+ * crossings into C++ (a quarter of a proxied request's CPU; docs/benchmarks.md).
+ *
+ * Timeouts are node:http's: `headersTimeout` for the first head, `keepAliveTimeout` between requests.
+ */
+import type { Socket } from 'node:net';
+import { PlainRequest } from './plain-request.ts';
+import { readPlainHead } from './plain-request-head.ts';
+import { PlainResponse, type ResponseOwner } from './plain-response.ts';
+
+export interface Http1Host {
+  readonly keepAliveTimeoutMs: number;
+  readonly headersTimeoutMs: number;
+  /** A graceful close began: a finished response ends its connection. */
+  readonly closing: boolean;
+  /** The largest head node:http reads; a larger one goes to it (to be refused). */
+  maxHeadBytes(): number;
+  /** A request read here. */
+  request(req: PlainRequest, res: PlainResponse): void;
+  /** node:http takes the connection from here on (its unread bytes are back in the socket). */
+  handOver(socket: Socket): void;
+  /** The connection closed (or left for node:http). */
+  released(connection: Http1Connection): void;
+}
+
+const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
+/** Bytes buffered behind a request in progress (pipelined requests) before reading pauses. */
+const PIPELINED_BYTES_MAX = 64 * 1024;
+
+export class Http1Connection implements ResponseOwner {
+  readonly socket: Socket;
+  readonly keepAliveTimeoutS: number;
+  readonly #host: Http1Host;
+  /** Bytes read and not yet taken by a request. */
+  #unread: Buffer | null = null;
+  #response: PlainResponse | null = null;
+  /** No more requests are read here (closing, or node:http's). */
+  #done = false;
+
+  constructor(socket: Socket, host: Http1Host) {
+    this.socket = socket;
+    this.#host = host;
+    this.keepAliveTimeoutS = Math.floor(host.keepAliveTimeoutMs / 1000);
+    socket.on('data', this.#onData);
+    socket.on('end', this.#onEnd);
+    socket.on('close', this.#onClose);
+    socket.on('error', destroyOnError);
+    socket.on('drain', this.#onDrain);
+    socket.on('timeout', destroyOnError);
+    socket.setTimeout(host.headersTimeoutMs);
+  }
+
+  /** No request in progress. */
+  get idle(): boolean {
+    return this.#response === null;
+  }
+
+  #onData = (chunk: Buffer): void => {
+    this.#unread = this.#unread === null ? chunk : Buffer.concat([this.#unread, chunk]);
+    if (this.#response === null) this.#readRequests();
+    else if (this.#unread.length > PIPELINED_BYTES_MAX) this.socket.pause();
+  };
+
+  #readRequests(): void {
+    const unread = this.#unread;
+    if (unread === null || this.#done) return;
+    const end = unread.indexOf(HEAD_END);
+    if (end === -1 || end + HEAD_END.length > this.#host.maxHeadBytes()) {
+      this.#handOver();
+      return;
+    }
+    const head = readPlainHead(unread.toString('latin1', 0, end));
+    if (head === null) {
+      this.#handOver();
+      return;
+    }
+    const rest = end + HEAD_END.length;
+    this.#unread = rest === unread.length ? null : unread.subarray(rest);
+    const socket = this.socket;
+    socket.setTimeout(0);
+    const res = new PlainResponse(socket, this, head.keepAlive, head.method);
+    this.#response = res;
+    this.#host.request(new PlainRequest(head, socket), res);
+  }
+
+  /** @internal the response's last byte went out. */
+  responseFinished(res: PlainResponse, keepAlive: boolean): void {
+    if (this.#response !== res) return;
+    this.#response = null;
+    const socket = this.socket;
+    if (!keepAlive || this.#host.closing) {
+      this.#done = true;
+      // lingers instead when the answer refused the request (lingering-close.ts)
+      socket.destroySoon();
+      return;
+    }
+    socket.setTimeout(this.#host.keepAliveTimeoutMs);
+    if (socket.isPaused()) socket.resume();
+    // after the exchange has heard its response's end ('close' comes first)
+    queueMicrotask(() => {
+      if (this.#response === null) this.#readRequests();
+    });
+  }
+
+  /** Closes the connection if no request is in progress (graceful close). */
+  closeIfIdle(): void {
+    if (this.#response === null) this.socket.destroy();
+  }
+
+  #handOver(): void {
+    this.#done = true;
+    const socket = this.socket;
+    socket.off('data', this.#onData);
+    socket.off('end', this.#onEnd);
+    socket.off('close', this.#onClose);
+    socket.off('error', destroyOnError);
+    socket.off('drain', this.#onDrain);
+    socket.off('timeout', destroyOnError);
+    socket.setTimeout(0);
+    socket.pause();
+    if (this.#unread !== null) socket.unshift(this.#unread);
+    this.#unread = null;
+    this.#host.released(this);
+    this.#host.handOver(socket);
+    socket.resume();
+  }
+
+  /** The client closed its side: as node:http does, the connection ends (a response in progress is cut). */
+  #onEnd = (): void => {
+    this.#done = true;
+    if (this.socket.writable) this.socket.end();
+  };
+
+  #onClose = (): void => {
+    this.#done = true;
+    this.#host.released(this);
+    const res = this.#response;
+    this.#response = null;
+    res?.close();
+  };
+
+  #onDrain = (): void => {
+    this.#response?.emit('drain');
+  };
+}
+
+function destroyOnError(this: Socket): void {
+  this.destroy();
+}
