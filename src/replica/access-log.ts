@@ -2,11 +2,11 @@
  * nginx's `combined` access-log format:
  * `$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent"`.
  */
-import type { IncomingMessage } from 'node:http';
+import type { ClientRequestHead } from './http/decision.ts';
 import type { ResponseFacts } from './replica.ts';
 
 /** nginx's `combined` log format. */
-export function formatAccessLine(req: IncomingMessage, facts: ResponseFacts, now = new Date()): string {
+export function formatAccessLine(req: ClientRequestHead, facts: ResponseFacts, now = new Date()): string {
   const referer = req.headers.referer ?? '-';
   const agent = req.headers['user-agent'] ?? '-';
   return `${facts.remoteAddr} - - [${timeLocal(now)}] "${req.method} ${req.url} HTTP/${req.httpVersion}" ${facts.status} ${facts.bodyBytes} "${referer}" "${agent}"\n`;

@@ -8,7 +8,6 @@
  */
 
 import { createHash } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
 import { buildSite } from '../config/build-site.ts';
 import type { Config, RealIpConf } from '../config/model.ts';
 import { servedPorts } from '../engine/http/served-ports.ts';
@@ -30,7 +29,7 @@ import { StoreTrouble } from '../store/store-trouble.ts';
 import { CounterFlusher } from './counter-flusher.ts';
 import { engineHook, type RoutedDecision, upgradeHook } from './engine-hook.ts';
 import { connectionNumber, ErrorLog, requestLogContext } from './error-log.ts';
-import type { ExchangeOutcome } from './http/decision.ts';
+import type { ClientRequestHead, ExchangeOutcome } from './http/decision.ts';
 import type { EdgeConf } from './http/edge-listener.ts';
 import { ProxyServer } from './http/proxy-server.ts';
 import { UpstreamSet } from './http/upstream-group.ts';
@@ -77,7 +76,7 @@ export interface ReplicaOptions {
   readonly heartbeatIntervalMs?: number;
   readonly heartbeatTtlMs?: number;
   /** Called for every finished exchange (access log, latency metrics). */
-  readonly onCompleted?: (req: IncomingMessage, outcome: ResponseFacts) => void;
+  readonly onCompleted?: (req: ClientRequestHead, outcome: ResponseFacts) => void;
   /** A client went away while held or forwarded (nginx 499). */
   readonly onClientClosed?: (phase: string) => void;
   /** Structured events (reload errors, store trouble) for the process log. */

@@ -6,8 +6,26 @@
  * shared constant objects where the answer does not vary (e.g. one frozen `{ action: 'pass' }`), so the
  * common path allocates nothing.
  */
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
+
+/**
+ * A request's head as the hook and the logs read it: node:http's `IncomingMessage`, an HTTP/2
+ * stream's (h2-request.ts) or one the replica read itself (plain-request.ts).
+ */
+export interface ClientRequestHead {
+  readonly method?: string | undefined;
+  /** The request-target as sent. */
+  readonly url?: string | undefined;
+  readonly httpVersion: string;
+  readonly httpVersionMajor: number;
+  readonly httpVersionMinor: number;
+  /** `[name, value, …]` in the order received. */
+  readonly rawHeaders: string[];
+  /** Lower-cased names, duplicates folded as node:http folds them (computed when first read). */
+  readonly headers: IncomingHttpHeaders;
+  readonly socket: Socket;
+}
 
 /**
  * The downstream (client) side of one exchange, as the hook sees it. Valid until the response ends; do not
@@ -15,7 +33,7 @@ import type { Socket } from 'node:net';
  */
 export interface DownstreamRequest {
   /** The raw request: `method`, `url` (the request-target as sent), `rawHeaders`, `headers` (lazy). */
-  readonly req: IncomingMessage;
+  readonly req: ClientRequestHead;
   /** `$remote_addr`: the peer, or the address taken from `real_ip_header` when the peer is trusted. */
   readonly remoteAddr: string;
   /** `$remote_port`; 0 when the real-ip header carried no port (nginx then prints it empty). */

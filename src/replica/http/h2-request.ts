@@ -7,10 +7,11 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import type { ClientRequestHead } from './decision.ts';
 
 /** The request came on an HTTP/2 stream (not an HTTP/1 request line that says `HTTP/2.0`). */
-export function isH2Request(req: IncomingMessage): boolean {
-  return (req as IncomingMessage & { stream?: unknown }).stream !== undefined;
+export function isH2Request(req: ClientRequestHead): boolean {
+  return (req as ClientRequestHead & { stream?: unknown }).stream !== undefined;
 }
 
 /** Connection-specific fields (RFC 9113 §8.2.2): a response carrying them is malformed in h2. */

@@ -1,17 +1,19 @@
 /**
  * A client's HTTP/1.1 connection, read by the replica itself while its requests are the common kind
- * (plain-request-head.ts: HTTP/1.1, no body, nothing unusual), one request at a time, keep-alive as
- * node:http keeps it. The first head that is not — a body, `Expect`, an upgrade, a head cut off in
- * the middle of a read, anything malformed — and the rest of the connection go to node:http: the
- * unread bytes are put back in front of the socket and node:http takes it as a new connection, at a
- * request boundary. So node:http still answers every head nginx refuses and frames every body, and
- * the common request skips its request and response objects, its stream machinery and its parser's
- * crossings into C++ (a quarter of a proxied request's CPU; docs/benchmarks.md).
+ * (plain-request-head.ts: HTTP/1.1, a body framed by Content-Length if any, nothing unusual), one
+ * request at a time, keep-alive as node:http keeps it. The first head that is not — a chunked body,
+ * `Expect`, an upgrade, a head cut off in the middle of a read, anything malformed — and the rest of
+ * the connection go to node:http: the unread bytes are put back in front of the socket and node:http
+ * takes it as a new connection, at a request boundary. So node:http still answers every head nginx
+ * refuses, and the common request skips its request and response objects, its stream machinery and
+ * its parser's crossings into C++ (a quarter of a proxied request's CPU; docs/benchmarks.md).
  *
- * Timeouts are node:http's: `headersTimeout` for the first head, `keepAliveTimeout` between requests.
+ * node:http's rules kept here: `headersTimeout` for the first head, `keepAliveTimeout` between
+ * requests; a body not read by the time its response is over is read and dropped; a client that
+ * closes its side ends the connection, and within a body that is the exchange's fault to handle.
  */
 import type { Socket } from 'node:net';
-import { PlainRequest } from './plain-request.ts';
+import { type BodySource, PlainRequest } from './plain-request.ts';
 import { readPlainHead } from './plain-request-head.ts';
 import { PlainResponse, type ResponseOwner } from './plain-response.ts';
 
@@ -24,6 +26,8 @@ export interface Http1Host {
   maxHeadBytes(): number;
   /** A request read here. */
   request(req: PlainRequest, res: PlainResponse): void;
+  /** The client closed its side within the request's body (node:http: `HPE_INVALID_EOF_STATE`). */
+  bodyCut(res: PlainResponse): void;
   /** node:http takes the connection from here on (its unread bytes are back in the socket). */
   handOver(socket: Socket): void;
   /** The connection closed (or left for node:http). */
@@ -34,13 +38,15 @@ const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
 /** Bytes buffered behind a request in progress (pipelined requests) before reading pauses. */
 const PIPELINED_BYTES_MAX = 64 * 1024;
 
-export class Http1Connection implements ResponseOwner {
+export class Http1Connection implements ResponseOwner, BodySource {
   readonly socket: Socket;
   readonly keepAliveTimeoutS: number;
   readonly #host: Http1Host;
   /** Bytes read and not yet taken by a request. */
   #unread: Buffer | null = null;
   #response: PlainResponse | null = null;
+  /** The request whose body is still arriving. */
+  #body: PlainRequest | null = null;
   /** No more requests are read here (closing, or node:http's). */
   #done = false;
 
@@ -63,10 +69,23 @@ export class Http1Connection implements ResponseOwner {
   }
 
   #onData = (chunk: Buffer): void => {
-    this.#unread = this.#unread === null ? chunk : Buffer.concat([this.#unread, chunk]);
-    if (this.#response === null) this.#readRequests();
+    // closing (a lingering close reads and drops what still comes)
+    if (this.#done) return;
+    const data = this.#body === null ? chunk : this.#feedBody(chunk);
+    if (data === null) return;
+    this.#unread = this.#unread === null ? data : Buffer.concat([this.#unread, data]);
+    if (this.#response === null && this.#body === null) this.#readRequests();
     else if (this.#unread.length > PIPELINED_BYTES_MAX) this.socket.pause();
   };
+
+  /** Gives the body in progress what is its of `data`; returns the rest (null: none). */
+  #feedBody(data: Buffer): Buffer | null {
+    const req = this.#body!;
+    const taken = Math.min(req.remainingBytes, data.length);
+    req.push(taken === data.length ? data : data.subarray(0, taken));
+    if (req.remainingBytes === 0) this.#body = null;
+    return taken === data.length ? null : data.subarray(taken);
+  }
 
   #readRequests(): void {
     const unread = this.#unread;
@@ -85,9 +104,25 @@ export class Http1Connection implements ResponseOwner {
     this.#unread = rest === unread.length ? null : unread.subarray(rest);
     const socket = this.socket;
     socket.setTimeout(0);
+    const req = new PlainRequest(head, socket, this);
+    if (head.contentLength > 0) {
+      this.#body = req;
+      // what came with the head waits in the request until it is read
+      if (this.#unread !== null) this.#unread = this.#feedBody(this.#unread);
+    }
     const res = new PlainResponse(socket, this, head.keepAlive, head.method);
     this.#response = res;
-    this.#host.request(new PlainRequest(head, socket), res);
+    this.#host.request(req, res);
+  }
+
+  /** @internal the body waiting in the request is more than it holds. */
+  pauseReading(): void {
+    this.socket.pause();
+  }
+
+  /** @internal the request's body flows (again), or is dropped. */
+  resumeReading(): void {
+    if (!this.#done && this.socket.isPaused()) this.socket.resume();
   }
 
   /** @internal the response's last byte went out. */
@@ -102,10 +137,12 @@ export class Http1Connection implements ResponseOwner {
       return;
     }
     socket.setTimeout(this.#host.keepAliveTimeoutMs);
+    // the rest of a body nobody read is read and dropped; the next head follows it
+    this.#body?.discard();
     if (socket.isPaused()) socket.resume();
     // after the exchange has heard its response's end ('close' comes first)
     queueMicrotask(() => {
-      if (this.#response === null) this.#readRequests();
+      if (this.#response === null && this.#body === null) this.#readRequests();
     });
   }
 
@@ -135,6 +172,12 @@ export class Http1Connection implements ResponseOwner {
   /** The client closed its side: as node:http does, the connection ends (a response in progress is cut). */
   #onEnd = (): void => {
     this.#done = true;
+    if (this.#body !== null) {
+      const res = this.#response;
+      if (res === null) this.socket.destroy();
+      else this.#host.bodyCut(res);
+      return;
+    }
     if (this.socket.writable) this.socket.end();
   };
 

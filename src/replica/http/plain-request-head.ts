@@ -1,13 +1,13 @@
 /**
  * The request heads the replica reads itself (http1-connection.ts): the common shape only, parsed
  * exactly as node:http's llhttp would hand it over. Whatever is not plainly that shape — another
- * version, a body, `Expect`, an upgrade, obs-fold, a byte outside printable ASCII, a target that is
- * not a simple origin form, a head cut off mid-way — is left to node:http, which answers it as it
+ * version, a chunked body, `Expect`, an upgrade, obs-fold, a byte outside printable ASCII, a target
+ * that is not a simple origin form, a head cut off mid-way — is left to node:http, which answers it as it
  * always did (nginx's answers to malformed heads come from its parser's codes). So nothing here
  * decides what is malformed: a head is either read here or handed on untouched.
  */
 
-/** A head read here: an HTTP/1.1 request without a body. */
+/** A head read here: an HTTP/1.1 request, its body (if any) framed by `Content-Length`. */
 export interface PlainHead {
   readonly method: string;
   readonly url: string;
@@ -15,6 +15,8 @@ export interface PlainHead {
   readonly rawHeaders: string[];
   /** No `Connection: close`. */
   readonly keepAlive: boolean;
+  /** The body's length (0: none). */
+  readonly contentLength: number;
 }
 
 /** Methods read here; any other goes to node:http (whose parser knows the rest). */
@@ -24,6 +26,8 @@ const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PAT
 const REQUEST_LINE = /^([A-Z]{3,7}) (\/[A-Za-z0-9\-._~:/?[\]@!$&'()*+,;=%]*) HTTP\/1\.1$/;
 /** A header line: a token, a colon, spaces, then visible ASCII with single inner spaces allowed. */
 const HEADER_LINE = /^([!#$%&'*+\-.^_`|~0-9A-Za-z]+): *([\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?)$/;
+/** A length node:http reads as the same number (no sign, no spaces, well within 2^53). */
+const LENGTH = /^[0-9]{1,15}$/;
 /** A CR or LF that is not part of a CRLF pair (a bare line end llhttp may read differently). */
 const LONE_LINE_END = /\r(?!\n)|(?<!\r)\n/;
 
@@ -38,7 +42,7 @@ export function readPlainHead(text: string): PlainHead | null {
   const rawHeaders: string[] = [];
   let keepAlive = true;
   let sawConnection = false;
-  let sawLength = false;
+  let contentLength = -1;
   for (let i = 1; i < lines.length; i++) {
     const header = HEADER_LINE.exec(lines[i]!);
     if (header === null) return null;
@@ -55,14 +59,20 @@ export function readPlainHead(text: string): PlainHead | null {
         break;
       }
       case CONTENT_LENGTH:
-        // a body, or a second length, is node:http's to frame
-        if (sawLength || value !== '0') return null;
-        sawLength = true;
+        // a second length is node:http's to refuse
+        if (contentLength !== -1 || !LENGTH.test(value)) return null;
+        contentLength = Number(value);
         break;
     }
     rawHeaders.push(name, value);
   }
-  return { method: requestLine[1]!, url: requestLine[2]!, rawHeaders, keepAlive };
+  return {
+    method: requestLine[1]!,
+    url: requestLine[2]!,
+    rawHeaders,
+    keepAlive,
+    contentLength: Math.max(contentLength, 0),
+  };
 }
 
 const HANDED_ON = 1;

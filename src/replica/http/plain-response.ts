@@ -35,6 +35,7 @@ export class PlainResponse extends EventEmitter {
   /** The head, until it leaves with the first write. */
   #head: string | null = null;
   #finished = false;
+  #onFinished: (() => void) | null = null;
   #closed = false;
 
   constructor(socket: Socket, owner: ResponseOwner, keepAlive: boolean, method: string) {
@@ -126,17 +127,19 @@ export class PlainResponse extends EventEmitter {
     return more;
   }
 
+  /** Ends the response; `callback` runs once all of it went out. */
   end(chunk?: Buffer | string, callback?: WriteCallback): this {
     const socket = this.socket;
     if (socket === null || this.#finished) return this;
     if (!this.headersSent) this.writeHead(this.statusCode, statusReason(this.statusCode));
     socket.cork();
-    if (chunk !== undefined) this.write(chunk, callback);
-    else if (this.#head === null && !this.#chunked) callback?.();
+    if (chunk !== undefined) this.write(chunk);
     this.#finished = true;
+    this.#onFinished = callback ?? null;
     let last = this.#head ?? '';
     this.#head = null;
     if (this.#chunked) last += '0\r\n\r\n';
+    // an empty write too: its callback says the response's bytes are all out
     socket.write(last, 'latin1', this.#onLastWrite);
     socket.uncork();
     return this;
@@ -155,6 +158,7 @@ export class PlainResponse extends EventEmitter {
 
   #onLastWrite = (err?: Error | null): void => {
     if (err) return;
+    this.#onFinished?.();
     this.socket = null;
     this.#owner.responseFinished(this, this.shouldKeepAlive);
     this.close();

@@ -199,6 +199,10 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
       },
       maxHeadBytes: () => this.clientInput?.maxHeaderBytes() ?? DEFAULT_MAX_HEADER_BYTES,
       request: (req, res) => this.#onPlainRequest(req, res),
+      bodyCut: (res) => {
+        const exchange = exchangeOf(res as unknown as ServerResponse);
+        if (exchange === null || !exchange.bodyFailed('HPE_INVALID_EOF_STATE')) res.destroy();
+      },
       handOver: (socket) => server.emit('connection', socket),
       released: (connection) => this.#http1.delete(connection),
     };

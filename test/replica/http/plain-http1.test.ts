@@ -1,8 +1,9 @@
 /**
  * HTTP/1.1 read and written by the replica itself (http1-connection.ts) against node:http, which it
  * stands in for: the same handler behind both, the same bytes sent to each, and what comes back —
- * the response bytes (Date aside), the request as the handler sees it — must be the same. Heads it
- * does not read itself go to node:http with the connection, mid-stream, without a byte lost.
+ * the response bytes (Date aside), the request and its body as the handler sees them — must be the
+ * same. Heads it does not read itself go to node:http with the connection, mid-stream, without a
+ * byte lost.
  */
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
@@ -83,6 +84,8 @@ interface Served {
 let nodePort = 0;
 let plainPort = 0;
 const served: Served[] = [];
+/** Responses whose request body the client cut off (the host's `bodyCut`). */
+const cut: unknown[] = [];
 const closers: (() => void)[] = [];
 
 function handler(req: IncomingMessage, res: ServerResponse): void {
@@ -119,6 +122,10 @@ before(async () => {
     closing: false,
     maxHeadBytes: () => 16 * 1024,
     request: (req, res) => handler(req as unknown as IncomingMessage, res as unknown as ServerResponse),
+    bodyCut: (res) => {
+      cut.push(res);
+      res.destroy();
+    },
     handOver: (socket) => fallback.emit('connection', socket),
     released: (connection) => connections.delete(connection),
   };
@@ -237,10 +244,10 @@ describe('HTTP/1.1 read by the replica itself, against node:http', () => {
     assert.deepEqual(byPlain.request, byNode.request);
   });
 
-  test('pipelined: read here, a body handed to node:http mid-stream, and what follows it answered there', async () => {
+  test('pipelined: read here, a chunked body handed to node:http mid-stream, and what follows it answered there', async () => {
     const pieces = [
       'GET /length HTTP/1.1\r\nHost: a\r\n\r\n' +
-        'POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\n\r\nbody' +
+        'POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nbody\r\n0\r\n\r\n' +
         'GET /chunked HTTP/1.1\r\nHost: a\r\n\r\n',
     ];
     const { node, plain, plainServed } = await both(pieces, 3);
@@ -250,6 +257,51 @@ describe('HTTP/1.1 read by the replica itself, against node:http', () => {
       [true, false, false],
     );
     assert.match(plain, /\r\n\r\nbody/);
+  });
+
+  test('a body by Content-Length, in pieces across reads: read here, the same bytes echoed', async () => {
+    const body = 'x'.repeat(50_000);
+    const pieces = [
+      `POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
+      body.slice(10, 30_000),
+      `${body.slice(30_000)}GET /length HTTP/1.1\r\nHost: a\r\n\r\n`,
+    ];
+    const { node, plain, plainServed } = await both(pieces, 2);
+    assert.deepEqual(
+      plainServed.map((s) => s.byPlain),
+      [true, true],
+    );
+    assert.ok(plain.includes(body));
+    assert.equal(plain, node);
+  });
+
+  test('a body nobody reads is dropped after the answer, and the next request follows it', async () => {
+    const pieces = [
+      'POST /length HTTP/1.1\r\nHost: a\r\nContent-Length: 6\r\n\r\nab',
+      'cdefGET /chunked HTTP/1.1\r\nHost: a\r\n\r\n',
+    ];
+    const { node, plain, plainServed } = await both(pieces, 2);
+    assert.deepEqual(
+      plainServed.map((s) => s.byPlain),
+      [true, true],
+    );
+    assert.equal(plain, node);
+  });
+
+  test('a client that closes its side within a body: the host hears of it, nothing is answered', async () => {
+    cut.length = 0;
+    served.length = 0;
+    const socket = connect(plainPort, '127.0.0.1');
+    await once(socket, 'connect');
+    let text = '';
+    socket.on('data', (d: Buffer) => {
+      text += d.toString('latin1');
+    });
+    socket.end('POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\nshort');
+    await once(socket, 'close');
+    assert.equal(served[0]?.byPlain, true);
+    assert.equal(cut.length, 1);
+    assert.equal(text, '');
   });
 
   test('a head cut across two reads goes to node:http whole', async () => {
@@ -295,14 +347,17 @@ describe('the heads read here (readPlainHead)', () => {
       url: '/a?b=c',
       rawHeaders: ['Host', 'x', 'Accept', '*/*'],
       keepAlive: true,
+      contentLength: 0,
     });
     assert.equal(readPlainHead('GET / HTTP/1.1\r\nConnection: Close')?.keepAlive, false);
-    assert.notEqual(readPlainHead('POST / HTTP/1.1\r\nContent-Length: 0'), null);
+    assert.equal(readPlainHead('POST / HTTP/1.1\r\nContent-Length: 0')?.contentLength, 0);
+    assert.equal(readPlainHead('POST / HTTP/1.1\r\nContent-Length: 12')?.contentLength, 12);
   });
 
   const handedOn: Record<string, string> = {
     'HTTP/1.0': 'GET / HTTP/1.0\r\nHost: x',
-    'a body': 'POST / HTTP/1.1\r\nContent-Length: 3',
+    'a signed length': 'POST / HTTP/1.1\r\nContent-Length: +3',
+    'a length past 2^53': 'POST / HTTP/1.1\r\nContent-Length: 9007199254740993',
     'a chunked body': 'POST / HTTP/1.1\r\nTransfer-Encoding: chunked',
     Expect: 'POST / HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 0',
     'an upgrade': 'GET / HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade',
