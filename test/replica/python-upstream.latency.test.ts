@@ -7,14 +7,16 @@
  *
  * Requests go one at a time, alternating between nginx and the replica, over client connections
  * kept across requests and over a fresh one each: GET and POST, small and 256 KiB bodies. Per kind of
- * client connection, the replica's median must be within 2 ms of nginx's and its 99th percentile below
- * a delayed acknowledgement's cost, and per request kind its median within 2 ms too. With `keepalive` and nginx's usual `proxy_http_version 1.1;
- * proxy_set_header Connection "";` nginx itself waits on the delayed acknowledgement; the replica must
- * not add to that either.
+ * client connection, the replica's median and 99th percentile must be within 2 ms of nginx's, and per
+ * request kind its median within 2 ms too. With `keepalive` and nginx's usual `proxy_http_version 1.1;
+ * proxy_set_header Connection "";` nginx itself waits on the delayed acknowledgement (its tail moves
+ * by tens of milliseconds); there the replica's 99th percentile must stay below one more of them.
  *
- * The replica spends more CPU per request than nginx, so a busy machine can fill its tail: the
- * comparison is made in up to five rounds and holds when one round meets every bar. A wait of the kind
- * this is about (40 ms a request) fails every round. The replica runs node as the deployment does
+ * A shared two-core machine moves single rounds' 99th percentiles by milliseconds, nginx's as much as
+ * the replica's: the comparison is made in up to ten rounds and holds when one round meets every bar
+ * (on a slow day of the two-core VM a round met them in 10 of 22, and ten runs of the test all passed,
+ * in the first to the fifth round). A wait of the kind this is about (40 ms a request) fails every
+ * round. The replica runs node as the deployment does
  * (deploy/base/replicas.yaml): a 64 MB young generation (with Node's default, one replica process in
  * four or five showed a ~10 ms 99th percentile from scavenges, in every round) and an old generation
  * that starts at 64 MB (with Node's default, the 256 KiB bodies' memory started a full collection
@@ -38,14 +40,10 @@ import { type ConnectionKind, quantile, TimedClient, type TimedRequest } from '.
 const SAMPLES_PER_CASE = 50;
 const KEPT_SAMPLES = 20;
 const WARM_UP = 20;
-const ROUNDS = 5;
+const ROUNDS = 10;
 const ALLOWED_MS = 2;
-/**
- * The tail's bar: below what one delayed acknowledgement costs (40 ms and more). The 99th percentile
- * within 2 ms of nginx's is a performance figure, measured by `npm run bench:replica`
- * (`p99_added_ms` beside `nginx_p99_added_ms`), not a bar a test can hold on a shared machine.
- */
-const TAIL_ALLOWED_MS = 20;
+/** The tail's bar where nginx waits on delayed acknowledgements: below one more of them (40 ms). */
+const KEPT_TAIL_ALLOWED_MS = 20;
 
 const REQUESTS: readonly (TimedRequest & { readonly name: string })[] = [
   { name: 'GET small', method: 'GET', path: '/small' },
@@ -181,11 +179,11 @@ function missed(round: Round): string[] {
   };
   for (const [kind, { nginx: n, replica: r }] of round.pooled) {
     within(`${kind} p50`, n, r, 0.5);
-    within(`${kind} p99`, n, r, 0.99, TAIL_ALLOWED_MS);
+    within(`${kind} p99`, n, r, 0.99);
   }
   for (const [name, { nginx: n, replica: r }] of round.perRequest) within(`${name} p50`, n, r, 0.5);
   within('kept p50', round.kept.nginx, round.kept.replica, 0.5);
-  within('kept p99', round.kept.nginx, round.kept.replica, 0.99, TAIL_ALLOWED_MS);
+  within('kept p99', round.kept.nginx, round.kept.replica, 0.99, KEPT_TAIL_ALLOWED_MS);
   return misses;
 }
 
@@ -228,16 +226,12 @@ describe('replica: latency in front of a Python http.server, against nginx', () 
     rounds.map((round, i) => `round ${i + 1}: ${missed(round).join('; ') || 'none'}`).join('\n');
 
   for (const kind of ['reused', 'fresh'] as const) {
-    test(`${kind} client connections: median within ${ALLOWED_MS} ms of nginx's, 99th percentile within ${TAIL_ALLOWED_MS} ms (no delayed acknowledgement)`, (t) => {
+    test(`${kind} client connections: median and 99th percentile within ${ALLOWED_MS} ms of nginx's`, (t) => {
       const { nginx: n, replica: r } = chosen.pooled.get(kind)!;
       t.diagnostic(`nginx ${figures(n)}; replica ${figures(r)} (round ${rounds.indexOf(chosen) + 1})`);
-      // the 99th percentile's distance from nginx's, reported against the 2 ms it is measured by
-      const p99AddedMs = quantile(r, 0.99) - quantile(n, 0.99);
-      t.diagnostic(
-        `p99 ${p99AddedMs.toFixed(2)} ms from nginx's (${p99AddedMs <= ALLOWED_MS ? 'within' : 'over'} ${ALLOWED_MS} ms)`,
-      );
+      t.diagnostic(`p99 ${(quantile(r, 0.99) - quantile(n, 0.99)).toFixed(2)} ms from nginx's`);
       assert.ok(quantile(r, 0.5) <= quantile(n, 0.5) + ALLOWED_MS, roundsMissed());
-      assert.ok(quantile(r, 0.99) <= quantile(n, 0.99) + TAIL_ALLOWED_MS, roundsMissed());
+      assert.ok(quantile(r, 0.99) <= quantile(n, 0.99) + ALLOWED_MS, roundsMissed());
     });
   }
 
@@ -252,6 +246,6 @@ describe('replica: latency in front of a Python http.server, against nginx', () 
     const { nginx: n, replica: r } = chosen.kept;
     t.diagnostic(`nginx ${figures(n)}; replica ${figures(r)}`);
     assert.ok(quantile(r, 0.5) <= quantile(n, 0.5) + ALLOWED_MS, roundsMissed());
-    assert.ok(quantile(r, 0.99) <= quantile(n, 0.99) + TAIL_ALLOWED_MS, roundsMissed());
+    assert.ok(quantile(r, 0.99) <= quantile(n, 0.99) + KEPT_TAIL_ALLOWED_MS, roundsMissed());
   });
 });
