@@ -63,11 +63,6 @@ export class Http1Connection implements ResponseOwner, BodySource {
     socket.setTimeout(host.headersTimeoutMs);
   }
 
-  /** No request in progress. */
-  get idle(): boolean {
-    return this.#response === null;
-  }
-
   #onData = (chunk: Buffer): void => {
     // closing (a lingering close reads and drops what still comes)
     if (this.#done) return;

@@ -1,6 +1,8 @@
 /**
- * The replica's HTTP listener: a bare `node:http` server (no framework on the data path) that resolves
- * the client address, asks the `decide` hook, and answers, holds or forwards each request. Upgrade
+ * The replica's HTTP listener (no framework on the data path): it resolves the client address, asks
+ * the `decide` hook, and answers, holds or forwards each request. HTTP/1.1 connections start out read
+ * by the replica itself (http1-connection.ts) and go to a `node:http` server, which never listens
+ * itself, at the first head that is not the common kind; HTTP/2 streams are node:http2's. Upgrade
  * requests (WebSocket) to a location that tunnels them take the same path up to the upstream
  * (upgrade-exchange.ts); to any other location they are plain requests (upgrade-replay.ts).
  *
@@ -310,7 +312,9 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
         resolve();
       };
       // the listening socket counts the connections; the HTTP/1 servers close their idle ones
-      (this.#edge?.server ?? this.#plainListener)?.close(closed) ?? closed();
+      const listener = this.#edge?.server ?? this.#plainListener;
+      if (listener === null) closed();
+      else listener.close(closed);
       this.server.close();
       this.#closeIdleHttp1();
       for (const session of this.#h2Sessions) session.close();
@@ -454,6 +458,7 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
   };
 
   #onPlainRequest(req: PlainRequest, res: PlainResponse): void {
+    // they have what the exchange uses of node:http's (the h2 adapter's pair is taken the same way)
     const request = req as unknown as IncomingMessage;
     const { peer, addr, port } = this.#clientOf(request);
     this.#run(
