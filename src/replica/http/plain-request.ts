@@ -96,7 +96,7 @@ export class PlainRequest extends EventEmitter implements ClientRequestHead {
   resume(): this {
     if (this.#flowing === true) return this;
     this.#flowing = true;
-    queueMicrotask(this.#flow);
+    queueMicrotask(() => this.#flow());
     return this;
   }
 
@@ -123,7 +123,8 @@ export class PlainRequest extends EventEmitter implements ClientRequestHead {
     this.#source.resumeReading();
   }
 
-  #flow = (): void => {
+  // a method, not an arrow field: one of those is a function made for every request, read or not
+  #flow(): void {
     while (this.#flowing === true && this.#waiting.length > 0 && !this.#discarding) {
       const piece = this.#waiting.shift()!;
       this.#waitingBytes -= piece.length;
@@ -132,7 +133,7 @@ export class PlainRequest extends EventEmitter implements ClientRequestHead {
     if (this.#flowing !== true || this.#discarding) return;
     this.#source.resumeReading();
     this.#endIfComplete();
-  };
+  }
 
   #endIfComplete(): void {
     if (!this.complete || this.#ended || this.remainingBytes !== 0 || this.#waiting.length > 0) return;

@@ -140,7 +140,7 @@ export class PlainResponse extends EventEmitter {
     this.#head = null;
     if (this.#chunked) last += '0\r\n\r\n';
     // an empty write too: its callback says the response's bytes are all out
-    socket.write(last, 'latin1', this.#onLastWrite);
+    socket.write(last, 'latin1', (err?: Error | null) => this.#lastWritten(err));
     socket.uncork();
     return this;
   }
@@ -156,13 +156,13 @@ export class PlainResponse extends EventEmitter {
     return socket.write(head, 'latin1', callback);
   }
 
-  #onLastWrite = (err?: Error | null): void => {
+  #lastWritten(err?: Error | null): void {
     if (err) return;
     this.#onFinished?.();
     this.socket = null;
     this.#owner.responseFinished(this, this.shouldKeepAlive);
     this.close();
-  };
+  }
 
   /** @internal 'close', once: the response ended, or its connection closed first. */
   close(): void {
