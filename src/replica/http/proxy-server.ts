@@ -14,7 +14,7 @@
  * is given room for any head nginx would read (`maxHeaderSize` from the hook's rules, no cap on the
  * header count, no Host check of its own), the hook refuses what nginx refuses of a parsed head, and
  * a head the parser gives up on (too large, a version or syntax it rejects, CONNECT) gets nginx's
- * page here, then a lingering close (lingering-close.ts).
+ * page, then a lingering close (client-error.ts, lingering-close.ts).
  */
 
 import { createServer, type IncomingMessage, type Server, ServerResponse } from 'node:http';
@@ -35,6 +35,7 @@ import type { RealIpConf } from '../../config/model.ts';
 import { type NginxAddr, normalizePeerAddress, parseAddr } from '../../engine/net/address-text.ts';
 import { bindError } from '../../shared/bind-error.ts';
 import { LimitswitchError } from '../../shared/errors.ts';
+import { answerClientError, type ClientError } from './client-error.ts';
 import type {
   ClientClosedCallback,
   ClientInputRules,
@@ -47,12 +48,11 @@ import type {
 import { type EdgeConf, EdgeListener } from './edge-listener.ts';
 import { adaptH2 } from './h2-request.ts';
 import { Http1Connection, type Http1Host } from './http1-connection.ts';
-import { isLingering, lingeringClose } from './lingering-close.ts';
+import { isLingering } from './lingering-close.ts';
 import type { PlainRequest } from './plain-request.ts';
 import type { PlainResponse } from './plain-response.ts';
 import { Exchange, exchangeOf } from './proxy-exchange.ts';
 import { compileRealIp, type RealIpResolver } from './real-ip.ts';
-import { closesConnection, errorPage, statusReason, wireStatus } from './status-pages.ts';
 import type { Tunnel } from './tunnel.ts';
 import { UpgradeExchange, type UpgradeHost } from './upgrade-exchange.ts';
 import { replayWithoutUpgrade } from './upgrade-replay.ts';
@@ -365,43 +365,9 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
     socket[kPeer] = this.#peerOf(socket);
   };
 
-  /**
-   * node:http could not read a request (or the connection failed). A head it gave up on gets nginx's
-   * answer for it; a failure inside a request body in progress is that exchange's (the client's
-   * fault, as nginx reads it: `client sent invalid chunked body`, `client prematurely closed
-   * connection`); anything else — a reset, a fault behind an answer still going out — closes.
-   */
-  #onClientError = (err: Error & { code?: string; rawPacket?: Buffer }, socket: Socket): void => {
-    if (isLingering(socket) || socket.destroyed) return;
-    const code = err.code ?? '';
-    // a reset, or a head slower than client_header_timeout (nginx closes without an answer)
-    if (
-      !socket.writable ||
-      code === 'ECONNRESET' ||
-      code === 'EPIPE' ||
-      code === 'ERR_HTTP_REQUEST_TIMEOUT'
-    ) {
-      socket.destroy();
-      return;
-    }
-    const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage ?? null;
-    if (inFlight !== null) {
-      const exchange = exchangeOf(inFlight);
-      const inBody = exchange !== null && !exchange.req.complete && code.startsWith('HPE_');
-      if (!inBody || !exchange.bodyFailed(code)) socket.destroy();
-      return;
-    }
-    const status =
-      this.clientInput === null
-        ? code === 'HPE_HEADER_OVERFLOW'
-          ? 494
-          : 400
-        : this.clientInput.unreadableHead({
-            code,
-            bytes: (err.rawPacket ?? EMPTY).toString('latin1'),
-            socket,
-          });
-    answerUnread(socket, status);
+  /** node:http could not read a request, or the connection failed (client-error.ts). */
+  #onClientError = (err: ClientError, socket: Socket): void => {
+    answerClientError(err, socket, this.clientInput);
   };
 
   /** `Expect: 100-continue`: the exchange says when to go on (never for a refusal). */
@@ -509,27 +475,6 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
 
 function destroyOnError(this: Socket): void {
   this.destroy();
-}
-
-const EMPTY = Buffer.alloc(0);
-
-/**
- * nginx's answer to a head it did not read: its page with `Connection: close`, then a lingering
- * close; a closing code (408, a client that timed out) closes without one.
- */
-function answerUnread(socket: Socket, code: number): void {
-  if (closesConnection(code)) {
-    socket.destroy();
-    return;
-  }
-  const page = errorPage(code);
-  const status = wireStatus(code);
-  const head =
-    `HTTP/1.1 ${status} ${statusReason(code)}\r\n` +
-    (page === null ? '' : 'Content-Type: text/html\r\n') +
-    `Content-Length: ${page === null ? 0 : page.length}\r\nDate: ${new Date().toUTCString()}\r\nConnection: close\r\n\r\n`;
-  socket.write(page === null ? head : Buffer.concat([Buffer.from(head, 'latin1'), page]));
-  lingeringClose(socket);
 }
 
 /** A response of an upgrade request that did not become a tunnel: the connection ends with it. */

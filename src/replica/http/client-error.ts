@@ -1,0 +1,69 @@
+/** node:http's 'clientError' on the replica's listener: nginx's answers to what it could not read. */
+import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { ClientInputRules, Decision } from './decision.ts';
+import { isLingering, lingeringClose } from './lingering-close.ts';
+import { exchangeOf } from './proxy-exchange.ts';
+import { closesConnection, errorPage, statusReason, wireStatus } from './status-pages.ts';
+
+/** node:http's 'clientError': its parser's `HPE_…` code and the bytes of the read it failed in. */
+export type ClientError = Error & { code?: string; rawPacket?: Buffer };
+
+/**
+ * node:http could not read a request (or the connection failed). A head it gave up on gets nginx's
+ * answer for it (the hook's `client.unreadableHead` says which); a failure inside a request body in progress is that exchange's (the client's
+ * fault, as nginx reads it: `client sent invalid chunked body`, `client prematurely closed
+ * connection`); anything else — a reset, a fault behind an answer still going out — closes.
+ */
+export function answerClientError<D extends Decision>(
+  err: ClientError,
+  socket: Socket,
+  clientInput: ClientInputRules<D> | null,
+): void {
+  if (isLingering(socket) || socket.destroyed) return;
+  const code = err.code ?? '';
+  // a reset, or a head slower than client_header_timeout (nginx closes without an answer)
+  if (!socket.writable || code === 'ECONNRESET' || code === 'EPIPE' || code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    socket.destroy();
+    return;
+  }
+  const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage ?? null;
+  if (inFlight !== null) {
+    const exchange = exchangeOf(inFlight);
+    const inBody = exchange !== null && !exchange.req.complete && code.startsWith('HPE_');
+    if (!inBody || !exchange.bodyFailed(code)) socket.destroy();
+    return;
+  }
+  const status =
+    clientInput === null
+      ? code === 'HPE_HEADER_OVERFLOW'
+        ? 494
+        : 400
+      : clientInput.unreadableHead({
+          code,
+          bytes: (err.rawPacket ?? EMPTY).toString('latin1'),
+          socket,
+        });
+  answerUnread(socket, status);
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * nginx's answer to a head it did not read: its page with `Connection: close`, then a lingering
+ * close; a closing code (408, a client that timed out) closes without one.
+ */
+function answerUnread(socket: Socket, code: number): void {
+  if (closesConnection(code)) {
+    socket.destroy();
+    return;
+  }
+  const page = errorPage(code);
+  const status = wireStatus(code);
+  const head =
+    `HTTP/1.1 ${status} ${statusReason(code)}\r\n` +
+    (page === null ? '' : 'Content-Type: text/html\r\n') +
+    `Content-Length: ${page === null ? 0 : page.length}\r\nDate: ${new Date().toUTCString()}\r\nConnection: close\r\n\r\n`;
+  socket.write(page === null ? head : Buffer.concat([Buffer.from(head, 'latin1'), page]));
+  lingeringClose(socket);
+}
