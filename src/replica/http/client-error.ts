@@ -2,6 +2,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ClientInputRules, Decision } from './decision.ts';
+import { httpDate } from './http-date.ts';
 import { isLingering, lingeringClose } from './lingering-close.ts';
 import { exchangeOf } from './proxy-exchange.ts';
 import { closesConnection, errorPage, statusReason, wireStatus } from './status-pages.ts';
@@ -63,7 +64,7 @@ function answerUnread(socket: Socket, code: number): void {
   const head =
     `HTTP/1.1 ${status} ${statusReason(code)}\r\n` +
     (page === null ? '' : 'Content-Type: text/html\r\n') +
-    `Content-Length: ${page === null ? 0 : page.length}\r\nDate: ${new Date().toUTCString()}\r\nConnection: close\r\n\r\n`;
+    `Content-Length: ${page === null ? 0 : page.length}\r\nDate: ${httpDate()}\r\nConnection: close\r\n\r\n`;
   socket.write(page === null ? head : Buffer.concat([Buffer.from(head, 'latin1'), page]));
   lingeringClose(socket);
 }

@@ -42,6 +42,8 @@ export class Http1Connection implements ResponseOwner, BodySource {
   readonly socket: Socket;
   readonly keepAliveTimeoutS: number;
   readonly #host: Http1Host;
+  /** Read once per connection, as node:http sizes its parser (a reload counts for new connections). */
+  readonly #maxHeadBytes: number;
   /** Bytes read and not yet taken by a request. */
   #unread: Buffer | null = null;
   #response: PlainResponse | null = null;
@@ -54,6 +56,7 @@ export class Http1Connection implements ResponseOwner, BodySource {
     this.socket = socket;
     this.#host = host;
     this.keepAliveTimeoutS = Math.floor(host.keepAliveTimeoutMs / 1000);
+    this.#maxHeadBytes = host.maxHeadBytes();
     socket.on('data', this.#onData);
     socket.on('end', this.#onEnd);
     socket.on('close', this.#onClose);
@@ -86,7 +89,7 @@ export class Http1Connection implements ResponseOwner, BodySource {
     const unread = this.#unread;
     if (unread === null || this.#done) return;
     const end = unread.indexOf(HEAD_END);
-    if (end === -1 || end + HEAD_END.length > this.#host.maxHeadBytes()) {
+    if (end === -1 || end + HEAD_END.length > this.#maxHeadBytes) {
       this.#handOver();
       return;
     }

@@ -9,6 +9,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { Socket } from 'node:net';
+import { httpDate } from './http-date.ts';
 import { statusReason } from './status-pages.ts';
 
 /** What the response tells its connection. */
@@ -178,17 +179,4 @@ function byteLength(chunk: Buffer | string): number {
 
 function httpError(code: string, message: string): TypeError {
   return Object.assign(new TypeError(message), { code });
-}
-
-let dateSecond = -1;
-let dateText = '';
-
-/** The `Date` value for now (formatted once a second, as node:http does). */
-function httpDate(): string {
-  const second = Math.floor(Date.now() / 1000);
-  if (second !== dateSecond) {
-    dateSecond = second;
-    dateText = new Date(second * 1000).toUTCString();
-  }
-  return dateText;
 }

@@ -11,6 +11,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Decision } from './decision.ts';
 import { switchingProtocolsHeaders } from './forward-headers.ts';
+import { httpDate } from './http-date.ts';
 import { Exchange, type ExchangeHost } from './proxy-exchange.ts';
 import { Tunnel } from './tunnel.ts';
 import { dispatchUpgrade, type UpgradeHandler } from './upgrade-dispatch.ts';
@@ -100,7 +101,7 @@ export class UpgradeExchange<D extends Decision> extends Exchange<D> implements 
     client.off('end', this.#onEarlyEnd);
     this.res.detachSocket(client);
     const headers = switchingProtocolsHeaders(rawHeaders);
-    let head = `HTTP/1.1 101 ${statusText || 'Switching Protocols'}\r\nDate: ${new Date().toUTCString()}\r\n`;
+    let head = `HTTP/1.1 101 ${statusText || 'Switching Protocols'}\r\nDate: ${httpDate()}\r\n`;
     for (let i = 0; i < headers.length; i += 2) head += `${headers[i]}: ${headers[i + 1]}\r\n`;
     const slots = this.slots;
     const tunnel = new Tunnel(client, upstream, (closed) => {
