@@ -3,7 +3,7 @@ import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ClientInputRules, Decision } from './decision.ts';
 import { httpDate } from './http-date.ts';
-import { isLingering, lingeringClose } from './lingering-close.ts';
+import { isLingering, lingeringClose, lingerOnClose } from './lingering-close.ts';
 import { exchangeOf } from './proxy-exchange.ts';
 import { closesConnection, errorPage, statusReason, wireStatus } from './status-pages.ts';
 
@@ -26,6 +26,12 @@ export function answerClientError<D extends Decision>(
   // a reset, or a head slower than client_header_timeout (nginx closes without an answer)
   if (!socket.writable || code === 'ECONNRESET' || code === 'EPIPE' || code === 'ERR_HTTP_REQUEST_TIMEOUT') {
     socket.destroy();
+    return;
+  }
+  if (code === 'HPE_CLOSED_CONNECTION') {
+    // bytes behind a request that ends its connection (HTTP/1.0, `Connection: close`): its answer
+    // still goes out, and nothing after it is read (nginx answers it, then closes, lingering)
+    lingerOnClose(socket);
     return;
   }
   const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage ?? null;

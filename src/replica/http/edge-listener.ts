@@ -19,7 +19,7 @@ import { createServer as createNetServer, type Server as NetServer, type Socket 
 import { createServer as createTlsServer, type TLSSocket, type Server as TlsServer } from 'node:tls';
 import type { ServerConf } from '../../config/model.ts';
 import { ServerSelector } from '../../engine/http/find-server.ts';
-import { clientHelloServerName, INCOMPLETE } from './client-hello.ts';
+import { CLIENT_HELLO_MAX_BYTES, clientHelloServerName, INCOMPLETE } from './client-hello.ts';
 import { certificateOptions, handshakeOptions } from './tls-contexts.ts';
 import { noteHandshake } from './tls-facts.ts';
 import { TlsSessionCache } from './tls-session-cache.ts';
@@ -48,6 +48,12 @@ const H2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 const TLS_HANDSHAKE_RECORD = 0x16;
 /** nginx's `ssl_handshake_timeout` (60 s). */
 const HANDSHAKE_TIMEOUT_MS = 60_000;
+/**
+ * The most read before the ClientHello is whole: twice the longest hello OpenSSL takes, room for the
+ * record headers of any split but one into records of under five bytes (no real client's; the
+ * default server's TLS server then reads it).
+ */
+const HELLO_READ_MAX_BYTES = CLIENT_HELLO_MAX_BYTES * 2;
 
 export class EdgeListener {
   readonly server: NetServer;
@@ -89,9 +95,9 @@ export class EdgeListener {
       bytes = bytes === null ? chunk : Buffer.concat([bytes, chunk]);
       if (this.#conf.ssl && bytes[0] === TLS_HANDSHAKE_RECORD) {
         const name = clientHelloServerName(bytes);
-        if (name === INCOMPLETE) return;
+        if (name === INCOMPLETE && bytes.length <= HELLO_READ_MAX_BYTES) return;
         this.#handOver(socket, onData, bytes);
-        this.#handshake(socket, name);
+        this.#handshake(socket, name === INCOMPLETE ? null : name);
         return;
       }
       this.#handOver(socket, onData, bytes);

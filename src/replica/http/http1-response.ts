@@ -6,6 +6,7 @@
  * an invalid chunked response; the errors are named as llhttp names them (`HTTPParserError`, `HPE_…`),
  * so that one classification (upstream-failure.ts) serves every upstream client.
  */
+import { isFieldValue } from './field-value.ts';
 import { HttpParserError } from './http1-errors.ts';
 
 /** How the body after a head is delimited. */
@@ -41,15 +42,6 @@ function isToken(text: string, from: number, to: number): boolean {
   return true;
 }
 
-/** `text[from, to)` may be (part of) a field value: no controls but HTAB (obs-text allowed, as llhttp does). */
-function isFieldValue(text: string, from: number, to: number): boolean {
-  for (let i = from; i < to; i++) {
-    const c = text.charCodeAt(i);
-    if ((c < 0x20 && c !== 0x09) || c === 0x7f) return false;
-  }
-  return true;
-}
-
 /** `text[from, to)` is all decimal digits, and not empty. */
 function isDigits(text: string, from: number, to: number): boolean {
   if (from >= to) return false;
@@ -81,7 +73,10 @@ export function parseResponseHead(buffer: Buffer, end: number, expectBody: boole
   }
   const http10 = statusLine[7] === '0';
   const status = Number(statusLine.slice(9, 12));
-  const statusText = statusLine.slice(13);
+  // A reason phrase with a control in it (a bare CR or LF, \x01) is not relayed: written as it came
+  // it could end the status line early and add header lines of the server's making past the
+  // hop-by-hop filter. The client gets the standard phrase for the code instead (nginx's own).
+  const statusText = isFieldValue(statusLine, 13, statusLine.length) ? statusLine.slice(13) : '';
   const rawHeaders: string[] = [];
   let contentLength = -1;
   let chunked = false;

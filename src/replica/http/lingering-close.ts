@@ -13,19 +13,25 @@ import type { Socket } from 'node:net';
 export const LINGERING_TIMEOUT_MS = 5_000;
 export const LINGERING_TIME_MS = 30_000;
 
-const kLingering = Symbol('lingering');
-type LingeringSocket = Socket & { [kLingering]?: true };
+/** Connections whose answer in progress is their last: nothing read after it is answered. */
+const lastAnswered = new WeakSet<Socket>();
+/** Connections in their lingering close. */
+const lingering = new WeakSet<Socket>();
 
-/** True once the connection is closing: nothing more is answered on it. */
+/**
+ * True once the connection is closing: nothing more is answered on it (a request node:http read
+ * behind the last answer, pipelined, is dropped unseen, as nginx never reads it).
+ */
 export function isLingering(socket: Socket): boolean {
-  return (socket as LingeringSocket)[kLingering] === true;
+  return lastAnswered.has(socket);
 }
 
 /**
- * From now on, node:http's close of this connection (its `destroySoon()` after a `Connection: close`
- * answer) lingers instead.
+ * The answer in progress is the connection's last: from now on nothing more is answered on it, and
+ * node:http's close of it (its `destroySoon()` after a `Connection: close` answer) lingers instead.
  */
 export function lingerOnClose(socket: Socket): void {
+  lastAnswered.add(socket);
   socket.destroySoon = lingerSoon;
 }
 
@@ -35,9 +41,9 @@ function lingerSoon(this: Socket): void {
 
 /** Ends the connection as nginx does (above). Idempotent. */
 export function lingeringClose(socket: Socket): void {
-  const lingering = socket as LingeringSocket;
-  if (lingering[kLingering] === true) return;
-  lingering[kLingering] = true;
+  if (lingering.has(socket)) return;
+  lingering.add(socket);
+  lastAnswered.add(socket);
   if (socket.destroyed) return;
   socket.end();
   const startedMs = performance.now();

@@ -25,6 +25,7 @@ import type {
   UpstreamErrorCallback,
   WaitDecision,
 } from './decision.ts';
+import { uriFieldValue } from './field-value.ts';
 import { clientResponseHeaders } from './forward-headers.ts';
 import { isH2Request } from './h2-request.ts';
 import { lingerOnClose } from './lingering-close.ts';
@@ -287,7 +288,8 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
     if (decision.headers) {
       for (const [name, value] of Object.entries(decision.headers)) {
         if (name.toLowerCase() === 'content-type') hasType = true;
-        headers.push(name, value);
+        // a `return` URL is made from request data (`$uri` is decoded): kept to one field value
+        headers.push(name, uriFieldValue(value));
       }
     }
     let body: Buffer | string | null = decision.body ?? null;

@@ -442,7 +442,8 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
     const exchange = new UpgradeExchange<D>(this, req, res, peer.text, peer.port, addr, port, head);
     let upgrades: boolean;
     try {
-      upgrades = this.#canUpgrade!(exchange);
+      // a chunked body is node:http's to decode: such a request goes on as a plain one
+      upgrades = req.headers['transfer-encoding'] === undefined && this.#canUpgrade!(exchange);
     } catch (err) {
       this.#onHookError?.(err);
       upgrades = false;

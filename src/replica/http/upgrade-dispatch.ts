@@ -21,13 +21,15 @@ export interface UpgradeRequest {
   readonly path: string;
   /** Flat `[name, value, …]`, sent as is (they carry `Host`, `Upgrade` and `Connection: upgrade`). */
   readonly headers: readonly string[];
+  /** The request's body (its `Content-Length` is among the headers), or null. */
+  readonly body: Buffer | null;
   readonly connectTimeoutMs: number;
   readonly readTimeoutMs: number;
 }
 
 export interface UpgradeHandler {
   onConnect(abort: (err?: Error) => void): void;
-  /** Connected, and the request (which has no body) written: what follows is the wait for the answer. */
+  /** Connected, and the request (its body with it) written: what follows is the wait for the answer. */
   onRequestSent(): void;
   onHeaders(
     statusCode: number,
@@ -114,5 +116,6 @@ export function dispatchUpgrade(peer: UpstreamPeer, upgrade: UpgradeRequest, han
     settled = true;
     req.destroy(err);
   });
-  req.end();
+  if (upgrade.body === null) req.end();
+  else req.end(upgrade.body);
 }

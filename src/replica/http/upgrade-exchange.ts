@@ -10,6 +10,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Decision } from './decision.ts';
+import { isFieldValue } from './field-value.ts';
 import { switchingProtocolsHeaders } from './forward-headers.ts';
 import { httpDate } from './http-date.ts';
 import { Exchange, type ExchangeHost } from './proxy-exchange.ts';
@@ -28,9 +29,12 @@ const EARLY_BYTES_MAX = 64 * 1024;
 
 export class UpgradeExchange<D extends Decision> extends Exchange<D> implements UpgradeHandler {
   readonly #listener: UpgradeHost<D>;
-  readonly #early: Buffer[];
+  #early: Buffer[];
   #earlyBytes: number;
   #readTimeoutMs = 0;
+  /** The request waits for the rest of its body before it goes out. */
+  #sendWhenBodyIn: (() => void) | null = null;
+  #body: Buffer | null = null;
 
   constructor(
     host: UpgradeHost<D>,
@@ -59,8 +63,34 @@ export class UpgradeExchange<D extends Decision> extends Exchange<D> implements 
   #onEarlyData = (chunk: Buffer): void => {
     this.#early.push(chunk);
     this.#earlyBytes += chunk.length;
-    if (this.#earlyBytes >= EARLY_BYTES_MAX) this.req.socket.pause();
+    if (this.#earlyBytes >= EARLY_BYTES_MAX + this.#bodyBytes) this.req.socket.pause();
+    const send = this.#sendWhenBodyIn;
+    if (send !== null && this.#earlyBytes >= this.#bodyBytes) {
+      this.#sendWhenBodyIn = null;
+      send();
+    }
   };
+
+  /**
+   * The request's body (`Content-Length`; node:http reads none for an upgrade request): the first
+   * bytes the client sent after the head. It goes out with the request, as nginx sends it; what
+   * follows it is the client's first tunnel bytes. (`client_max_body_size` bounds it: a larger
+   * length was refused with its head.)
+   */
+  get #bodyBytes(): number {
+    return this.contentLength > 0 ? this.contentLength : 0;
+  }
+
+  /** The body, taken out of the early bytes once (a request tried on the next server sends it again). */
+  #takeBody(): Buffer | null {
+    const bytes = this.#bodyBytes;
+    if (bytes === 0 || this.#body !== null) return this.#body;
+    const early = Buffer.concat(this.#early, this.#earlyBytes);
+    this.#early = early.length === bytes ? [] : [early.subarray(bytes)];
+    this.#earlyBytes -= bytes;
+    this.#body = early.subarray(0, bytes);
+    return this.#body;
+  }
 
   /** A client that ends its side while held or while the upstream is asked is gone, for nginx too (499). */
   #onEarlyEnd = (): void => {
@@ -73,6 +103,10 @@ export class UpgradeExchange<D extends Decision> extends Exchange<D> implements 
     headers: string[],
     readTimeoutMs: number | undefined,
   ): void {
+    if (this.#body === null && this.#earlyBytes < this.#bodyBytes) {
+      this.#sendWhenBodyIn = () => this.send(peer, path, headers, readTimeoutMs);
+      return;
+    }
     this.#readTimeoutMs = readTimeoutMs ?? peer.readTimeoutMs;
     const upgrade = [...headers, 'Upgrade', this.req.headers.upgrade ?? '', 'Connection', 'upgrade'];
     // the upstream client adds the server's address as Host; a raw request must do it itself
@@ -83,6 +117,7 @@ export class UpgradeExchange<D extends Decision> extends Exchange<D> implements 
         method: this.req.method ?? 'GET',
         path,
         headers: upgrade,
+        body: this.#takeBody(),
         connectTimeoutMs: this.connectTimeoutMs ?? peer.connectTimeoutMs,
         readTimeoutMs: this.#readTimeoutMs,
       },
@@ -101,7 +136,9 @@ export class UpgradeExchange<D extends Decision> extends Exchange<D> implements 
     client.off('end', this.#onEarlyEnd);
     this.res.detachSocket(client);
     const headers = switchingProtocolsHeaders(rawHeaders);
-    let head = `HTTP/1.1 101 ${statusText || 'Switching Protocols'}\r\nDate: ${httpDate()}\r\n`;
+    // a reason phrase that is not a field value's text is not relayed (as for any answer: http1-response.ts)
+    const reason = statusText !== '' && isFieldValue(statusText, 0, statusText.length) ? statusText : '';
+    let head = `HTTP/1.1 101 ${reason || 'Switching Protocols'}\r\nDate: ${httpDate()}\r\n`;
     for (let i = 0; i < headers.length; i += 2) head += `${headers[i]}: ${headers[i + 1]}\r\n`;
     const slots = this.slots;
     const tunnel = new Tunnel(client, upstream, (closed) => {
