@@ -131,6 +131,7 @@ async function runReplica(flags: ReplicaFlags): Promise<void> {
       accessStream?.write(formatAccessLine(req, facts));
     },
     onClientClosed: (phase) => status?.metrics.countClientClosed(phase),
+    onDataPathFault: (kind) => status?.metrics.countDataPathFault(kind),
     log: (level, message, fields) => logger[level](fields ?? {}, message),
   });
   try {

@@ -82,6 +82,7 @@ export interface ReplicaMetricsSources {
 export class ReplicaMetrics {
   readonly #duration: Histogram<'code'>;
   readonly #clientClosed: Counter<'phase'>;
+  readonly #faults: Counter<'callback'>;
   readonly #reloads: Counter<'result'>;
 
   constructor(registry: Registry, sources: ReplicaMetricsSources) {
@@ -172,6 +173,12 @@ export class ReplicaMetrics {
       labelNames: ['phase'],
       registers,
     });
+    this.#faults = new Counter({
+      name: 'limitswitch_data_path_faults_total',
+      help: 'Exceptions caught in data path callbacks, each ending only its connection or stream, by callback kind',
+      labelNames: ['callback'],
+      registers,
+    });
     this.#reloads = new Counter({
       name: 'limitswitch_config_reloads_total',
       help: 'Configuration reloads (SIGHUP), by result (ok, error: the old configuration is kept)',
@@ -182,6 +189,11 @@ export class ReplicaMetrics {
 
   observeRequest(code: number, seconds: number): void {
     this.#duration.observe({ code: String(code) }, seconds);
+  }
+
+  /** A data path callback threw; its connection was ended (callback: client, tls, h2, upstream, timer). */
+  countDataPathFault(callback: string): void {
+    this.#faults.inc({ callback });
   }
 
   countClientClosed(phase: string): void {

@@ -19,6 +19,7 @@ import {
   type ProxyDecision,
   type WaitDecision,
 } from './http/decision.ts';
+import { admissionTimer, INTERNAL_ERROR } from './http/fault-boundary.ts';
 
 export interface AdmissionContext {
   readonly limiter: ApiLimiter;
@@ -79,7 +80,11 @@ class Waiting {
     };
     limiter.semaphore.enqueue(this.#waiter);
     const maxWaitMs = limiter.params.maxWaitMs;
-    if (maxWaitMs > 0) this.#timer = setTimeout(() => this.#parallelTimedOut(), maxWaitMs);
+    if (maxWaitMs > 0)
+      this.#timer = setTimeout(
+        this.#guarded(() => this.#parallelTimedOut()),
+        maxWaitMs,
+      );
     return this.#withdraw;
   }
 
@@ -104,10 +109,21 @@ class Waiting {
       this.#release();
       return;
     }
-    this.#timer = setTimeout(() => {
-      this.#timer = null;
-      this.#release();
-    }, delayMs);
+    this.#timer = setTimeout(
+      this.#guarded(() => {
+        this.#timer = null;
+        this.#release();
+      }),
+      delayMs,
+    );
+  }
+
+  /** A timer's callback behind the data path's boundary: a throw answers the request 500. */
+  #guarded(fn: () => void): () => void {
+    return admissionTimer(fn, () => {
+      this.#done = true;
+      this.#settle(INTERNAL_ERROR);
+    });
   }
 
   /** Released: in flight; the exchange finishes it when it is over. */
@@ -150,11 +166,14 @@ class Waiting {
       this.#settle(refuse);
       return;
     }
-    this.#timer = setTimeout(() => {
-      this.#timer = null;
-      this.#done = true;
-      this.#settle(refuse);
-    }, paceMs);
+    this.#timer = setTimeout(
+      this.#guarded(() => {
+        this.#timer = null;
+        this.#done = true;
+        this.#settle(refuse);
+      }),
+      paceMs,
+    );
   }
 
   /** The client left while waiting (or while a refusal was paced). */

@@ -18,6 +18,7 @@ import {
   type ProxyDecision,
   type WaitDecision,
 } from './http/decision.ts';
+import { admissionTimer, INTERNAL_ERROR } from './http/fault-boundary.ts';
 
 /** The header that names the level a request went to (`priority_level_headers on`). */
 export const PRIORITY_LEVEL_HEADER = 'X-Limitswitch-Priority-Level';
@@ -91,10 +92,16 @@ function admit(a: PriorityAdmission, settle: (next: Decision) => void): () => vo
     refused(level.spec.queuing === null ? 'concurrency-limit' : 'queue-full');
     return NOTHING;
   }
-  timer = setTimeout(() => {
-    timer = null;
-    if (set.withdraw(request, a.clock.nowMs(), 'time-out')) refused('time-out');
-  }, level.spec.queueTimeoutMs);
+  timer = setTimeout(
+    admissionTimer(
+      () => {
+        timer = null;
+        if (set.withdraw(request, a.clock.nowMs(), 'time-out')) refused('time-out');
+      },
+      () => settle(INTERNAL_ERROR),
+    ),
+    level.spec.queueTimeoutMs,
+  );
   return () => {
     if (!set.withdraw(request, a.clock.nowMs(), 'cancelled')) return;
     if (timer !== null) clearTimeout(timer);

@@ -27,10 +27,12 @@ import type { LimitSyncStore } from '../store/limit-sync-store.ts';
 import { StateFile } from '../store/state-file.ts';
 import { StoreTrouble } from '../store/store-trouble.ts';
 import { CounterFlusher } from './counter-flusher.ts';
+import { reportFaults } from './data-path-faults.ts';
 import { engineHook, type RoutedDecision, upgradeHook } from './engine-hook.ts';
 import { connectionNumber, ErrorLog, requestLogContext } from './error-log.ts';
 import type { ClientRequestHead, ExchangeOutcome } from './http/decision.ts';
 import type { EdgeConf } from './http/edge-listener.ts';
+import type { CallbackKind } from './http/fault-boundary.ts';
 import { ProxyServer } from './http/proxy-server.ts';
 import { UpstreamSet } from './http/upstream-group.ts';
 import { applyChange, applySnapshot } from './keyval-applier.ts';
@@ -79,6 +81,8 @@ export interface ReplicaOptions {
   readonly onCompleted?: (req: ClientRequestHead, outcome: ResponseFacts) => void;
   /** A client went away while held or forwarded (nginx 499). */
   readonly onClientClosed?: (phase: string) => void;
+  /** A data path callback threw and its connection was ended (http/fault-boundary.ts). */
+  readonly onDataPathFault?: (kind: CallbackKind) => void;
   /** Structured events (reload errors, store trouble) for the process log. */
   readonly log?: (
     level: 'info' | 'warn' | 'error',
@@ -127,6 +131,7 @@ export class Replica {
   readonly #closing: Promise<void>[] = [];
   #closed: Promise<void> | null = null;
   #reportQueued = false;
+  #stopFaultReports: () => void = () => {};
   /** Store failures of heartbeats and flushes, said once per outage (and every 30 s while it lasts). */
   readonly #storeTrouble: StoreTrouble;
 
@@ -263,6 +268,10 @@ export class Replica {
     }
     // Before serving: a synced zone starts from the live replicas' count, not from a share of 1.
     await this.limitSync.refreshLive();
+    this.#stopFaultReports = reportFaults(
+      this.#options.errorLog ?? new ErrorLog((line) => process.stderr.write(line)),
+      this.#options.onDataPathFault,
+    );
     try {
       for (const port of this.#proxyPorts()) await this.#listen(port);
     } catch (err) {
@@ -346,6 +355,7 @@ export class Replica {
       ...this.#closing,
     ]);
     await this.#upstreams.close();
+    this.#stopFaultReports();
     await this.limitSync.stop();
     if (!(await this.#flush())) await this.#keepUnsentCounters();
     try {

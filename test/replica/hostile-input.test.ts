@@ -197,7 +197,7 @@ async function helloCertificate(
       socket.once('secureConnect', () => {
         const cn = socket.getPeerCertificate().subject.CN;
         socket.destroy();
-        resolve(Array.isArray(cn) ? cn[0]! : cn);
+        resolve((Array.isArray(cn) ? cn[0] : cn) ?? '');
       });
       socket.once('error', reject);
     });

@@ -20,6 +20,7 @@ import { createServer as createTlsServer, type TLSSocket, type Server as TlsServ
 import type { ServerConf } from '../../config/model.ts';
 import { ServerSelector } from '../../engine/http/find-server.ts';
 import { CLIENT_HELLO_MAX_BYTES, clientHelloServerName, INCOMPLETE } from './client-hello.ts';
+import { containFault, failpoint } from './fault-boundary.ts';
 import { certificateOptions, handshakeOptions } from './tls-contexts.ts';
 import { noteHandshake } from './tls-facts.ts';
 import { TlsSessionCache } from './tls-session-cache.ts';
@@ -92,25 +93,35 @@ export class EdgeListener {
     socket.setTimeout(HANDSHAKE_TIMEOUT_MS, destroyOnError);
     let bytes: Buffer | null = null;
     const onData = (chunk: Buffer): void => {
-      bytes = bytes === null ? chunk : Buffer.concat([bytes, chunk]);
-      if (this.#conf.ssl && bytes[0] === TLS_HANDSHAKE_RECORD) {
-        const name = clientHelloServerName(bytes);
-        if (name === INCOMPLETE && bytes.length <= HELLO_READ_MAX_BYTES) return;
-        this.#handOver(socket, onData, bytes);
-        this.#handshake(socket, name === INCOMPLETE ? null : name);
-        return;
+      try {
+        failpoint('client');
+        bytes = bytes === null ? chunk : Buffer.concat([bytes, chunk]);
+        this.#firstBytes(socket, onData, bytes);
+      } catch (error) {
+        containFault('client', error, socket, socket);
       }
-      this.#handOver(socket, onData, bytes);
-      if (this.#conf.ssl) this.#handlers.plainOnTls(socket);
-      else if (this.#conf.http2 && startsWithPreface(bytes)) {
-        // the h2 session reads what is buffered itself
-        this.#handlers.http2(socket);
-        return;
-      } else this.#handlers.http1(socket);
-      socket.resume();
     };
     socket.on('data', onData);
   };
+
+  /** Hands the connection on once its first bytes say to whom (a TLS server, h2, HTTP/1). */
+  #firstBytes(socket: Socket, onData: (chunk: Buffer) => void, bytes: Buffer): void {
+    if (this.#conf.ssl && bytes[0] === TLS_HANDSHAKE_RECORD) {
+      const name = clientHelloServerName(bytes);
+      if (name === INCOMPLETE && bytes.length <= HELLO_READ_MAX_BYTES) return;
+      this.#handOver(socket, onData, bytes);
+      this.#handshake(socket, name === INCOMPLETE ? null : name);
+      return;
+    }
+    this.#handOver(socket, onData, bytes);
+    if (this.#conf.ssl) this.#handlers.plainOnTls(socket);
+    else if (this.#conf.http2 && startsWithPreface(bytes)) {
+      // the h2 session reads what is buffered itself
+      this.#handlers.http2(socket);
+      return;
+    } else this.#handlers.http1(socket);
+    socket.resume();
+  }
 
   /** The bytes read so far go back into the socket for whoever reads it next. */
   #handOver(socket: Socket, onData: (chunk: Buffer) => void, bytes: Buffer): void {
@@ -156,22 +167,22 @@ export class EdgeListener {
       handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
     });
     tls.on('secureConnection', (socket: TLSSocket) => {
-      const raw = (socket as TLSSocket & { _parent?: Socket })._parent as
-        | (Socket & { [kNegotiated]?: string | null })
-        | undefined;
-      noteHandshake(socket, {
-        negotiatedName: raw?.[kNegotiated] ?? null,
-        verify: server.ssl.verifyClient,
-        verifyDepth: server.ssl.verifyDepth,
-      });
-      if (socket.alpnProtocol === 'h2') this.#handlers.http2(socket);
-      else this.#handlers.http1(socket);
+      try {
+        failpoint('tls');
+        this.#secured(server, socket);
+      } catch (error) {
+        containFault('tls', error, socket, socket);
+      }
     });
     tls.on('tlsClientError', (err: Error & { reason?: string }, socket: TLSSocket) => {
-      this.#handlers.handshakeFailed(
-        `SSL_do_handshake() failed (SSL: ${err.reason ?? err.message}) while SSL handshaking`,
-        socket,
-      );
+      try {
+        this.#handlers.handshakeFailed(
+          `SSL_do_handshake() failed (SSL: ${err.reason ?? err.message}) while SSL handshaking`,
+          socket,
+        );
+      } catch (error) {
+        containFault('tls', error, socket, socket);
+      }
     });
     tls.on('newSession', (id: Buffer, data: Buffer, done: () => void) => {
       this.#sessions.store(id, data);
@@ -181,6 +192,20 @@ export class EdgeListener {
       done(null, this.#sessions.find(id)),
     );
     return tls;
+  }
+
+  /** A handshake completed: the connection goes to HTTP/2 or HTTP/1 as ALPN said. */
+  #secured(server: ServerConf, socket: TLSSocket): void {
+    const raw = (socket as TLSSocket & { _parent?: Socket })._parent as
+      | (Socket & { [kNegotiated]?: string | null })
+      | undefined;
+    noteHandshake(socket, {
+      negotiatedName: raw?.[kNegotiated] ?? null,
+      verify: server.ssl.verifyClient,
+      verifyDepth: server.ssl.verifyDepth,
+    });
+    if (socket.alpnProtocol === 'h2') this.#handlers.http2(socket);
+    else this.#handlers.http1(socket);
   }
 }
 

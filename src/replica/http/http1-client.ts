@@ -18,6 +18,7 @@
  */
 import { connect, type Socket } from 'node:net';
 import { copyBodyChunk } from './body-buffers.ts';
+import { type CallbackKind, containFault, failpoint } from './fault-boundary.ts';
 import {
   BodyTimeoutError,
   ClientDestroyedError,
@@ -67,7 +68,13 @@ const kClient = Symbol('http1Client');
 type ClientSocket = Socket & { [kClient]: Http1Client };
 
 function onRead(this: ClientSocket, bytes: number, buffer: Buffer): boolean {
-  return this[kClient].read(buffer, bytes);
+  try {
+    failpoint('upstream');
+    return this[kClient].read(buffer, bytes);
+  } catch (error) {
+    this[kClient].faulted('upstream', error);
+    return false;
+  }
 }
 
 /** Where the connection is. */
@@ -86,7 +93,12 @@ const IDLE_TIMER = 3;
 const CONNECT_TIMER = 4;
 
 function onTimer(client: Http1Client): void {
-  client.timedOut();
+  try {
+    failpoint('timer');
+    client.timedOut();
+  } catch (error) {
+    client.faulted('timer', error);
+  }
 }
 
 export class Http1Client {
@@ -176,6 +188,20 @@ export class Http1Client {
     this.#write();
   }
 
+  /**
+   * @internal A callback of this connection threw (fault-boundary.ts): the connection ends, and so does
+   * the client connection of the request it carried, which could not be answered any more.
+   */
+  faulted(kind: CallbackKind, error: unknown): void {
+    const socket = this.#socket;
+    const client = this.#handler?.clientSocket ?? null;
+    this.#handler = null;
+    this.#request = null;
+    this.#state = CLOSED;
+    this.#disarm();
+    containFault(kind, error, { destroy: () => (socket?.destroy(), client?.destroy()) }, client);
+  }
+
   /** Closes the connection now (a request in flight fails with undici's `ClientDestroyedError`). */
   destroy(): void {
     this.#closed(new ClientDestroyedError());
@@ -195,11 +221,33 @@ export class Http1Client {
     this.#socket = socket;
     this.#arm(CONNECT_TIMER, this.#options.connectTimeout);
     socket.once('connect', () => {
-      if (this.#state === CONNECTING) this.#write();
+      try {
+        if (this.#state === CONNECTING) this.#write();
+      } catch (error) {
+        this.faulted('upstream', error);
+      }
     });
-    socket.on('end', () => this.#ended());
-    socket.on('error', (err) => this.#closed(err));
-    socket.on('close', () => this.#closed(null));
+    socket.on('end', () => {
+      try {
+        this.#ended();
+      } catch (error) {
+        this.faulted('upstream', error);
+      }
+    });
+    socket.on('error', (err) => {
+      try {
+        this.#closed(err);
+      } catch (error) {
+        this.faulted('upstream', error);
+      }
+    });
+    socket.on('close', () => {
+      try {
+        this.#closed(null);
+      } catch (error) {
+        this.faulted('upstream', error);
+      }
+    });
   }
 
   /** Writes the request head (and starts its body). */

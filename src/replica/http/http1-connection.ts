@@ -13,6 +13,7 @@
  * closes its side ends the connection, and within a body that is the exchange's fault to handle.
  */
 import type { Socket } from 'node:net';
+import { containFault, failpoint } from './fault-boundary.ts';
 import { type BodySource, PlainRequest } from './plain-request.ts';
 import { readPlainHead } from './plain-request-head.ts';
 import { PlainResponse, type ResponseOwner } from './plain-response.ts';
@@ -69,12 +70,23 @@ export class Http1Connection implements ResponseOwner, BodySource {
   #onData = (chunk: Buffer): void => {
     // closing (a lingering close reads and drops what still comes)
     if (this.#done) return;
-    const data = this.#body === null ? chunk : this.#feedBody(chunk);
-    if (data === null) return;
-    this.#unread = this.#unread === null ? data : Buffer.concat([this.#unread, data]);
-    if (this.#response === null && this.#body === null) this.#readRequests();
-    else if (this.#unread.length > PIPELINED_BYTES_MAX) this.socket.pause();
+    try {
+      failpoint('client');
+      const data = this.#body === null ? chunk : this.#feedBody(chunk);
+      if (data === null) return;
+      this.#unread = this.#unread === null ? data : Buffer.concat([this.#unread, data]);
+      if (this.#response === null && this.#body === null) this.#readRequests();
+      else if (this.#unread.length > PIPELINED_BYTES_MAX) this.socket.pause();
+    } catch (error) {
+      this.#fault(error);
+    }
   };
+
+  /** A callback of this connection threw: the connection ends (fault-boundary.ts). */
+  #fault(error: unknown): void {
+    this.#done = true;
+    containFault('client', error, this.socket, this.socket);
+  }
 
   /** Gives the body in progress what is its of `data`; returns the rest (null: none). */
   #feedBody(data: Buffer): Buffer | null {
@@ -140,7 +152,11 @@ export class Http1Connection implements ResponseOwner, BodySource {
     if (socket.isPaused()) socket.resume();
     // after the exchange has heard its response's end ('close' comes first)
     queueMicrotask(() => {
-      if (this.#response === null && this.#body === null) this.#readRequests();
+      try {
+        if (this.#response === null && this.#body === null) this.#readRequests();
+      } catch (error) {
+        this.#fault(error);
+      }
     });
   }
 
@@ -170,25 +186,37 @@ export class Http1Connection implements ResponseOwner, BodySource {
   /** The client closed its side: as node:http does, the connection ends (a response in progress is cut). */
   #onEnd = (): void => {
     this.#done = true;
-    if (this.#body !== null) {
-      const res = this.#response;
-      if (res === null) this.socket.destroy();
-      else this.#host.bodyCut(res);
-      return;
+    try {
+      if (this.#body !== null) {
+        const res = this.#response;
+        if (res === null) this.socket.destroy();
+        else this.#host.bodyCut(res);
+        return;
+      }
+      if (this.socket.writable) this.socket.end();
+    } catch (error) {
+      this.#fault(error);
     }
-    if (this.socket.writable) this.socket.end();
   };
 
   #onClose = (): void => {
     this.#done = true;
-    this.#host.released(this);
-    const res = this.#response;
-    this.#response = null;
-    res?.close();
+    try {
+      this.#host.released(this);
+      const res = this.#response;
+      this.#response = null;
+      res?.close();
+    } catch (error) {
+      this.#fault(error);
+    }
   };
 
   #onDrain = (): void => {
-    this.#response?.emit('drain');
+    try {
+      this.#response?.emit('drain');
+    } catch (error) {
+      this.#fault(error);
+    }
   };
 }
 

@@ -8,6 +8,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
+import { containFault } from './fault-boundary.ts';
 
 /** undici's raw dispatch handler, as the exchange implements it. */
 export interface Http1Handler {
@@ -20,6 +21,8 @@ export interface Http1Handler {
   onReadEnd(): void;
   onComplete(): void;
   onError(err: Error): void;
+  /** The client connection the request came on (ended with this one if a callback of it throws). */
+  readonly clientSocket: Socket | null;
 }
 
 export interface Http1Request {
@@ -99,10 +102,24 @@ export function streamBody(
   chunked: boolean,
   progress: BodyProgress,
 ): () => void {
+  // node:http emits a body it read from its own socket reads: a throw here ends both connections
+  const fault = (error: unknown) =>
+    containFault('client', error, { destroy: () => (socket.destroy(), body.socket?.destroy()) }, body.socket);
   const onDrain = () => {
-    if (progress.current()) body.resume();
+    try {
+      if (progress.current()) body.resume();
+    } catch (error) {
+      fault(error);
+    }
   };
   const onData = (chunk: Buffer) => {
+    try {
+      writePiece(chunk);
+    } catch (error) {
+      fault(error);
+    }
+  };
+  const writePiece = (chunk: Buffer) => {
     if (!progress.current()) return;
     let more: boolean;
     if (chunked) {
@@ -120,10 +137,14 @@ export function streamBody(
     }
   };
   const onEnd = () => {
-    stop();
-    if (!progress.current()) return;
-    if (chunked) socket.write('0\r\n\r\n', 'latin1');
-    progress.ended();
+    try {
+      stop();
+      if (!progress.current()) return;
+      if (chunked) socket.write('0\r\n\r\n', 'latin1');
+      progress.ended();
+    } catch (error) {
+      fault(error);
+    }
   };
   const stop = () => {
     body.off('data', onData);

@@ -10,6 +10,7 @@ import { EventEmitter } from 'node:events';
 import { type IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ClientRequestHead } from './decision.ts';
+import { containFault } from './fault-boundary.ts';
 import type { PlainHead } from './plain-request-head.ts';
 
 /** Where the body comes from: the connection, which stops and restarts reading. */
@@ -96,7 +97,13 @@ export class PlainRequest extends EventEmitter implements ClientRequestHead {
   resume(): this {
     if (this.#flowing === true) return this;
     this.#flowing = true;
-    queueMicrotask(() => this.#flow());
+    queueMicrotask(() => {
+      try {
+        this.#flow();
+      } catch (error) {
+        containFault('client', error, this.socket, this.socket);
+      }
+    });
     return this;
   }
 

@@ -25,6 +25,7 @@ import type {
   UpstreamErrorCallback,
   WaitDecision,
 } from './decision.ts';
+import { containFault, failpoint } from './fault-boundary.ts';
 import { uriFieldValue } from './field-value.ts';
 import { clientResponseHeaders } from './forward-headers.ts';
 import { isH2Request } from './h2-request.ts';
@@ -76,11 +77,23 @@ const INVALID_CHUNKED_BODY: ClientFault = Object.freeze({
 });
 
 function onResponseClose(this: TrackedResponse): void {
-  this[kExchange]?.responseClosed();
+  try {
+    failpoint('client');
+    this[kExchange]?.responseClosed();
+  } catch (error) {
+    const socket = this.socket ?? this[kExchange]?.req.socket ?? null;
+    containFault('client', error, socket, socket);
+  }
 }
 
-function onHoldElapsed(exchange: { holdElapsed(): void }): void {
-  exchange.holdElapsed();
+function onHoldElapsed(exchange: { holdElapsed(): void; readonly clientSocket: Socket | null }): void {
+  try {
+    failpoint('timer');
+    exchange.holdElapsed();
+  } catch (error) {
+    const socket = exchange.clientSocket;
+    containFault('timer', error, socket, socket);
+  }
 }
 
 export class Exchange<D extends Decision> extends UpstreamRequest implements DownstreamRequest {
@@ -127,10 +140,6 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
     this.realipRemotePort = peerPort;
     this.remoteAddr = remoteAddr;
     this.remotePort = remotePort;
-  }
-
-  get clientSocket(): Socket | null {
-    return this.req.socket ?? this.res.socket;
   }
 
   /**
@@ -330,7 +339,13 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
       this.#withdraw = null;
       if (this.state !== HELD) return;
       this.#host.held--;
-      this.run(next as D);
+      // an admission settles from its own timers
+      try {
+        this.run(next as D);
+      } catch (error) {
+        const socket = this.clientSocket;
+        containFault('timer', error, socket, socket);
+      }
     });
     if (!settled) this.#withdraw = withdraw;
   }
@@ -457,6 +472,16 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
     });
   }
 
+  /** The client took what waited: the upstream's reading goes on. */
+  #resumeUpstream(): void {
+    try {
+      this.#resume!();
+    } catch (error) {
+      const socket = this.clientSocket;
+      containFault('client', error, socket, socket);
+    }
+  }
+
   #writeHead(): void {
     const res = this.res;
     if (this.#host.closing) res.shouldKeepAlive = false;
@@ -479,7 +504,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
     }
     this.#bodyBytes += chunk.length;
     if (this.#write(chunk)) return true;
-    res.once('drain', this.#resume!);
+    res.once('drain', () => this.#resumeUpstream());
     return false;
   }
 

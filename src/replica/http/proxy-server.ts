@@ -46,6 +46,7 @@ import type {
   UpstreamErrorCallback,
 } from './decision.ts';
 import { type EdgeConf, EdgeListener } from './edge-listener.ts';
+import { guarded } from './fault-boundary.ts';
 import { adaptH2 } from './h2-request.ts';
 import { Http1Connection, type Http1Host } from './http1-connection.ts';
 import { isLingering } from './lingering-close.ts';
@@ -95,6 +96,9 @@ export interface ProxyServerOptions<D extends Decision = Decision> {
 
 /** node:http's default `maxHeaderSize` (16 KiB), when no rules set one. */
 const DEFAULT_MAX_HEADER_BYTES = 16 * 1024;
+
+/** HTTP/2's INTERNAL_ERROR code (RFC 9113 §7). */
+const H2_INTERNAL_ERROR = 0x2;
 
 /** nginx's `http2_max_concurrent_streams` (128). */
 const H2_MAX_CONCURRENT_STREAMS = 128;
@@ -173,18 +177,26 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
         requireHostHeader: false,
         maxHeaderSize: this.clientInput?.maxHeaderBytes(),
       },
-      this.#onRequest,
+      guarded('client', this.#onRequest, (req: IncomingMessage) => req.socket),
     );
     // nginx passes every header line on; the head's size is bounded by maxHeaderSize
     this.server.maxHeadersCount = 0;
     this.server.keepAliveTimeout = options.keepAliveTimeoutMs ?? 75_000;
     // before node:http's own listener, which reads maxHeaderSize for the connection's parser
     if (this.clientInput !== null) this.server.prependListener('connection', this.#sizeParser);
-    this.server.on('connection', this.#onConnection);
-    this.server.on('clientError', this.#onClientError);
-    this.server.on('checkContinue', this.#onCheckContinue);
-    this.server.on('connect', this.#onConnect);
-    if (this.#canUpgrade !== null) this.server.on('upgrade', this.#onUpgrade);
+    // node:http calls these from its reads of a client connection: a throw ends that connection
+    const socketOf = (req: IncomingMessage) => req.socket;
+    this.server.on(
+      'connection',
+      guarded('client', this.#onConnection, (socket: Socket) => socket),
+    );
+    this.server.on(
+      'clientError',
+      guarded('client', this.#onClientError, (_err, socket: Socket) => socket),
+    );
+    this.server.on('checkContinue', guarded('client', this.#onCheckContinue, socketOf));
+    this.server.on('connect', guarded('client', this.#onConnect, socketOf));
+    if (this.#canUpgrade !== null) this.server.on('upgrade', guarded('client', this.#onUpgrade, socketOf));
     this.#edgeConf = options.edge ?? null;
     this.#onHandshakeFailed = options.onHandshakeFailed ?? null;
     this.#http1Host = this.#createHttp1Host();
@@ -250,10 +262,14 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
   }
 
   /** A new HTTP/1 connection (plain, or TLS after its handshake) starts out read by the replica. */
-  #acceptHttp1 = (socket: Socket): void => {
-    (socket as PeerSocket)[kPeer] = this.#peerOf(socket);
-    this.#http1.add(new Http1Connection(socket, this.#http1Host));
-  };
+  #acceptHttp1 = guarded(
+    'client',
+    (socket: Socket): void => {
+      (socket as PeerSocket)[kPeer] = this.#peerOf(socket);
+      this.#http1.add(new Http1Connection(socket, this.#http1Host));
+    },
+    (socket) => socket,
+  );
 
   #createEdge(conf: EdgeConf): EdgeListener {
     this.#edge = new EdgeListener(conf, {
@@ -271,16 +287,39 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
   #h2Server(): Http2Server {
     if (this.#h2 !== null) return this.#h2;
     const h2 = createHttp2Server({ settings: { maxConcurrentStreams: H2_MAX_CONCURRENT_STREAMS } });
-    h2.on('session', (session: ServerHttp2Session) => {
-      const socket = session.socket as PeerSocket;
-      socket[kPeer] ??= this.#peerOf(socket);
-      // nginx's keepalive_timeout closes an idle h2 connection too
-      session.setTimeout(this.server.keepAliveTimeout, () => session.close());
-      this.#h2Sessions.add(session);
-      session.once('close', () => this.#h2Sessions.delete(session));
-      if (this.#closing) session.close();
-    });
-    h2.on('request', this.#onH2Request);
+    h2.on(
+      'session',
+      guarded(
+        'h2',
+        (session: ServerHttp2Session) => {
+          const socket = session.socket as PeerSocket;
+          socket[kPeer] ??= this.#peerOf(socket);
+          // nginx's keepalive_timeout closes an idle h2 connection too
+          session.setTimeout(this.server.keepAliveTimeout, () => session.close());
+          this.#h2Sessions.add(session);
+          session.once('close', () => this.#h2Sessions.delete(session));
+          if (this.#closing) session.close();
+        },
+        // GOAWAY at once (no stream of it is taken), the session destroyed once node:http2 has
+        // finished setting it up (it reads the first bytes next)
+        (session) => ({
+          destroy: () => {
+            session.goaway(H2_INTERNAL_ERROR, 0);
+            setImmediate(() => session.destroy());
+          },
+        }),
+        (session) => session.socket as Socket,
+      ),
+    );
+    h2.on(
+      'request',
+      guarded(
+        'h2',
+        this.#onH2Request,
+        (request) => request.stream,
+        (request) => request.stream.session?.socket as Socket | null,
+      ),
+    );
     this.#h2 = h2;
     return h2;
   }

@@ -10,6 +10,7 @@
 import { type ClientRequest, type IncomingMessage, request } from 'node:http';
 import type { Socket } from 'node:net';
 import { LimitswitchError } from '../../shared/errors.ts';
+import { guarded } from './fault-boundary.ts';
 import type { UpstreamPeer } from './upstream-group.ts';
 
 /** Error codes for this path's timeouts; the exchange counts them with undici's (504, retry). */
@@ -42,6 +43,8 @@ export interface UpgradeHandler {
   onError(err: Error & { code?: string }): void;
   /** A 101: `socket` is the upstream connection, `head` what the server sent after the response head. */
   onUpgrade(statusText: string, rawHeaders: readonly string[], socket: Socket, head: Buffer): void;
+  /** The client connection the request came on (ended with this one if a callback of it throws). */
+  readonly clientSocket: Socket | null;
 }
 
 /** An error shaped as Node's own system errors (`code: 'ECONNRESET'`), for the exchange to classify. */
@@ -61,18 +64,30 @@ export function dispatchUpgrade(peer: UpstreamPeer, upgrade: UpgradeRequest, han
     agent: false,
     timeout: upgrade.connectTimeoutMs,
   });
-  const fail = (err: Error & { code?: string }): void => {
+  // node:http calls these from the upstream connection's reads: a throw ends both connections
+  const both = { destroy: () => (req.destroy(), handler.clientSocket?.destroy()) };
+  const guard = <A extends unknown[]>(fn: (...args: A) => void) =>
+    guarded(
+      'upstream',
+      fn,
+      () => both,
+      () => handler.clientSocket,
+    );
+  const fail = guard((err: Error & { code?: string }): void => {
     if (settled) return;
     settled = true;
     handler.onError(err);
-  };
+  });
   req.on('socket', (socket: Socket) => {
     socket.setNoDelay(true);
-    socket.once('connect', () => {
-      connected = true;
-      req.setTimeout(upgrade.readTimeoutMs);
-      handler.onRequestSent();
-    });
+    socket.once(
+      'connect',
+      guard(() => {
+        connected = true;
+        req.setTimeout(upgrade.readTimeoutMs);
+        handler.onRequestSent();
+      }),
+    );
   });
   req.on('timeout', () => {
     req.destroy(
@@ -80,37 +95,49 @@ export function dispatchUpgrade(peer: UpstreamPeer, upgrade: UpgradeRequest, han
     );
   });
   req.on('error', fail);
-  req.on('upgrade', (res: IncomingMessage, socket: Socket, head: Buffer) => {
-    if (settled) {
-      socket.destroy();
-      return;
-    }
-    settled = true;
-    handler.onUpgrade(res.statusMessage ?? '', res.rawHeaders, socket, head);
-  });
-  req.on('response', (res: IncomingMessage) => {
-    // a 101 without `Connection: upgrade` switches to nothing this side can follow
-    if (res.statusCode === 101) {
-      req.destroy(systemError('upstream sent a 101 without "Connection: upgrade"', 'ECONNRESET'));
-      return;
-    }
-    const resume = () => res.resume();
-    if (!handler.onHeaders(res.statusCode ?? 502, res.rawHeaders, resume, res.statusMessage ?? '')) {
+  req.on(
+    'upgrade',
+    guard((res: IncomingMessage, socket: Socket, head: Buffer) => {
+      if (settled) {
+        socket.destroy();
+        return;
+      }
       settled = true;
-      req.destroy();
-      return;
-    }
-    res.on('data', (chunk: Buffer) => {
-      if (!handler.onData(chunk)) res.pause();
-    });
-    res.on('end', () => {
-      if (settled) return;
-      settled = true;
-      handler.onComplete();
-      req.destroy();
-    });
-    res.on('error', fail);
-  });
+      handler.onUpgrade(res.statusMessage ?? '', res.rawHeaders, socket, head);
+    }),
+  );
+  req.on(
+    'response',
+    guard((res: IncomingMessage) => {
+      // a 101 without `Connection: upgrade` switches to nothing this side can follow
+      if (res.statusCode === 101) {
+        req.destroy(systemError('upstream sent a 101 without "Connection: upgrade"', 'ECONNRESET'));
+        return;
+      }
+      const resume = () => res.resume();
+      if (!handler.onHeaders(res.statusCode ?? 502, res.rawHeaders, resume, res.statusMessage ?? '')) {
+        settled = true;
+        req.destroy();
+        return;
+      }
+      res.on(
+        'data',
+        guard((chunk: Buffer) => {
+          if (!handler.onData(chunk)) res.pause();
+        }),
+      );
+      res.on(
+        'end',
+        guard(() => {
+          if (settled) return;
+          settled = true;
+          handler.onComplete();
+          req.destroy();
+        }),
+      );
+      res.on('error', fail);
+    }),
+  );
   handler.onConnect((err) => {
     if (settled) return;
     settled = true;

@@ -10,6 +10,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Decision } from './decision.ts';
+import { containFault } from './fault-boundary.ts';
 import { isFieldValue } from './field-value.ts';
 import { switchingProtocolsHeaders } from './forward-headers.ts';
 import { httpDate } from './http-date.ts';
@@ -61,6 +62,15 @@ export class UpgradeExchange<D extends Decision> extends Exchange<D> implements 
   }
 
   #onEarlyData = (chunk: Buffer): void => {
+    try {
+      this.#earlyData(chunk);
+    } catch (error) {
+      const socket = this.clientSocket;
+      containFault('client', error, socket, socket);
+    }
+  };
+
+  #earlyData(chunk: Buffer): void {
     this.#early.push(chunk);
     this.#earlyBytes += chunk.length;
     if (this.#earlyBytes >= EARLY_BYTES_MAX + this.#bodyBytes) this.req.socket.pause();
@@ -69,7 +79,7 @@ export class UpgradeExchange<D extends Decision> extends Exchange<D> implements 
       this.#sendWhenBodyIn = null;
       send();
     }
-  };
+  }
 
   /**
    * The request's body (`Content-Length`; node:http reads none for an upgrade request): the first

@@ -16,6 +16,7 @@
  * comes whole, read late, and cannot show the pattern: any short answer keeps the mark (a server whose
  * long answers span reads loses it a minute later).
  */
+import type { Socket } from 'node:net';
 import type { Clock } from '../../shared/clock.ts';
 import { Http1Client } from './http1-client.ts';
 import type { Http1Handler, Http1Request } from './http1-request.ts';
@@ -116,6 +117,10 @@ export class UpstreamConnection implements CachedConnection<UpstreamConnection>,
   }
 
   // the client's handler: everything goes on to the exchange
+
+  get clientSocket(): Socket | null {
+    return this.#handler?.clientSocket ?? null;
+  }
 
   onConnect(abort: (err?: Error) => void): void {
     this.#handler!.onConnect(abort);

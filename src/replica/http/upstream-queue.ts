@@ -6,8 +6,10 @@
  * outcomes of every wait.
  */
 
+import type { Socket } from 'node:net';
 import type { UpstreamQueueSpec } from '../../config/model.ts';
 import type { Clock } from '../../shared/clock.ts';
+import { containFault } from './fault-boundary.ts';
 
 /** A request waiting for a server. */
 export interface QueuedRequest {
@@ -15,6 +17,8 @@ export interface QueuedRequest {
   dequeued(): boolean;
   /** The wait ran out: answer 502. */
   queueTimedOut(): void;
+  /** The client's connection (ended if the timer's callback throws). */
+  readonly clientSocket: Socket | null;
 }
 
 interface Entry {
@@ -40,7 +44,12 @@ export interface UpstreamQueueCounters {
 }
 
 function onTimeout(queue: UpstreamQueue, entry: Entry): void {
-  queue.timedOut(entry);
+  try {
+    queue.timedOut(entry);
+  } catch (error) {
+    const socket = entry.request.clientSocket;
+    containFault('timer', error, socket, socket);
+  }
 }
 
 export class UpstreamQueue {

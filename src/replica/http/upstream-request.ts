@@ -17,8 +17,10 @@
  */
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { LimitswitchError } from '../../shared/errors.ts';
 import type { ClientFault, ProxyTarget } from './decision.ts';
+import { containFault, failpoint } from './fault-boundary.ts';
 import { appendForwarded, type RequestHeaderFacts, upstreamRequestHeaders } from './forward-headers.ts';
 import { UPGRADE_CONNECT_TIMEOUT, UPGRADE_READ_TIMEOUT } from './upgrade-dispatch.ts';
 import {
@@ -78,8 +80,14 @@ function nonIdempotent(method: string | undefined): boolean {
   return method === 'POST' || method === 'LOCK' || method === 'PATCH';
 }
 
-function onSendTimeout(request: { sendTimedOut(): void }): void {
-  request.sendTimedOut();
+function onSendTimeout(request: UpstreamRequest): void {
+  try {
+    failpoint('timer');
+    request.sendTimedOut();
+  } catch (error) {
+    const socket = request.clientSocket;
+    containFault('timer', error, socket, socket);
+  }
 }
 
 export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedRequest {
@@ -118,6 +126,11 @@ export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedReque
   /** `client_max_body_size` for a chunked body (0: none or not chunked), and what went out of it. */
   #maxBodyBytes = 0;
   #bodyBytes = 0;
+
+  /** The client's connection (the request's socket can be cleared once its body was read). */
+  get clientSocket(): Socket | null {
+    return this.req.socket ?? this.res.socket;
+  }
 
   constructor(req: IncomingMessage, res: ServerResponse, remoteAddr: string, scheme: string) {
     this.req = req;
