@@ -6,7 +6,6 @@
 
 import { ApiLimiter } from '../engine/api-limiter/api-limiter.ts';
 import { parseComplexValue } from '../engine/complex-value.ts';
-import { compileNginxRegex } from '../engine/http/hostname-matcher.ts';
 import { compileCondition } from '../engine/http/if-condition.ts';
 import {
   type ApiRateLimitRule,
@@ -217,8 +216,7 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
   const location = (conf: LocationConf): SiteLocation => ({
     match: conf.match,
     pattern: conf.pattern,
-    regex:
-      conf.match === '~' || conf.match === '~*' ? compileNginxRegex(conf.pattern, conf.match === '~*') : null,
+    regex: conf.regex,
     locations: conf.locations.map(location),
     handler: handler(`location ${conf.match === 'prefix' ? '' : `${conf.match} `}${conf.pattern}`, conf),
   });
@@ -226,6 +224,7 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
   const server = (conf: ServerConf): SiteServer => ({
     listen: conf.listen,
     serverNames: conf.serverNames,
+    serverNameRegexes: conf.serverNameRegexes,
     locations: conf.locations.map(location),
     return: compileReturn(conf.return),
     ifReturns: compileIfs(conf.ifReturns),

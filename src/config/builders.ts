@@ -4,6 +4,7 @@
  */
 import type { ComplexValue } from '../engine/complex-value.ts';
 import type { LogLevel } from '../engine/log-line.ts';
+import type { NginxRegex } from '../engine/nginx-regex.ts';
 import type {
   AccessRule,
   ApiRateLimitZoneSpec,
@@ -77,6 +78,7 @@ export interface LocationBuilder extends LevelBuilder {
   readonly match: LocationMatch;
   /** The URI or regex, without the modifier. */
   readonly pattern: string;
+  readonly regex: NginxRegex | null;
   /** `location @name`: accepted, never part of the model (nothing can jump to it). */
   readonly named: boolean;
   readonly locations: LocationBuilder[];
@@ -90,6 +92,7 @@ export interface ServerBuilder extends LevelBuilder {
   readonly listen: (ListenSpec & { readonly source: SourceRef })[];
   readonly ssl: SslBuilder;
   readonly serverNames: string[];
+  readonly serverNameRegexes: NginxRegex[];
   readonly locations: LocationBuilder[];
   return: ReturnSpec | null;
   readonly ifReturns: ConditionalReturn[];
@@ -223,6 +226,7 @@ export function newServer(source: SourceRef): ServerBuilder {
     listen: [],
     ssl: newSslBuilder(),
     serverNames: [],
+    serverNameRegexes: [],
     locations: [],
     return: null,
     ifReturns: [],
@@ -233,12 +237,14 @@ export function newLocation(
   source: SourceRef,
   match: LocationMatch,
   pattern: string,
+  regex: NginxRegex | null,
   named: boolean,
 ): LocationBuilder {
   return {
     ...newLevel(source),
     match,
     pattern,
+    regex,
     named,
     locations: [],
     proxyPass: null,

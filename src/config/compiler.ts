@@ -136,7 +136,7 @@ export function checkSnippet(
   const main: MainState = { http: newHttp(source), events: false };
   const server = context === 'http' ? null : newServer(source);
   // an empty prefix: any nested location is inside it
-  const location = context === 'location' ? newLocation(source, 'prefix', '', false) : null;
+  const location = context === 'location' ? newLocation(source, 'prefix', '', null, false) : null;
   const scope: Scope = { ...rootScope(reader, main), kind: context, http: main.http, server, location };
   reader.walk(directives, scope);
   reader.finish();

@@ -224,6 +224,7 @@ function buildServer(server: ServerBuilder, parent: Inherited, http: HttpBuilder
       : [{ host: null, port: 80, defaultServer: false, ssl: false, http2: false }],
     ssl,
     serverNames: server.serverNames.length ? server.serverNames : [''],
+    serverNameRegexes: server.serverNameRegexes,
     locations: buildLocations(server.locations, settings),
     return: server.return,
     ifReturns: server.ifReturns,
@@ -242,6 +243,7 @@ function buildLocation(location: LocationBuilder, parent: Inherited): LocationCo
   return {
     match: location.match,
     pattern: location.pattern,
+    regex: location.regex,
     locations: buildLocations(location.locations, settings),
     limitReq: settings.limitReq,
     limitConn: settings.limitConn,

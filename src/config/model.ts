@@ -10,6 +10,7 @@ import type { ApiLimiterParameters } from '../engine/api-limiter/api-limiter.ts'
 import type { ComplexValue } from '../engine/complex-value.ts';
 import type { KeyvalType } from '../engine/keyval/keyval-zone.ts';
 import type { LogLevel } from '../engine/log-line.ts';
+import type { NginxRegex } from '../engine/nginx-regex.ts';
 import type { PriorityLevelSpec } from '../engine/priority/priority-level.ts';
 import type { GeoDefinition } from '../engine/variables/geo-variable.ts';
 import type { MapDefinition, MapEntryDefinition } from '../engine/variables/map-variable.ts';
@@ -303,9 +304,11 @@ export interface IfCondition {
   /** The variable tested, without `$`. */
   readonly variable: string;
   readonly op: 'truthy' | '=' | '!=' | '~' | '~*' | '!~' | '!~*';
-  /** The right side of `=` / `!=` (a complex value), or the regular expression of the others. */
+  /** The right side of `=` / `!=` (a complex value). */
   readonly value: ComplexValue | null;
-  readonly regex: string | null;
+  /** The regular expression of the others, as written and compiled (`*`: case-insensitive). */
+  readonly pattern: string | null;
+  readonly regex: NginxRegex | null;
 }
 
 /** `if (condition) { return …; }`: the return answers when the condition holds. */
@@ -317,6 +320,8 @@ export interface ConditionalReturn {
 export interface LocationConf {
   readonly match: LocationMatch;
   readonly pattern: string;
+  /** `pattern` compiled, for `~` and `~*` (case-insensitive); null otherwise. */
+  readonly regex: NginxRegex | null;
   readonly locations: readonly LocationConf[];
   readonly limitReq: EffectiveLimitReq;
   readonly limitConn: EffectiveLimitConn;
@@ -345,6 +350,8 @@ export interface ServerConf extends HeaderLimits {
   readonly ssl: SslConf;
   /** As written: exact, `*.wild`, `wild.*`, `.example.com`, `~regex`, or `""`. Default `[""]`. */
   readonly serverNames: readonly string[];
+  /** The `~regex` names, compiled (caseless, as nginx does), in their order: TLS picks a server by SNI too. */
+  readonly serverNameRegexes: readonly NginxRegex[];
   readonly locations: readonly LocationConf[];
   /** Server-level `return` (rewrite phase): answers every request of the server. */
   readonly return: ReturnSpec | null;

@@ -26,7 +26,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   shared: [],
 };
 
-/** vendor package → the source folders (relative to src/) that may import it. */
+/** vendor package → the source folders or files (relative to src/) that may import it. */
 const VENDORS: Record<string, readonly string[]> = {
   fastify: ['control-plane'],
   ioredis: ['store/redis'],
@@ -36,6 +36,8 @@ const VENDORS: Record<string, readonly string[]> = {
   undici: [],
   pino: ['cli'],
   commander: ['cli'],
+  // every regex of the configuration is compiled in one file; the engine sees only its NginxRegex
+  re2: ['config/regex.ts'],
 };
 
 interface Module {
@@ -124,7 +126,8 @@ describe('dependency rule', () => {
     for (const m of all) {
       for (const { text } of m.imports) {
         const vendor = Object.keys(VENDORS).find((v) => text === v || text.startsWith(`${v}/`));
-        if (vendor && !VENDORS[vendor]!.some((dir) => m.file.startsWith(`${dir}/`))) {
+        const allowed = (place: string) => m.file === place || m.file.startsWith(`${place}/`);
+        if (vendor && !VENDORS[vendor]!.some(allowed)) {
           wrong.push(`${m.file} imports ${vendor}`);
         }
       }

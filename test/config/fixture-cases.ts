@@ -432,7 +432,19 @@ export const FIXTURE_CASES: readonly FixtureCase[] = [
   { fixture: 'listen-unknown-parameter', text: 'invalid parameter "fast"', line: 5, nginx: 'same' },
   {
     fixture: 'location-bad-regex',
-    text: 'invalid regex "^/(tea": Unterminated group',
+    text: 'invalid regex "^/(tea": missing ): ^/(tea',
+    line: 5,
+    nginx: 'limitswitch',
+  },
+  {
+    fixture: 'location-regex-lookahead',
+    text: 'invalid regex "^/tea(?!/green)": a lookahead assertion cannot be run in bounded time (RE2: invalid perl operator: (?!)',
+    line: 5,
+    nginx: 'limitswitch',
+  },
+  {
+    fixture: 'location-regex-repetition-over-1000',
+    text: 'invalid regex "^/[a-z]{1001}$": invalid repetition size: {1001}',
     line: 5,
     nginx: 'limitswitch',
   },
@@ -477,8 +489,26 @@ export const FIXTURE_CASES: readonly FixtureCase[] = [
   },
   {
     fixture: 'map-bad-regex',
-    text: 'invalid regex "^/(tea": Unterminated group',
+    text: 'invalid regex "^/(tea": missing ): ^/(tea',
     line: 4,
+    nginx: 'limitswitch',
+  },
+  {
+    fixture: 'map-regex-backreference',
+    text: 'invalid regex "^(\\w+)-\\1$": a backreference cannot be run in bounded time (RE2: invalid escape sequence: \\1)',
+    line: 4,
+    nginx: 'limitswitch',
+  },
+  {
+    fixture: 'map-regex-possessive-quantifier',
+    text: 'invalid regex "^/[a-z]++$": a possessive quantifier cannot be run in bounded time (RE2: bad repetition operator: ++)',
+    line: 4,
+    nginx: 'limitswitch',
+  },
+  {
+    fixture: 'if-regex-atomic-group',
+    text: 'invalid regex "^(?>a+)b": an atomic group cannot be run in bounded time (RE2: invalid perl operator: (?>)',
+    line: 6,
     nginx: 'limitswitch',
   },
   { fixture: 'map-block-inside', text: 'unexpected "{"', line: 4, nginx: 'same' },
@@ -551,7 +581,13 @@ export const FIXTURE_CASES: readonly FixtureCase[] = [
   { fixture: 'server-in-server', text: '"server" directive is not allowed here', line: 5, nginx: 'same' },
   {
     fixture: 'server-name-bad-regex',
-    text: 'invalid regex "^(www\\.example\\.com": Unterminated group',
+    text: 'invalid regex "^(www\\.example\\.com": missing ): ^(www\\.example\\.com',
+    line: 5,
+    nginx: 'limitswitch',
+  },
+  {
+    fixture: 'server-name-regex-lookbehind',
+    text: 'invalid regex "(?<!www\\.)example\\.com$": a lookbehind assertion cannot be run in bounded time (RE2: invalid perl operator: (?<!)',
     line: 5,
     nginx: 'limitswitch',
   },

@@ -27,7 +27,7 @@ describe('if (condition) { return …; }', () => {
       loc.ifReturns.map((i) => [
         i.condition.variable,
         i.condition.op,
-        i.condition.value?.raw ?? i.condition.regex,
+        i.condition.value?.raw ?? i.condition.pattern,
         i.answer.code,
       ]),
       [

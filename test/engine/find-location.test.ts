@@ -1,18 +1,19 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { compileRegex } from '../../src/config/regex.ts';
 import {
   findLocation,
   type LocationMatch,
   type RoutableLocation,
 } from '../../src/engine/http/find-location.ts';
-import { compileNginxRegex } from '../../src/engine/http/hostname-matcher.ts';
 
 interface Loc extends RoutableLocation<Loc> {
   readonly name: string;
 }
 
 function loc(match: LocationMatch, pattern: string, locations: Loc[] = []): Loc {
-  const regex = match === '~' || match === '~*' ? compileNginxRegex(pattern, match === '~*') : null;
+  const regex =
+    match === '~' || match === '~*' ? compileRegex(pattern, match === '~*', { file: 'test', line: 1 }) : null;
   return { name: `${match} ${pattern}`, match, pattern, regex, locations };
 }
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { compileRegex } from '../../src/config/regex.ts';
 import { parseComplexValue as cv } from '../../src/engine/complex-value.ts';
 import { compileGeo } from '../../src/engine/variables/geo-variable.ts';
 import { compileMap, type MapEntryDefinition } from '../../src/engine/variables/map-variable.ts';
@@ -37,6 +38,7 @@ const regex = (pattern: string, value: string, caseless = false): MapEntryDefini
   kind: 'regex',
   pattern,
   caseless,
+  regex: compileRegex(pattern, caseless, { file: 'test', line: 1 }),
   value: cv(value),
 });
 

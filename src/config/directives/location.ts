@@ -6,7 +6,7 @@ import { newLocation } from '../builders.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
 import type { LocationMatch, ReturnSpec } from '../model.ts';
-import { namedCaptures, regexError } from '../regex.ts';
+import { compileRegex, namedCaptures } from '../regex.ts';
 import { atoi } from '../values.ts';
 import { complexValue, defineVariable, duplicate, httpOf, ref } from './helpers.ts';
 import type { DirectiveSpec, Scope } from './types.ts';
@@ -32,9 +32,8 @@ function location(d: Directive, scope: Scope): void {
   }
   const regex = match === '~' || match === '~*';
   const named = d.args.length === 1 && match === 'prefix' && pattern.startsWith('@');
+  const compiled = regex ? compileRegex(pattern, match === '~*', d) : null;
   if (regex) {
-    const error = regexError(pattern, match === '~*');
-    if (error) throw configError(error, d);
     for (const capture of namedCaptures(pattern))
       if (!httpOf(scope).variables.has(capture)) defineVariable(capture, {}, d, scope);
   }
@@ -49,7 +48,7 @@ function location(d: Directive, scope: Scope): void {
     if (!regex && !pattern.startsWith(parent.pattern))
       throw configError(`location "${pattern}" is outside location "${parent.pattern}"`, d);
   }
-  const builder = newLocation(ref(d), match, pattern, named);
+  const builder = newLocation(ref(d), match, pattern, compiled, named);
   (parent ?? scope.server!).locations.push(builder);
   scope.session.walkBlock(d, { ...scope, kind: 'location', location: builder });
 }

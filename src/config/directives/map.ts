@@ -7,7 +7,7 @@ import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
 import { hostnameHashKeys } from '../hostname-keys.ts';
 import type { MapEntrySpec, MapSpec } from '../model.ts';
-import { namedCaptures, regexError } from '../regex.ts';
+import { compileRegex, namedCaptures } from '../regex.ts';
 import { complexValue, defineVariable, httpOf, ref, variableName } from './helpers.ts';
 import type { DirectiveSpec, Scope } from './types.ts';
 
@@ -68,11 +68,10 @@ function map(d: Directive, scope: Scope): void {
 function regexEntry(key: string, value: ComplexValue, line: Directive, scope: Scope): MapEntrySpec {
   const caseless = key[1] === '*';
   const pattern = key.slice(caseless ? 2 : 1);
-  const error = regexError(pattern, caseless);
-  if (error) throw configError(error, line);
+  const regex = compileRegex(pattern, caseless, line);
   for (const name of namedCaptures(pattern))
     if (!httpOf(scope).variables.has(name)) defineVariable(name, {}, line, scope);
-  return { kind: 'regex', pattern, caseless, value };
+  return { kind: 'regex', pattern, caseless, regex, value };
 }
 
 export const mapDirectives: readonly DirectiveSpec[] = [

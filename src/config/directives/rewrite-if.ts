@@ -7,7 +7,7 @@
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
 import type { IfCondition } from '../model.ts';
-import { namedCaptures, regexError } from '../regex.ts';
+import { compileRegex, namedCaptures } from '../regex.ts';
 import { complexValue } from './helpers.ts';
 import { parseReturn } from './location.ts';
 import type { DirectiveSpec, Scope } from './types.ts';
@@ -40,16 +40,16 @@ function readCondition(d: Directive, scope: Scope): IfCondition {
   const only = parts.length === 1 ? parts[0]! : null;
   if (only === null || !('variable' in only)) throw configError(`invalid condition "${subject}"`, d);
   const variable = only.variable;
-  if (words.length === 1) return { variable, op: 'truthy', value: null, regex: null };
+  if (words.length === 1) return { variable, op: 'truthy', value: null, pattern: null, regex: null };
   const op = OPERATORS.find((o) => o === words[1]);
   if (op === undefined || words.length !== 3) throw configError(`unexpected "${words[1]}" in condition`, d);
   const right = words[2]!;
-  if (op === '=' || op === '!=') return { variable, op, value: complexValue(right, d, scope), regex: null };
-  const error = regexError(right, op.endsWith('*'));
-  if (error) throw configError(error, d);
+  if (op === '=' || op === '!=')
+    return { variable, op, value: complexValue(right, d, scope), pattern: null, regex: null };
+  const regex = compileRegex(right, op.endsWith('*'), d);
   if (namedCaptures(right).length > 0)
     throw configError('named captures in an "if" regular expression are not supported by limitswitch', d);
-  return { variable, op, value: null, regex: right };
+  return { variable, op, value: null, pattern: right, regex };
 }
 
 function ifDirective(d: Directive, scope: Scope): void {

@@ -6,7 +6,7 @@ import { listenAddressText, parseHostPort } from '../../engine/net/address-text.
 import { newServer } from '../builders.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
-import { namedCaptures, regexError } from '../regex.ts';
+import { compileRegex, namedCaptures } from '../regex.ts';
 import { defineVariable, httpOf, ref } from './helpers.ts';
 import type { DirectiveSpec, Scope } from './types.ts';
 
@@ -62,11 +62,12 @@ function serverName(d: Directive, scope: Scope): void {
     if (name.includes('/')) scope.session.warn(`server name "${name}" has suspicious symbols`, ref(d));
     if (first === '~') {
       const pattern = name.slice(1);
-      const error = regexError(pattern, false);
-      if (error) throw configError(error, d);
+      // nginx compiles server_name regexes caseless (the host is lower-cased before it is matched)
+      const regex = compileRegex(pattern, true, d);
       for (const capture of namedCaptures(pattern))
         if (!httpOf(scope).variables.has(capture)) defineVariable(capture, {}, d, scope);
       scope.server!.serverNames.push(name);
+      scope.server!.serverNameRegexes.push(regex);
       continue;
     }
     scope.server!.serverNames.push(

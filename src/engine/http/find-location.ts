@@ -3,6 +3,7 @@
  * remembered and its nested locations searched; unless that prefix is `^~`, the regex locations of the
  * level are then tried in configuration order, and the first match wins (with its own nested search).
  */
+import type { NginxRegex } from '../nginx-regex.ts';
 
 export type LocationMatch = '=' | 'prefix' | '^~' | '~' | '~*';
 
@@ -10,7 +11,7 @@ export interface RoutableLocation<L extends RoutableLocation<L>> {
   readonly match: LocationMatch;
   readonly pattern: string;
   /** Compiled for `~` / `~*`; null otherwise. */
-  readonly regex: RegExp | null;
+  readonly regex: NginxRegex | null;
   readonly locations: readonly L[];
 }
 

@@ -4,7 +4,8 @@
  * wildcard, the first matching regex; else the `default_server` of that address:port, else the first
  * server that listens there.
  */
-import { compileNginxRegex, HostnameMatcher } from './hostname-matcher.ts';
+import type { NginxRegex } from '../nginx-regex.ts';
+import { HostnameMatcher } from './hostname-matcher.ts';
 
 export interface ListenDefinition {
   readonly host: string | null;
@@ -14,7 +15,10 @@ export interface ListenDefinition {
 
 export interface NamedServer {
   readonly listen: readonly ListenDefinition[];
+  /** As written; a `~regex` name is matched through `serverNameRegexes`. */
   readonly serverNames: readonly string[];
+  /** The `~regex` names of `serverNames`, compiled (case-insensitively), in the same order. */
+  readonly serverNameRegexes: readonly NginxRegex[];
 }
 
 interface ListenGroup<S> {
@@ -22,7 +26,7 @@ interface ListenGroup<S> {
   readonly port: number;
   defaultServer: S;
   readonly names: HostnameMatcher<S>;
-  readonly regexes: { re: RegExp; server: S }[];
+  readonly regexes: { re: NginxRegex; server: S }[];
 }
 
 const WILDCARD_HOSTS = new Set([null, '*', '0.0.0.0', '[::]']);
@@ -110,10 +114,8 @@ export class ServerSelector<S extends NamedServer> {
   }
 
   private addNames(group: ListenGroup<S>, server: S): void {
-    for (const name of server.serverNames) {
-      if (name.startsWith('~')) group.regexes.push({ re: compileNginxRegex(name.slice(1), true), server });
-      else group.names.add(name, server);
-    }
+    for (const name of server.serverNames) if (!name.startsWith('~')) group.names.add(name, server);
+    for (const re of server.serverNameRegexes) group.regexes.push({ re, server });
   }
 }
 

@@ -54,17 +54,3 @@ export class HostnameMatcher<T> {
 export function isWildcard(pattern: string): boolean {
   return pattern.startsWith('*.') || pattern.startsWith('.') || pattern.endsWith('.*');
 }
-
-/**
- * Compiles an nginx (PCRE) regex for JavaScript: `(?P<name>` becomes `(?<name>`, a leading `(?i)` becomes
- * the `i` flag.
- */
-export function compileNginxRegex(pattern: string, caseless: boolean): RegExp {
-  let source = pattern.replaceAll('(?P<', '(?<');
-  let flags = caseless ? 'i' : '';
-  if (source.startsWith('(?i)')) {
-    source = source.slice(4);
-    flags = 'i';
-  }
-  return new RegExp(source, flags);
-}

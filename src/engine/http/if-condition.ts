@@ -4,15 +4,17 @@
  * search the value with a regular expression, case-insensitively for `*`.
  */
 import type { ComplexValue } from '../complex-value.ts';
+import type { NginxRegex } from '../nginx-regex.ts';
 import type { RequestContext } from '../variables/request-context.ts';
 import type { VariableTable } from '../variables/variable-table.ts';
-import { compileNginxRegex } from './hostname-matcher.ts';
 
 export interface IfConditionSpec {
   readonly variable: string;
   readonly op: 'truthy' | '=' | '!=' | '~' | '~*' | '!~' | '!~*';
   readonly value: ComplexValue | null;
-  readonly regex: string | null;
+  /** The regular expression of `~` and its kin as written, and compiled (`*`: case-insensitive). */
+  readonly pattern: string | null;
+  readonly regex: NginxRegex | null;
 }
 
 export function compileCondition(
@@ -33,7 +35,7 @@ export function compileCondition(
       return (ctx) => (read(ctx) === right(ctx)) === equal;
     }
     default: {
-      const re = compileNginxRegex(spec.regex!, spec.op.endsWith('*'));
+      const re = spec.regex!;
       const match = !spec.op.startsWith('!');
       return (ctx) => re.test(read(ctx)) === match;
     }

@@ -4,15 +4,19 @@
  * `default` (empty when absent). Values may hold variables and the regex's captures.
  */
 import type { ComplexValue } from '../complex-value.ts';
-import { compileNginxRegex, HostnameMatcher, isWildcard } from '../http/hostname-matcher.ts';
+import { HostnameMatcher, isWildcard } from '../http/hostname-matcher.ts';
+import type { NginxRegex } from '../nginx-regex.ts';
 import type { VariableGetter, VariableTable } from './variable-table.ts';
 
 export type MapEntryDefinition =
   | { readonly kind: 'exact'; readonly match: string; readonly value: ComplexValue }
   | {
       readonly kind: 'regex';
+      /** As written, without `~` / `~*`. */
       readonly pattern: string;
       readonly caseless: boolean;
+      /** `pattern`, compiled (case-insensitively when `caseless`). */
+      readonly regex: NginxRegex;
       readonly value: ComplexValue;
     };
 
@@ -30,10 +34,10 @@ export function compileMap(map: MapDefinition, table: VariableTable): VariableGe
   const source = table.compile(map.source);
   const exact = new Map<string, VariableGetter>();
   const wildcards = map.hostnames ? new HostnameMatcher<VariableGetter>() : null;
-  const regexes: { re: RegExp; value: VariableGetter }[] = [];
+  const regexes: { re: NginxRegex; value: VariableGetter }[] = [];
   for (const entry of map.entries) {
     const value = table.compile(entry.value);
-    if (entry.kind === 'regex') regexes.push({ re: compileNginxRegex(entry.pattern, entry.caseless), value });
+    if (entry.kind === 'regex') regexes.push({ re: entry.regex, value });
     else if (wildcards !== null && isWildcard(entry.match)) wildcards.add(entry.match, value);
     else if (!exact.has(entry.match.toLowerCase())) exact.set(entry.match.toLowerCase(), value);
   }

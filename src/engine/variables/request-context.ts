@@ -6,6 +6,7 @@
 
 import type { LimitConnStatus } from '../limit-conn/limit-conn.ts';
 import type { LimitReqStatus } from '../limit-req/limit-req.ts';
+import type { RegexCaptures } from '../nginx-regex.ts';
 
 /** The TLS connection a request came on (ngx_http_ssl_module's variables), read when asked. */
 export interface TlsFacts {
@@ -70,7 +71,7 @@ export interface RequestContext {
   /** Variable slot → cached value. */
   readonly cache: (string | undefined)[];
   /** Captures of the last successful map regex, for `$1`… in map values. */
-  captures: RegExpExecArray | null;
+  captures: RegexCaptures | null;
 }
 
 export function newRequestContext(
