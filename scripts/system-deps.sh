@@ -5,8 +5,8 @@ set -eu
 
 # kubectl (test/deploy: kubectl kustomize) is not a Debian package (Debian's kubernetes-client is
 # kubectl 1.20, too old for current kustomizations): install it separately; the test names it.
-# binary -> Debian package
-DEPS="redis-server:redis-server redis-cli:redis-tools redis-sentinel:redis-sentinel nginx:nginx-light prometheus:prometheus promtool:prometheus prometheus-alertmanager:prometheus-alertmanager amtool:prometheus-alertmanager prometheus-nginx-exporter:prometheus-nginx-exporter chromium:chromium"
+# binary -> Debian package (curl: the demo test runs the README's curl commands as printed)
+DEPS="curl:curl redis-server:redis-server redis-cli:redis-tools redis-sentinel:redis-sentinel nginx:nginx-light prometheus:prometheus promtool:prometheus prometheus-alertmanager:prometheus-alertmanager amtool:prometheus-alertmanager prometheus-nginx-exporter:prometheus-nginx-exporter chromium:chromium"
 
 missing=""
 for pair in $DEPS; do

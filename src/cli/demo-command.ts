@@ -154,7 +154,7 @@ limitswitch demo — cafe.example.com, limits switched without a reload
 Try it:
 
   # 1. switch request limiting on for /coffee, on every replica at once
-  curl -X POST -d '{"/coffee":"1","/tea":"0"}' '${keyvals}/limitreq_uri?wait=applied'
+  curl -X POST -H 'Content-Type: application/json' -d '{"/coffee":"1","/tea":"0"}' '${keyvals}/limitreq_uri?wait=applied'
 
   # 2. load it: each client address gets 20 r/s with burst 1, the rest is rejected (503), on every replica
   for p in ${ports.join(' ')}; do for i in $(seq 10); do curl -s -o /dev/null -w '%{http_code} ' -H 'Host: cafe.example.com' http://${host}:$p/coffee/latte & done; wait; echo; done
@@ -164,8 +164,8 @@ Try it:
   sleep 1; curl ${controlPlane}/limit_reqs
 
   # 4. limit the whole server_name instead, then switch everything off
-  curl -X PATCH -d '{"/coffee":"0"}' ${keyvals}/limitreq_uri
-  curl -X POST -d '{"cafe.example.com":"1"}' ${keyvals}/limitper_server
+  curl -X PATCH -H 'Content-Type: application/json' -d '{"/coffee":"0"}' ${keyvals}/limitreq_uri
+  curl -X POST -H 'Content-Type: application/json' -d '{"cafe.example.com":"1"}' ${keyvals}/limitper_server
   curl -X DELETE ${keyvals}/limitper_server
 
   # the replicas' view: curl -H 'Host: cafe.example.com' ${first}/tea

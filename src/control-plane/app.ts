@@ -5,7 +5,8 @@
  * serve the same store.
  *
  * Request order, as NGINX's API location: access (CIDR, token) → version → method (read-only) →
- * body (size, JSON, schema) → zone → store.
+ * writes from the API's own clients (Host, Origin, Content-Type) → body (size, JSON, schema) → zone →
+ * store.
  */
 import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
@@ -17,6 +18,7 @@ import { type Clock, systemClock } from '../shared/clock.ts';
 import { LimitswitchError } from '../shared/errors.ts';
 import type { KeyvalZoneInfo } from '../store/cluster-registry.ts';
 import { AccessControl, type AuthOptions } from './access-control.ts';
+import { BrowserChecks, writeRequestHead } from './browser-checks.ts';
 import type { ControlPlaneContext, StoreLink } from './context.ts';
 import { ExpirySweeper } from './expiry-sweeper.ts';
 import { alertmanagerHookRoutes } from './hooks/alertmanager-hook.ts';
@@ -47,6 +49,11 @@ export interface ControlPlaneOptions {
   /** limit_conn zones of `-c FILE`, likewise. */
   readonly limitConnZones?: readonly string[];
   readonly auth?: AuthOptions;
+  /**
+   * Names a write's `Host` may be besides IP literals and `localhost` (`--server-name`, the `api`
+   * server's `server_name`), in nginx's `server_name` syntax.
+   */
+  readonly serverNames?: readonly string[];
   /** Default: a fresh registry per app. */
   readonly metrics?: ControlPlaneMetrics;
   /** Reported by `/api/N/nginx`. Default: package.json's version. */
@@ -89,6 +96,7 @@ export async function controlPlane(app: FastifyInstance, options: ControlPlaneOp
   const clock = options.clock ?? systemClock;
   const gateway = new StoreGateway(options.store, options.storeTimeoutMs ?? 2000, metrics, app.log);
   const access = new AccessControl(options.auth);
+  const browser = new BrowserChecks(options.serverNames);
   const ctx: ControlPlaneContext = {
     spec,
     gateway,
@@ -97,6 +105,7 @@ export async function controlPlane(app: FastifyInstance, options: ControlPlaneOp
       limitConn: options.limitConnZones ?? [],
     }),
     access,
+    browser,
     metrics,
     clock,
     build: { version: options.version ?? packageVersion(), loadedAtMs: clock.nowMs() },
@@ -124,6 +133,7 @@ export async function controlPlane(app: FastifyInstance, options: ControlPlaneOp
     if (!PUBLIC_OPERATIONS.has(operation.operationId)) access.authorizeClient(request.ip);
     if (operation.write) {
       request.limitswitchPrincipal = access.authorizeWrite(request.ip, request.headers.authorization);
+      browser.checkWrite(writeRequestHead(request));
     } else if (!PUBLIC_OPERATIONS.has(operation.operationId)) {
       request.limitswitchPrincipal = access.authorizeRead(request.ip, request.headers.authorization);
     }
@@ -227,7 +237,10 @@ function installValidation(app: FastifyInstance): void {
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? body : query).compile(schema));
 }
 
-/** JSON whatever the Content-Type (as NGINX Plus; `curl -d` sends form-urlencoded); not JSON → 415. */
+/**
+ * Bodies are read as JSON; not JSON → 415. A write's `Content-Type` was checked before (browser-checks.ts),
+ * so what reaches here as a write body was sent as JSON.
+ */
 function installBodyParser(app: FastifyInstance, bodyLimit: number): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string', bodyLimit }, (_request: FastifyRequest, text, done) => {

@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod 
 import type { ControlPlaneMetrics } from '../metrics/control-plane-metrics.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { AccessControl, Principal } from './access-control.ts';
+import type { BrowserChecks } from './browser-checks.ts';
 import type { ApiSpec, SpecOperation } from './spec.ts';
 import type { StoreGateway } from './store-gateway.ts';
 import type { ZoneDirectory } from './zone-directory.ts';
@@ -45,6 +46,8 @@ export interface ControlPlaneContext {
   readonly gateway: StoreGateway;
   readonly zones: ZoneDirectory;
   readonly access: AccessControl;
+  /** Writes only from the API's own clients: Host, Origin, Content-Type. */
+  readonly browser: BrowserChecks;
   readonly metrics: ControlPlaneMetrics;
   readonly clock: Clock;
   readonly build: BuildInfo;

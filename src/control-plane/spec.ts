@@ -35,7 +35,10 @@ export interface SpecOperation {
   readonly minVersion: number;
   /** Under `/api/{version}/`. */
   readonly versioned: boolean;
-  /** POST/PATCH/DELETE that change state: token, CIDR and read-only checks apply. */
+  /**
+   * POST/PATCH/DELETE that change state: token, CIDR and read-only checks apply, then the browser
+   * checks (Host, Origin, Content-Type).
+   */
   readonly write: boolean;
   readonly schema: RouteSchema;
 }

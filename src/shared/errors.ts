@@ -36,6 +36,15 @@ export const ERRORS = {
   StoreUnavailable: { status: 503, text: 'keyval store unavailable' },
   Unauthorized: { status: 401, text: 'unauthorized' },
   Forbidden: { status: 403, text: 'forbidden' },
+  /**
+   * A write whose `Host` is not one of the API's names (IP literals, `localhost`, `--server-name`, the
+   * `api` server's `server_name`): a page of another site whose name resolves here (DNS rebinding).
+   */
+  HostNotAllowed: { status: 421, text: "host is not one of this API's names" },
+  /** A write from a page of another origin (`Origin`, `Sec-Fetch-Site`): cross-site request forgery. */
+  OriginNotAllowed: { status: 403, text: 'writes from pages of other origins are refused' },
+  /** A write body without `Content-Type: application/json` (a form or `text/plain`: what pages send freely). */
+  ContentTypeNotJson: { status: 415, text: 'request body is not sent as application/json' },
   MethodNotSupported: { status: 405, text: 'method not supported' },
   QueryFormatError: { status: 400, text: 'invalid query argument' },
   InternalError: { status: 500, text: 'internal error' },

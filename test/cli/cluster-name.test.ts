@@ -45,6 +45,7 @@ describe('--cluster-name and --key-prefix', () => {
     const write = await fetch(`${blue.url}/api/9/http/keyvals/switches`, {
       method: 'POST',
       body: JSON.stringify({ '/coffee': '1' }),
+      headers: { 'content-type': 'application/json' },
     });
     assert.equal(write.status, 201);
     assert.equal(
@@ -68,6 +69,7 @@ describe('--cluster-name and --key-prefix', () => {
     const write = await fetch(`${green.url}/api/9/http/keyvals/switches`, {
       method: 'POST',
       body: JSON.stringify({ '/tea': '1' }),
+      headers: { 'content-type': 'application/json' },
     });
     assert.equal(write.status, 201);
     assert.equal(

@@ -8,6 +8,8 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { freePorts, LimitswitchProcess, stopAll, TempDir } from '../helpers/limitswitch-process.ts';
 
+const JSON_TYPE = { 'content-type': 'application/json' };
+
 const config = (port: number, rules: string, write = 'on') => `events {}
 http {
     keyval_zone zone=switches:64k;
@@ -44,7 +46,11 @@ describe('control-plane -c FILE: the api server block applies', () => {
       code: 'Forbidden',
     });
     assert.equal((await fetch(`${url}/limit_reqs`)).status, 403);
-    const write = await fetch(`${url}/api/9/http/keyvals/switches`, { method: 'POST', body: '{"a":"1"}' });
+    const write = await fetch(`${url}/api/9/http/keyvals/switches`, {
+      method: 'POST',
+      body: '{"a":"1"}',
+      headers: JSON_TYPE,
+    });
     assert.equal(write.status, 403);
     // The cluster's own checks stay open.
     assert.equal((await fetch(`${url}/healthz`)).status, 200);
@@ -58,7 +64,11 @@ describe('control-plane -c FILE: the api server block applies', () => {
       `127.0.0.1:${flagPort}`,
     ]);
     const url = `http://127.0.0.1:${flagPort}`;
-    const write = await fetch(`${url}/api/9/http/keyvals/switches`, { method: 'POST', body: '{"a":"1"}' });
+    const write = await fetch(`${url}/api/9/http/keyvals/switches`, {
+      method: 'POST',
+      body: '{"a":"1"}',
+      headers: JSON_TYPE,
+    });
     assert.equal(write.status, 201);
     assert.deepEqual(await (await fetch(`${url}/api/9/http/keyvals/switches`)).json(), { a: '1' });
   });
@@ -69,6 +79,7 @@ describe('control-plane -c FILE: the api server block applies', () => {
     const write = await fetch(`http://127.0.0.1:${port}/api/9/http/keyvals/switches`, {
       method: 'POST',
       body: '{"a":"1"}',
+      headers: JSON_TYPE,
     });
     assert.equal(write.status, 405);
     assert.equal(((await write.json()) as { error: { code: string } }).error.code, 'MethodDisabled');

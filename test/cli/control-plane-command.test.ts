@@ -115,7 +115,7 @@ describe('limitswitch control-plane', () => {
       const created = await fetch(url, {
         method: 'POST',
         body: '{"/coffee":"1"}',
-        headers: { authorization: `Bearer ${TOKEN}` },
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
       });
       assert.equal(created.status, 201);
       assert.equal(
@@ -141,7 +141,7 @@ describe('limitswitch control-plane', () => {
       const disabled = await fetch(url, {
         method: 'POST',
         body: '{"a":"1"}',
-        headers: { authorization: `Bearer ${TOKEN}` },
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
       });
       assert.equal(disabled.status, 405);
       assert.equal(((await disabled.json()) as { error: { code: string } }).error.code, 'MethodDisabled');

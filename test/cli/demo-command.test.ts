@@ -3,19 +3,22 @@
  * commands, a /coffee switch that limits on every replica, cluster-wide counters, a clean Ctrl-C.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { request } from 'undici';
 import { freePorts } from '../helpers/free-port.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
+const run = promisify(execFile);
 const BIN = fileURLToPath(new URL('../../bin/limitswitch.js', import.meta.url));
 const CAFE = fileURLToPath(new URL('../../examples/cafe/nginx.conf', import.meta.url));
+const README = fileURLToPath(new URL('../../README.md', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'limitswitch-demo-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -61,11 +64,16 @@ it('runs the cafe: banner, /coffee switched on limits every replica, counters ad
 
   assert.match(stdout, new RegExp(`control plane   http://127\\.0\\.0\\.1:${cp}`));
   assert.match(stdout, /store {11}embedded memory store/);
-  assert.match(
-    stdout,
-    new RegExp(
-      `curl -X POST -d '\\{"/coffee":"1","/tea":"0"\\}' 'http://127\\.0\\.0\\.1:${cp}/api/9/http/keyvals/limitreq_uri\\?wait=applied'`,
-    ),
+  // The banner's writes are the README's, and they work as printed (curl -d alone sends a form: 415).
+  const writes = curlWrites(stdout);
+  assert.deepEqual(
+    writes,
+    curlWrites(readFileSync(README, 'utf8')).map((line) => line.replaceAll(':8080/', `:${cp}/`)),
+  );
+  assert.equal(writes.length, 4, writes.join('\n'));
+  assert.equal(
+    writes[0],
+    `curl -X POST -H 'Content-Type: application/json' -d '{"/coffee":"1","/tea":"0"}' 'http://127.0.0.1:${cp}/api/9/http/keyvals/limitreq_uri?wait=applied'`,
   );
 
   // Issue 18 §3.11: step 3 right after step 2 showed zeros; the banner says why and waits the flush out.
@@ -75,12 +83,11 @@ it('runs the cafe: banner, /coffee switched on limits every replica, counters ad
   );
 
   const base = `http://127.0.0.1:${cp}`;
-  const toggle = await request(`${base}/api/9/http/keyvals/limitreq_uri?wait=applied`, {
-    method: 'POST',
-    body: '{"/coffee":"1","/tea":"0"}',
-  });
-  await toggle.body.dump();
-  assert.equal(toggle.statusCode, 201);
+  const keyvals = async (name: string) =>
+    (await request(`${base}/api/9/http/keyvals/${name}`)).body.json() as Promise<Record<string, string>>;
+  // Step 1, verbatim: a successful write prints nothing.
+  assert.equal(await shell(writes[0]!), '');
+  assert.deepEqual(await keyvals('limitreq_uri'), { '/coffee': '1', '/tea': '0' });
 
   const get = async (port: number, path: string): Promise<number> => {
     const res = await request(`http://127.0.0.1:${port}${path}`, { headers: { host: 'cafe.example.com' } });
@@ -111,7 +118,30 @@ it('runs the cafe: banner, /coffee switched on limits every replica, counters ad
     { intervalMs: 100, message: `/limit_reqs req_zone_20 = ${passed} passed, ${rejected} rejected` },
   ).catch(() => assert.deepEqual({ passed: zone?.passed, rejected: zone?.rejected }, { passed, rejected }));
 
+  // Step 4, verbatim: /coffee off, the server-wide switch on, then emptied.
+  for (const write of writes.slice(1)) assert.equal(await shell(write), '', write);
+  assert.deepEqual(await keyvals('limitreq_uri'), { '/coffee': '0', '/tea': '0' });
+  assert.deepEqual(await keyvals('limitper_server'), {});
+
   child.kill('SIGINT');
   const [code] = await exited;
   assert.equal(code, 0);
 });
+
+/** The `curl -X …` lines of a text, in order, as a user would copy them. */
+function curlWrites(text: string): string[] {
+  return text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line.startsWith('curl -X '));
+}
+
+/** Runs a command line as a user's shell would; its stdout (curl prints error bodies there). */
+async function shell(command: string): Promise<string> {
+  const { stdout } = await run('sh', ['-c', command], { timeout: 30_000 }).catch((err: Error) => {
+    throw new Error(
+      `${command}: ${err.message} (the demo test runs the banner's curl commands: install curl)`,
+    );
+  });
+  return stdout;
+}

@@ -45,6 +45,7 @@ it('demo --redis: a Redis restarted empty is a warning naming the epochs and the
   const write = await fetch(`${api}/api/9/http/keyvals/limitreq_uri?wait=applied`, {
     method: 'POST',
     body: JSON.stringify({ '/coffee': '1' }),
+    headers: { 'content-type': 'application/json' },
   });
   assert.equal(write.status, 201, await write.text());
 

@@ -167,6 +167,7 @@ export class Fleet {
       fetch(`${this.controlPlane!.url}/api/9/http/keyvals/${SWITCHES}?wait=applied`, {
         method,
         body: JSON.stringify({ [prefix]: value }),
+        headers: { 'content-type': 'application/json' },
         signal: AbortSignal.timeout(10_000),
       });
     let res = await write('PATCH');

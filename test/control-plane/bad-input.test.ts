@@ -111,6 +111,19 @@ const contentType = fc.constantFrom(
   'multipart/form-data',
 );
 const authorization = fc.constantFrom(undefined, 'Bearer nope', 'Bearer', 'Basic abc', 'Bearer  ');
+/** The Host and Origin of a page: the API's own, another site's (DNS rebinding, CSRF), or malformed. */
+const host = fc.constantFrom(
+  undefined,
+  'localhost',
+  '127.0.0.1:8080',
+  '[::1]:8080',
+  'rebind.attacker.example',
+  '[::1',
+  'a..b',
+  'x'.repeat(300),
+);
+const origin = fc.constantFrom(undefined, 'null', 'http://localhost', 'http://evil.example', '%', 'http://[');
+const fetchSite = fc.constantFrom(undefined, 'same-origin', 'cross-site', 'none', 'bogus');
 
 const anyRequest = fc.record({
   method: fc.constantFrom(...METHODS),
@@ -119,6 +132,9 @@ const anyRequest = fc.record({
   body,
   contentType,
   authorization,
+  host,
+  origin,
+  fetchSite,
   reason: fc.option(fc.string({ maxLength: 300 }), { nil: undefined }),
 });
 
@@ -137,6 +153,9 @@ const plausibleWrite = fc.record({
   ),
   contentType: fc.constant('application/json'),
   authorization: fc.constant(undefined),
+  host: fc.constant(undefined),
+  origin: fc.constant(undefined),
+  fetchSite: fc.constant(undefined),
   reason: fc.constant(undefined),
 });
 
@@ -181,6 +200,9 @@ async function send(app: FastifyInstance, r: GeneratedRequest) {
   if (r.contentType) headers['content-type'] = r.contentType;
   if (r.authorization) headers.authorization = r.authorization;
   if (r.reason !== undefined) headers['x-limitswitch-reason'] = r.reason;
+  if (r.host !== undefined) headers.host = r.host;
+  if (r.origin !== undefined) headers.origin = r.origin;
+  if (r.fetchSite !== undefined) headers['sec-fetch-site'] = r.fetchSite;
   return app.inject({
     method: r.method as Method,
     url: `${r.path}${r.query}`,

@@ -58,7 +58,12 @@ describe('/metrics, /healthz, /readyz', () => {
     );
     assert.equal((await app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200);
     assertNginxError(
-      await app.inject({ method: 'POST', url: '/api/9/http/keyvals/zone_one', payload: '{"a":"1"}' }),
+      await app.inject({
+        method: 'POST',
+        url: '/api/9/http/keyvals/zone_one',
+        payload: '{"a":"1"}',
+        headers: JSON_HEADERS,
+      }),
       503,
       'StoreUnavailable',
     );

@@ -11,13 +11,21 @@ import type { Store } from '../../src/store/store.ts';
 import { RedisServer } from '../helpers/redis-server.ts';
 import { addCounters } from './harness.ts';
 
-/** What the Go client does with a response: expected status, else decode NGINX's error object. */
+/**
+ * What the Go client sends and does with a response: a POST body as `application/json`, a PATCH body
+ * with no `Content-Type` at all (its `patch` sets none, and Go's client adds none); the expected status,
+ * else NGINX's error object decoded.
+ */
 async function call(method: string, url: string, expected: number, body?: unknown): Promise<unknown> {
   const res = await fetch(url, {
     method,
     ...(body === undefined
       ? {}
-      : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
+      : {
+          // A Uint8Array body: fetch gives it no Content-Type, as Go's client does not.
+          body: new TextEncoder().encode(JSON.stringify(body)),
+          headers: method === 'POST' ? { 'content-type': 'application/json' } : {},
+        }),
   });
   const text = await res.text();
   if (res.status !== expected) {

@@ -9,12 +9,12 @@ import { openRedisStore } from '../../src/store/redis/open-redis-store.ts';
 import type { Store } from '../../src/store/store.ts';
 import { RedisServer } from '../helpers/redis-server.ts';
 import { waitFor } from '../helpers/wait-for.ts';
-import { assertNginxError, isNginxError } from './harness.ts';
+import { assertNginxError, isNginxError, JSON_HEADERS } from './harness.ts';
 
 const ZONE = { name: 'zone_one', type: 'string', timeoutMs: null, sizeBytes: null } as const;
 
 async function request(method: string, url: string, body?: string) {
-  const res = await fetch(url, { method, ...(body === undefined ? {} : { body }) });
+  const res = await fetch(url, { method, ...(body === undefined ? {} : { body, headers: JSON_HEADERS }) });
   return { statusCode: res.status, body: await res.text(), headers: Object.fromEntries(res.headers) };
 }
 

@@ -109,6 +109,7 @@ describe('?wait=applied', () => {
         method: 'POST',
         url: '/api/9/http/keyvals/zone_one?wait=yes',
         payload: '{"a":"1"}',
+        headers: JSON_HEADERS,
       }),
       400,
       'QueryFormatError',

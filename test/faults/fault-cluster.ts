@@ -128,6 +128,7 @@ export class FaultCluster {
     return fetch(url, {
       method,
       body: body === undefined ? undefined : JSON.stringify(body),
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
       signal: AbortSignal.timeout(10_000),
     });
   }

@@ -4,7 +4,8 @@
  * request ids and metrics apply) from the spec operation `postAlertmanagerHook`, with:
  * - its own authentication, because Alertmanager's `http_config` may send HTTP Basic as well as a
  *   bearer token: Basic `<token id>:<token>` is checked as that token; both go through the API's
- *   write checks (CIDRs, loopback-only without tokens, read-only);
+ *   write checks (CIDRs, loopback-only without tokens, read-only, then Host, Origin and
+ *   `Content-Type: application/json`, which Alertmanager sends);
  * - its own body limit (`max_body_bytes`; notifications carry many alerts);
  * - its own 400 text (the spec's schema, reported as `AlertFormatError` with the failing field);
  * - a sweeper that carries out reverts delayed by `min_hold` (only when some rule has one).
@@ -19,6 +20,7 @@ import { AutomationMetrics } from '../../metrics/automation-metrics.ts';
 import { LimitswitchError } from '../../shared/errors.ts';
 import { unstorableKey } from '../../store/keyval-text.ts';
 import type { AccessControl, Principal } from '../access-control.ts';
+import { writeRequestHead } from '../browser-checks.ts';
 import type { ControlPlaneContext } from '../context.ts';
 import { toApiError } from '../nginx-error.ts';
 
@@ -29,6 +31,7 @@ const REFUSALS: ReadonlyMap<number, string> = new Map([
   [415, 'invalid_payload'],
   [401, 'unauthorized'],
   [403, 'forbidden'],
+  [421, 'forbidden'],
   [405, 'read_only'],
 ]);
 
@@ -60,6 +63,7 @@ export function alertmanagerHookRoutes(
           throw new LimitswitchError('PathNotFound', 'alert automation is not configured (--alert-rules)');
         }
         request.limitswitchPrincipal = authorizeHook(ctx.access, request.ip, request.headers.authorization);
+        ctx.browser.checkWrite(writeRequestHead(request));
       },
       onError: async (_request, _reply, error) => {
         const reason = REFUSALS.get(toApiError(error).status);
