@@ -10,6 +10,7 @@ import type { AuthOptions } from '../control-plane/access-control.ts';
 import { parseAllowRange, parseTokens } from '../control-plane/access-control.ts';
 import { apiServerBlock } from '../control-plane/api-server-block.ts';
 import { zonesOfConfig } from '../control-plane/config-zones.ts';
+import { OwnHosts } from '../control-plane/own-hosts.ts';
 import { startControlPlaneServer } from '../control-plane/server.ts';
 import { parseHostPort } from '../engine/net/address-text.ts';
 import { LimitswitchError } from '../shared/errors.ts';
@@ -21,6 +22,7 @@ interface ControlPlaneFlags extends StoreFlags, LogFlags {
   config?: string;
   tokenFile?: string;
   allow: string[];
+  serverName: string[];
   readOnly: boolean;
   readAuth: boolean;
   alertRules?: string;
@@ -40,6 +42,11 @@ export function registerControlPlaneCommand(program: Command): void {
       'bearer tokens for writes, one "id:token" per line (or LIMITSWITCH_TOKENS)',
     )
     .option('--allow <cidr...>', 'client addresses allowed to write (and to read with --read-auth)', [])
+    .option(
+      '--server-name <name...>',
+      "names of this API a write's Host may be, besides IP addresses and localhost (nginx server_name syntax: api.example.com, *.example.com)",
+      [],
+    )
     .option('--read-only', "refuse every write with 405 MethodDisabled (NGINX's api write=off)", false)
     .option('--read-auth', 'reads of the API, cluster views and audit need a token too', false)
     .option('--alert-rules <file>', 'rules for POST /hooks/alertmanager: which alerts change which keyvals');
@@ -69,6 +76,8 @@ async function runControlPlane(flags: ControlPlaneFlags): Promise<void> {
     clientRules: apiServer?.access ?? [],
     readOnly: flags.readOnly || apiServer?.write === false,
   };
+  // A write's Host: IP literals and localhost, the flag's names and the api server's server_name.
+  const serverNames = [...checkServerNames(flags.serverName), ...(apiServer?.serverNames ?? [])];
   const zones = config ? zonesOfConfig(config) : { keyvalZones: [], limitReqZones: [], limitConnZones: [] };
   // With -c, a rule naming a zone the file does not declare is one of the file's errors.
   const alertRules = flags.alertRules
@@ -78,10 +87,17 @@ async function runControlPlane(flags: ControlPlaneFlags): Promise<void> {
       )
     : undefined;
   const logger = processLogger('limitswitch-control-plane', flags);
+  for (const name of OwnHosts.regexNames(apiServer?.serverNames ?? [])) {
+    logger.warn(
+      { server_name: name },
+      'a regex server_name of the api server is not matched against the Host of writes: name those hosts with --server-name',
+    );
+  }
   const store = openCliStore(flags, logger);
   const server = await startControlPlaneServer({
     store,
     auth,
+    serverNames,
     ...zones,
     alertRules,
     host: listen.host ?? '0.0.0.0',
@@ -114,6 +130,15 @@ function authOptions(flags: ControlPlaneFlags): AuthOptions {
     }
   }
   return { tokens, allow: flags.allow, readOnly: flags.readOnly, readAuth: flags.readAuth };
+}
+
+/** `--server-name` values, each checked (the command stops on the first that cannot be one). */
+export function checkServerNames(names: string[]): string[] {
+  for (const name of names) {
+    const invalid = OwnHosts.invalid(name);
+    if (invalid !== null) throw new LimitswitchError('RL_ERR_CLI_USAGE', `--server-name: ${invalid}`);
+  }
+  return names;
 }
 
 function readText(file: string): string {

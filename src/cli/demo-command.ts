@@ -13,6 +13,7 @@ import { startControlPlaneServer } from '../control-plane/server.ts';
 import { ErrorLog } from '../replica/error-log.ts';
 import { Replica } from '../replica/replica.ts';
 import { bindError } from '../shared/bind-error.ts';
+import { checkServerNames } from './control-plane-command.ts';
 import { openCliStore, type StoreFlags, storeOptions } from './open-store.ts';
 import { type LogFlags, logOptions, processLogger } from './process-log.ts';
 
@@ -23,6 +24,7 @@ interface DemoFlags extends StoreFlags, LogFlags {
   host: string;
   controlPlanePort: string;
   replicaPorts: string;
+  serverName: string[];
 }
 
 export function registerDemoCommand(program: Command): void {
@@ -32,7 +34,12 @@ export function registerDemoCommand(program: Command): void {
     .option('-c, --config <file>', 'the replicas’ configuration', EXAMPLE)
     .option('--host <address>', 'address everything listens on', '127.0.0.1')
     .option('--control-plane-port <port>', 'control plane port', '8080')
-    .option('--replica-ports <ports>', 'one port per replica, comma-separated', '8081,8082,8083');
+    .option('--replica-ports <ports>', 'one port per replica, comma-separated', '8081,8082,8083')
+    .option(
+      '--server-name <name...>',
+      "names of the control plane a write's Host may be, besides IP addresses and localhost",
+      [],
+    );
   storeOptions(command, 'shared store (default: REDIS_URL, else the embedded memory store)');
   // Warnings and errors only: the banner says the rest.
   logOptions(command, 'warn').action(async (flags: DemoFlags) => {
@@ -67,6 +74,7 @@ async function runDemo(flags: DemoFlags): Promise<void> {
       startControlPlaneServer({
         store,
         ...zonesOfConfig(config),
+        serverNames: checkServerNames(flags.serverName),
         host: flags.host,
         port: Number(flags.controlPlanePort),
       }),

@@ -1,12 +1,15 @@
 /**
  * What the control plane takes from the `api` location of `-c FILE`, as NGINX Plus would serve it: the
- * server's first `listen` (unless `--listen` is given), its `allow`/`deny` rules (for every API read
- * and write; probes, metrics and docs stay open for the cluster's own checks), and `api write=off`.
+ * server's first `listen` (unless `--listen` is given), its `server_name`s (the names a write's `Host`
+ * may be), its `allow`/`deny` rules (for every API read and write; probes, metrics and docs stay open
+ * for the cluster's own checks), and `api write=off`.
  */
 import type { AccessRule, Config, ListenSpec, LocationConf } from '../config/model.ts';
 
 export interface ApiServerBlock {
   readonly listen: ListenSpec | null;
+  /** The server's `server_name`s, as written (`""`, the default, names no host). */
+  readonly serverNames: readonly string[];
   /** The `allow`/`deny` rules in force in the `api` location (inherited ones included). */
   readonly access: readonly AccessRule[];
   /** `api write=on`. */
@@ -18,7 +21,12 @@ export function apiServerBlock(config: Config): ApiServerBlock | null {
   for (const server of config.http.servers) {
     const api = findApi(server.locations);
     if (api === null) continue;
-    return { listen: server.listen[0] ?? null, access: api.access, write: api.api!.write };
+    return {
+      listen: server.listen[0] ?? null,
+      serverNames: server.serverNames,
+      access: api.access,
+      write: api.api!.write,
+    };
   }
   return null;
 }

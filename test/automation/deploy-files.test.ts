@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { parseAlertRules } from '../../src/automation/alert-rules.ts';
 import { matchesAll, parseLabelMatcher } from '../../src/automation/label-matcher.ts';
+import { OwnHosts } from '../../src/control-plane/own-hosts.ts';
 
 const run = promisify(execFile);
 const DEPLOY = new URL('../../deploy/automation/', import.meta.url);
@@ -252,6 +253,20 @@ describe('deploy/automation', () => {
     assert.match(String(webhook.url), /\/hooks\/alertmanager$/);
     assert.equal(webhook.send_resolved, true);
     assert.equal((webhook.http_config as { authorization: { type: string } }).authorization.type, 'Bearer');
+  });
+
+  it("the webhook's host is one of the control plane's names (its writes name the API's own host)", () => {
+    const deployment = parseAllDocuments(readFileSync(new URL('../base/control-plane.yaml', DEPLOY), 'utf8'))
+      .map((d) => d.toJS() as K8sObject)
+      .find((o) => o.kind === 'Deployment')!;
+    const args = deployment.spec!.template.spec.containers[0]!.args;
+    const names = args
+      .filter((a) => a.startsWith('--server-name='))
+      .map((a) => a.slice('--server-name='.length));
+    for (const name of names) assert.equal(OwnHosts.invalid(name), null, name);
+    const webhook = alertmanager.receivers.find((r) => r.name === 'limitswitch')!.webhook_configs![0]!;
+    const host = new URL(String(webhook.url)).host;
+    assert.ok(new OwnHosts(names).allows(host), `${host} is not among ${names.join(', ')}`);
   });
 
   it('every alert is routed to the webhook and switches a key by some rule; repeats come before the TTL ends', () => {

@@ -6,7 +6,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { freePorts, LimitswitchProcess, stopAll, TempDir } from '../helpers/limitswitch-process.ts';
+import { request } from 'undici';
+import {
+  freePorts,
+  LimitswitchProcess,
+  startControlPlane,
+  stopAll,
+  TempDir,
+} from '../helpers/limitswitch-process.ts';
 
 const JSON_TYPE = { 'content-type': 'application/json' };
 
@@ -83,5 +90,70 @@ describe('control-plane -c FILE: the api server block applies', () => {
     });
     assert.equal(write.status, 405);
     assert.equal(((await write.json()) as { error: { code: string } }).error.code, 'MethodDisabled');
+  });
+
+  it("writes name the API's hosts: the block's server_name, --server-name, IP addresses, localhost", async () => {
+    const [port] = await freePorts(1);
+    const file = dir.write(
+      'names.conf',
+      config(port!, 'server_name api.example.test *.cp.example.test ~^re[0-9]+$;'),
+    );
+    const cp = await startControlPlane([
+      '-c',
+      file,
+      '--server-name',
+      'ops.example.test',
+      '--server-name=other.example.test',
+    ]);
+    const bound = new URL(cp.url).host;
+    const post = async (headers: Record<string, string>, key: string) => {
+      const res = await request(`${cp.url}/api/9/http/keyvals/switches`, {
+        method: 'POST',
+        body: JSON.stringify({ [key]: '1' }),
+        headers: { 'content-type': 'application/json', ...headers },
+      });
+      return { status: res.statusCode, body: await res.body.text() };
+    };
+    // DNS rebinding: the attacker's name, resolved to this address.
+    const rebound = await post({ host: 'rebind.attacker.example' }, 'evil');
+    assert.equal(rebound.status, 421);
+    assert.deepEqual(JSON.parse(rebound.body).error, {
+      status: 421,
+      text: 'host "rebind.attacker.example" is not one of this API\'s names; allow it with --server-name rebind.attacker.example',
+      code: 'HostNotAllowed',
+    });
+    // A regex server_name is not taken (and the start-up log says so).
+    assert.equal((await post({ host: 're1' }, 'evil')).status, 421);
+    await cp.process.waitForLog(
+      'a regex server_name of the api server is not matched against the Host of writes: name those hosts with --server-name',
+      (line) => line.server_name === '~^re[0-9]+$',
+    );
+    // A page of another origin, and a text/plain body (a "simple" cross-origin request).
+    assert.equal((await post({ host: bound, origin: 'http://evil.example' }, 'evil')).status, 403);
+    const plain = await request(`${cp.url}/api/9/http/keyvals/switches`, {
+      method: 'POST',
+      body: '{"evil":"1"}',
+      headers: { 'content-type': 'text/plain;charset=UTF-8' },
+    });
+    assert.equal(plain.statusCode, 415);
+    assert.equal(((await plain.body.json()) as { error: { code: string } }).error.code, 'ContentTypeNotJson');
+    const own = [
+      'api.example.test',
+      'a.cp.example.test:8443',
+      'ops.example.test',
+      'other.example.test',
+      bound,
+      `localhost:${new URL(cp.url).port}`,
+    ];
+    for (const [i, host] of own.entries()) {
+      const res = await post({ host, origin: `http://${host}` }, `k${i}`);
+      assert.equal(res.status, 201, `${host}: ${res.body}`);
+    }
+    const stored = (await (await fetch(`${cp.url}/api/9/http/keyvals/switches`)).json()) as object;
+    assert.deepEqual(
+      Object.keys(stored).sort(),
+      own.map((_, i) => `k${i}`),
+    );
+    await cp.process.stop();
   });
 });

@@ -157,6 +157,12 @@ describe('limitswitch control-plane', () => {
     const badAllow = await run(['--allow', '10.0.0.0/99']).exit;
     assert.equal(badAllow.code, 1);
     assert.match(badAllow.stderr, /^limitswitch: --allow: invalid address or CIDR "10.0.0.0\/99"$/m);
+    const badName = await run(['--server-name', 'api.example.com:8080']).exit;
+    assert.equal(badName.code, 1);
+    assert.match(
+      badName.stderr,
+      /^limitswitch: --server-name: invalid server name or wildcard "api\.example\.com:8080" \(a name without a port: /m,
+    );
     writeFileSync(join(dir, 'short-tokens'), 'ops:short\n');
     const badTokens = await run(['--token-file', join(dir, 'short-tokens')]).exit;
     assert.equal(badTokens.code, 1);
