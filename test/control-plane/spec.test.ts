@@ -36,6 +36,17 @@ describe('api-spec/openapi.yaml is the one schema', () => {
     });
   });
 
+  it("every write documents the refusals of writes not from the API's own clients (403, 415, 421)", () => {
+    const spec = loadApiSpec();
+    const paths = spec.document.paths as Record<string, Record<string, { responses: object }>>;
+    const writes = spec.operations.filter((op) => op.method !== 'GET');
+    assert.ok(writes.length >= 6);
+    for (const op of writes) {
+      const codes = Object.keys(paths[op.path]![op.method.toLowerCase()]!.responses);
+      for (const code of ['403', '415', '421']) assert.ok(codes.includes(code), `${op.operationId}: ${code}`);
+    }
+  });
+
   it('the loader refuses a spec with a missing operationId or a dangling $ref', () => {
     assert.throws(() => parseApiSpec('paths:\n  /x:\n    get:\n      responses: {}\n'), {
       message: 'GET /x has no operationId',
