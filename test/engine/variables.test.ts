@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { compileRegex } from '../../src/config/regex.ts';
 import { parseComplexValue as cv } from '../../src/engine/complex-value.ts';
+import type { NginxRegex } from '../../src/engine/nginx-regex.ts';
 import { compileGeo } from '../../src/engine/variables/geo-variable.ts';
 import { compileMap, type MapEntryDefinition } from '../../src/engine/variables/map-variable.ts';
 import { newRequestContext, type RequestFacts } from '../../src/engine/variables/request-context.ts';
@@ -135,6 +136,46 @@ describe('map', () => {
     assert.equal(of('Axyz'), 'never');
     assert.equal(of(''), 'dflt');
     assert.equal(of('zzz'), 'dflt');
+  });
+
+  it("finds a regex's captures only when a value reads one, and once", () => {
+    const compiled = compileRegex('^(\\w+)/(\\d+)', false, { file: 'test', line: 1 });
+    let execs = 0;
+    const counted: NginxRegex = {
+      test: (subject) => compiled.test(subject),
+      exec: (subject) => {
+        execs++;
+        return compiled.exec(subject);
+      },
+    };
+    const entry = (value: string): MapEntryDefinition => ({
+      kind: 'regex',
+      pattern: '^(\\w+)/(\\d+)',
+      caseless: false,
+      regex: counted,
+      value: cv(value),
+    });
+    const table = new VariableTable();
+    const map = (value: string) =>
+      compileMap(
+        {
+          source: cv('$http_x_v'),
+          variable: 'out',
+          hostnames: false,
+          volatile: false,
+          defaultValue: cv('none'),
+          entries: [entry(value)],
+        },
+        table,
+      );
+    const plain = map('matched');
+    const both = map('$2-$1-$2');
+    assert.equal(plain(context(table, { headers: { 'x-v': 'tea/42' } })), 'matched');
+    assert.equal(execs, 0);
+    assert.equal(both(context(table, { headers: { 'x-v': 'tea/42' } })), '42-tea-42');
+    assert.equal(execs, 1);
+    assert.equal(both(context(table, { headers: { 'x-v': 'tea' } })), 'none');
+    assert.equal(execs, 1);
   });
 
   it('hostnames: exact, then longest *.suffix, then prefix.*, trailing dot stripped', () => {

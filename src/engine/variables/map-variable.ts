@@ -51,9 +51,8 @@ export function compileMap(map: MapDefinition, table: VariableTable): VariableGe
     if (hit !== undefined) return hit(ctx);
     if (value.length !== 0) {
       for (const { re, value: result } of regexes) {
-        const captures = re.exec(value);
-        if (captures !== null) {
-          ctx.captures = captures;
+        if (re.test(value)) {
+          ctx.lastMatch = { regex: re, subject: value };
           return result(ctx);
         }
       }

@@ -6,7 +6,7 @@
 
 import type { LimitConnStatus } from '../limit-conn/limit-conn.ts';
 import type { LimitReqStatus } from '../limit-req/limit-req.ts';
-import type { RegexCaptures } from '../nginx-regex.ts';
+import type { NginxRegex, RegexCaptures } from '../nginx-regex.ts';
 
 /** The TLS connection a request came on (ngx_http_ssl_module's variables), read when asked. */
 export interface TlsFacts {
@@ -70,8 +70,18 @@ export interface RequestContext {
   limitConnStatus: LimitConnStatus;
   /** Variable slot → cached value. */
   readonly cache: (string | undefined)[];
-  /** Captures of the last successful map regex, for `$1`… in map values. */
-  captures: RegexCaptures | null;
+  /**
+   * The last successful map regex and the value it matched, for `$1`…: its captures are found when one
+   * is first read (most maps read none, and a match is cheaper than its captures).
+   */
+  lastMatch: RegexMatch | null;
+}
+
+/** A regex that matched `subject`; `captures` is filled when `$n` is first read. */
+export interface RegexMatch {
+  readonly regex: NginxRegex;
+  readonly subject: string;
+  captures?: RegexCaptures | null;
 }
 
 export function newRequestContext(
@@ -93,6 +103,6 @@ export function newRequestContext(
     limitReqStatus: '',
     limitConnStatus: '',
     cache: new Array<string | undefined>(slots),
-    captures: null,
+    lastMatch: null,
   };
 }

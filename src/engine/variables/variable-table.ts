@@ -46,7 +46,12 @@ export class VariableTable {
   reader(name: string): VariableGetter {
     if (/^[1-9]$/.test(name)) {
       const index = Number(name);
-      return (ctx) => ctx.captures?.[index] ?? '';
+      return (ctx) => {
+        const match = ctx.lastMatch;
+        if (match === null) return '';
+        match.captures ??= match.regex.exec(match.subject);
+        return match.captures?.[index] ?? '';
+      };
     }
     let slot = this.slotOf.get(name);
     if (slot === undefined) {
