@@ -193,6 +193,7 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
       | 'proxyHttpVersion'
       | 'proxySetHeaders'
       | 'clientMaxBodyBytes'
+      | 'client'
     > &
       Partial<LocationConf>,
   ): LocationHandler => ({
@@ -211,6 +212,7 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
     proxyTimeouts: conf.proxyTimeouts,
     proxyUpgrade: proxiesUpgrades(conf),
     clientMaxBodyBytes: conf.clientMaxBodyBytes,
+    client: conf.client,
   });
 
   const location = (conf: LocationConf): SiteLocation => ({
@@ -239,6 +241,7 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
       proxyHttpVersion: conf.proxyHttpVersion,
       proxySetHeaders: conf.proxySetHeaders,
       clientMaxBodyBytes: conf.clientMaxBodyBytes,
+      client: conf.client,
     }),
     headerBuffers: {
       firstBytes: conf.clientHeaderBufferBytes,

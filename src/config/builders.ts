@@ -3,6 +3,7 @@
  * what nginx's merge step needs; merge.ts turns builders into the frozen model.
  */
 import type { ComplexValue } from '../engine/complex-value.ts';
+import type { ClientTimers } from '../engine/http/client-timers.ts';
 import type { LogLevel } from '../engine/log-line.ts';
 import type { NginxRegex } from '../engine/nginx-regex.ts';
 import type {
@@ -72,6 +73,8 @@ export interface LevelBuilder {
   clientHeaderBufferSize: number | null;
   /** `large_client_header_buffers number size` (http and server only). */
   largeClientHeaderBuffers: HeaderBuffersSpec | null;
+  /** The client connection's timers and buffering set at this level (client-connection.ts). */
+  client: { -readonly [K in keyof ClientTimers]?: ClientTimers[K] };
 }
 
 export interface LocationBuilder extends LevelBuilder {
@@ -191,6 +194,7 @@ export function newLevel(source: SourceRef): LevelBuilder {
     clientMaxBodySize: null,
     clientHeaderBufferSize: null,
     largeClientHeaderBuffers: null,
+    client: {},
   };
 }
 

@@ -10,10 +10,12 @@
  * - `set_real_ip_from`, `allow`/`deny` and `proxy_set_header`: a level's list is used only when it has
  *   one, else inherited;
  * - `client_max_body_size` (1m), and on servers `client_header_buffer_size` (1k) and
- *   `large_client_header_buffers` (4 8k): the innermost level wins.
+ *   `large_client_header_buffers` (4 8k): the innermost level wins; so does each of the client
+ *   connection's timers and buffering settings (client-connection.ts), one by one.
  * Nested locations inherit from their enclosing location. Defaults: status 503, level `error`,
  * dry run off, header `X-Real-IP`; `listen *:80` and `server_name ""` for a server that has none.
  */
+import { type ClientTimers, NGINX_CLIENT_TIMERS } from '../engine/http/client-timers.ts';
 import type { HttpBuilder, LevelBuilder, LocationBuilder, ServerBuilder } from './builders.ts';
 import { configError } from './config-error.ts';
 import type {
@@ -47,6 +49,7 @@ interface Inherited {
   readonly clientMaxBodyBytes: number;
   readonly clientHeaderBufferBytes: number;
   readonly largeClientHeaderBuffers: HeaderBuffersSpec;
+  readonly client: ClientTimers;
 }
 
 /** nginx's defaults for the client request limits (ngx_http_core_module). */
@@ -82,6 +85,7 @@ const DEFAULTS: Inherited = {
   clientMaxBodyBytes: CLIENT_MAX_BODY_BYTES,
   clientHeaderBufferBytes: CLIENT_HEADER_BUFFER_BYTES,
   largeClientHeaderBuffers: LARGE_CLIENT_HEADER_BUFFERS,
+  client: NGINX_CLIENT_TIMERS,
 };
 
 /** The settings in force at `level` given those of the enclosing level. */
@@ -135,6 +139,10 @@ export function inherit(level: LevelBuilder, parent: Inherited): Inherited {
     clientMaxBodyBytes: level.clientMaxBodySize ?? parent.clientMaxBodyBytes,
     clientHeaderBufferBytes: level.clientHeaderBufferSize ?? parent.clientHeaderBufferBytes,
     largeClientHeaderBuffers: level.largeClientHeaderBuffers ?? parent.largeClientHeaderBuffers,
+    client:
+      Object.keys(level.client).length === 0
+        ? parent.client
+        : Object.freeze({ ...parent.client, ...level.client }),
   };
 }
 
@@ -259,6 +267,7 @@ function buildLocation(location: LocationBuilder, parent: Inherited): LocationCo
     proxyHttpVersion: settings.proxyHttpVersion,
     proxySetHeaders: settings.proxySetHeaders,
     clientMaxBodyBytes: settings.clientMaxBodyBytes,
+    client: settings.client,
     source: location.source,
   };
 }

@@ -8,6 +8,7 @@
  */
 import type { ApiLimiterParameters } from '../engine/api-limiter/api-limiter.ts';
 import type { ComplexValue } from '../engine/complex-value.ts';
+import type { ClientTimers } from '../engine/http/client-timers.ts';
 import type { KeyvalType } from '../engine/keyval/keyval-zone.ts';
 import type { LogLevel } from '../engine/log-line.ts';
 import type { NginxRegex } from '../engine/nginx-regex.ts';
@@ -342,6 +343,8 @@ export interface LocationConf {
   readonly proxySetHeaders: readonly ProxySetHeader[];
   /** `client_max_body_size` in force, bytes (default 1m; 0: no limit). */
   readonly clientMaxBodyBytes: number;
+  /** The client connection's timers and body buffering in force. */
+  readonly client: ClientTimers;
   readonly source: SourceRef;
 }
 
@@ -370,6 +373,9 @@ export interface ServerConf extends HeaderLimits {
   readonly proxySetHeaders: readonly ProxySetHeader[];
   /** `client_max_body_size` for requests that match no location. */
   readonly clientMaxBodyBytes: number;
+  /** The client connection's timers for requests that match no location (and, on the address's
+   * default server, `client_header_timeout` and what comes before a request is routed). */
+  readonly client: ClientTimers;
   readonly source: SourceRef;
 }
 

@@ -282,16 +282,19 @@ function toDataPath(verdict: Verdict, deciding: Deciding): RoutedDecision {
         headers: verdict.responseHeaders.length === 0 ? undefined : verdict.responseHeaders,
         limitReqStatus: verdict.status,
         zone: verdict.zone,
+        client: route.handler.client,
       };
     }
-    case 'return':
+    case 'return': {
+      const client = route.handler.client;
       if (verdict.code === 444) return { action: 'reject', code: 444 };
       if (REDIRECTS.has(verdict.code) && verdict.text !== null) {
-        return { action: 'return', code: verdict.code, headers: { location: verdict.text } };
+        return { action: 'return', code: verdict.code, headers: { location: verdict.text }, client };
       }
       return verdict.text === null
-        ? { action: 'return', code: verdict.code }
-        : { action: 'return', code: verdict.code, body: verdict.text };
+        ? { action: 'return', code: verdict.code, client }
+        : { action: 'return', code: verdict.code, body: verdict.text, client };
+    }
     case 'refuse':
       return refusal(verdict.code);
     case 'deny':
@@ -336,6 +339,7 @@ function toDataPath(verdict: Verdict, deciding: Deciding): RoutedDecision {
         limitReqStatus: verdict.status,
         zone: verdict.zone,
         serverName: route.serverName,
+        client: route.handler.client,
       };
     }
   }
@@ -376,6 +380,7 @@ function forwarding(
     serverName: route.serverName,
     slots: verdict.connections,
     responseHeaders: verdict.responseHeaders.length === 0 ? undefined : verdict.responseHeaders,
+    client: route.handler.client,
   };
 }
 

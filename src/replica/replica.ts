@@ -9,7 +9,8 @@
 
 import { createHash } from 'node:crypto';
 import { buildSite } from '../config/build-site.ts';
-import type { Config, RealIpConf } from '../config/model.ts';
+import type { Config, RealIpConf, ServerConf } from '../config/model.ts';
+import { NGINX_CLIENT_TIMERS } from '../engine/http/client-timers.ts';
 import { servedPorts } from '../engine/http/served-ports.ts';
 import type { Site } from '../engine/http/site.ts';
 import { LIMIT_CONN, type LimitConnZone } from '../engine/limit-conn/limit-conn-zone.ts';
@@ -389,6 +390,8 @@ export class Replica {
     const onCompleted = this.#options.onCompleted;
     const proxy = new ProxyServer<RoutedDecision>({
       decide: engine,
+      // the port's default server's (a reload swaps the configuration under the listener)
+      clientTimers: () => this.#defaultServerOf(configuredPort)?.client ?? NGINX_CLIENT_TIMERS,
       ...(edge === null ? {} : { edge, scheme: edge.ssl ? 'https' : 'http' }),
       onHandshakeFailed: (message, socket) => {
         if (!errorLog.enabled('info')) return;
@@ -439,6 +442,14 @@ export class Replica {
     const ssl = listens.some((l) => l.ssl);
     const http2 = listens.some((l) => l.http2);
     return ssl || http2 ? { port: configuredPort, ssl, http2, servers } : null;
+  }
+
+  /** The port's default server (`listen … default_server`, else the first on it). */
+  #defaultServerOf(configuredPort: number): ServerConf | undefined {
+    const servers = this.#config.http.servers.filter((s) => s.listen.some((l) => l.port === configuredPort));
+    return (
+      servers.find((s) => s.listen.some((l) => l.port === configuredPort && l.defaultServer)) ?? servers[0]
+    );
   }
 
   /** realip is configured per listener on the data path: the first server on the port decides. */

@@ -52,7 +52,6 @@ const ENTRIES: readonly (readonly [string, readonly ContextKind[], ArgSpec])[] =
   ['proxy_next_upstream_tries', HSL, [1]],
   ['proxy_next_upstream_timeout', HSL, [1]],
   ['proxy_buffering', HSL, [1]],
-  ['proxy_request_buffering', HSL, [1]],
   ['proxy_buffers', HSL, [2]],
   ['proxy_buffer_size', HSL, [1]],
   ['proxy_busy_buffers_size', HSL, [1]],
@@ -71,19 +70,8 @@ const ENTRIES: readonly (readonly [string, readonly ContextKind[], ArgSpec])[] =
   ['fastcgi_temp_path', HSL, [1, 2, 3, 4]],
   ['uwsgi_temp_path', HSL, [1, 2, 3, 4]],
   ['scgi_temp_path', HSL, [1, 2, 3, 4]],
-  // client connections and bodies
-  ['client_body_buffer_size', HSL, [1]],
-  ['client_body_timeout', HSL, [1]],
-  ['client_header_timeout', HS, [1]],
-  // client connections (in upstream they are the keepalive module's: upstream.ts)
-  ['keepalive_timeout', HSL, [1, 2]],
-  ['keepalive_requests', HSL, [1]],
-  ['keepalive_time', HSL, [1]],
-  ['send_timeout', HSL, [1]],
+  // client connections (the timers that bound them are honoured: client-connection.ts)
   ['reset_timedout_connection', HSL, [1]],
-  ['lingering_close', HSL, [1]],
-  ['lingering_time', HSL, [1]],
-  ['lingering_timeout', HSL, [1]],
   ['underscores_in_headers', HS, [1]],
   ['ignore_invalid_headers', HS, [1]],
   ['resolver', HSL, '1+'],

@@ -4,6 +4,7 @@
  */
 import { apiRateLimitDirectives } from './api-rate-limit.ts';
 import { clientDirectives } from './client.ts';
+import { clientConnectionDirectives } from './client-connection.ts';
 import { coreDirectives } from './core.ts';
 import { geoDirectives } from './geo.ts';
 import { ignoredDirectives, ignoredFamily } from './ignored.ts';
@@ -40,6 +41,7 @@ for (const spec of [
   ...realIpAccessDirectives,
   ...proxyDirectives,
   ...clientDirectives,
+  ...clientConnectionDirectives,
   ...logFormatDirectives,
   ...ignoredDirectives,
 ]) {

@@ -27,6 +27,7 @@ import type { AccessList } from '../net/access-list.ts';
 import type { PriorityLevel } from '../priority/priority-level.ts';
 import { newRequestContext, type RequestContext, type RequestFacts } from '../variables/request-context.ts';
 import type { VariableGetter, VariableTable } from '../variables/variable-table.ts';
+import type { ClientTimers } from './client-timers.ts';
 import type { SslVerifyClient } from './client-verify.ts';
 import { findLocation, type RoutableLocation } from './find-location.ts';
 import { type NamedServer, normalizeHost, ServerSelector } from './find-server.ts';
@@ -82,6 +83,8 @@ export interface LocationHandler {
   readonly proxyUpgrade: boolean;
   /** `client_max_body_size`, bytes; 0: no limit. */
   readonly clientMaxBodyBytes: number;
+  /** The client connection's timers and body buffering in force (`client_body_timeout`, …). */
+  readonly client: ClientTimers;
 }
 
 export interface SiteLocation extends RoutableLocation<SiteLocation> {

@@ -3,7 +3,7 @@ import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ClientInputRules, Decision } from './decision.ts';
 import { httpDate } from './http-date.ts';
-import { isLingering, lingeringClose, lingerOnClose } from './lingering-close.ts';
+import { isLingering, type Lingering, lingeringClose, lingerOnClose } from './lingering-close.ts';
 import { exchangeOf } from './proxy-exchange.ts';
 import { closesConnection, errorPage, statusReason, wireStatus } from './status-pages.ts';
 
@@ -20,6 +20,7 @@ export function answerClientError<D extends Decision>(
   err: ClientError,
   socket: Socket,
   clientInput: ClientInputRules<D> | null,
+  lingering: Lingering,
 ): void {
   if (isLingering(socket) || socket.destroyed) return;
   const code = err.code ?? '';
@@ -31,7 +32,7 @@ export function answerClientError<D extends Decision>(
   if (code === 'HPE_CLOSED_CONNECTION') {
     // bytes behind a request that ends its connection (HTTP/1.0, `Connection: close`): its answer
     // still goes out, and nothing after it is read (nginx answers it, then closes, lingering)
-    lingerOnClose(socket);
+    lingerOnClose(socket, lingering);
     return;
   }
   const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage ?? null;
@@ -51,7 +52,7 @@ export function answerClientError<D extends Decision>(
           bytes: (err.rawPacket ?? EMPTY).toString('latin1'),
           socket,
         });
-  answerUnread(socket, status);
+  answerUnread(socket, status, lingering);
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -60,7 +61,7 @@ const EMPTY = Buffer.alloc(0);
  * nginx's answer to a head it did not read: its page with `Connection: close`, then a lingering
  * close; a closing code (408, a client that timed out) closes without one.
  */
-function answerUnread(socket: Socket, code: number): void {
+function answerUnread(socket: Socket, code: number, lingering: Lingering): void {
   if (closesConnection(code)) {
     socket.destroy();
     return;
@@ -72,5 +73,5 @@ function answerUnread(socket: Socket, code: number): void {
     (page === null ? '' : 'Content-Type: text/html\r\n') +
     `Content-Length: ${page === null ? 0 : page.length}\r\nDate: ${httpDate()}\r\nConnection: close\r\n\r\n`;
   socket.write(page === null ? head : Buffer.concat([Buffer.from(head, 'latin1'), page]));
-  lingeringClose(socket);
+  lingeringClose(socket, lingering);
 }

@@ -8,6 +8,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
+import type { ClientTimers } from '../../engine/http/client-timers.ts';
 
 /**
  * A request's head as the hook and the logs read it: node:http's `IncomingMessage`, an HTTP/2
@@ -77,7 +78,12 @@ export function heldTogether(first: HeldUntilEnd | null, second: HeldUntilEnd | 
  * means the listener's default upstream. `path` replaces the request-target sent upstream (what
  * `proxy_pass http://backend/uri` rewriting produces); absent means `req.url` unchanged.
  */
-export interface ProxyTarget {
+/** The client connection's timers of the request's location; absent: the address's default server's. */
+export interface AnsweredUnder {
+  readonly client?: ClientTimers;
+}
+
+export interface ProxyTarget extends AnsweredUnder {
   readonly upstream?: string;
   readonly path?: string;
   /** `proxy_read_timeout` for this request (waiting for the head, then between body reads); absent: the pool's. */
@@ -145,7 +151,7 @@ export interface WaitDecision {
  * `limit_req` rejected the request: answer `code` (`limit_req_status`, 400..599) with nginx's page for
  * it, or close the connection without a response when `code` is 444.
  */
-export interface RejectDecision {
+export interface RejectDecision extends AnsweredUnder {
   readonly action: 'reject';
   readonly code: number;
   /** Seconds for `Retry-After` (the `limit_req_retry_after` extension); absent sends none. */
@@ -159,7 +165,7 @@ export interface RejectDecision {
  * the code (as `return 404;` does); `headers` are added as given (e.g. `location` for redirects). A
  * `body` without a `content-type` header is sent as `text/plain` (nginx's `default_type`).
  */
-export interface ReturnDecision {
+export interface ReturnDecision extends AnsweredUnder {
   readonly action: 'return';
   readonly code: number;
   readonly body?: string;

@@ -31,6 +31,15 @@ export interface Endable {
   destroy(error?: Error): unknown;
 }
 
+/** Several connections ended as one (an upstream connection and the client connection it served). */
+export function together(...ends: readonly (Endable | null | undefined)[]): Endable {
+  return {
+    destroy: () => {
+      for (const end of ends) end?.destroy();
+    },
+  };
+}
+
 type Reporter = (fault: DataPathFault) => void;
 const reporters: Reporter[] = [];
 

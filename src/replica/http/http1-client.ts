@@ -18,7 +18,7 @@
  */
 import { connect, type Socket } from 'node:net';
 import { copyBodyChunk } from './body-buffers.ts';
-import { type CallbackKind, containFault, failpoint } from './fault-boundary.ts';
+import { type CallbackKind, containFault, failpoint, together } from './fault-boundary.ts';
 import {
   BodyTimeoutError,
   ClientDestroyedError,
@@ -199,7 +199,7 @@ export class Http1Client {
     this.#request = null;
     this.#state = CLOSED;
     this.#disarm();
-    containFault(kind, error, { destroy: () => (socket?.destroy(), client?.destroy()) }, client);
+    containFault(kind, error, together(socket, client), client);
   }
 
   /** Closes the connection now (a request in flight fails with undici's `ClientDestroyedError`). */
@@ -263,8 +263,15 @@ export class Http1Client {
     if (this.#request !== request) return; // aborted in onConnect
     const head = requestHead(request, this.#hostHeader, this.#reset);
     const socket = this.#socket!;
-    socket.write(head.text, 'latin1');
     const body = request.body;
+    if (Buffer.isBuffer(body)) {
+      // read whole already: the head and the body leave in one write
+      socket.write(Buffer.concat([Buffer.from(head.text, 'latin1'), body]));
+      handler.onBodySent(body);
+      if (this.#request === request) this.#requestSent();
+      return;
+    }
+    socket.write(head.text, 'latin1');
     if (body === null) {
       this.#requestSent();
       return;

@@ -146,7 +146,7 @@ export class Http1Connection implements ResponseOwner, BodySource {
       socket.destroySoon();
       return;
     }
-    socket.setTimeout(this.#host.keepAliveTimeoutMs);
+    socket.setTimeout(res.keepAliveTimeoutMs === -1 ? this.#host.keepAliveTimeoutMs : res.keepAliveTimeoutMs);
     // the rest of a body nobody read is read and dropped; the next head follows it
     this.#body?.discard();
     if (socket.isPaused()) socket.resume();

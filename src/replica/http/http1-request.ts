@@ -8,7 +8,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
-import { containFault } from './fault-boundary.ts';
+import { containFault, together } from './fault-boundary.ts';
 
 /** undici's raw dispatch handler, as the exchange implements it. */
 export interface Http1Handler {
@@ -30,7 +30,8 @@ export interface Http1Request {
   readonly method: string;
   /** `[name, value, …]`; `host` and `content-length` among them are taken as undici takes them. */
   readonly headers: readonly string[];
-  readonly body: IncomingMessage | null;
+  /** The client's body: streamed from its request, or read whole already (client-body.ts). */
+  readonly body: IncomingMessage | Buffer | null;
   readonly headersTimeout?: number | undefined;
   readonly bodyTimeout?: number | undefined;
   /** The connection's last request: sent with `Connection: close`, closed after the answer. */
@@ -103,8 +104,7 @@ export function streamBody(
   progress: BodyProgress,
 ): () => void {
   // node:http emits a body it read from its own socket reads: a throw here ends both connections
-  const fault = (error: unknown) =>
-    containFault('client', error, { destroy: () => (socket.destroy(), body.socket?.destroy()) }, body.socket);
+  const fault = (error: unknown) => containFault('client', error, together(socket, body.socket), body.socket);
   const onDrain = () => {
     try {
       if (progress.current()) body.resume();

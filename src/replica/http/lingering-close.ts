@@ -5,13 +5,15 @@
  * still sends is read and dropped until it closes, `lingering_timeout` (5 s) passes without a byte,
  * or `lingering_time` (30 s) in all. Only then is the socket closed. Closing at once with unread
  * bytes makes the kernel send a reset, which can destroy the answer before the client has read it.
+ * `lingering_close off` closes at once instead; the location's settings apply.
  *
  * node:http's parser reads the socket natively (no `'data'` events), so progress is `bytesRead`.
  */
 import type { Socket } from 'node:net';
+import { type ClientTimers, NGINX_CLIENT_TIMERS } from '../../engine/http/client-timers.ts';
 
-export const LINGERING_TIMEOUT_MS = 5_000;
-export const LINGERING_TIME_MS = 30_000;
+/** The location's `lingering_close`, `lingering_time` and `lingering_timeout`. */
+export type Lingering = Pick<ClientTimers, 'lingeringClose' | 'lingeringTimeMs' | 'lingeringTimeoutMs'>;
 
 /** Connections whose answer in progress is their last: nothing read after it is answered. */
 const lastAnswered = new WeakSet<Socket>();
@@ -30,29 +32,32 @@ export function isLingering(socket: Socket): boolean {
  * The answer in progress is the connection's last: from now on nothing more is answered on it, and
  * node:http's close of it (its `destroySoon()` after a `Connection: close` answer) lingers instead.
  */
-export function lingerOnClose(socket: Socket): void {
+export function lingerOnClose(socket: Socket, lingering: Lingering = NGINX_CLIENT_TIMERS): void {
   lastAnswered.add(socket);
-  socket.destroySoon = lingerSoon;
-}
-
-function lingerSoon(this: Socket): void {
-  lingeringClose(this);
+  if (lingering.lingeringClose === 'off') return;
+  socket.destroySoon = function (this: Socket): void {
+    lingeringClose(this, lingering);
+  };
 }
 
 /** Ends the connection as nginx does (above). Idempotent. */
-export function lingeringClose(socket: Socket): void {
+export function lingeringClose(socket: Socket, settings: Lingering = NGINX_CLIENT_TIMERS): void {
   if (lingering.has(socket)) return;
   lingering.add(socket);
   lastAnswered.add(socket);
   if (socket.destroyed) return;
+  if (settings.lingeringClose === 'off') {
+    socket.destroySoon();
+    return;
+  }
   socket.end();
   const startedMs = performance.now();
   let seen = socket.bytesRead;
   const timer = setInterval(() => {
     const read = socket.bytesRead;
-    if (read === seen || performance.now() - startedMs >= LINGERING_TIME_MS) socket.destroy();
+    if (read === seen || performance.now() - startedMs >= settings.lingeringTimeMs) socket.destroy();
     seen = read;
-  }, LINGERING_TIMEOUT_MS);
+  }, settings.lingeringTimeoutMs);
   socket.once('close', () => clearInterval(timer));
   // the client has closed its side: nothing more can come
   socket.once('end', () => socket.destroy());

@@ -29,6 +29,8 @@ export class PlainResponse extends EventEmitter {
   statusCode = 200;
   headersSent = false;
   shouldKeepAlive: boolean;
+  /** How long the connection idles for the next request after this one (the location's `keepalive_timeout`). */
+  keepAliveTimeoutMs = -1;
   socket: Socket | null;
   readonly #owner: ResponseOwner;
   #hasBody: boolean;

@@ -10,8 +10,11 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { ClientTimers } from '../../engine/http/client-timers.ts';
 import { isPooledBodyChunk, releaseBodyChunk } from './body-buffers.ts';
+import { mayKeepAlive } from './client-connections.ts';
 import type {
+  AnsweredUnder,
   ClientClosedCallback,
   ClientFault,
   ClientInputRules,
@@ -30,6 +33,7 @@ import { uriFieldValue } from './field-value.ts';
 import { clientResponseHeaders } from './forward-headers.ts';
 import { isH2Request } from './h2-request.ts';
 import { lingerOnClose } from './lingering-close.ts';
+import { PlainResponse } from './plain-response.ts';
 import {
   closesConnection,
   errorPage,
@@ -56,6 +60,8 @@ export interface ExchangeHost<D extends Decision> extends UpstreamHost {
   held: number;
   /** Called when a held or forwarded exchange ends (for graceful close). */
   exchangeEnded(): void;
+  /** The address's default server's client timers (for answers the hook gave none). */
+  readonly clientTimers: ClientTimers;
 }
 
 const kExchange = Symbol('exchange');
@@ -71,6 +77,10 @@ const PREMATURELY_CLOSED: ClientFault = Object.freeze({
   level: 'info',
   message: 'client prematurely closed connection',
 });
+const SEND_TIMED_OUT: ClientFault = Object.freeze({
+  level: 'info',
+  message: 'client timed out (110: Connection timed out) while sending to client',
+});
 const INVALID_CHUNKED_BODY: ClientFault = Object.freeze({
   level: 'error',
   message: 'client sent invalid chunked body',
@@ -83,6 +93,19 @@ function onResponseClose(this: TrackedResponse): void {
   } catch (error) {
     const socket = this.socket ?? this[kExchange]?.req.socket ?? null;
     containFault('client', error, socket, socket);
+  }
+}
+
+function onClientSendTimeout(exchange: {
+  clientSendTimedOut(): void;
+  readonly clientSocket: Socket | null;
+}): void {
+  try {
+    failpoint('timer');
+    exchange.clientSendTimedOut();
+  } catch (error) {
+    const socket = exchange.clientSocket;
+    containFault('timer', error, socket, socket);
   }
 }
 
@@ -117,6 +140,8 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
   #slotsTaken = false;
   /** `$body_bytes_sent`, counted as the body is handed to the client connection. */
   #bodyBytes = 0;
+  /** `send_timeout`'s timer, while the client takes nothing. */
+  #sendWatch: NodeJS.Timeout | null = null;
   /** The code of a connection closed without an answer (444, 408, 499), else 0. */
   #closedWith = 0;
   /** The client sent `Expect: 100-continue` and has not been told to go on yet. */
@@ -160,6 +185,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
   /** Acts on the hook's answer. */
   run(decision: D): void {
     this.#decision = decision;
+    this.timers = (decision as AnsweredUnder).client ?? this.#host.clientTimers;
     switch (decision.action) {
       case 'pass':
       case 'proxy':
@@ -271,20 +297,21 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
     if (isH2Request(this.req)) return;
     this.res.shouldKeepAlive = false;
     const socket = this.res.socket ?? this.req.socket;
-    if (socket !== null) lingerOnClose(socket);
+    if (socket !== null) lingerOnClose(socket, this.timers);
   }
 
   #end(status: number, headers: string[], body: Buffer | string | null): void {
     this.state = DONE;
     if (this.#host.onCompleted !== null) this.#track();
     const res = this.res;
-    if (this.#host.closing) res.shouldKeepAlive = false;
+    this.#keepAliveRule();
     res.writeHead(status, statusReason(status), headers);
     if (body === null) res.end();
     else {
       this.#bodyBytes += typeof body === 'string' ? Buffer.byteLength(body) : body.length;
       res.end(body);
     }
+    this.#watchSendEnd();
   }
 
   #answer(decision: ReturnDecision): void {
@@ -382,7 +409,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
         path,
         method: this.req.method ?? 'GET',
         headers,
-        body: this.hasBody ? this.req : null,
+        body: this.hasBody ? (this.bufferedBody ?? this.req) : null,
         headersTimeout: readTimeoutMs,
         bodyTimeout: readTimeoutMs,
       },
@@ -410,6 +437,8 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
     const state = this.state;
     this.state = DONE;
     this.stopSendTimer();
+    this.stopBody();
+    this.#unwatchSend();
     const status = this.#closedWith || (this.res.headersSent ? this.res.statusCode : 499);
     if (!this.#slotsTaken) (this.#decision as ProxyTarget | null)?.slots?.release(status);
     if (state === HELD || state === FORWARDING) {
@@ -474,6 +503,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
 
   /** The client took what waited: the upstream's reading goes on. */
   #resumeUpstream(): void {
+    this.#unwatchSend();
     try {
       this.#resume!();
     } catch (error) {
@@ -482,9 +512,25 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
     }
   }
 
+  /**
+   * Whether the answer may keep its connection (a graceful close, nginx's keep-alive limits:
+   * client-connections.ts); the connection idles for the location's `keepalive_timeout` after it.
+   */
+  #keepAliveRule(): void {
+    // an HTTP/2 stream ends by itself; its session counts its streams (proxy-server.ts)
+    if (isH2Request(this.req)) return;
+    const res = this.res;
+    if (this.#host.closing || !mayKeepAlive(this.clientSocket, this.timers)) res.shouldKeepAlive = false;
+    // `lingering_close always`: every connection the server ends lingers
+    const socket = this.clientSocket;
+    if (!res.shouldKeepAlive && this.timers.lingeringClose === 'always' && socket !== null)
+      lingerOnClose(socket, this.timers);
+    if (res instanceof PlainResponse) res.keepAliveTimeoutMs = this.timers.keepaliveTimeoutMs;
+  }
+
   #writeHead(): void {
     const res = this.res;
-    if (this.#host.closing) res.shouldKeepAlive = false;
+    this.#keepAliveRule();
     const added = (this.#decision as ProxyTarget | null)?.responseHeaders;
     const headers =
       added === undefined || added.length === 0
@@ -505,6 +551,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
     this.#bodyBytes += chunk.length;
     if (this.#write(chunk)) return true;
     res.once('drain', () => this.#resumeUpstream());
+    this.#watchSend();
     return false;
   }
 
@@ -524,5 +571,34 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
       if (isPooledBodyChunk(pending)) res.end(pending, () => releaseBodyChunk(pending));
       else res.end(pending);
     }
+    this.#watchSendEnd();
+  }
+
+  /** `send_timeout` runs while the client takes nothing of what was written to it. */
+  #watchSend(): void {
+    const ms = this.timers.sendTimeoutMs;
+    if (this.#sendWatch === null && ms > 0) this.#sendWatch = setTimeout(onClientSendTimeout, ms, this);
+  }
+
+  /** The response is all written: the client still has to take what its connection holds. */
+  #watchSendEnd(): void {
+    if ((this.clientSocket?.writableLength ?? 0) > 0) this.#watchSend();
+  }
+
+  #unwatchSend(): void {
+    if (this.#sendWatch === null) return;
+    clearTimeout(this.#sendWatch);
+    this.#sendWatch = null;
+  }
+
+  /**
+   * @internal `send_timeout` passed with the client taking nothing: nginx's `client timed out` (at
+   * `info`) and the connection closed (for HTTP/2, the stream).
+   */
+  clientSendTimedOut(): void {
+    this.#sendWatch = null;
+    if (this.#decision !== null) this.#host.clientInput?.clientFault(this, this.#decision, SEND_TIMED_OUT);
+    if (isH2Request(this.req)) this.res.destroy();
+    else this.clientSocket?.destroy();
   }
 }

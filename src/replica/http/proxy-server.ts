@@ -32,9 +32,11 @@ import {
   type Socket,
 } from 'node:net';
 import type { RealIpConf } from '../../config/model.ts';
+import { type ClientTimers, NGINX_CLIENT_TIMERS } from '../../engine/http/client-timers.ts';
 import { type NginxAddr, normalizePeerAddress, parseAddr } from '../../engine/net/address-text.ts';
 import { bindError } from '../../shared/bind-error.ts';
 import { LimitswitchError } from '../../shared/errors.ts';
+import { countRequest, mayKeepAlive } from './client-connections.ts';
 import { answerClientError, type ClientError } from './client-error.ts';
 import type {
   ClientClosedCallback,
@@ -82,9 +84,15 @@ export interface ProxyServerOptions<D extends Decision = Decision> {
   readonly onCompleted?: CompletedCallback<D>;
   /** The hook threw: the request got a 500; this hears why. */
   readonly onHookError?: (err: unknown) => void;
-  /** nginx `keepalive_timeout` (75 s). */
+  /**
+   * The address's default server's client connection timers (`client_header_timeout`,
+   * `keepalive_*`, …), read per connection (a reload counts); answers the hook gave none of their
+   * own go by them too. Absent: nginx's defaults, or the two below.
+   */
+  readonly clientTimers?: () => ClientTimers;
+  /** nginx `keepalive_timeout` (75 s), without `clientTimers`. */
   readonly keepAliveTimeoutMs?: number;
-  /** nginx `client_header_timeout` (60 s). */
+  /** nginx `client_header_timeout` (60 s), without `clientTimers`. */
   readonly headersTimeoutMs?: number;
   /** `$scheme`, sent as X-Forwarded-Proto. */
   readonly scheme?: string;
@@ -151,8 +159,15 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
   readonly #onHandshakeFailed: ((message: string, socket: Socket) => void) | null;
   #closing = false;
   #closed: Promise<void> | null = null;
+  readonly #timers: () => ClientTimers;
 
   constructor(options: ProxyServerOptions<D>) {
+    const fixed = Object.freeze({
+      ...NGINX_CLIENT_TIMERS,
+      headerTimeoutMs: options.headersTimeoutMs ?? NGINX_CLIENT_TIMERS.headerTimeoutMs,
+      keepaliveTimeoutMs: options.keepAliveTimeoutMs ?? NGINX_CLIENT_TIMERS.keepaliveTimeoutMs,
+    });
+    this.#timers = options.clientTimers ?? (() => fixed);
     this.upstreams = options.upstreams;
     this.defaultGroup =
       options.defaultUpstream === undefined ? null : (options.upstreams.get(options.defaultUpstream) ?? null);
@@ -172,7 +187,9 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
       {
         noDelay: true,
         requestTimeout: 0,
-        headersTimeout: options.headersTimeoutMs ?? 60_000,
+        headersTimeout: this.#timers().headerTimeoutMs,
+        // node:http checks head timeouts this often (its default, 30 s, made 60 s up to 90 s)
+        connectionsCheckingInterval: 1000,
         // nginx's own checks decide (the hook): HTTP/1.1 without Host is its 400, with its page
         requireHostHeader: false,
         maxHeaderSize: this.clientInput?.maxHeaderBytes(),
@@ -181,9 +198,9 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
     );
     // nginx passes every header line on; the head's size is bounded by maxHeaderSize
     this.server.maxHeadersCount = 0;
-    this.server.keepAliveTimeout = options.keepAliveTimeoutMs ?? 75_000;
+    this.server.keepAliveTimeout = this.#timers().keepaliveTimeoutMs;
     // before node:http's own listener, which reads maxHeaderSize for the connection's parser
-    if (this.clientInput !== null) this.server.prependListener('connection', this.#sizeParser);
+    this.server.prependListener('connection', this.#perConnection);
     // node:http calls these from its reads of a client connection: a throw ends that connection
     const socketOf = (req: IncomingMessage) => req.socket;
     this.server.on(
@@ -206,8 +223,12 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
     const proxy = this;
     const server = this.server;
     return {
-      keepAliveTimeoutMs: server.keepAliveTimeout,
-      headersTimeoutMs: server.headersTimeout,
+      get keepAliveTimeoutMs() {
+        return proxy.#timers().keepaliveTimeoutMs;
+      },
+      get headersTimeoutMs() {
+        return proxy.#timers().headerTimeoutMs;
+      },
       get closing() {
         return proxy.closing;
       },
@@ -295,7 +316,8 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
           const socket = session.socket as PeerSocket;
           socket[kPeer] ??= this.#peerOf(socket);
           // nginx's keepalive_timeout closes an idle h2 connection too
-          session.setTimeout(this.server.keepAliveTimeout, () => session.close());
+          const timers = this.#timers();
+          session.setTimeout(timers.keepaliveTimeoutMs, () => session.close());
           this.#h2Sessions.add(session);
           session.once('close', () => this.#h2Sessions.delete(session));
           if (this.#closing) session.close();
@@ -325,6 +347,13 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
   }
 
   #onH2Request = (stream: Http2ServerRequest, response: Http2ServerResponse): void => {
+    // keepalive_requests and keepalive_time bound an h2 connection's streams: past them, GOAWAY
+    // (the streams already open finish), as nginx 1.19.7+ does
+    const socket = stream.stream.session?.socket as Socket | undefined;
+    if (socket !== undefined) {
+      countRequest(socket);
+      if (!mayKeepAlive(socket, this.#timers())) stream.stream.session?.close();
+    }
     const [req, res] = adaptH2(stream, response);
     const { peer, addr, port } = this.#clientOf(req);
     this.#run(new Exchange<D>(this, req, res, peer.text, peer.port, addr, port));
@@ -396,9 +425,19 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
     this.#tunnels.delete(tunnel);
   }
 
-  #sizeParser = (): void => {
-    (this.server as Server & { maxHeaderSize?: number }).maxHeaderSize = this.clientInput!.maxHeaderBytes();
+  /** node:http reads these per connection (a reload counts for the connections after it). */
+  #perConnection = (): void => {
+    const server = this.server as Server & { maxHeaderSize?: number };
+    if (this.clientInput !== null) server.maxHeaderSize = this.clientInput.maxHeaderBytes();
+    const timers = this.#timers();
+    server.headersTimeout = timers.headerTimeoutMs;
+    server.keepAliveTimeout = timers.keepaliveTimeoutMs;
   };
+
+  /** The address's default server's client timers. */
+  get clientTimers(): ClientTimers {
+    return this.#timers();
+  }
 
   #onConnection = (socket: PeerSocket): void => {
     socket[kPeer] = this.#peerOf(socket);
@@ -406,11 +445,12 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
 
   /** node:http could not read a request, or the connection failed (client-error.ts). */
   #onClientError = (err: ClientError, socket: Socket): void => {
-    answerClientError(err, socket, this.clientInput);
+    answerClientError(err, socket, this.clientInput, this.#timers());
   };
 
   /** `Expect: 100-continue`: the exchange says when to go on (never for a refusal). */
   #onCheckContinue = (req: IncomingMessage, res: ServerResponse): void => {
+    countRequest(req.socket);
     const { peer, addr, port } = this.#clientOf(req);
     const exchange = new Exchange<D>(this, req, res, peer.text, peer.port, addr, port);
     exchange.expectContinue();
@@ -419,6 +459,7 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
 
   /** CONNECT: node:http hands the connection over; nginx refuses the method (the hook says how). */
   #onConnect = (req: IncomingMessage, socket: Socket, head: Buffer): void => {
+    countRequest(req.socket);
     void head;
     socket.on('error', destroyOnError);
     const res = new ServerResponse(req);
@@ -458,11 +499,13 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
       req.resume();
       return;
     }
+    countRequest(req.socket);
     const { peer, addr, port } = this.#clientOf(req);
     this.#run(new Exchange<D>(this, req, res, peer.text, peer.port, addr, port));
   };
 
   #onPlainRequest(req: PlainRequest, res: PlainResponse): void {
+    countRequest(req.socket);
     // they have what the exchange uses of node:http's (the h2 adapter's pair is taken the same way)
     const request = req as unknown as IncomingMessage;
     const { peer, addr, port } = this.#clientOf(request);
@@ -472,6 +515,7 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
   }
 
   #onUpgrade = (req: IncomingMessage, socket: Socket, head: Buffer): void => {
+    countRequest(req.socket);
     // The parser is gone from this connection: answers go out through a response of our own, and
     // the connection closes after it (unless it becomes a tunnel).
     const res = new ServerResponse(req);

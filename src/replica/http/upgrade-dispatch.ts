@@ -10,7 +10,7 @@
 import { type ClientRequest, type IncomingMessage, request } from 'node:http';
 import type { Socket } from 'node:net';
 import { LimitswitchError } from '../../shared/errors.ts';
-import { guarded } from './fault-boundary.ts';
+import { guarded, together } from './fault-boundary.ts';
 import type { UpstreamPeer } from './upstream-group.ts';
 
 /** Error codes for this path's timeouts; the exchange counts them with undici's (504, retry). */
@@ -65,7 +65,7 @@ export function dispatchUpgrade(peer: UpstreamPeer, upgrade: UpgradeRequest, han
     timeout: upgrade.connectTimeoutMs,
   });
   // node:http calls these from the upstream connection's reads: a throw ends both connections
-  const both = { destroy: () => (req.destroy(), handler.clientSocket?.destroy()) };
+  const both = together(req, handler.clientSocket);
   const guard = <A extends unknown[]>(fn: (...args: A) => void) =>
     guarded(
       'upstream',

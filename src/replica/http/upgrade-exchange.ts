@@ -88,7 +88,7 @@ export class UpgradeExchange<D extends Decision> extends Exchange<D> implements 
    * length was refused with its head.)
    */
   get #bodyBytes(): number {
-    return this.contentLength > 0 ? this.contentLength : 0;
+    return Math.max(this.contentLength, 0);
   }
 
   /** The body, taken out of the early bytes once (a request tried on the next server sends it again). */

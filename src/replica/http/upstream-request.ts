@@ -18,7 +18,9 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { type ClientTimers, NGINX_CLIENT_TIMERS } from '../../engine/http/client-timers.ts';
 import { LimitswitchError } from '../../shared/errors.ts';
+import { ClientBody } from './client-body.ts';
 import type { ClientFault, ProxyTarget } from './decision.ts';
 import { containFault, failpoint } from './fault-boundary.ts';
 import { appendForwarded, type RequestHeaderFacts, upstreamRequestHeaders } from './forward-headers.ts';
@@ -100,6 +102,8 @@ export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedReque
   forwardedFor = '';
   /** The current try went on a connection that carried requests before (set by the connection). */
   reusedConnection = false;
+  /** The client connection's timers of the request's location (set once the hook decided). */
+  protected timers: ClientTimers = NGINX_CLIENT_TIMERS;
 
   protected state = NEW;
   /** The status of the upstream's answer; 0 until its head arrived. */
@@ -126,6 +130,8 @@ export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedReque
   /** `client_max_body_size` for a chunked body (0: none or not chunked), and what went out of it. */
   #maxBodyBytes = 0;
   #bodyBytes = 0;
+  /** The client's body, read whole first or streamed (client-body.ts); null without one. */
+  #body: ClientBody | null = null;
 
   /** The client's connection (the request's socket can be cleared once its body was read). */
   get clientSocket(): Socket | null {
@@ -174,7 +180,35 @@ export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedReque
     this.#connectTimeoutMs = target.connectTimeoutMs;
     this.#sendTimeoutMs = target.sendTimeoutMs ?? group.sendTimeoutMs;
     if (this.hasBody && this.contentLength === -1) this.#maxBodyBytes = target.maxBodyBytes ?? 0;
+    if (this.hasBody) {
+      const timers = this.timers;
+      const body = new ClientBody(this.req, timers.bodyTimeoutMs, () => this.#bodyTimedOut());
+      this.#body = body;
+      if (timers.requestBuffering && this.contentLength > 0 && this.contentLength <= timers.bodyBufferBytes) {
+        body.readWhole(() => {
+          if (this.state === FORWARDING) this.#dispatch();
+        });
+        return;
+      }
+    }
     this.#dispatch();
+  }
+
+  /** The body, when it was read whole before the request went out (client-body.ts); else null. */
+  protected get bufferedBody(): Buffer | null {
+    return this.#body?.buffered ?? null;
+  }
+
+  /** `client_body_timeout` passed with nothing of the body read: nginx's 408 (the connection closes). */
+  #bodyTimedOut(): void {
+    if (this.state === DONE) return;
+    this.clientFault(408, null);
+    this.abandonUpstream();
+  }
+
+  /** Nothing more of the body is waited for (the request ended, one way or another). */
+  protected stopBody(): void {
+    this.#body?.stop();
   }
 
   #dispatch(): void {
@@ -273,12 +307,16 @@ export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedReque
       abort();
       return;
     }
-    if (this.hasBody) this.#sendTimer = setTimeout(onSendTimeout, this.#sendTimeoutMs, this);
+    if (this.hasBody) {
+      this.#sendTimer = setTimeout(onSendTimeout, this.#sendTimeoutMs, this);
+      if (this.bufferedBody === null) this.#body?.streaming();
+    }
   }
 
   /** The client hands over each piece of the body it wrote. */
   onBodySent(chunk: Buffer): void {
     this.#sendTimer?.refresh();
+    this.#body?.progressed();
     if (this.#maxBodyBytes === 0) return;
     const before = this.#bodyBytes;
     const bytes = chunk.length;
@@ -299,6 +337,7 @@ export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedReque
    */
   protected abandonUpstream(): void {
     this.stopSendTimer();
+    this.stopBody();
     this.#leaveQueue();
     this.#abort?.();
     this.upstreamEnded();
@@ -307,6 +346,7 @@ export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedReque
   onRequestSent(): void {
     this.#sent = true;
     this.stopSendTimer();
+    this.stopBody();
   }
 
   /**
@@ -388,7 +428,9 @@ export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedReque
    */
   #mayTryNext(err: Error & { code?: string }, phase: UpstreamPhase): boolean {
     if (isInvalidHeader(err)) return false;
-    if (phase !== CONNECTING && (this.hasBody || nonIdempotent(this.req.method))) return false;
+    // a body read whole first goes again, as nginx's buffered body does; a streamed one is gone
+    const bodyGone = this.hasBody && this.bufferedBody === null;
+    if (phase !== CONNECTING && (bodyGone || nonIdempotent(this.req.method))) return false;
     const tried = this.#tried === null ? 1 : this.#tried.length + 1;
     return tried < this.#group!.peers.length || this.#againOnSameServer(err, phase);
   }

@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { afterEach, beforeEach, describe, test } from 'node:test';
+import { NGINX_CLIENT_TIMERS } from '../../../src/engine/http/client-timers.ts';
 import type {
   ClientFault,
   ClientInputRules,
@@ -222,7 +223,12 @@ describe('client faults never count against a server of the group', () => {
   });
 
   test('a client slower with its body than the read timeout is not timed out', async () => {
-    await start({ action: 'pass', readTimeoutMs: 300 });
+    // streamed (a body read whole first reaches no server before it is all in)
+    await start({
+      action: 'pass',
+      readTimeoutMs: 300,
+      client: { ...NGINX_CLIENT_TIMERS, requestBuffering: false },
+    });
     const started = first.nextStarted();
     const out = await exchange(proxy.port, [
       'POST /upload HTTP/1.1\r\nHost: a\r\nContent-Length: 6\r\nConnection: close\r\n\r\nabc',

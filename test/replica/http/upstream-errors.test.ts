@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { createServer, type Socket } from 'node:net';
 import { test } from 'node:test';
 import { request } from 'undici';
-import { PASS } from '../../../src/replica/http/decision.ts';
+import { NGINX_CLIENT_TIMERS } from '../../../src/engine/http/client-timers.ts';
+import { type Decision, PASS } from '../../../src/replica/http/decision.ts';
 import { DEFAULT_UPSTREAM_OPTIONS, UpstreamGroup } from '../../../src/replica/http/upstream-group.ts';
 import { freePort } from '../../helpers/free-port.ts';
 import { nginxPage, rawRequest, responseOf, startProxy, startUpstream } from './harness.ts';
@@ -130,15 +131,28 @@ async function rawServer(act: (socket: Socket) => void): Promise<{ port: number;
   };
 }
 
-for (const [what, method, body, status] of [
-  ['a GET is tried on the next server', 'GET', undefined, 200],
-  ['a POST is not sent to another server (not idempotent)', 'POST', undefined, 502],
-  ['a PUT with a body is not sent again (the body was streamed)', 'PUT', 'payload', 502],
+/** Bodies stream to the server, as with nginx's `proxy_request_buffering off`. */
+const STREAMED: Decision = Object.freeze({
+  action: 'pass',
+  client: { ...NGINX_CLIENT_TIMERS, requestBuffering: false },
+});
+
+for (const [what, method, body, decision, status] of [
+  ['a GET is tried on the next server', 'GET', undefined, PASS, 200],
+  ['a POST is not sent to another server (not idempotent)', 'POST', undefined, PASS, 502],
+  [
+    'a PUT with a body read whole first is sent again, as nginx resends its buffered body',
+    'PUT',
+    'payload',
+    PASS,
+    200,
+  ],
+  ['a PUT with a streamed body is not sent again (what went is gone)', 'PUT', 'payload', STREAMED, 502],
 ] as const) {
   test(`a server that resets after reading the request: ${what}; it is marked down either way`, async () => {
     const reset = await rawServer((socket) => socket.resetAndDestroy());
     const live = await startUpstream((_req, res) => res.end('live'));
-    const proxy = await startProxy([{ port: reset.port }, { port: live.port }], { decide: () => PASS });
+    const proxy = await startProxy([{ port: reset.port }, { port: live.port }], { decide: () => decision });
     try {
       const res = await request(`http://127.0.0.1:${proxy.port}/`, { method, body });
       assert.equal(res.statusCode, status);

@@ -1,0 +1,94 @@
+/**
+ * ngx_http_core_module's limits on how long a client connection may hold the server: the timeouts
+ * (`client_header_timeout`, `client_body_timeout`, `send_timeout`), keep-alive (`keepalive_timeout`,
+ * `keepalive_requests`, `keepalive_time`), the lingering close (`lingering_close`, `lingering_time`,
+ * `lingering_timeout`), and how a request body is read before it goes to a server
+ * (`client_body_buffer_size`, `proxy_request_buffering`). In an `upstream` block the `keepalive_*`
+ * names are the keepalive module's (upstream.ts).
+ */
+import type { ClientTimers } from '../../engine/http/client-timers.ts';
+import { configError } from '../config-error.ts';
+import type { Directive } from '../directive.ts';
+import { atoi, parseSize, parseTimeMs } from '../values.ts';
+import { duplicate, flagArg, levelOf } from './helpers.ts';
+import type { DirectiveSpec, Scope } from './types.ts';
+
+type TimeField = {
+  [K in keyof ClientTimers]: ClientTimers[K] extends number ? K : never;
+}[keyof ClientTimers];
+
+/** The level's client settings, checked for a second setting of `field` (nginx: "is duplicate"). */
+function settingOnce(d: Directive, scope: Scope, field: keyof ClientTimers) {
+  const client = levelOf(scope).client;
+  if (client[field] !== undefined) throw duplicate(d);
+  return client;
+}
+
+function msArg(d: Directive, text: string): number {
+  const ms = parseTimeMs(text);
+  if (ms === null) throw configError(`"${d.name}" directive invalid value`, d);
+  return ms;
+}
+
+/** `name time;` — ngx_conf_set_msec_slot. */
+function time(field: TimeField): (d: Directive, scope: Scope) => void {
+  return (d, scope) => {
+    settingOnce(d, scope, field)[field] = msArg(d, d.args[0]!);
+  };
+}
+
+/** `keepalive_timeout timeout [header_timeout];` — the second is the `Keep-Alive: timeout=` value, s. */
+function keepaliveTimeout(d: Directive, scope: Scope): void {
+  const client = settingOnce(d, scope, 'keepaliveTimeoutMs');
+  client.keepaliveTimeoutMs = msArg(d, d.args[0]!);
+  if (d.args.length === 2) {
+    const ms = parseTimeMs(d.args[1]!);
+    if (ms === null) throw configError(`invalid value "${d.args[1]}"`, d);
+    client.keepaliveHeaderS = Math.floor(ms / 1000);
+  }
+}
+
+/** `keepalive_requests number;` — ngx_conf_set_num_slot. */
+function keepaliveRequests(d: Directive, scope: Scope): void {
+  const client = settingOnce(d, scope, 'keepaliveRequests');
+  const n = atoi(d.args[0]!);
+  if (n === null) throw configError(`"${d.name}" directive invalid number`, d);
+  client.keepaliveRequests = n;
+}
+
+/** `lingering_close off | on | always;` — ngx_conf_set_enum_slot. */
+function lingeringClose(d: Directive, scope: Scope): void {
+  const client = settingOnce(d, scope, 'lingeringClose');
+  const value = d.args[0]!.toLowerCase();
+  if (value !== 'off' && value !== 'on' && value !== 'always')
+    throw configError(`invalid value "${d.args[0]}"`, d);
+  client.lingeringClose = value;
+}
+
+/** `client_body_buffer_size size;` — ngx_conf_set_size_slot. */
+function bodyBufferSize(d: Directive, scope: Scope): void {
+  const client = settingOnce(d, scope, 'bodyBufferBytes');
+  const bytes = parseSize(d.args[0]!);
+  if (bytes === null) throw configError(`"${d.name}" directive invalid value`, d);
+  client.bodyBufferBytes = bytes;
+}
+
+function requestBuffering(d: Directive, scope: Scope): void {
+  settingOnce(d, scope, 'requestBuffering').requestBuffering = flagArg(d);
+}
+
+const HSL = ['http', 'server', 'location'] as const;
+
+export const clientConnectionDirectives: readonly DirectiveSpec[] = [
+  { name: 'client_header_timeout', contexts: ['http', 'server'], args: [1], handle: time('headerTimeoutMs') },
+  { name: 'client_body_timeout', contexts: HSL, args: [1], handle: time('bodyTimeoutMs') },
+  { name: 'send_timeout', contexts: HSL, args: [1], handle: time('sendTimeoutMs') },
+  { name: 'keepalive_timeout', contexts: HSL, args: [1, 2], handle: keepaliveTimeout },
+  { name: 'keepalive_requests', contexts: HSL, args: [1], handle: keepaliveRequests },
+  { name: 'keepalive_time', contexts: HSL, args: [1], handle: time('keepaliveTimeMs') },
+  { name: 'lingering_close', contexts: HSL, args: [1], handle: lingeringClose },
+  { name: 'lingering_time', contexts: HSL, args: [1], handle: time('lingeringTimeMs') },
+  { name: 'lingering_timeout', contexts: HSL, args: [1], handle: time('lingeringTimeoutMs') },
+  { name: 'client_body_buffer_size', contexts: HSL, args: [1], handle: bodyBufferSize },
+  { name: 'proxy_request_buffering', contexts: HSL, args: [1], handle: requestBuffering },
+];

@@ -1,0 +1,48 @@
+/**
+ * ngx_http_core_module's limits on how long a client connection may hold the server, as a location
+ * (or, for what comes before any location, the address's default server) has them in force.
+ */
+export interface ClientTimers {
+  /** `client_header_timeout` (60s): reading a request's head. From the address's default server. */
+  readonly headerTimeoutMs: number;
+  /** `client_body_timeout` (60s): between two reads of a request body; past it the connection closes (408). */
+  readonly bodyTimeoutMs: number;
+  /** `send_timeout` (60s): between two writes to a client that takes nothing; past it the connection closes. */
+  readonly sendTimeoutMs: number;
+  /** `keepalive_timeout` (75s): idle between requests; 0 turns keep-alive off. */
+  readonly keepaliveTimeoutMs: number;
+  /** `keepalive_timeout`'s second parameter: the `Keep-Alive: timeout=` value sent, s (null: none). */
+  readonly keepaliveHeaderS: number | null;
+  /** `keepalive_requests` (1000): requests a connection carries (HTTP/2: streams) before it closes. */
+  readonly keepaliveRequests: number;
+  /** `keepalive_time` (1h): after this long, a connection carries no more requests. */
+  readonly keepaliveTimeMs: number;
+  /** `lingering_close` (on): how a connection closes while the client may still be sending. */
+  readonly lingeringClose: 'on' | 'off' | 'always';
+  /** `lingering_time` (30s) and `lingering_timeout` (5s). */
+  readonly lingeringTimeMs: number;
+  readonly lingeringTimeoutMs: number;
+  /**
+   * `client_body_buffer_size` (16k on 64-bit): a body up to this size is read whole before the
+   * request goes to a server, when `proxy_request_buffering` is on (the default).
+   */
+  readonly bodyBufferBytes: number;
+  /** `proxy_request_buffering` (on). */
+  readonly requestBuffering: boolean;
+}
+
+/** nginx's defaults. */
+export const NGINX_CLIENT_TIMERS: ClientTimers = Object.freeze({
+  headerTimeoutMs: 60_000,
+  bodyTimeoutMs: 60_000,
+  sendTimeoutMs: 60_000,
+  keepaliveTimeoutMs: 75_000,
+  keepaliveHeaderS: null,
+  keepaliveRequests: 1000,
+  keepaliveTimeMs: 3_600_000,
+  lingeringClose: 'on',
+  lingeringTimeMs: 30_000,
+  lingeringTimeoutMs: 5_000,
+  bodyBufferBytes: 16 * 1024,
+  requestBuffering: true,
+});
