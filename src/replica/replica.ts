@@ -393,7 +393,7 @@ export class Replica {
       // the port's default server's (a reload swaps the configuration under the listener)
       clientTimers: () => this.#defaultServerOf(configuredPort)?.client ?? NGINX_CLIENT_TIMERS,
       ...(edge === null ? {} : { edge, scheme: edge.ssl ? 'https' : 'http' }),
-      onHandshakeFailed: (message, socket) => {
+      onConnectionInfo: (message, socket) => {
         if (!errorLog.enabled('info')) return;
         errorLog.request(
           { level: 'info', message },

@@ -23,7 +23,9 @@ import {
   type Http2Server,
   type Http2ServerRequest,
   type Http2ServerResponse,
+  type Http2Session,
   type ServerHttp2Session,
+  type ServerHttp2Stream,
 } from 'node:http2';
 import {
   type AddressInfo,
@@ -48,8 +50,9 @@ import type {
   UpstreamErrorCallback,
 } from './decision.ts';
 import { type EdgeConf, EdgeListener } from './edge-listener.ts';
-import { guarded } from './fault-boundary.ts';
+import { containFault, failpoint, guarded } from './fault-boundary.ts';
 import { adaptH2 } from './h2-request.ts';
+import { H2StreamGuard } from './h2-stream-guard.ts';
 import { Http1Connection, type Http1Host } from './http1-connection.ts';
 import { isLingering } from './lingering-close.ts';
 import type { PlainRequest } from './plain-request.ts';
@@ -98,15 +101,19 @@ export interface ProxyServerOptions<D extends Decision = Decision> {
   readonly scheme?: string;
   /** An `ssl` or `http2` address: TLS, ALPN and h2 in front of the HTTP/1 server (edge-listener.ts). */
   readonly edge?: EdgeConf;
-  /** A TLS handshake failed, in nginx's error-log words (at `info`). */
-  readonly onHandshakeFailed?: (message: string, socket: Socket) => void;
+  /**
+   * A line about a connection rather than a request, in nginx's error-log words (at `info`): a TLS
+   * handshake that failed, an HTTP/2 client refused for the streams it opens.
+   */
+  readonly onConnectionInfo?: (message: string, socket: Socket) => void;
 }
 
 /** node:http's default `maxHeaderSize` (16 KiB), when no rules set one. */
 const DEFAULT_MAX_HEADER_BYTES = 16 * 1024;
 
-/** HTTP/2's INTERNAL_ERROR code (RFC 9113 §7). */
+/** HTTP/2's error codes (RFC 9113 §7). */
 const H2_INTERNAL_ERROR = 0x2;
+const H2_REFUSED_STREAM = 0x7;
 
 /** nginx's `http2_max_concurrent_streams` (128). */
 const H2_MAX_CONCURRENT_STREAMS = 128;
@@ -156,7 +163,10 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
   readonly #http1Host: Http1Host;
   #h2: Http2Server | null = null;
   readonly #h2Sessions = new Set<ServerHttp2Session>();
-  readonly #onHandshakeFailed: ((message: string, socket: Socket) => void) | null;
+  readonly #h2Guards = new WeakMap<Http2Session, H2StreamGuard>();
+  /** HTTP/2 requests arrived in this turn of the event loop, run at its end. */
+  #h2Arrived: [Http2ServerRequest, Http2ServerResponse][] = [];
+  readonly #onConnectionInfo: ((message: string, socket: Socket) => void) | null;
   #closing = false;
   #closed: Promise<void> | null = null;
   readonly #timers: () => ClientTimers;
@@ -215,7 +225,7 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
     this.server.on('connect', guarded('client', this.#onConnect, socketOf));
     if (this.#canUpgrade !== null) this.server.on('upgrade', guarded('client', this.#onUpgrade, socketOf));
     this.#edgeConf = options.edge ?? null;
-    this.#onHandshakeFailed = options.onHandshakeFailed ?? null;
+    this.#onConnectionInfo = options.onConnectionInfo ?? null;
     this.#http1Host = this.#createHttp1Host();
   }
 
@@ -300,7 +310,7 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
         (socket as PlainSocket)[kPlainOnTls] = true;
         this.server.emit('connection', socket);
       },
-      handshakeFailed: (message, socket) => this.#onHandshakeFailed?.(message, socket),
+      handshakeFailed: (message, socket) => this.#onConnectionInfo?.(message, socket),
     });
     return this.#edge;
   }
@@ -319,6 +329,7 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
           const timers = this.#timers();
           session.setTimeout(timers.keepaliveTimeoutMs, () => session.close());
           this.#h2Sessions.add(session);
+          this.#h2Guards.set(session, new H2StreamGuard(H2_MAX_CONCURRENT_STREAMS));
           session.once('close', () => this.#h2Sessions.delete(session));
           if (this.#closing) session.close();
         },
@@ -331,6 +342,16 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
           },
         }),
         (session) => session.socket as Socket,
+      ),
+    );
+    // before node:http2's own listener makes the stream a request: a stream refused is not one
+    h2.prependListener(
+      'stream',
+      guarded(
+        'h2',
+        (stream: ServerHttp2Stream) => this.#admitH2Stream(stream),
+        (stream) => stream,
+        (stream) => stream.session?.socket as Socket | null,
       ),
     );
     h2.on(
@@ -346,7 +367,37 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
     return h2;
   }
 
+  /** The guards against streams opened faster than they run (h2-stream-guard.ts). */
+  #admitH2Stream(stream: ServerHttp2Stream): void {
+    const session = stream.session;
+    const guard = session === undefined ? undefined : this.#h2Guards.get(session);
+    if (session === undefined || guard === undefined) return;
+    const admission = guard.admit(stream);
+    if (admission === 'take') return;
+    const socket = session.socket as Socket;
+    if (admission === 'refuse') {
+      if (guard.refusedOnce())
+        this.#onConnectionInfo?.(
+          'client sent too many streams at once while processing HTTP/2 connection',
+          socket,
+        );
+      stream.close(H2_REFUSED_STREAM);
+      return;
+    }
+    if (admission === 'close-refused') stream.close(H2_REFUSED_STREAM);
+    if (session.closed) return;
+    this.#onConnectionInfo?.(
+      admission === 'close-refused'
+        ? 'client sent too many refused streams while processing HTTP/2 connection'
+        : 'client reset too many streams before they ran while processing HTTP/2 connection',
+      socket,
+    );
+    session.close();
+  }
+
   #onH2Request = (stream: Http2ServerRequest, response: Http2ServerResponse): void => {
+    // refused before it became a request (#admitH2Stream), or reset by its client already
+    if (stream.stream.closed) return;
     // keepalive_requests and keepalive_time bound an h2 connection's streams: past them, GOAWAY
     // (the streams already open finish), as nginx 1.19.7+ does
     const socket = stream.stream.session?.socket as Socket | undefined;
@@ -354,9 +405,31 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
       countRequest(socket);
       if (!mayKeepAlive(socket, this.#timers())) stream.stream.session?.close();
     }
-    const [req, res] = adaptH2(stream, response);
-    const { peer, addr, port } = this.#clientOf(req);
-    this.#run(new Exchange<D>(this, req, res, peer.text, peer.port, addr, port));
+    // Run once node:http2 has read all the frames that came with this one: a stream its client
+    // resets in the same read (rapid reset) costs its check and nothing more.
+    if (this.#h2Arrived.length === 0) setImmediate(this.#runArrivedH2);
+    this.#h2Arrived.push([stream, response]);
+  };
+
+  #runArrivedH2 = (): void => {
+    const arrived = this.#h2Arrived;
+    this.#h2Arrived = [];
+    for (const [stream, response] of arrived) {
+      if (stream.stream.closed) continue;
+      try {
+        failpoint('h2');
+        const [req, res] = adaptH2(stream, response);
+        const { peer, addr, port } = this.#clientOf(req);
+        this.#run(new Exchange<D>(this, req, res, peer.text, peer.port, addr, port));
+      } catch (error) {
+        containFault(
+          'h2',
+          error,
+          stream.stream,
+          (stream.stream.session?.socket as Socket | undefined) ?? null,
+        );
+      }
+    }
   };
 
   /** Tunnels (upgraded connections) open now. */
