@@ -55,6 +55,7 @@ http {
     server {
         listen ${plainPort};
         location /redirect { return 301 https://example.com$uri; }
+        location ~ ^/captured/(\\w+)/(?<rest>.*)$ { return 200 "first=$1 rest=$2\\n"; }
         location /ws {
             proxy_http_version 1.1;
             proxy_set_header Upgrade $http_upgrade;
@@ -159,6 +160,14 @@ http {
     assert.match(answer.text, /^HTTP\/1\.1 200 OK\r\n/);
     assert.equal(responseCount(answer.text), 1);
     assert.equal(upstream.received.at(-1)?.split(' ')[1], '/first');
+  });
+
+  test('10. the captures of a regex location are $1… in its return', async () => {
+    const answer = await rawExchange(plain, ['GET /captured/abc/d/e HTTP/1.1\r\nHost: x\r\n\r\n'], {
+      until: (text) => responseCount(text) === 1,
+    });
+    assert.match(answer.text, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.ok(answer.text.endsWith('\r\n\r\nfirst=abc rest=d/e\n'), JSON.stringify(answer.text));
   });
 
   test('10. an upgrade request with a Content-Length body goes out with its body', async () => {

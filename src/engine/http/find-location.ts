@@ -20,17 +20,30 @@ export function findLocation<L extends RoutableLocation<L>>(locations: readonly 
   return search(locations, uri).location;
 }
 
+/**
+ * As `findLocation`, with the regex whose match chose it (null: none did): nginx keeps that match's
+ * captures for the request (`$1`… in `return`, `proxy_pass`, …).
+ */
+export function findLocationMatch<L extends RoutableLocation<L>>(
+  locations: readonly L[],
+  uri: string,
+): { readonly location: L | null; readonly regex: NginxRegex | null } {
+  return search(locations, uri);
+}
+
 interface Found<L> {
   readonly location: L | null;
   /** NGX_OK: an exact or regex match, no further search at outer levels. */
   readonly final: boolean;
+  /** The regex that matched last on the way to it. */
+  readonly regex: NginxRegex | null;
 }
 
 function search<L extends RoutableLocation<L>>(locations: readonly L[], uri: string): Found<L> {
   let best: L | null = null;
   for (const location of locations) {
     if (location.match === '=') {
-      if (location.pattern === uri) return { location, final: true };
+      if (location.pattern === uri) return { location, final: true, regex: null };
     } else if (location.match === 'prefix' || location.match === '^~') {
       if (
         uri.startsWith(location.pattern) &&
@@ -42,18 +55,23 @@ function search<L extends RoutableLocation<L>>(locations: readonly L[], uri: str
   }
 
   let result: L | null = best;
+  let nestedRegex: NginxRegex | null = null;
   if (best !== null && best.locations.length !== 0) {
     const nested = search(best.locations, uri);
     if (nested.final) return nested;
-    if (nested.location !== null) result = nested.location;
+    if (nested.location !== null) {
+      result = nested.location;
+      nestedRegex = nested.regex;
+    }
   }
 
   if (best === null || best.match !== '^~') {
     for (const location of locations) {
       if (location.regex === null || !location.regex.test(uri)) continue;
-      const nested = location.locations.length === 0 ? null : search(location.locations, uri).location;
-      return { location: nested ?? location, final: true };
+      const nested = location.locations.length === 0 ? null : search(location.locations, uri);
+      if (nested?.location == null) return { location, final: true, regex: location.regex };
+      return { location: nested.location, final: true, regex: nested.regex ?? location.regex };
     }
   }
-  return { location: result, final: false };
+  return { location: result, final: false, regex: nestedRegex };
 }

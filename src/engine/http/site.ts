@@ -24,12 +24,13 @@ import type { LimitReqZone } from '../limit-req/limit-req-zone.ts';
 import { rateLimitFields } from '../limit-req/ratelimit-fields.ts';
 import type { LogLevel, LogLine } from '../log-line.ts';
 import type { AccessList } from '../net/access-list.ts';
+import type { NginxRegex } from '../nginx-regex.ts';
 import type { PriorityLevel } from '../priority/priority-level.ts';
 import { newRequestContext, type RequestContext, type RequestFacts } from '../variables/request-context.ts';
 import type { VariableGetter, VariableTable } from '../variables/variable-table.ts';
 import type { ClientTimers } from './client-timers.ts';
 import type { SslVerifyClient } from './client-verify.ts';
-import { findLocation, type RoutableLocation } from './find-location.ts';
+import { findLocationMatch, type RoutableLocation } from './find-location.ts';
 import { type NamedServer, normalizeHost, ServerSelector } from './find-server.ts';
 import {
   type HeaderBuffers,
@@ -116,6 +117,8 @@ export interface Route {
   readonly target: ParsedTarget;
   readonly host: string;
   readonly serverName: string;
+  /** The regex location's regex that matched the URI (its captures are `$1`… from then on). */
+  readonly locationRegex: NginxRegex | null;
 }
 
 /**
@@ -256,13 +259,14 @@ export class Site {
     const server = this.selector.select(serverAddr, port, host);
     if (server === null) return null;
     const serverName = server.serverNames[0] ?? '';
-    const location = findLocation(server.locations, parsed.uri);
+    const { location, regex } = findLocationMatch(server.locations, parsed.uri);
     return {
       server,
       handler: location === null ? server.handler : location.handler,
       target: parsed,
       host: host.length !== 0 ? host : serverName,
       serverName,
+      locationRegex: regex,
     };
   }
 
@@ -366,6 +370,8 @@ export class Site {
     }
     const serverReturn = route.server.return;
     if (serverReturn !== null) return answer(serverReturn, ctx);
+    // FIND_CONFIG matched a regex location: its captures are the request's from here on
+    if (route.locationRegex !== null) ctx.lastMatch = { regex: route.locationRegex, subject: ctx.uri };
     const handler = route.handler;
     // FIND_CONFIG: the location is known, nothing of its rewrite phase has run yet
     const length = facts.contentLength;
