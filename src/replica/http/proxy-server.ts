@@ -19,15 +19,6 @@
 
 import { createServer, type IncomingMessage, type Server, ServerResponse } from 'node:http';
 import {
-  createServer as createHttp2Server,
-  type Http2Server,
-  type Http2ServerRequest,
-  type Http2ServerResponse,
-  type Http2Session,
-  type ServerHttp2Session,
-  type ServerHttp2Stream,
-} from 'node:http2';
-import {
   type AddressInfo,
   createServer as createNetServer,
   type Server as NetServer,
@@ -38,7 +29,7 @@ import { type ClientTimers, NGINX_CLIENT_TIMERS } from '../../engine/http/client
 import { type NginxAddr, normalizePeerAddress, parseAddr } from '../../engine/net/address-text.ts';
 import { bindError } from '../../shared/bind-error.ts';
 import { LimitswitchError } from '../../shared/errors.ts';
-import { countRequest, mayKeepAlive } from './client-connections.ts';
+import { countRequest } from './client-connections.ts';
 import { answerClientError, type ClientError } from './client-error.ts';
 import type {
   ClientClosedCallback,
@@ -50,9 +41,9 @@ import type {
   UpstreamErrorCallback,
 } from './decision.ts';
 import { type EdgeConf, EdgeListener } from './edge-listener.ts';
-import { containFault, failpoint, guarded } from './fault-boundary.ts';
+import { guarded } from './fault-boundary.ts';
+import { H2Listener } from './h2-listener.ts';
 import { adaptH2 } from './h2-request.ts';
-import { H2StreamGuard } from './h2-stream-guard.ts';
 import { Http1Connection, type Http1Host } from './http1-connection.ts';
 import { isLingering } from './lingering-close.ts';
 import type { PlainRequest } from './plain-request.ts';
@@ -111,13 +102,6 @@ export interface ProxyServerOptions<D extends Decision = Decision> {
 /** node:http's default `maxHeaderSize` (16 KiB), when no rules set one. */
 const DEFAULT_MAX_HEADER_BYTES = 16 * 1024;
 
-/** HTTP/2's error codes (RFC 9113 §7). */
-const H2_INTERNAL_ERROR = 0x2;
-const H2_REFUSED_STREAM = 0x7;
-
-/** nginx's `http2_max_concurrent_streams` (128). */
-const H2_MAX_CONCURRENT_STREAMS = 128;
-
 /** What the listener knows about a connection's peer, computed once per connection. */
 interface PeerInfo {
   readonly text: string;
@@ -161,11 +145,7 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
   /** HTTP/1 connections read by the replica itself (until node:http takes them). */
   readonly #http1 = new Set<Http1Connection>();
   readonly #http1Host: Http1Host;
-  #h2: Http2Server | null = null;
-  readonly #h2Sessions = new Set<ServerHttp2Session>();
-  readonly #h2Guards = new WeakMap<Http2Session, H2StreamGuard>();
-  /** HTTP/2 requests arrived in this turn of the event loop, run at its end. */
-  #h2Arrived: [Http2ServerRequest, Http2ServerResponse][] = [];
+  #h2: H2Listener | null = null;
   readonly #onConnectionInfo: ((message: string, socket: Socket) => void) | null;
   #closing = false;
   #closed: Promise<void> | null = null;
@@ -305,7 +285,7 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
   #createEdge(conf: EdgeConf): EdgeListener {
     this.#edge = new EdgeListener(conf, {
       http1: this.#acceptHttp1,
-      http2: (socket) => this.#h2Server().emit('connection', socket),
+      http2: (socket) => this.#h2Listener().accept(socket),
       plainOnTls: (socket) => {
         (socket as PlainSocket)[kPlainOnTls] = true;
         this.server.emit('connection', socket);
@@ -315,122 +295,28 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
     return this.#edge;
   }
 
-  #h2Server(): Http2Server {
+  #h2Listener(): H2Listener {
     if (this.#h2 !== null) return this.#h2;
-    const h2 = createHttp2Server({ settings: { maxConcurrentStreams: H2_MAX_CONCURRENT_STREAMS } });
-    h2.on(
-      'session',
-      guarded(
-        'h2',
-        (session: ServerHttp2Session) => {
-          const socket = session.socket as PeerSocket;
-          socket[kPeer] ??= this.#peerOf(socket);
-          // nginx's keepalive_timeout closes an idle h2 connection too
-          const timers = this.#timers();
-          session.setTimeout(timers.keepaliveTimeoutMs, () => session.close());
-          this.#h2Sessions.add(session);
-          this.#h2Guards.set(session, new H2StreamGuard(H2_MAX_CONCURRENT_STREAMS));
-          session.once('close', () => this.#h2Sessions.delete(session));
-          if (this.#closing) session.close();
-        },
-        // GOAWAY at once (no stream of it is taken), the session destroyed once node:http2 has
-        // finished setting it up (it reads the first bytes next)
-        (session) => ({
-          destroy: () => {
-            session.goaway(H2_INTERNAL_ERROR, 0);
-            setImmediate(() => session.destroy());
-          },
-        }),
-        (session) => session.socket as Socket,
-      ),
-    );
-    // before node:http2's own listener makes the stream a request: a stream refused is not one
-    h2.prependListener(
-      'stream',
-      guarded(
-        'h2',
-        (stream: ServerHttp2Stream) => this.#admitH2Stream(stream),
-        (stream) => stream,
-        (stream) => stream.session?.socket as Socket | null,
-      ),
-    );
-    h2.on(
-      'request',
-      guarded(
-        'h2',
-        this.#onH2Request,
-        (request) => request.stream,
-        (request) => request.stream.session?.socket as Socket | null,
-      ),
-    );
-    this.#h2 = h2;
-    return h2;
-  }
-
-  /** The guards against streams opened faster than they run (h2-stream-guard.ts). */
-  #admitH2Stream(stream: ServerHttp2Stream): void {
-    const session = stream.session;
-    const guard = session === undefined ? undefined : this.#h2Guards.get(session);
-    if (session === undefined || guard === undefined) return;
-    const admission = guard.admit(stream);
-    if (admission === 'take') return;
-    const socket = session.socket as Socket;
-    if (admission === 'refuse') {
-      if (guard.refusedOnce())
-        this.#onConnectionInfo?.(
-          'client sent too many streams at once while processing HTTP/2 connection',
-          socket,
-        );
-      stream.close(H2_REFUSED_STREAM);
-      return;
-    }
-    if (admission === 'close-refused') stream.close(H2_REFUSED_STREAM);
-    if (session.closed) return;
-    this.#onConnectionInfo?.(
-      admission === 'close-refused'
-        ? 'client sent too many refused streams while processing HTTP/2 connection'
-        : 'client reset too many streams before they ran while processing HTTP/2 connection',
-      socket,
-    );
-    session.close();
-  }
-
-  #onH2Request = (stream: Http2ServerRequest, response: Http2ServerResponse): void => {
-    // refused before it became a request (#admitH2Stream), or reset by its client already
-    if (stream.stream.closed) return;
-    // keepalive_requests and keepalive_time bound an h2 connection's streams: past them, GOAWAY
-    // (the streams already open finish), as nginx 1.19.7+ does
-    const socket = stream.stream.session?.socket as Socket | undefined;
-    if (socket !== undefined) {
-      countRequest(socket);
-      if (!mayKeepAlive(socket, this.#timers())) stream.stream.session?.close();
-    }
-    // Run once node:http2 has read all the frames that came with this one: a stream its client
-    // resets in the same read (rapid reset) costs its check and nothing more.
-    if (this.#h2Arrived.length === 0) setImmediate(this.#runArrivedH2);
-    this.#h2Arrived.push([stream, response]);
-  };
-
-  #runArrivedH2 = (): void => {
-    const arrived = this.#h2Arrived;
-    this.#h2Arrived = [];
-    for (const [stream, response] of arrived) {
-      if (stream.stream.closed) continue;
-      try {
-        failpoint('h2');
-        const [req, res] = adaptH2(stream, response);
+    const proxy = this;
+    this.#h2 = new H2Listener({
+      get clientTimers() {
+        return proxy.#timers();
+      },
+      get closing() {
+        return proxy.#closing;
+      },
+      sessionStarted: (socket) => {
+        (socket as PeerSocket)[kPeer] ??= this.#peerOf(socket);
+      },
+      request: (request, response) => {
+        const [req, res] = adaptH2(request, response);
         const { peer, addr, port } = this.#clientOf(req);
         this.#run(new Exchange<D>(this, req, res, peer.text, peer.port, addr, port));
-      } catch (error) {
-        containFault(
-          'h2',
-          error,
-          stream.stream,
-          (stream.stream.session?.socket as Socket | undefined) ?? null,
-        );
-      }
-    }
-  };
+      },
+      connectionInfo: (message, socket) => this.#onConnectionInfo?.(message, socket),
+    });
+    return this.#h2;
+  }
 
   /** Tunnels (upgraded connections) open now. */
   get tunnels(): number {
@@ -458,10 +344,10 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
       else listener.close(closed);
       this.server.close();
       this.#closeIdleHttp1();
-      for (const session of this.#h2Sessions) session.close();
+      this.#h2?.close();
       if (options.forceAfterMs !== undefined) {
         force = setTimeout(() => {
-          for (const session of this.#h2Sessions) session.destroy();
+          this.#h2?.destroy();
           this.server.closeAllConnections();
           for (const connection of this.#http1) connection.socket.destroy();
           for (const tunnel of this.#tunnels) tunnel.destroy();
