@@ -76,6 +76,11 @@ export function requestHead(request: Http1Request, hostLine: string, close: bool
   if (request.body === null) {
     if (contentLength !== null && contentLength !== '0') text += `content-length: ${contentLength}\r\n`;
     else if (EXPECTS_PAYLOAD.has(request.method)) text += 'content-length: 0\r\n';
+  } else if (Buffer.isBuffer(request.body)) {
+    // read whole: it leaves as it is, so its length frames it — even when the client's Content-Length
+    // is not in `headers` (`Connection: Content-Length` drops it), where `chunked` would announce
+    // chunks the raw bytes are not, and a body holding `0\r\n\r\nGET /…` would be a second request
+    text += `content-length: ${request.body.length}\r\n`;
   } else if (contentLength === null) {
     chunked = true;
     text += 'transfer-encoding: chunked\r\n';
