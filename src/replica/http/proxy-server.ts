@@ -115,6 +115,30 @@ type PeerSocket = Socket & { [kPeer]?: PeerInfo };
 const kPlainOnTls = Symbol('plainOnTls');
 type PlainSocket = Socket & { [kPlainOnTls]?: true };
 
+/**
+ * node:http emits a pipelined request as soon as it has read it, while the answer before it is still
+ * in progress; nginx reads a connection's next request only once its answer is out. So a request runs
+ * when its response is given the connection (node:http queues the responses): after the answer before
+ * it, and never if that answer ended the connection (a refusal that closes it: nginx never reads what
+ * follows). False: `run` is called then instead.
+ */
+function inTurn(
+  req: IncomingMessage,
+  res: ServerResponse,
+  run: (req: IncomingMessage, res: ServerResponse) => void,
+): boolean {
+  if (res.socket !== null) return true;
+  res.once(
+    'socket',
+    guarded(
+      'client',
+      () => run(req, res),
+      () => req.socket,
+    ),
+  );
+  return false;
+}
+
 /** A plain HTTP connection to a TLS address (nginx answers its requests with the 497 page). */
 export function isPlainOnTls(socket: Socket | null): boolean {
   return socket !== null && (socket as PlainSocket)[kPlainOnTls] === true;
@@ -409,6 +433,7 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
 
   /** `Expect: 100-continue`: the exchange says when to go on (never for a refusal). */
   #onCheckContinue = (req: IncomingMessage, res: ServerResponse): void => {
+    if (!inTurn(req, res, this.#onCheckContinue)) return;
     countRequest(req.socket);
     const { peer, addr, port } = this.#clientOf(req);
     const exchange = new Exchange<D>(this, req, res, peer.text, peer.port, addr, port);
@@ -453,6 +478,7 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
   }
 
   #onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    if (!inTurn(req, res, this.#onRequest)) return;
     if (isLingering(req.socket)) {
       // behind an answer that closes the connection: nginx reads no more requests
       req.resume();
