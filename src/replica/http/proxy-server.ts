@@ -226,6 +226,9 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
       guarded('client', this.#onClientError, (_err, socket: Socket) => socket),
     );
     this.server.on('checkContinue', guarded('client', this.#onCheckContinue, socketOf));
+    // another expectation is a request like any other: nginx ignores it (node:http would answer 417
+    // and read the connection on, where nginx may refuse the request and close)
+    this.server.on('checkExpectation', guarded('client', this.#onRequest, socketOf));
     this.server.on('connect', guarded('client', this.#onConnect, socketOf));
     if (this.#canUpgrade !== null) this.server.on('upgrade', guarded('client', this.#onUpgrade, socketOf));
     this.#edgeConf = options.edge ?? null;
