@@ -88,7 +88,7 @@ describe('readRequestHead', () => {
     });
   });
 
-  it('wants a Host from HTTP/1.1 only; refuses TRACE, HTTP/1.0 with Transfer-Encoding, CONNECT', () => {
+  it('wants a Host from HTTP/1.1 only; refuses TRACE, Transfer-Encoding with HTTP/1.0, twice or not chunked, CONNECT', () => {
     const fault = (headers: string[], method: string, minor: number) =>
       readRequestHead(head(headers, { method, url: '/', major: 1, minor }), servers());
     assert.equal(fault([], 'GET', 0), null);
@@ -102,6 +102,24 @@ describe('readRequestHead', () => {
     assert.deepEqual(
       [te?.code, te?.message],
       [400, `client sent HTTP/1.0 request with "Transfer-Encoding" header ${WHILE_HEADERS}`],
+    );
+    assert.equal(fault(['Host', 'a', 'Transfer-Encoding', 'Chunked'], 'POST', 1), null);
+    const gzip = fault(['Host', 'a', 'Transfer-Encoding', 'gzip, chunked'], 'POST', 1);
+    assert.deepEqual(
+      [gzip?.code, gzip?.message],
+      [501, `client sent unknown "Transfer-Encoding": "gzip, chunked" ${WHILE_HEADERS}`],
+    );
+    const twice = fault(
+      ['Host', 'a', 'Transfer-Encoding', 'gzip', 'transfer-encoding', 'chunked'],
+      'POST',
+      1,
+    );
+    assert.deepEqual(
+      [twice?.code, twice?.message],
+      [
+        400,
+        `client sent duplicate header line: "transfer-encoding: chunked", previous value: "Transfer-Encoding: gzip" ${WHILE_HEADERS}`,
+      ],
     );
     const connect = readRequestHead(
       head(['Host', 'a'], { method: 'CONNECT', url: 'a:80', major: 1, minor: 1 }),

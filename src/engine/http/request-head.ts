@@ -10,7 +10,9 @@
  * - header lines are processed as they are read: a second Host line (whatever its case or value) is
  *   `client sent duplicate host header` (400), an invalid one (empty, `a..b`, `a/b`, a control
  *   character) `client sent invalid host header` (400);
- * - once the head is read: HTTP/1.1 without Host, `Transfer-Encoding` with HTTP/1.0 (400), TRACE (405).
+ * - a second `Transfer-Encoding` line is `client sent duplicate header line` (400);
+ * - once the head is read: HTTP/1.1 without Host, `Transfer-Encoding` with HTTP/1.0 (400), one that is
+ *   not `chunked` (`gzip, chunked` too: 501), TRACE (405).
  *
  * The buffers are the connection's default server's until a valid Host line selects a server; the
  * large buffers are then that server's (nginx switches `r->srv_conf`). All of these are logged at
@@ -44,7 +46,7 @@ export interface RequestHead {
 
 /** Where nginx stopped reading a head, and what it logs about it. */
 export interface HeadFault {
-  /** 400, 405, 414, 494 (sent as 400) or 505. */
+  /** 400, 405, 414, 494 (sent as 400), 501 or 505. */
   readonly code: number;
   /** nginx's error-log text at `info`, with its `while reading client request …`. */
   readonly message: string;
@@ -66,6 +68,16 @@ export interface HeadServers {
 
 /** nginx's NGX_MAX_ERROR_STR - 300: how much of a too long header line it logs. */
 const LOGGED_LINE_BYTES = 1748;
+
+/** `Transfer-Encoding` in any case. */
+function isTransferEncoding(name: string): boolean {
+  return name.length === 17 && name.toLowerCase() === 'transfer-encoding';
+}
+
+/** The one coding nginx reads a body in. */
+function isChunked(codings: string): boolean {
+  return codings.length === 7 && codings.toLowerCase() === 'chunked';
+}
 
 /** `Host` in any case. */
 export function isHostHeader(name: string): boolean {
@@ -162,6 +174,9 @@ class HeadReader {
   hostSelected = false;
   /** The last header line read whole, with its line end (what nginx logs when the next has no room). */
   previous: string | null = null;
+  /** The `Transfer-Encoding` line's value, and its name as sent. */
+  codings: string | null = null;
+  codingsName = '';
 
   constructor(servers: HeadServers) {
     this.buffers = new HeadBuffers(servers);
@@ -195,6 +210,18 @@ class HeadReader {
     const held = this.buffers.take(length);
     if (held >= 0) return this.tooLong(`${text}\r\n`, held);
     this.previous = `${text}\r\n`;
+    if (isTransferEncoding(name)) {
+      // a unique header line to nginx
+      if (this.codings !== null) {
+        return this.fault(
+          400,
+          `client sent duplicate header line: "${name}: ${value}", previous value: "${this.codingsName}: ${this.codings}" ${WHILE_HEADERS}`,
+        );
+      }
+      this.codings = value;
+      this.codingsName = name;
+      return null;
+    }
     if (!isHostHeader(name)) return null;
     if (this.host !== null) {
       return this.fault(
@@ -246,7 +273,8 @@ export function readRequestHead(head: RequestHead, servers: HeadServers): HeadFa
   let bytes = requestLineBytes(method, target) + 2;
   let host: string | null = null;
   let hosts = 0;
-  let transferEncoding = false;
+  let codingLines = 0;
+  let codings = '';
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
     const value = raw[i + 1]!;
@@ -254,8 +282,9 @@ export function readRequestHead(head: RequestHead, servers: HeadServers): HeadFa
     if (isHostHeader(name)) {
       hosts++;
       host = value;
-    } else if (name.length === 17 && name.toLowerCase() === 'transfer-encoding') {
-      transferEncoding = true;
+    } else if (isTransferEncoding(name)) {
+      codingLines++;
+      codings = value;
     }
   }
   const major = head.httpVersionMajor;
@@ -266,7 +295,7 @@ export function readRequestHead(head: RequestHead, servers: HeadServers): HeadFa
     major === 1 &&
     hosts <= 1 &&
     (host === null ? !http11 : validateHost(host)) &&
-    !(transferEncoding && !http11) &&
+    (codingLines === 0 || (http11 && codingLines === 1 && isChunked(codings))) &&
     method !== 'TRACE' &&
     method !== 'CONNECT'
   ) {
@@ -291,8 +320,12 @@ export function readRequestHead(head: RequestHead, servers: HeadServers): HeadFa
   if (reader.host === null && http11) {
     return reader.fault(400, `client sent HTTP/1.1 request without "Host" header ${WHILE_HEADERS}`);
   }
-  if (transferEncoding && !http11) {
+  if (reader.codings !== null && !http11) {
     return reader.fault(400, `client sent HTTP/1.0 request with "Transfer-Encoding" header ${WHILE_HEADERS}`);
+  }
+  // node:http reads any list that ends in chunked (`gzip, chunked`); nginx knows chunked alone
+  if (reader.codings !== null && !isChunked(reader.codings)) {
+    return reader.fault(501, `client sent unknown "Transfer-Encoding": "${reader.codings}" ${WHILE_HEADERS}`);
   }
   if (method === 'TRACE') return reader.fault(405, `client sent TRACE method ${WHILE_HEADERS}`);
   return null;
