@@ -88,7 +88,7 @@ describe('readRequestHead', () => {
     });
   });
 
-  it('wants a Host from HTTP/1.1 only; refuses TRACE, Transfer-Encoding with HTTP/1.0, twice or not chunked, CONNECT', () => {
+  it('wants a Host from HTTP/1.1 only; refuses TRACE, Transfer-Encoding with HTTP/1.0 or not chunked, a second line of a unique header, CONNECT', () => {
     const fault = (headers: string[], method: string, minor: number) =>
       readRequestHead(head(headers, { method, url: '/', major: 1, minor }), servers());
     assert.equal(fault([], 'GET', 0), null);
@@ -121,6 +121,16 @@ describe('readRequestHead', () => {
         `client sent duplicate header line: "transfer-encoding: chunked", previous value: "Transfer-Encoding: gzip" ${WHILE_HEADERS}`,
       ],
     );
+    const authorization = fault(
+      ['Host', 'a', 'Authorization', 'Basic a', 'authorization', 'Basic b'],
+      'GET',
+      1,
+    );
+    assert.equal(
+      authorization?.message,
+      `client sent duplicate header line: "authorization: Basic b", previous value: "Authorization: Basic a" ${WHILE_HEADERS}`,
+    );
+    assert.equal(fault(['Host', 'a', 'Cookie', 'a=1', 'Cookie', 'b=2'], 'GET', 1), null);
     const connect = readRequestHead(
       head(['Host', 'a'], { method: 'CONNECT', url: 'a:80', major: 1, minor: 1 }),
       servers(),

@@ -10,7 +10,8 @@
  * - header lines are processed as they are read: a second Host line (whatever its case or value) is
  *   `client sent duplicate host header` (400), an invalid one (empty, `a..b`, `a/b`, a control
  *   character) `client sent invalid host header` (400);
- * - a second `Transfer-Encoding` line is `client sent duplicate header line` (400);
+ * - a second line of a header nginx keeps one of (`Transfer-Encoding`, `Authorization`, `Expect`,
+ *   `If-Match`, …) is `client sent duplicate header line` (400);
  * - once the head is read: HTTP/1.1 without Host, `Transfer-Encoding` with HTTP/1.0 (400), one that is
  *   not `chunked` (`gzip, chunked` too: 501), TRACE (405).
  *
@@ -69,9 +70,39 @@ export interface HeadServers {
 /** nginx's NGX_MAX_ERROR_STR - 300: how much of a too long header line it logs. */
 const LOGGED_LINE_BYTES = 1748;
 
-/** `Transfer-Encoding` in any case. */
-function isTransferEncoding(name: string): boolean {
-  return name.length === 17 && name.toLowerCase() === 'transfer-encoding';
+const TRANSFER_ENCODING = 1;
+/**
+ * The header lines nginx 1.22 keeps one of (ngx_http_process_unique_header_line), each a bit; 0 for
+ * any other (a second `Content-Length` is node:http's to refuse first, but not in a head too large).
+ */
+function uniqueLine(name: string): number {
+  // the first letter rules out most names without lower-casing them (Accept, Cookie, Cache-Control, …)
+  const first = name.charCodeAt(0) | 0x20;
+  switch (name.length) {
+    case 6:
+      return first === 0x65 /* e */ && name.toLowerCase() === 'expect' ? 2 : 0;
+    case 8: {
+      if (first !== 0x69 /* i */) return 0;
+      const lower = name.toLowerCase();
+      return lower === 'if-match' ? 4 : lower === 'if-range' ? 8 : 0;
+    }
+    case 13: {
+      if (first !== 0x61 /* a */ && first !== 0x69 /* i */ && first !== 0x63 /* c */) return 0;
+      const lower = name.toLowerCase();
+      if (lower === 'authorization') return 16;
+      return lower === 'if-none-match' ? 32 : lower === 'content-range' ? 64 : 0;
+    }
+    case 14:
+      return first === 0x63 /* c */ && name.toLowerCase() === 'content-length' ? 512 : 0;
+    case 17: {
+      if (first !== 0x74 /* t */ && first !== 0x69 /* i */) return 0;
+      const lower = name.toLowerCase();
+      return lower === 'transfer-encoding' ? TRANSFER_ENCODING : lower === 'if-modified-since' ? 128 : 0;
+    }
+    case 19:
+      return first === 0x69 /* i */ && name.toLowerCase() === 'if-unmodified-since' ? 256 : 0;
+  }
+  return 0;
 }
 
 /** The one coding nginx reads a body in. */
@@ -174,9 +205,10 @@ class HeadReader {
   hostSelected = false;
   /** The last header line read whole, with its line end (what nginx logs when the next has no room). */
   previous: string | null = null;
-  /** The `Transfer-Encoding` line's value, and its name as sent. */
+  /** The `Transfer-Encoding` line's value. */
   codings: string | null = null;
-  codingsName = '';
+  /** The first line of each header nginx keeps one of, by its bit (`uniqueLine`). */
+  readonly #unique = new Map<number, string>();
 
   constructor(servers: HeadServers) {
     this.buffers = new HeadBuffers(servers);
@@ -210,16 +242,17 @@ class HeadReader {
     const held = this.buffers.take(length);
     if (held >= 0) return this.tooLong(`${text}\r\n`, held);
     this.previous = `${text}\r\n`;
-    if (isTransferEncoding(name)) {
-      // a unique header line to nginx
-      if (this.codings !== null) {
+    const unique = uniqueLine(name);
+    if (unique !== 0) {
+      const first = this.#unique.get(unique);
+      if (first !== undefined) {
         return this.fault(
           400,
-          `client sent duplicate header line: "${name}: ${value}", previous value: "${this.codingsName}: ${this.codings}" ${WHILE_HEADERS}`,
+          `client sent duplicate header line: "${name}: ${value}", previous value: "${first}" ${WHILE_HEADERS}`,
         );
       }
-      this.codings = value;
-      this.codingsName = name;
+      this.#unique.set(unique, `${name}: ${value}`);
+      if (unique === TRANSFER_ENCODING) this.codings = value;
       return null;
     }
     if (!isHostHeader(name)) return null;
@@ -273,8 +306,9 @@ export function readRequestHead(head: RequestHead, servers: HeadServers): HeadFa
   let bytes = requestLineBytes(method, target) + 2;
   let host: string | null = null;
   let hosts = 0;
-  let codingLines = 0;
-  let codings = '';
+  let codings: string | null = null;
+  let unique = 0;
+  let duplicate = false;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
     const value = raw[i + 1]!;
@@ -282,9 +316,13 @@ export function readRequestHead(head: RequestHead, servers: HeadServers): HeadFa
     if (isHostHeader(name)) {
       hosts++;
       host = value;
-    } else if (isTransferEncoding(name)) {
-      codingLines++;
-      codings = value;
+    } else {
+      const line = uniqueLine(name);
+      if (line !== 0) {
+        if ((unique & line) !== 0) duplicate = true;
+        unique |= line;
+        if (line === TRANSFER_ENCODING) codings = value;
+      }
     }
   }
   const major = head.httpVersionMajor;
@@ -295,7 +333,8 @@ export function readRequestHead(head: RequestHead, servers: HeadServers): HeadFa
     major === 1 &&
     hosts <= 1 &&
     (host === null ? !http11 : validateHost(host)) &&
-    (codingLines === 0 || (http11 && codingLines === 1 && isChunked(codings))) &&
+    !duplicate &&
+    (codings === null || (http11 && isChunked(codings))) &&
     method !== 'TRACE' &&
     method !== 'CONNECT'
   ) {
