@@ -135,7 +135,13 @@ export function upstreamRequestHeaders(rawHeaders: readonly string[], facts: Req
         break;
     }
   }
-  return named === null ? out : withoutNamed(out, named);
+  if (named === null) return out;
+  // `Connection: Host` does not take the Host the request was routed by away from the server (it would
+  // get its own address instead; nginx passes Host on whatever Connection names)
+  return withoutNamed(
+    out,
+    named.filter((token) => token !== 'host'),
+  );
 }
 
 /** Appends X-Forwarded-For/-Proto/-Host to a list built by `upstreamRequestHeaders`. */
