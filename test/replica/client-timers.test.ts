@@ -17,6 +17,7 @@ import {
   TempDir,
 } from '../helpers/limitswitch-process.ts';
 import { rawExchange, responseCount, ScriptedUpstream } from '../helpers/raw-peers.ts';
+import { TestPki } from '../helpers/tls-certs.ts';
 
 const OK = 'HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nup\n';
 const BIG_BODY_BYTES = 32 * 1024 * 1024;
@@ -34,10 +35,12 @@ function stallingClient(port: number, bytes: string): Promise<{ closedAfterMs: n
 
 describe('client connection timers', () => {
   const dir = new TempDir();
+  const pki = new TestPki();
   let replica: ReplicaRun;
   let upstream: ScriptedUpstream;
   let port: number;
   let h2: number;
+  let h2Loaded: number;
 
   before(async () => {
     upstream = await ScriptedUpstream.start((request) =>
@@ -45,7 +48,8 @@ describe('client connection timers', () => {
         ? `HTTP/1.1 200 OK\r\nContent-Length: ${BIG_BODY_BYTES}\r\n\r\n${'x'.repeat(BIG_BODY_BYTES)}`
         : OK,
     );
-    const [plain, h2c] = await freePorts(2);
+    const [plain, h2c, h2Tls] = await freePorts(3);
+    const cert = pki.server('cafe', ['cafe.example.com']);
     const file = dir.write(
       'nginx.conf',
       `events {}
@@ -77,18 +81,27 @@ http {
         keepalive_requests 3;
         location / { return 200 "h2\\n"; }
     }
+    server {
+        listen ${h2Tls} ssl http2;
+        ssl_certificate ${cert.cert};
+        ssl_certificate_key ${cert.key};
+        keepalive_requests 200;
+        location / { proxy_pass http://127.0.0.1:${upstream.port}; }
+    }
 }
 `,
     );
     replica = await startReplica(file, ['--error-log-level', 'info']);
     port = replica.ports[String(plain)]!;
     h2 = replica.ports[String(h2c)]!;
+    h2Loaded = replica.ports[String(h2Tls)]!;
   });
 
   after(async () => {
     await stopAll();
     await upstream.close();
     dir.remove();
+    pki.remove();
   });
 
   test('client_body_timeout: a small body that stalls closes its connection and never reaches a server', async () => {
@@ -178,5 +191,47 @@ http {
     assert.deepEqual(statuses, [200, 200, 200]);
     assert.equal(await goaway, 5, 'the last stream taken: the third (ids 1, 3, 5)');
     session.destroy();
+  });
+
+  test('keepalive_requests on HTTP/2 under load: sessions closing with proxied streams in flight, the process lives on', async () => {
+    // Closing a session from the stream that reached the limit, its other streams in flight,
+    // corrupted the heap: glibc aborted the process within seconds of such load.
+    const answered = { ok: 0, refused: 0 };
+    // Each client keeps 20 streams in flight on its session until the GOAWAY, then opens another.
+    const client = async (untilMs: number) => {
+      while (performance.now() < untilMs) {
+        const session = h2Connect(`https://127.0.0.1:${h2Loaded}`, {
+          ca: pki.read(pki.ca.cert),
+          servername: 'cafe.example.com',
+        });
+        session.on('error', () => {});
+        let goneAway = false;
+        session.once('goaway', () => {
+          goneAway = true;
+        });
+        const lane = async () => {
+          while (!goneAway && !session.destroyed && performance.now() < untilMs) {
+            await new Promise<void>((resolve) => {
+              const stream = session.request({ ':path': '/' });
+              stream.on('response', (headers) => {
+                if (headers[':status'] === 200) answered.ok++;
+              });
+              stream.on('error', () => answered.refused++);
+              stream.on('close', () => resolve());
+              stream.resume();
+            });
+          }
+        };
+        await Promise.all(Array.from({ length: 20 }, lane));
+        session.destroy();
+      }
+    };
+    const untilMs = performance.now() + 3000;
+    await Promise.all([client(untilMs), client(untilMs), client(untilMs), client(untilMs)]);
+    assert.ok(answered.ok > 100, `answered ${JSON.stringify(answered)}`);
+    const child = replica.process.child;
+    assert.deepEqual([child.exitCode, child.signalCode], [null, null], replica.process.output());
+    const res = await fetch(`http://127.0.0.1:${port}/`);
+    assert.equal(res.status, 200);
   });
 });
