@@ -47,6 +47,7 @@ const sync = new LimitSync({
   registry: store.registry,
   zones: () => [zone],
   clock: systemClock,
+  heartbeat: () => ({ acknowledgedSentAtMs, ttlMs: 5000 }),
 });
 const info = () => ({
   id,
@@ -59,7 +60,16 @@ const info = () => ({
   limitReqZones: ['api'],
   zoneSync: sync.info(),
 });
-const heartbeat = () => store.registry.heartbeat(info(), 5000).catch(() => {});
+let acknowledgedSentAtMs: number | null = null;
+const heartbeat = async () => {
+  const sentAtMs = systemClock.nowMs();
+  await store.registry.heartbeat(info(), 5000).then(
+    () => {
+      acknowledgedSentAtMs = sentAtMs;
+    },
+    () => {},
+  );
+};
 await heartbeat();
 const heartbeats = setInterval(() => void heartbeat(), 1000);
 

@@ -145,8 +145,7 @@ function decisionCost(sync: boolean): number {
   if (zone.sync) {
     // Steady state: every key heard of from the store, a third of its traffic here.
     const entries = zone.sync.collect(zone.table);
-    for (const entry of entries)
-      zone.sync.apply(zone.table, entry, { excessMilli: 0, lastMs: T0, share: 1 / 3 });
+    for (const entry of entries) zone.sync.apply(zone.table, entry, { excessMilli: 0, share: 1 / 3 }, T0);
     zone.sync.freshMs = Number.POSITIVE_INFINITY;
   }
   // The fastest of three passes, the first of them warming the code up.

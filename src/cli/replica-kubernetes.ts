@@ -11,7 +11,6 @@ import type { Logger } from 'pino';
 import { ConfigError, loadConfigText } from '../config/index.ts';
 import type { Config } from '../config/model.ts';
 import type { Replica } from '../replica/replica.ts';
-import { systemClock } from '../shared/clock.ts';
 import { LimitswitchError } from '../shared/errors.ts';
 import type { RegistryReader } from '../store/cluster-registry.ts';
 
@@ -97,7 +96,7 @@ export function checkConfigMode(
  */
 async function liveReplicaCount(registry: RegistryReader, selfId: string): Promise<number | null> {
   try {
-    const records = await registry.replicas(systemClock.nowMs());
+    const records = await registry.replicas();
     return 1 + records.filter((r) => r.live && r.id !== selfId).length;
   } catch {
     return null;

@@ -100,7 +100,7 @@ export async function controlPlane(app: FastifyInstance, options: ControlPlaneOp
   const ctx: ControlPlaneContext = {
     spec,
     gateway,
-    zones: new ZoneDirectory(gateway, clock, options.keyvalZones ?? [], {
+    zones: new ZoneDirectory(gateway, options.keyvalZones ?? [], {
       limitReq: options.limitReqZones ?? [],
       limitConn: options.limitConnZones ?? [],
     }),
@@ -114,7 +114,7 @@ export async function controlPlane(app: FastifyInstance, options: ControlPlaneOp
   };
   for (const warning of access.warnings()) app.log.warn(warning);
   metrics.countLiveReplicasWith(async () => {
-    const replicas = await gateway.call('replicas', (s) => s.registry.replicas(clock.nowMs()));
+    const replicas = await gateway.call('replicas', (s) => s.registry.replicas());
     return replicas.filter((r) => r.live).length;
   });
 

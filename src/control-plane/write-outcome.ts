@@ -56,7 +56,7 @@ export async function answerWrite(
   reply.header(REVISION_HEADER, String(outcome.revision));
   if (waitMs !== null) {
     const report = await waitApplied(
-      () => ctx.gateway.call('replicas', (s) => s.registry.replicas(ctx.clock.nowMs())),
+      () => ctx.gateway.call('replicas', (s) => s.registry.replicas()),
       (revision) => ctx.gateway.call('commitAt', (s) => s.keyvals.commitAt(revision)),
       outcome.revision,
       waitMs,

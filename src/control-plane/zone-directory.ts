@@ -6,7 +6,6 @@
 import { addCountersInto, type CounterFamily, type Counters, zeroCounters } from '../engine/counters.ts';
 import { LIMIT_CONN } from '../engine/limit-conn/limit-conn-zone.ts';
 import { LIMIT_REQ } from '../engine/limit-req/limit-req-zone.ts';
-import type { Clock } from '../shared/clock.ts';
 import { compareText } from '../shared/dictionary.ts';
 import { LimitswitchError } from '../shared/errors.ts';
 import type { KeyvalZoneInfo, ReplicaInfo } from '../store/cluster-registry.ts';
@@ -14,18 +13,15 @@ import type { StoreGateway } from './store-gateway.ts';
 
 export class ZoneDirectory {
   readonly #gateway: StoreGateway;
-  readonly #clock: Clock;
   readonly #keyvalZones: readonly KeyvalZoneInfo[];
   readonly #configured: ConfiguredLimiterZones;
 
   constructor(
     gateway: StoreGateway,
-    clock: Clock,
     keyvalZones: readonly KeyvalZoneInfo[],
     configured: ConfiguredLimiterZones,
   ) {
     this.#gateway = gateway;
-    this.#clock = clock;
     this.#keyvalZones = keyvalZones;
     this.#configured = configured;
   }
@@ -58,11 +54,10 @@ export class ZoneDirectory {
    * never counted report zeros.
    */
   async counterTotals<F extends string>(limiter: Limiter<F>): Promise<CounterTotals<F>> {
-    const nowMs = this.#clock.nowMs();
     const { family } = limiter;
     const [counted, replicas] = await Promise.all([
       this.#gateway.call('counters', (s) => s.counters.read(family.kind)),
-      this.#gateway.call('replicas', (s) => s.registry.replicas(nowMs)),
+      this.#gateway.call('replicas', (s) => s.registry.replicas()),
     ]);
     const names = new Set(this.#configured[limiter.name]);
     for (const replica of replicas) for (const zone of limiter.zonesOf(replica)) names.add(zone);

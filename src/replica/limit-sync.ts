@@ -1,15 +1,22 @@
 /**
- * The replica's side of cluster-wide limits: every sync interval, each `limit_req_zone … sync` sends
- * what its active keys did since the last time and takes back the cluster's bucket and this
+ * The replica's side of cluster-wide limits: every sync interval, each `limit_req_zone … sync`
+ * sends what its active keys did since the last time and takes back the cluster's bucket and this
  * replica's share of each (engine/limit-req/zone-sync.ts). Requests never wait for it: the engine
  * decides on what the last answer said. Store traffic is one exchange per synced zone with active
  * keys per interval, whatever the request rate.
  *
- * When the store cannot be reached, the counts of the failed exchange go out with the next one, and
- * every key of the zone falls back to this replica's default share: 1 / the live replicas that run
- * the zone synced (their heartbeats say so), as last read from the registry (never unlimited, never N ×). The first answer after the
- * store returns brings the shares and buckets back.
+ * Each batch is numbered (this run's incarnation, a seq per zone) and sent until the store answers
+ * it, unchanged: the store applies it once, however many copies reach it (one timed out and
+ * resent, or run late by a store that was frozen). What the zone does meanwhile waits for the next
+ * batch. Keys without a fresh word take the default share: 1 / the live replicas that run the zone
+ * synced (their heartbeats say so). Cut off from the store (an exchange failed, or has had no answer
+ * for two intervals), each key keeps the share it had, shrinking to nothing by the time this
+ * replica's heartbeat lapses in the store (its last acknowledged heartbeat + the TTL): until then the
+ * store holds that part for it, after that the others take it. Never unlimited, never N times; the
+ * first answer after the store returns brings the shares and buckets back.
  */
+
+import { randomBytes } from 'node:crypto';
 import type { LimitReqZone } from '../engine/limit-req/limit-req-zone.ts';
 import type { SyncEntry } from '../engine/limit-req/zone-sync.ts';
 import type { ZoneSyncInfo, ZoneSyncZoneInfo } from '../engine/limit-req/zone-sync-info.ts';
@@ -38,8 +45,19 @@ export interface LimitSyncOptions {
   /** The zones of the configuration running now (a reload swaps them). */
   zones(): Iterable<LimitReqZone>;
   readonly clock: Clock;
+  /**
+   * This replica's heartbeats: when the last one the store acknowledged was sent (this replica's
+   * clock; null before any) and their TTL. Past the sum, the store may count this replica gone.
+   */
+  heartbeat(): { readonly acknowledgedSentAtMs: number | null; readonly ttlMs: number };
   readonly intervalMs?: number;
   readonly log?: (level: 'info' | 'warn', message: string, fields?: Record<string, unknown>) => void;
+}
+
+/** A batch sent and not answered yet: sent again, unchanged, until it is. */
+interface PendingBatch {
+  readonly seq: number;
+  readonly entries: readonly SyncEntry[];
 }
 
 interface ZoneState {
@@ -48,6 +66,12 @@ interface ZoneState {
   roundTripMs: number | null;
   failing: boolean;
   liveReplicas: number;
+  /** The last seq given to a batch of the zone. */
+  seq: number;
+  /** Batches the store has not answered, oldest first. */
+  pending: PendingBatch[];
+  /** When the exchange under way was sent (this replica's clock), or null. */
+  inFlightSinceMs: number | null;
 }
 
 export class LimitSync {
@@ -64,6 +88,8 @@ export class LimitSync {
     { zoneSync: ReplicaRecord['zoneSync']; unlistedSinceMs: number | null }
   >();
   #storeAway = false;
+  /** This run: the store applies each (incarnation, zone, seq) once. */
+  readonly #incarnation = randomBytes(6).toString('base64url');
 
   constructor(options: LimitSyncOptions) {
     this.#options = options;
@@ -72,7 +98,10 @@ export class LimitSync {
 
   start(): void {
     this.#timers.push(
-      setInterval(() => void this.tick(), this.#intervalMs),
+      setInterval(() => {
+        this.holdShares();
+        void this.tick();
+      }, this.#intervalMs),
       setInterval(() => void this.refreshLive(), LIVE_REFRESH_MS),
     );
     for (const timer of this.#timers) timer.unref();
@@ -98,7 +127,7 @@ export class LimitSync {
     if (!this.#anySynced()) return;
     let replicas: Awaited<ReturnType<RegistryReader['replicas']>>;
     try {
-      replicas = await this.#options.registry.replicas(this.#options.clock.nowMs());
+      replicas = await this.#options.registry.replicas();
     } catch {
       return; // the store is away: the count at last sight stands
     }
@@ -131,14 +160,40 @@ export class LimitSync {
     }
   }
 
+  /**
+   * Whether each synced zone is cut off from the store (its last exchange failed, or has gone
+   * unanswered for two intervals) and, if so, how much of the shares it had it still holds: all of
+   * them at first, nothing once its heartbeat may have lapsed in the store.
+   */
+  holdShares(): void {
+    const nowMs = this.#options.clock.nowMs();
+    const { acknowledgedSentAtMs, ttlMs } = this.#options.heartbeat();
+    for (const zone of this.#options.zones()) {
+      if (zone.sync === null) continue;
+      const state = this.#state(zone.name);
+      const unanswered =
+        state.inFlightSinceMs !== null && nowMs - state.inFlightSinceMs > 2 * this.#intervalMs;
+      if (!state.failing && !unanswered) {
+        zone.sync.lostSinceMs = null;
+        zone.sync.heldFraction = 1;
+        continue;
+      }
+      zone.sync.lostSinceMs ??= state.lastSyncAtMs ?? state.inFlightSinceMs ?? nowMs;
+      const lapseAtMs = (acknowledgedSentAtMs ?? zone.sync.lostSinceMs) + ttlMs;
+      zone.sync.heldFraction = Math.min(1, Math.max(0, (lapseAtMs - nowMs) / ttlMs));
+    }
+  }
+
   /** What the heartbeat and `/api/9/stream/zone_sync` report. */
   info(): ZoneSyncInfo | null {
     const zones: Record<string, ZoneSyncZoneInfo> = {};
     for (const zone of this.#options.zones()) {
       if (zone.sync === null) continue;
       const state = this.#state(zone.name);
+      let unanswered = 0;
+      for (const batch of state.pending) unanswered += batch.entries.length;
       zones[zone.name] = {
-        recordsPending: zone.sync.pending,
+        recordsPending: zone.sync.pending + unanswered,
         recordsTotal: zone.table.count,
         mode: state.failing ? 'fallback' : 'synced',
         lastSyncAtMs: state.lastSyncAtMs,
@@ -154,56 +209,77 @@ export class LimitSync {
   async #round(): Promise<void> {
     for (const zone of this.#options.zones()) {
       if (zone.sync === null) continue;
-      const entries = zone.sync.collect(zone.table);
       const state = this.#state(zone.name);
-      // With nothing to send, an empty exchange still says whether the store is there: each interval
-      // while it is away (to notice its return at once), else once a second.
-      if (entries.length === 0) {
+      if (state.pending.length === 0) {
+        const entries = zone.sync.collect(zone.table);
+        for (let i = 0; i < entries.length; i += BATCH_KEYS) {
+          state.pending.push({ seq: ++state.seq, entries: entries.slice(i, i + BATCH_KEYS) });
+        }
+      }
+      // With nothing to send, an empty exchange (the last seq again: nothing to apply) still says
+      // whether the store is there: each interval while it is away (to notice its return at once),
+      // else once a second.
+      if (state.pending.length === 0) {
         const idleMs = this.#options.clock.nowMs() - state.lastSentAtMs;
-        if (state.failing || idleMs >= IDLE_PROBE_MS) await this.#exchange(zone, state, []);
+        if (state.failing || idleMs >= IDLE_PROBE_MS)
+          await this.#exchange(zone, state, { seq: state.seq, entries: [] });
         continue;
       }
-      for (let i = 0; i < entries.length; i += BATCH_KEYS) {
-        await this.#exchange(zone, state, entries.slice(i, i + BATCH_KEYS));
+      while (state.pending.length > 0) {
+        if (!(await this.#exchange(zone, state, state.pending[0]!))) break;
+        state.pending.shift();
       }
     }
   }
 
-  async #exchange(zone: LimitReqZone, state: ZoneState, entries: SyncEntry[]): Promise<void> {
+  /** Sends one batch; true once the store answered it. */
+  async #exchange(zone: LimitReqZone, state: ZoneState, batch: PendingBatch): Promise<boolean> {
     const sync = zone.sync!;
     const sentAtMs = this.#options.clock.nowMs();
     state.lastSentAtMs = sentAtMs;
+    state.inFlightSinceMs = sentAtMs;
     this.#msgsOut++;
     try {
       const buckets = await this.#options.store.exchange({
         zone: zone.name,
         rateMilli: zone.rateMilli,
         replicaId: this.#options.replicaId,
-        nowMs: sentAtMs,
-        entries: entries.map((e) => ({ key: e.key, charged: e.charged, seen: e.seen })),
+        incarnation: this.#incarnation,
+        seq: batch.seq,
+        entries: batch.entries.map((e) => ({
+          key: e.key,
+          charged: e.charged,
+          seen: e.seen,
+          ageMs: sentAtMs - e.firstSeenMs,
+        })),
       });
       this.#msgsIn++;
-      for (const [i, entry] of entries.entries()) sync.apply(zone.table, entry, buckets[i]!);
       const nowMs = this.#options.clock.nowMs();
+      for (const [i, entry] of batch.entries.entries()) sync.apply(zone.table, entry, buckets[i]!, nowMs);
       state.lastSyncAtMs = nowMs;
       state.roundTripMs = nowMs - sentAtMs;
+      state.inFlightSinceMs = null;
       state.failing = false;
+      sync.lostSinceMs = null;
+      sync.heldFraction = 1;
       if (this.#storeAway) {
         this.#storeAway = false;
         this.#options.log?.('info', 'cluster-wide limits: the store answers again; shares restored');
       }
+      return true;
     } catch (err) {
-      sync.giveBack(zone.table, entries);
-      sync.forgetShares();
+      state.inFlightSinceMs = null;
       state.failing = true;
+      this.holdShares();
       if (!this.#storeAway) {
         this.#storeAway = true;
         this.#options.log?.(
           'warn',
-          'cluster-wide limits: the store cannot be reached; each synced zone falls back to this replica’s share (rate ÷ live replicas)',
-          { zone: zone.name, defaultShare: sync.defaultShare, err: String(err) },
+          'cluster-wide limits: the store cannot be reached; each synced zone keeps the shares it had, shrinking to none by the time this replica’s heartbeat lapses',
+          { zone: zone.name, heldFraction: sync.heldFraction, err: String(err) },
         );
       }
+      return false;
     }
   }
 
@@ -221,6 +297,9 @@ export class LimitSync {
         roundTripMs: null,
         failing: false,
         liveReplicas: 1,
+        seq: 0,
+        pending: [],
+        inFlightSinceMs: null,
       };
       this.#zones.set(zone, state);
     }

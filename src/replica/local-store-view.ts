@@ -78,8 +78,8 @@ export function localStoreView(state: LocalState): LocalStoreView {
           sizeBytes: null,
         }));
       },
-      async replicas(nowMs: number): Promise<ReplicaRecord[]> {
-        return [{ ...state.info(), lastHeartbeatMs: nowMs, live: true }];
+      async replicas(): Promise<ReplicaRecord[]> {
+        return [{ ...state.info(), lastHeartbeatMs: state.nowMs(), live: true }];
       },
     },
     counters: {

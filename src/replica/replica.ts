@@ -132,6 +132,8 @@ export class Replica {
   readonly #closing: Promise<void>[] = [];
   #closed: Promise<void> | null = null;
   #reportQueued = false;
+  /** When the last heartbeat the store took was sent (this replica's clock), or null before any. */
+  #heartbeatAcknowledgedSentAtMs: number | null = null;
   #stopFaultReports: () => void = () => {};
   /** Store failures of heartbeats and flushes, said once per outage (and every 30 s while it lasts). */
   readonly #storeTrouble: StoreTrouble;
@@ -181,6 +183,10 @@ export class Replica {
       registry: options.store.registry,
       zones: () => this.#site.limitReqZones.values(),
       clock: this.#clock,
+      heartbeat: () => ({
+        acknowledgedSentAtMs: this.#heartbeatAcknowledgedSentAtMs,
+        ttlMs: this.#heartbeatTtlMs,
+      }),
       intervalMs: options.limitSyncIntervalMs,
       log: (level, message, fields) => this.#log(level, message, fields),
     });
@@ -565,10 +571,19 @@ export class Replica {
     }
   }
 
+  get #heartbeatTtlMs(): number {
+    return this.#options.heartbeatTtlMs ?? 5000;
+  }
+
   async #report(): Promise<void> {
     try {
       await this.store.registry.registerZones(this.info().keyvalZones);
-      await this.store.registry.heartbeat(this.info(), this.#options.heartbeatTtlMs ?? 5000);
+      const sentAtMs = this.#clock.nowMs();
+      await this.store.registry.heartbeat(this.info(), this.#heartbeatTtlMs);
+      this.#heartbeatAcknowledgedSentAtMs = Math.max(
+        this.#heartbeatAcknowledgedSentAtMs ?? sentAtMs,
+        sentAtMs,
+      );
       this.#storeTrouble.answered();
     } catch (err) {
       this.#storeTrouble.failed('heartbeat', err, 'enforcing the last known switches (fail-static)');

@@ -50,8 +50,11 @@ export interface ReplicaRecord extends ReplicaInfo {
 export interface RegistryReader {
   /** Zones known to the cluster (union of what replicas and control planes registered), by name. */
   zones(): Promise<KeyvalZoneInfo[]>;
-  /** Every replica ever registered (gone ones too, so their counters stay attributable), by id. */
-  replicas(nowMs: number): Promise<ReplicaRecord[]>;
+  /**
+   * Every replica ever registered (gone ones too, so their counters stay attributable), by id; live
+   * or not by the store's clock, as heartbeats are written, whatever the reader's clock says.
+   */
+  replicas(): Promise<ReplicaRecord[]>;
 }
 
 /** Writing to the registry. */

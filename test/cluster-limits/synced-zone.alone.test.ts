@@ -18,14 +18,6 @@ const STREAM = { total: 300, gapMs: 10, path: '/' };
 
 const urls = (fleet: Fleet) => fleet.replicas.map((r) => r.url);
 
-function assertNear(actual: number, ideal: number, tolerance: number, what: string): void {
-  const error = Math.abs(actual - ideal) / ideal;
-  assert.ok(
-    error <= tolerance,
-    `${what}: ${actual} against the ideal ${ideal} (${(error * 100).toFixed(1)} %)`,
-  );
-}
-
 /**
  * docs/cluster-limits.md's bound: above one nginx's budget by at most `(N − 1) + b + 2·r·T` (T = the
  * 100 ms sync interval); below it by at most what shares still learning a client's spread hold back,
@@ -178,7 +170,7 @@ describe('a synced zone across replica processes (standalone Redis)', () => {
     }
   });
 
-  it('store killed: every replica falls back to its share (not unlimited, not 3 ×); back within 1 s', async (t) => {
+  it('store killed: every replica holds its share, shrinking (never above one budget); back within 1 s', async (t) => {
     await redis.kill();
     await everyReplica(synced, 'fallback', 3);
     const metrics = await (await fetch(`${synced.replicas[0]!.run.statusUrl}/metrics`)).text();
@@ -191,9 +183,12 @@ describe('a synced zone across replica processes (standalone Redis)', () => {
       pick: (i) => i,
     });
     const [ideal, fallback] = outage.admitted as [number, number];
-    t.diagnostic(`store away: ideal ${ideal}, synced replicas at their shares ${fallback}`);
-    // Each of 3 replicas at rate ÷ 3 and burst ÷ 3: together one budget, give or take the rounding.
-    assertNear(fallback, ideal, 0.2, 'in fallback');
+    t.diagnostic(`store away: ideal ${ideal}, synced replicas holding shrinking shares ${fallback}`);
+    // Each replica at most its share (rate ÷ 3), shrinking to none by the time its heartbeat lapses
+    // (docs/cluster-limits.md): never more than one budget, and the first request of each replica's
+    // node is free, as nginx's.
+    assert.ok(fallback <= ideal + 3, `in fallback: ${fallback} against the ideal ${ideal}`);
+    assert.ok(fallback >= 3, `in fallback: ${fallback}`);
 
     await redis.restart();
     const backMs = await everyReplica(synced, 'synced', 3);

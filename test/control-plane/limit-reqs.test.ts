@@ -146,9 +146,7 @@ describe('GET /cluster/replicas', () => {
     await store.registry.heartbeat(replicaInfo('r1', 2, ['z']), 60_000);
     await store.registry.heartbeat(replicaInfo('r2', 1), 60_000);
     await store.registry.heartbeat(replicaInfo('r3', 2), 1);
-    await waitFor(async () =>
-      (await store.registry.replicas(Date.now())).some((r) => r.id === 'r3' && !r.live),
-    );
+    await waitFor(async () => (await store.registry.replicas()).some((r) => r.id === 'r3' && !r.live));
     const res = await app.inject({ method: 'GET', url: '/cluster/replicas' });
     assertMatchesSpec('getClusterReplicas', res);
     const body = JSON.parse(res.body) as { revision: number; replicas: Record<string, unknown>[] };

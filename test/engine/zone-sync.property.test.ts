@@ -73,7 +73,10 @@ async function run(s: Scenario): Promise<{ ideal: number[]; synced: number[] }> 
     zone.sync!.defaultShare = 1 / s.replicas;
     return zone;
   });
-  const { limitSync } = openMemoryStore();
+  // The store's clock: the simulated time of each exchange.
+  let storeNowMs = T0;
+  const { limitSync } = openMemoryStore({ clock: { nowMs: () => storeNowMs } });
+  const seqs = fleet.map(() => 0);
   const nextSync = s.phasesMs.map((phase) => T0 + phase);
   const syncDue = async (nowMs: number) => {
     for (;;) {
@@ -86,14 +89,21 @@ async function run(s: Scenario): Promise<{ ideal: number[]; synced: number[] }> 
       const zone = fleet[r]!;
       const entries = zone.sync!.collect(zone.table);
       if (entries.length === 0) continue;
+      storeNowMs = at;
       const buckets = await limitSync.exchange({
         zone: 'api',
         rateMilli: zone.rateMilli,
         replicaId: `r${r}`,
-        nowMs: at,
-        entries: entries.map((e) => ({ key: e.key, charged: e.charged, seen: e.seen })),
+        incarnation: 'i',
+        seq: ++seqs[r]!,
+        entries: entries.map((e) => ({
+          key: e.key,
+          charged: e.charged,
+          seen: e.seen,
+          ageMs: at - e.firstSeenMs,
+        })),
       });
-      for (const [j, entry] of entries.entries()) zone.sync!.apply(zone.table, entry, buckets[j]!);
+      for (const [j, entry] of entries.entries()) zone.sync!.apply(zone.table, entry, buckets[j]!, at);
     }
   };
   let nowMs = T0;

@@ -75,7 +75,7 @@ describe('a synced zone on one replica', () => {
       { key: 'a', charged: 1, seen: 1 },
     );
     // The store: 5.5 requests beyond the free one, this replica one third of the arrivals.
-    z.sync!.apply(z.table, entry!, { excessMilli: 5500, lastMs: T, share: 1 / 3 });
+    z.sync!.apply(z.table, entry!, { excessMilli: 5500, share: 1 / 3 }, T);
     const refused = decide(p, 'a', T + 100); // 5.5 − 1 leaked at 10 r/s: 4.5 > 2
     assert.equal(refused.status, 'REJECTED');
     assert.deepEqual(refused.logs, ['limiting requests, excess: 4.500 by zone "api"']);
@@ -87,16 +87,47 @@ describe('a synced zone on one replica', () => {
     assert.equal(decide(p, 'a', T + 700).status, 'PASSED'); // −1.5 + 3 = 1.5 ≤ 2
   });
 
-  it('a batch the store did not take goes out again with the next', () => {
+  it('a batch collected is not collected again; what follows goes in the next, with when it began', () => {
     const z = zone(true);
     const p = policy(z, 5);
-    for (let i = 0; i < 3; i++) decide(p, 'a', T);
-    const first = z.sync!.collect(z.table);
+    for (let i = 0; i < 3; i++) decide(p, 'a', T + i);
+    const [first] = z.sync!.collect(z.table);
+    assert.deepEqual(
+      { charged: first!.charged, seen: first!.seen, firstSeenMs: first!.firstSeenMs },
+      { charged: 3, seen: 3, firstSeenMs: T },
+    );
     assert.equal(z.sync!.pending, 0);
-    z.sync!.giveBack(z.table, first);
-    decide(p, 'a', T);
-    const [again] = z.sync!.collect(z.table);
-    assert.deepEqual({ charged: again!.charged, seen: again!.seen }, { charged: 4, seen: 4 });
+    decide(p, 'a', T + 50);
+    const [next] = z.sync!.collect(z.table);
+    assert.deepEqual(
+      { charged: next!.charged, seen: next!.seen, firstSeenMs: next!.firstSeenMs },
+      { charged: 1, seen: 1, firstSeenMs: T + 50 },
+    );
+  });
+
+  it('cut off from the store: the share a key had, shrinking to none (every request refused), whole milli-requests in the log', () => {
+    const z = zone(true);
+    z.sync!.defaultShare = 1 / 3;
+    const p = policy(z, 2);
+    assert.equal(decide(p, 'a', T).status, 'PASSED');
+    const [entry] = z.sync!.collect(z.table);
+    z.sync!.apply(z.table, entry!, { excessMilli: -1000, share: 0.3 }, T);
+    // Lost at T: the word of T holds past freshMs, at the held fraction.
+    z.sync!.lostSinceMs = T;
+    z.sync!.heldFraction = 0.5;
+    // Each request costs ceil(1000 / (0.3 × 0.5)) = 6667: one admitted on a 2-request burst, then refused.
+    assert.equal(decide(p, 'a', T + 1000).status, 'PASSED');
+    const refused = decide(p, 'a', T + 1000);
+    assert.equal(refused.status, 'REJECTED');
+    assert.deepEqual(refused.logs, ['limiting requests, excess: 6.667 by zone "api"']);
+    z.sync!.heldFraction = 0;
+    const none = decide(p, 'a', T + 60_000);
+    assert.equal(none.status, 'REJECTED');
+    assert.deepEqual(none.logs, ['limiting requests, excess: 0.000 by zone "api"']);
+    // Back in touch: the default share for a key without fresh word.
+    z.sync!.lostSinceMs = null;
+    z.sync!.heldFraction = 1;
+    assert.equal(decide(p, 'a', T + 120_000).status, 'PASSED');
   });
 
   it('counts what it charges: the first request of a node too (the store decides if it is free)', () => {

@@ -31,16 +31,21 @@ function setup() {
   let nowMs = T;
   const zone = new LimitReqZone('api', parseComplexValue('$key'), 1 << 20, 10_000, true);
   const local = new LimitReqZone('plain', parseComplexValue('$key'), 1 << 20, 10_000);
-  const memory = openMemoryStore();
+  const memory = openMemoryStore({ clock: { nowMs: () => nowMs } });
   const sent: LimitSyncBatch[] = [];
   let down = false;
+  /** The store takes the batch but the answer never comes back (a timeout after the write). */
+  let answerLost = false;
   const store: Pick<LimitSyncStore, 'exchange'> = {
     exchange: async (batch) => {
       if (down) throw new Error('store away');
       sent.push(batch);
-      return memory.limitSync.exchange(batch);
+      const buckets = await memory.limitSync.exchange(batch);
+      if (answerLost) throw new Error('command timed out');
+      return buckets;
     },
   };
+  let heartbeatSentAtMs: number | null = T;
   let records: ReplicaRecord[] = [];
   let registryDown = false;
   const logs: string[] = [];
@@ -55,6 +60,7 @@ function setup() {
     },
     zones: () => [zone, local],
     clock: { nowMs: () => nowMs },
+    heartbeat: () => ({ acknowledgedSentAtMs: heartbeatSentAtMs, ttlMs: 5000 }),
     log: (level, message) => logs.push(`${level}: ${message}`),
   });
   const policy: LimitReqPolicy<{ key: string }> = {
@@ -68,6 +74,7 @@ function setup() {
   return {
     zone,
     loop,
+    memory,
     sent,
     logs,
     request: (key: string) => limitRequest(policy, { key }, nowMs, newOutcome()).status,
@@ -76,6 +83,12 @@ function setup() {
     },
     setDown: (value: boolean) => {
       down = value;
+    },
+    setAnswerLost: (value: boolean) => {
+      answerLost = value;
+    },
+    setHeartbeat: (sentAtMs: number | null) => {
+      heartbeatSentAtMs = sentAtMs;
     },
     setRegistry: (value: ReplicaRecord[], unreachable = false) => {
       records = value;
@@ -127,12 +140,79 @@ describe('LimitSync', () => {
     t.advance(100);
     await t.loop.tick();
     assert.equal(t.loop.info()!.zones.api!.mode, 'synced');
-    // The two requests of the outage went out with the first exchange after it.
+    // The two requests of the outage went out with the first exchange after it, as the batch
+    // that failed (its seq again).
     assert.deepEqual(
-      t.sent.at(-1)!.entries.map((e) => [e.key, e.charged, e.seen]),
-      [['a', 2, 2]],
+      t.sent.map((b) => [b.seq, b.entries.map((e) => [e.key, e.charged, e.seen])]),
+      [
+        [1, [['a', 1, 1]]],
+        [2, [['a', 2, 2]]],
+      ],
     );
     assert.match(t.logs.join('\n'), /info: cluster-wide limits: the store answers again/);
+  });
+
+  it('a batch whose answer was lost is sent again unchanged and applied once; what came meanwhile waits for the next', async () => {
+    const t = setup();
+    t.request('k');
+    await t.loop.tick();
+    t.setAnswerLost(true);
+    for (let i = 0; i < 3; i++) t.request('k');
+    await t.loop.tick();
+    t.advance(50);
+    t.request('k');
+    await t.loop.tick(); // the same batch again, its answer lost again
+    t.setAnswerLost(false);
+    t.advance(50);
+    await t.loop.tick(); // the same batch, answered
+    t.advance(50);
+    await t.loop.tick(); // the request that came meanwhile
+    assert.deepEqual(
+      t.sent.map((b) => [b.seq, b.entries.map((e) => [e.key, e.charged, e.seen])]),
+      [
+        [1, [['k', 1, 1]]],
+        [2, [['k', 3, 3]]],
+        [2, [['k', 3, 3]]],
+        [2, [['k', 3, 3]]],
+        [3, [['k', 1, 1]]],
+      ],
+    );
+    // The bucket took 1 + 3 + 1 requests (the first free) and leaked 150 ms at 10 r/s: 2500, not
+    // 3000 more for each copy.
+    const [bucket] = await t.memory.limitSync.exchange({
+      zone: 'api',
+      rateMilli: 0,
+      replicaId: 'reader',
+      incarnation: 'x',
+      seq: 1,
+      entries: [{ key: 'k', charged: 0, seen: 0, ageMs: 0 }],
+    });
+    assert.equal(bucket!.excessMilli, -1000 + 5000 - 1500);
+  });
+
+  it('cut off from the store: the shares held, shrinking to none when the heartbeat may lapse', async () => {
+    const t = setup();
+    t.request('a');
+    await t.loop.tick();
+    t.loop.holdShares();
+    assert.deepEqual([t.zone.sync!.lostSinceMs, t.zone.sync!.heldFraction], [null, 1]);
+    t.setHeartbeat(T + 1000); // the last heartbeat acknowledged: the store may count us gone at T + 6000
+    t.setDown(true);
+    t.advance(2000);
+    t.request('a');
+    await t.loop.tick();
+    assert.equal(t.zone.sync!.lostSinceMs, T, 'lost since the last answer');
+    assert.equal(t.zone.sync!.heldFraction, 0.8);
+    t.advance(2500);
+    t.loop.holdShares();
+    assert.equal(t.zone.sync!.heldFraction, 0.3);
+    t.advance(1500);
+    t.loop.holdShares();
+    assert.equal(t.zone.sync!.heldFraction, 0);
+    t.setDown(false);
+    t.advance(100);
+    await t.loop.tick();
+    assert.deepEqual([t.zone.sync!.lostSinceMs, t.zone.sync!.heldFraction], [null, 1]);
   });
 
   it('the default share is 1 / the live replicas running the zone synced, at last sight', async () => {

@@ -21,10 +21,9 @@ export function replicaState(replica: ReplicaRecord, revision: number, diverged:
 
 export function clusterRoutes(app: FastifyInstance, ctx: ControlPlaneContext): void {
   addSpecRoute(app, ctx, 'getClusterReplicas', async () => {
-    const nowMs = ctx.clock.nowMs();
     const [revision, replicas] = await Promise.all([
       ctx.gateway.revision(),
-      ctx.gateway.call('replicas', (s) => s.registry.replicas(nowMs)),
+      ctx.gateway.call('replicas', (s) => s.registry.replicas()),
     ]);
     const diverged = await divergedReplicas(replicas, (r) =>
       ctx.gateway.call('commitAt', (s) => s.keyvals.commitAt(r)),

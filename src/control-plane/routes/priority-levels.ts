@@ -33,8 +33,7 @@ interface LevelReport {
 
 export function priorityLevelRoutes(app: FastifyInstance, ctx: ControlPlaneContext): void {
   const report = async () => {
-    const nowMs = ctx.clock.nowMs();
-    return priorityLevelsReport(await ctx.gateway.call('replicas', (s) => s.registry.replicas(nowMs)));
+    return priorityLevelsReport(await ctx.gateway.call('replicas', (s) => s.registry.replicas()));
   };
   addSpecRoute(app, ctx, 'getHttpPriorityLevels', report);
   addSpecRoute(app, ctx, 'getHttpPriorityLevel', async (request) => {

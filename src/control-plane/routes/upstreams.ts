@@ -43,8 +43,7 @@ interface PlusUpstream {
 
 export function upstreamRoutes(app: FastifyInstance, ctx: ControlPlaneContext): void {
   const report = async () => {
-    const nowMs = ctx.clock.nowMs();
-    const replicas = await ctx.gateway.call('replicas', (s) => s.registry.replicas(nowMs));
+    const replicas = await ctx.gateway.call('replicas', (s) => s.registry.replicas());
     return upstreamsReport(replicas);
   };
   addSpecRoute(app, ctx, 'getHttpUpstreams', report);

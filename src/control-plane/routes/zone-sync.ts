@@ -25,7 +25,7 @@ interface ZoneSyncZone {
 export function zoneSyncRoutes(app: FastifyInstance, ctx: ControlPlaneContext): void {
   addSpecRoute(app, ctx, 'getStreamZoneSync', async () => {
     const nowMs = ctx.clock.nowMs();
-    const replicas = await ctx.gateway.call('replicas', (s) => s.registry.replicas(nowMs));
+    const replicas = await ctx.gateway.call('replicas', (s) => s.registry.replicas());
     return zoneSyncReport(replicas, nowMs);
   });
 }

@@ -69,7 +69,7 @@ export class LimitReqZone {
     const node = table.find(key);
     table.touch(node);
     if (node !== NONE) {
-      if (sync !== null) sync.seen(node);
+      if (sync !== null) sync.seen(node, nowMs);
       // elapsedMs written out: a call here is not inlined when the zone was optimized while it mostly
       // created nodes (the found path had no weight then), and a decision pays for the call.
       let ms = nowMs - table.records[node * 4 + 1]!;
@@ -78,7 +78,16 @@ export class LimitReqZone {
       let excess = table.records[node * 4]! - Math.floor((this.rateMilli * ms) / 1000) + cost;
       if (excess < 0) excess = 0;
       this.lastExcessMilli = excess;
-      if (excess > burstMilli) return LOOKUP_BUSY;
+      if (excess > burstMilli) {
+        // A synced zone cut off from the store long enough holds no share: the log says what the
+        // node holds.
+        if (cost === Number.POSITIVE_INFINITY)
+          this.lastExcessMilli = Math.max(
+            0,
+            table.records[node * 4]! - Math.floor((this.rateMilli * ms) / 1000),
+          );
+        return LOOKUP_BUSY;
+      }
       if (sync !== null) {
         const cluster = sync.clusterExcessMilli(node, nowMs, this.rateMilli);
         if (cluster > burstMilli) {
@@ -114,7 +123,7 @@ export class LimitReqZone {
       // A node's first request is free, as in nginx; the store decides whether it is the cluster's
       // first too, and charges it otherwise.
       sync.reset(created);
-      sync.seen(created);
+      sync.seen(created, nowMs);
       if (account) sync.charged(created);
     }
     if (account) return LOOKUP_OK;

@@ -24,12 +24,14 @@ export interface SyncEntry {
   readonly charged: number;
   /** Requests seen (admitted, delayed or refused), for the share. */
   readonly seen: number;
+  /** When the first of them was seen (this replica's clock): its age goes with the batch. */
+  readonly firstSeenMs: number;
 }
 
 /** The cluster's bucket for a key, as the store answered. */
 export interface SyncedBucket {
+  /** The bucket's excess when the store answered (leaked to the store's own clock). */
   readonly excessMilli: number;
-  readonly lastMs: number;
   /** This replica's part of the key's recent arrivals, 0..1. */
   readonly share: number;
 }
@@ -38,17 +40,18 @@ const UNKNOWN = -1;
 
 /**
  * A node's sync state, side by side in one array so a lookup touches one or two cache lines: the
- * share learned from the store (or UNKNOWN), the clock of its last word (its bucket's `last`, or
+ * share learned from the store (or UNKNOWN), when its last word came (this replica's clock, or
  * -Infinity), the cluster's excess it said, requests charged and seen since the last collect, and
- * whether the node is in the dirty list.
+ * when the first of those was seen (UNMARKED: none, the node is not in the dirty list).
  */
 const SHARE = 0;
 const SYNCED_AT = 1;
 const CLUSTER_EXCESS = 2;
 const CHARGED = 3;
 const SEEN = 4;
-const MARKED = 5;
+const FIRST_SEEN = 5;
 const STRIDE = 6;
+const UNMARKED = Number.NEGATIVE_INFINITY;
 
 /** What a node of a synced zone keeps beyond the table's own: six numbers. */
 export const SYNC_NODE_BYTES = STRIDE * 8;
@@ -60,6 +63,17 @@ export class ZoneSync {
   /** The share of a key this replica has no word of from the store: 1 / live replicas. */
   defaultShare = 1;
   /**
+   * Cut off from the store since this time (this replica's clock; the last answer it had), or null.
+   * Meanwhile each key keeps the share it had then — the part the store holds for this replica
+   * while its heartbeat is live — times {@link heldFraction}.
+   */
+  lostSinceMs: number | null = null;
+  /**
+   * While cut off: 1 at first, down to 0 by the time this replica's heartbeat lapses in the store,
+   * when the others take its part (the sync loop sets it).
+   */
+  heldFraction = 1;
+  /**
    * How long the store's word on a key holds: past it (the replica did not sync the key since, or
    * could not), the other replicas' use of the bucket is unknown and the key falls back to the
    * default share. Two sync intervals.
@@ -70,21 +84,30 @@ export class ZoneSync {
 
   constructor(capacity: number) {
     this.#state = new Float64Array(capacity * STRIDE);
+    for (let at = FIRST_SEEN; at < this.#state.length; at += STRIDE) this.#state[at] = UNMARKED;
   }
 
   /**
    * What a request for `node` raises this replica's view of the cluster's bucket by, in
-   * milli-requests: 1000 / its share. The replica holds its share of the bucket — of the excess, the
-   * burst and the leak — so each of its requests weighs 1 / share in the cluster's units; a replica
-   * with all of a key's traffic pays 1000 per request, as one nginx does. The share is the store's
-   * last word while it is fresh, else the default share.
+   * milli-requests: 1000 / its share, rounded up (a node's excess stays whole milli-requests, as
+   * nginx's). The replica holds its share of the bucket — of the excess, the burst and the leak —
+   * so each of its requests weighs 1 / share in the cluster's units; a replica with all of a key's
+   * traffic pays 1000 per request, as one nginx does. The share is the store's last word while it is
+   * fresh, else the default share; cut off from the store, the share held then, shrinking
+   * (Infinity once nothing is held: every request refused).
    */
   costMilli(node: number, nowMs: number): number {
     const at = node * STRIDE;
     const share = this.#state[at + SHARE]!;
-    if (share === UNKNOWN || nowMs - this.#state[at + SYNCED_AT]! > this.freshMs)
-      return 1000 / this.defaultShare;
-    return 1000 / Math.max(share, MIN_SHARE);
+    const syncedAtMs = this.#state[at + SYNCED_AT]!;
+    if (share !== UNKNOWN && nowMs - syncedAtMs <= this.freshMs)
+      return Math.ceil(1000 / Math.max(share, MIN_SHARE));
+    if (this.lostSinceMs === null) return Math.ceil(1000 / this.defaultShare);
+    const held =
+      share !== UNKNOWN && this.lostSinceMs - syncedAtMs <= this.freshMs
+        ? Math.max(share, MIN_SHARE)
+        : this.defaultShare;
+    return this.heldFraction > 0 ? Math.ceil(1000 / (held * this.heldFraction)) : Number.POSITIVE_INFINITY;
   }
 
   /**
@@ -99,9 +122,12 @@ export class ZoneSync {
   }
 
   /** A request for `node` was looked up (whatever came of it). */
-  seen(node: number): void {
-    this.#state[node * STRIDE + SEEN]!++;
-    this.#mark(node);
+  seen(node: number, nowMs: number): void {
+    const at = node * STRIDE;
+    this.#state[at + SEEN]!++;
+    if (this.#state[at + FIRST_SEEN] !== UNMARKED) return;
+    this.#state[at + FIRST_SEEN] = nowMs;
+    this.#dirty.push(node);
   }
 
   /** A request `seen` already raised `node`'s bucket. */
@@ -118,19 +144,26 @@ export class ZoneSync {
     this.#state[at + CLUSTER_EXCESS] = 0;
     this.#state[at + CHARGED] = 0;
     this.#state[at + SEEN] = 0;
-    // MARKED stays: a freed node still in the dirty list is skipped by `collect` (not live) or
-    // collected with its new key.
+    // FIRST_SEEN stays: a freed node still in the dirty list is skipped by `collect` (not live) or
+    // collected with its new key; a new node's array slot starts UNMARKED (#grow).
   }
 
-  /** Nodes with activity since the last call, with their counts (which restart from zero). */
+  /**
+   * Nodes with activity since the last call, with their counts (which restart from zero). Each
+   * batch made of them is sent until the store answers it, and never again after: the store applies
+   * it once.
+   */
   collect(table: StateTable): SyncEntry[] {
     const entries: SyncEntry[] = [];
     const state = this.#state;
     for (const node of this.#dirty) {
       const at = node * STRIDE;
-      state[at + MARKED] = 0;
+      const firstSeenMs = state[at + FIRST_SEEN]!;
+      state[at + FIRST_SEEN] = UNMARKED;
       if (!table.isLive(node)) continue;
-      entries.push({ node, key: table.keyOf(node), charged: state[at + CHARGED]!, seen: state[at + SEEN]! });
+      const charged = state[at + CHARGED]!;
+      const seen = state[at + SEEN]!;
+      entries.push({ node, key: table.keyOf(node), charged, seen, firstSeenMs });
       state[at + CHARGED] = 0;
       state[at + SEEN] = 0;
     }
@@ -139,40 +172,17 @@ export class ZoneSync {
   }
 
   /**
-   * Counts of a batch the store did not take (it could not be reached): they go out with the next
-   * batch, so the cluster's bucket still learns of them.
+   * The store's answer for a batch, received at `nowMs`: the node's share and the cluster's excess.
+   * The node's own (excess, last) stays as it is: it is this replica's part of the bucket. Skipped
+   * when the node now holds another key.
    */
-  giveBack(table: StateTable, entries: readonly SyncEntry[]): void {
-    for (const entry of entries) {
-      if (!table.isLive(entry.node) || table.keyOf(entry.node) !== entry.key) continue;
-      const at = entry.node * STRIDE;
-      this.#state[at + SEEN]! += entry.seen;
-      this.#state[at + CHARGED]! += entry.charged;
-      this.#mark(entry.node);
-    }
-  }
-
-  /**
-   * The store's answer for a batch: the node's share and the cluster's excess. The node's own
-   * (excess, last) stays as it is: it is this replica's part of the bucket. Skipped when the node now
-   * holds another key.
-   */
-  apply(table: StateTable, entry: SyncEntry, bucket: SyncedBucket): void {
+  apply(table: StateTable, entry: SyncEntry, bucket: SyncedBucket, nowMs: number): void {
     const node = entry.node;
     if (!table.isLive(node) || table.keyOf(node) !== entry.key) return;
     const at = node * STRIDE;
     this.#state[at + SHARE] = bucket.share;
-    this.#state[at + SYNCED_AT] = bucket.lastMs;
+    this.#state[at + SYNCED_AT] = nowMs;
     this.#state[at + CLUSTER_EXCESS] = bucket.excessMilli;
-  }
-
-  /** The store is away: every key falls back to the default share. */
-  forgetShares(): void {
-    const state = this.#state;
-    for (let at = 0; at < state.length; at += STRIDE) {
-      state[at + SHARE] = UNKNOWN;
-      state[at + SYNCED_AT] = Number.NEGATIVE_INFINITY;
-    }
   }
 
   /** Nodes whose activity the store has not heard of yet (`records_pending`). */
@@ -180,18 +190,12 @@ export class ZoneSync {
     return this.#dirty.length;
   }
 
-  #mark(node: number): void {
-    const at = node * STRIDE + MARKED;
-    if (this.#state[at] === 1) return;
-    this.#state[at] = 1;
-    this.#dirty.push(node);
-  }
-
   #grow(node: number): void {
     if ((node + 1) * STRIDE <= this.#state.length) return;
     const nodes = Math.max(node + 1, (this.#state.length / STRIDE) * 2);
     const state = new Float64Array(nodes * STRIDE);
     state.set(this.#state);
+    for (let at = this.#state.length + FIRST_SEEN; at < state.length; at += STRIDE) state[at] = UNMARKED;
     this.#state = state;
   }
 }

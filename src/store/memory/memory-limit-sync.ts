@@ -1,4 +1,4 @@
-/** The cluster-wide limits port in memory (one process: the demo, tests). */
+/** The cluster-wide limits port in memory (one process: the demo, tests), as `lua/limit-sync-5.lua`. */
 import type { SyncedBucket } from '../../engine/limit-req/zone-sync.ts';
 import {
   DRAINED,
@@ -6,72 +6,99 @@ import {
   type LimitSyncStore,
   SHARE_DECAY_MS,
   SYNC_IDLE_MS,
+  SYNC_LOST_AFTER_MS,
 } from '../limit-sync-store.ts';
 import type { MemoryBackend } from './memory-backend.ts';
 
 interface Bucket {
   excessMilli: number;
   lastMs: number;
-  /** Decayed arrivals of every replica, at `sumAtMs`. */
-  sum: number;
-  sumAtMs: number;
   /** replica → decayed arrivals at a time. */
   readonly weights: Map<string, { weight: number; atMs: number }>;
   rateMilli: number;
 }
 
+interface Zone {
+  /** key → bucket, least recently touched first. */
+  readonly buckets: Map<string, Bucket>;
+  /** replica → its incarnation, last seq applied and when it was last heard. */
+  readonly senders: Map<string, { incarnation: string; seq: number; heardMs: number }>;
+}
+
 export class MemoryLimitSync implements LimitSyncStore {
   readonly #backend: MemoryBackend;
-  /** zone → key → bucket, least recently touched first. */
-  readonly #zones = new Map<string, Map<string, Bucket>>();
+  /** When a replica's heartbeat lapses (the registry's word). */
+  readonly #liveUntilMs: (replicaId: string) => number;
+  readonly #zones = new Map<string, Zone>();
 
-  constructor(backend: MemoryBackend) {
+  constructor(backend: MemoryBackend, liveUntilMs: (replicaId: string) => number) {
     this.#backend = backend;
+    this.#liveUntilMs = liveUntilMs;
   }
 
   async exchange(batch: LimitSyncBatch): Promise<SyncedBucket[]> {
     this.#backend.assertOpen();
     let zone = this.#zones.get(batch.zone);
     if (!zone) {
-      zone = new Map();
+      zone = { buckets: new Map(), senders: new Map() };
       this.#zones.set(batch.zone, zone);
     }
-    const now = batch.nowMs;
+    const now = this.#backend.nowMs();
+    const sender = zone.senders.get(batch.replicaId);
+    const repeated =
+      sender !== undefined && sender.incarnation === batch.incarnation && sender.seq >= batch.seq;
+    zone.senders.set(batch.replicaId, {
+      incarnation: batch.incarnation,
+      seq: repeated ? sender.seq : batch.seq,
+      heardMs: now,
+    });
+    const horizonMs = (other: string): number => {
+      const heardMs = zone.senders.get(other)?.heardMs ?? Number.NEGATIVE_INFINITY;
+      return this.#liveUntilMs(other) > now ? Math.min(now, heardMs + SYNC_LOST_AFTER_MS) : now;
+    };
     const out: SyncedBucket[] = [];
     for (const entry of batch.entries) {
-      let bucket = zone.get(entry.key);
+      const charged = repeated ? 0 : entry.charged;
+      const seen = repeated ? 0 : entry.seen;
+      let bucket = zone.buckets.get(entry.key);
       if (bucket === undefined) {
         bucket = {
           excessMilli: DRAINED,
-          lastMs: now,
-          sum: 0,
-          sumAtMs: now,
+          lastMs: now - entry.ageMs,
           weights: new Map(),
           rateMilli: batch.rateMilli,
         };
       }
-      const leakMilli = Math.floor((batch.rateMilli * Math.max(0, now - bucket.lastMs)) / 1000);
-      bucket.excessMilli = Math.max(DRAINED, bucket.excessMilli + 1000 * entry.charged - leakMilli);
-      bucket.lastMs = Math.max(bucket.lastMs, now);
+      let leakMilli = 0;
+      if (now > bucket.lastMs) {
+        leakMilli = Math.floor((batch.rateMilli * (now - bucket.lastMs)) / 1000);
+        bucket.lastMs = now;
+      }
+      bucket.excessMilli = Math.max(DRAINED, bucket.excessMilli + 1000 * charged - leakMilli);
       bucket.rateMilli = batch.rateMilli;
-      bucket.sum = decayed(bucket.sum, bucket.sumAtMs, now) + entry.seen;
-      bucket.sumAtMs = Math.max(bucket.sumAtMs, now);
       const mine = bucket.weights.get(batch.replicaId);
-      const weight = (mine ? decayed(mine.weight, mine.atMs, now) : 0) + entry.seen;
-      bucket.weights.set(batch.replicaId, { weight, atMs: Math.max(now, mine?.atMs ?? now) });
-      const share = bucket.sum > 0 ? Math.min(1, weight / bucket.sum) : 1;
+      const weight = (mine ? decayed(mine.weight, mine.atMs, now) : 0) + seen;
+      bucket.weights.set(batch.replicaId, { weight, atMs: now });
+      let sum = weight;
+      for (const [other, v] of bucket.weights) {
+        if (other === batch.replicaId) continue;
+        const w = decayed(v.weight, v.atMs, horizonMs(other));
+        if (w < 0.001) bucket.weights.delete(other);
+        else sum += w;
+      }
+      const share = sum > 0 ? Math.min(1, weight / sum) : 1;
       // Touched last: to the end of the map's order.
-      zone.delete(entry.key);
-      zone.set(entry.key, bucket);
-      out.push({ excessMilli: bucket.excessMilli, lastMs: bucket.lastMs, share });
+      zone.buckets.delete(entry.key);
+      zone.buckets.set(entry.key, bucket);
+      out.push({ excessMilli: bucket.excessMilli, share });
     }
-    forgetIdle(zone, now);
+    forgetIdle(zone.buckets, now);
     return out;
   }
 
   async keys(zone: string): Promise<number> {
     this.#backend.assertOpen();
-    return this.#zones.get(zone)?.size ?? 0;
+    return this.#zones.get(zone)?.buckets.size ?? 0;
   }
 }
 
@@ -80,11 +107,11 @@ function decayed(value: number, atMs: number, nowMs: number): number {
 }
 
 /** Keys idle for `SYNC_IDLE_MS` with a drained bucket, from the least recently touched. */
-function forgetIdle(zone: Map<string, Bucket>, nowMs: number): void {
-  for (const [key, bucket] of zone) {
+function forgetIdle(buckets: Map<string, Bucket>, nowMs: number): void {
+  for (const [key, bucket] of buckets) {
     const idleMs = nowMs - bucket.lastMs;
     if (idleMs < SYNC_IDLE_MS) return;
     if (bucket.excessMilli - (bucket.rateMilli * idleMs) / 1000 > DRAINED) return;
-    zone.delete(key);
+    buckets.delete(key);
   }
 }

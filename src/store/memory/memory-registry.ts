@@ -46,14 +46,20 @@ export class MemoryRegistry implements ClusterRegistry {
     });
   }
 
+  /** When `id`'s heartbeat lapses (-Infinity: never registered, or deregistered). */
+  liveUntilMs(id: string): number {
+    return this.#replicas.get(id)?.expiresAtMs ?? Number.NEGATIVE_INFINITY;
+  }
+
   async deregister(id: string): Promise<void> {
     this.#backend.assertOpen();
     const slot = this.#replicas.get(id);
     if (slot) slot.expiresAtMs = Number.NEGATIVE_INFINITY;
   }
 
-  async replicas(nowMs: number): Promise<ReplicaRecord[]> {
+  async replicas(): Promise<ReplicaRecord[]> {
     this.#backend.assertOpen();
+    const nowMs = this.#backend.nowMs();
     return [...this.#replicas.values()]
       .map((s) => ({
         ...structuredClone(s.info),

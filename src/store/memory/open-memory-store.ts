@@ -23,14 +23,15 @@ export function openMemoryStore(options: MemoryStoreOptions = {}): Store {
   const backend = new MemoryBackend(() => clock.nowMs());
   const audit = new MemoryAudit(backend, options.maxAuditEntries);
   const keyvals = new MemoryKeyvals(backend, audit, options);
+  const registry = new MemoryRegistry(backend);
   return {
     description: 'memory',
     keyvals,
-    registry: new MemoryRegistry(backend),
+    registry,
     counters: new MemoryCounters(backend),
     audit,
     leases: new MemoryLeases(backend),
-    limitSync: new MemoryLimitSync(backend),
+    limitSync: new MemoryLimitSync(backend, (id) => registry.liveUntilMs(id)),
     async close() {
       backend.close();
       keyvals.close();

@@ -22,8 +22,10 @@
  * | `lease:<name>`             | leases    | string | the holder's token, with the lease's TTL (PX)      |
  * | `lease-records`            | leases    | hash   | record name → `{"value":…,"expireAtMs":…}`          |
  * | `lease-records-expiry`     | leases    | zset   | record name scored by expireAtMs (expiring ones)   |
- * | `limit-sync:<zone>`        | limitSync | hash   | limit key → the cluster's bucket JSON (limit-sync-2.lua) |
+ * | `limit-sync:<zone>`        | limitSync | hash   | limit key → the cluster's bucket JSON (limit-sync-5.lua) |
  * | `limit-sync-touched:<zone>`| limitSync | zset   | limit key scored by the last exchange naming it    |
+ * | `limit-sync-senders:<zone>`| limitSync | hash   | replica id → `<incarnation> <last batch seq applied>` |
+ * | `limit-sync-heard:<zone>`  | limitSync | zset   | replica id scored by its last exchange (the store's ms) |
  *
  * The pub/sub channel `<prefix>:{<cluster>}:changes` carries each keyval change (with the epoch) as JSON.
  */
@@ -58,6 +60,8 @@ export interface KeySchema {
   readonly leaseRecordsExpiry: string;
   limitSync(zone: string): string;
   limitSyncTouched(zone: string): string;
+  limitSyncSenders(zone: string): string;
+  limitSyncHeard(zone: string): string;
   readonly channel: string;
 }
 
@@ -96,6 +100,8 @@ export function keySchema(options: KeySchemaOptions = {}): KeySchema {
     leaseRecordsExpiry: `${base}:lease-records-expiry`,
     limitSync: (zone) => `${base}:limit-sync:${zone}`,
     limitSyncTouched: (zone) => `${base}:limit-sync-touched:${zone}`,
+    limitSyncSenders: (zone) => `${base}:limit-sync-senders:${zone}`,
+    limitSyncHeard: (zone) => `${base}:limit-sync-heard:${zone}`,
     channel: `${base}:changes`,
   };
 }

@@ -5,7 +5,7 @@
  * with `StoreUnavailable`.
  */
 import type { Cluster, Redis } from 'ioredis';
-import { type Clock, systemClock } from '../../shared/clock.ts';
+import type { Clock } from '../../shared/clock.ts';
 import { ERRORS, hasCode, LimitswitchError } from '../../shared/errors.ts';
 import { storeUnavailableError } from '../keyval-errors.ts';
 import { type KeySchema, type KeySchemaOptions, keySchema } from './keys.ts';
@@ -25,11 +25,14 @@ import { SentinelWatch } from './sentinel-watch.ts';
 export interface RedisBackendOptions extends RedisConnectionOptions, KeySchemaOptions {
   /** `redis://…`, `rediss://…`, `redis+sentinel://…` or `redis+cluster://…`. */
   readonly url: string;
-  /** The writer's clock (preconditions, heartbeats, record expiry). Default the system's. */
+  /** The store's clock (preconditions, heartbeats, record expiry). Default this host's, set to Redis's TIME. */
   readonly clock?: Clock;
 }
 
 export type Multi = ReturnType<Redis['multi']>;
+
+/** How often the store's clock is read again. */
+const STORE_CLOCK_REFRESH_MS = 30_000;
 
 /** The longest a failover holds writes back when Sentinel never says how it ended. */
 const FAILOVER_HOLD_MS = 30_000;
@@ -46,6 +49,9 @@ export class RedisBackend {
   /** While a Sentinel failover is under way (monotonic ms): writes are held back. */
   #failingOverUntilMs = 0;
   #closed = false;
+  /** Redis's TIME less this host's clock, as last measured (half the round trip taken off). */
+  #offsetMs = 0;
+  #offsetTimer: NodeJS.Timeout | null = null;
   /** Why the command connection last failed (null once it is ready). */
   #connectionError: Error | null = null;
   readonly #description: string;
@@ -54,8 +60,9 @@ export class RedisBackend {
     this.keys = keySchema(options);
     this.#description = redactUrl(options.url);
     this.#timeoutMs = options.commandTimeoutMs ?? 2000;
-    const clock = options.clock ?? systemClock;
-    this.nowMs = () => clock.nowMs();
+    const clock = options.clock;
+    // The store's clock: this host's, set to Redis's TIME (tests may give a clock of their own).
+    this.nowMs = clock === undefined ? () => Date.now() + this.#offsetMs : () => clock.nowMs();
     const target = parseRedisUrl(options.url);
     this.durability = target.durability;
     this.client = createRedisClient(options.url, options);
@@ -65,7 +72,12 @@ export class RedisBackend {
     });
     this.client.on('ready', () => {
       this.#connectionError = null;
+      if (clock === undefined) void this.#measureOffset();
     });
+    if (clock === undefined) {
+      this.#offsetTimer = setInterval(() => void this.#measureOffset(), STORE_CLOCK_REFRESH_MS);
+      this.#offsetTimer.unref();
+    }
     defineScripts(this.client);
     this.subscriber = new RedisSubscriber(
       () => createRedisClient(options.url, options, 'subscriber'),
@@ -161,9 +173,25 @@ export class RedisBackend {
     if (this.#closed) throw storeUnavailableError(new Error('store closed'));
   }
 
+  /**
+   * Heartbeats are written and judged on the store's clock, so replicas whose clocks disagree still
+   * agree on who is live. A failed measurement keeps the last one.
+   */
+  async #measureOffset(): Promise<void> {
+    try {
+      const sentMs = Date.now();
+      const [seconds, micros] = await this.client.time();
+      const receivedMs = Date.now();
+      this.#offsetMs = Number(seconds) * 1000 + Number(micros) / 1000 - (sentMs + receivedMs) / 2;
+    } catch {
+      // the store is away: its clock is read again when it is back
+    }
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    if (this.#offsetTimer !== null) clearInterval(this.#offsetTimer);
     this.#watch?.close();
     await this.subscriber.close();
     this.client.disconnect();

@@ -1,4 +1,4 @@
-/** The cluster-wide limits port on Redis: one Lua script per batch (`lua/limit-sync-2.lua`, keys.ts). */
+/** The cluster-wide limits port on Redis: one Lua script per batch (`lua/limit-sync-5.lua`, keys.ts). */
 import type { SyncedBucket } from '../../engine/limit-req/zone-sync.ts';
 import {
   DRAINED,
@@ -6,6 +6,8 @@ import {
   type LimitSyncStore,
   SHARE_DECAY_MS,
   SYNC_IDLE_MS,
+  SYNC_LOST_AFTER_MS,
+  SYNC_SENDER_FORGET_MS,
 } from '../limit-sync-store.ts';
 import type { RedisBackend } from './redis-backend.ts';
 
@@ -21,20 +23,31 @@ export class RedisLimitSync implements LimitSyncStore {
     const args: (string | number)[] = [
       batch.rateMilli,
       batch.replicaId,
-      batch.nowMs,
+      batch.incarnation,
+      batch.seq,
       SHARE_DECAY_MS,
       SYNC_IDLE_MS,
       DRAINED,
+      SYNC_LOST_AFTER_MS,
+      SYNC_SENDER_FORGET_MS,
     ];
-    for (const entry of batch.entries) args.push(entry.key, entry.charged, entry.seen);
+    for (const entry of batch.entries) {
+      args.push(entry.key, entry.charged, entry.seen, Math.max(0, Math.round(entry.ageMs)));
+    }
     const reply = (await this.#redis.script(
-      'limit-sync-2',
-      [k.limitSync(batch.zone), k.limitSyncTouched(batch.zone)],
+      'limit-sync-5',
+      [
+        k.limitSync(batch.zone),
+        k.limitSyncTouched(batch.zone),
+        k.limitSyncSenders(batch.zone),
+        k.limitSyncHeard(batch.zone),
+        k.replicasExpiry,
+      ],
       args,
     )) as string[];
     const out: SyncedBucket[] = [];
-    for (let i = 0; i < reply.length; i += 3) {
-      out.push({ excessMilli: Number(reply[i]), lastMs: Number(reply[i + 1]), share: Number(reply[i + 2]) });
+    for (let i = 0; i < reply.length; i += 2) {
+      out.push({ excessMilli: Number(reply[i]), share: Number(reply[i + 1]) });
     }
     return out;
   }

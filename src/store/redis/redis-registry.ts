@@ -43,8 +43,9 @@ export class RedisRegistry implements ClusterRegistry {
     await this.#redis.run((c) => c.hset(this.#redis.keys.replicasExpiry, id, '0'));
   }
 
-  async replicas(nowMs: number): Promise<ReplicaRecord[]> {
+  async replicas(): Promise<ReplicaRecord[]> {
     const k = this.#redis.keys;
+    const nowMs = this.#redis.nowMs();
     const [records, expiry] = await this.#redis.run((c) =>
       Promise.all([c.hgetall(k.replicas), c.hgetall(k.replicasExpiry)]),
     );

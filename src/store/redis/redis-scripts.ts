@@ -24,7 +24,7 @@ const SCRIPTS = {
   'counters-reset-1': [],
   'lease-release-1': [],
   'record-put-3': [],
-  'limit-sync-2': [],
+  'limit-sync-5': [],
 } as const satisfies Record<string, readonly ('log' | 'commit')[]>;
 
 export type ScriptName = keyof typeof SCRIPTS;
