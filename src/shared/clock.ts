@@ -7,4 +7,13 @@ export interface Clock {
   nowMs(): number;
 }
 
-export const systemClock: Clock = { nowMs: () => Date.now() };
+/**
+ * For tests only: `LIMITSWITCH_TEST_CLOCK_OFFSET_MS=5000` runs a process whose clock is 5 s ahead
+ * (a machine whose clock is wrong), without touching the system clock.
+ */
+const TEST_CLOCK_OFFSET_MS = Number(process.env.LIMITSWITCH_TEST_CLOCK_OFFSET_MS ?? 0) || 0;
+
+export const systemClock: Clock =
+  TEST_CLOCK_OFFSET_MS === 0
+    ? { nowMs: () => Date.now() }
+    : { nowMs: () => Date.now() + TEST_CLOCK_OFFSET_MS };

@@ -28,7 +28,10 @@ export interface LimitSyncEntry {
   readonly charged: number;
   /** Requests this replica saw for the key (admitted, delayed, refused). */
   readonly seen: number;
-  /** How long before the batch was sent the first of them came, ms (a duration, on no one's clock). */
+  /**
+   * How long before the batch was sent the first of them came, ms: a duration on the replica's
+   * clock, which the adapter turns into a time on the store's (its error cancels out).
+   */
   readonly ageMs: number;
 }
 

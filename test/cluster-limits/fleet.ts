@@ -100,7 +100,12 @@ export class Fleet {
     storeUrl: string,
     zone: ZoneSpec,
     replicas: number,
-    options: { idPrefix?: string; controlPlane?: boolean } = {},
+    options: {
+      idPrefix?: string;
+      controlPlane?: boolean;
+      /** Per replica (by index): how it reaches the store, its process's environment. */
+      each?: (index: number) => { storeUrl?: string; env?: Record<string, string> };
+    } = {},
   ): Promise<Fleet> {
     const upstream = createServer((_req, res) => res.end('ok\n'));
     await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
@@ -110,7 +115,8 @@ export class Fleet {
         const config = fleet.dir.write('control-plane.conf', replicaConfig(1, 1, zone));
         fleet.controlPlane = await startControlPlane(['--redis', storeUrl, '-c', config]);
       }
-      for (let i = 1; i <= replicas; i++) await fleet.add(`${options.idPrefix ?? 'r'}${i}`);
+      for (let i = 1; i <= replicas; i++)
+        await fleet.add(`${options.idPrefix ?? 'r'}${i}`, options.each?.(i - 1));
     } catch (err) {
       await fleet.stop();
       throw err;
@@ -122,11 +128,19 @@ export class Fleet {
     return (this.#upstream.address() as AddressInfo).port;
   }
 
-  /** Starts one more replica (a scale-up: no other replica reloads). */
-  async add(id: string): Promise<FleetReplica> {
+  /**
+   * Starts one more replica (a scale-up: no other replica reloads); `storeUrl` to reach the store
+   * another way (through a proxy), `env` for its process.
+   */
+  async add(
+    id: string,
+    options: { storeUrl?: string; env?: Record<string, string> } = {},
+  ): Promise<FleetReplica> {
     const port = await freePort();
     const config = this.dir.write(`${id}.conf`, replicaConfig(port, this.upstreamPort, this.#zone));
-    const run = await startReplica(config, ['--redis', this.#storeUrl, '--id', id]);
+    const run = await startReplica(config, ['--redis', options.storeUrl ?? this.#storeUrl, '--id', id], {
+      env: options.env,
+    });
     const replica = { id, url: `http://127.0.0.1:${port}`, run };
     this.replicas.push(replica);
     this.#ids.add(id);
@@ -237,4 +251,69 @@ export async function sendStream(
   }
   await Promise.all(inFlight);
   return { admitted, refused };
+}
+
+/** One request of a stream: when it was sent (ms since the stream began) and whether it was admitted. */
+export interface Sent {
+  readonly atMs: number;
+  readonly admitted: boolean;
+}
+
+/**
+ * `clients` client addresses (`10.<net>.0.1`, `10.<net>.0.2`, …), each sending `perClientRps`
+ * requests a second for `durationMs`, paced and interleaved; request `i` of client `c` goes to
+ * `targets[j][(i + c) % targets[j].length]` for every target list `j` at once (the same arrival
+ * stream to each). Resolves with every request per target list; `onStarted` hears when the stream
+ * began (performance.now()), for the faults timed against it.
+ */
+export async function sendClients(
+  targets: readonly (readonly string[])[],
+  options: {
+    clients: number;
+    perClientRps: number;
+    durationMs: number;
+    net: number;
+    onStarted?: (startedMs: number) => void;
+  },
+): Promise<Sent[][]> {
+  const out: Sent[][] = targets.map(() => []);
+  const inFlight: Promise<void>[] = [];
+  const gapMs = 1000 / (options.perClientRps * options.clients);
+  const total = Math.floor(options.durationMs / gapMs);
+  const startedMs = performance.now();
+  options.onStarted?.(startedMs);
+  for (let n = 0; n < total; n++) {
+    const dueMs = startedMs + n * gapMs;
+    const waitMs = dueMs - performance.now();
+    if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+    const client = n % options.clients;
+    const i = Math.floor(n / options.clients);
+    const atMs = n * gapMs;
+    for (const [j, urls] of targets.entries()) {
+      const url = urls[(i + client) % urls.length]!;
+      inFlight.push(
+        fetch(`${url}/`, {
+          headers: { 'x-forwarded-for': `10.${options.net}.0.${client + 1}` },
+          signal: AbortSignal.timeout(10_000),
+        }).then(
+          async (res) => {
+            await res.arrayBuffer();
+            out[j]!.push({ atMs, admitted: res.status === 200 });
+          },
+          () => {
+            out[j]!.push({ atMs, admitted: false });
+          },
+        ),
+      );
+    }
+  }
+  await Promise.all(inFlight);
+  return out;
+}
+
+/** Requests admitted among those sent in [fromMs, toMs) of the stream. */
+export function admittedBetween(sent: readonly Sent[], fromMs: number, toMs: number): number {
+  let n = 0;
+  for (const s of sent) if (s.admitted && s.atMs >= fromMs && s.atMs < toMs) n++;
+  return n;
 }

@@ -11,6 +11,7 @@ import {
 import type { MemoryBackend } from './memory-backend.ts';
 
 interface Bucket {
+  /** The level at `lastMs`, below DRAINED when it drained before then. */
   excessMilli: number;
   lastMs: number;
   /** replica → decayed arrivals at a time. */
@@ -69,12 +70,13 @@ export class MemoryLimitSync implements LimitSyncStore {
           rateMilli: batch.rateMilli,
         };
       }
-      let leakMilli = 0;
-      if (now > bucket.lastMs) {
-        leakMilli = Math.floor((batch.rateMilli * (now - bucket.lastMs)) / 1000);
-        bucket.lastMs = now;
-      }
-      bucket.excessMilli = Math.max(DRAINED, bucket.excessMilli + 1000 * charged - leakMilli);
+      // GCRA: the level is kept below DRAINED too (how long ago it drained), and the charges count
+      // from when their first request came (limit-sync-5.lua says why).
+      let level = bucket.excessMilli;
+      if (now > bucket.lastMs) level -= Math.floor((batch.rateMilli * (now - bucket.lastMs)) / 1000);
+      level = Math.max(level, DRAINED - Math.floor((batch.rateMilli * entry.ageMs) / 1000));
+      bucket.excessMilli = level + 1000 * charged;
+      bucket.lastMs = Math.max(bucket.lastMs, now);
       bucket.rateMilli = batch.rateMilli;
       const mine = bucket.weights.get(batch.replicaId);
       const weight = (mine ? decayed(mine.weight, mine.atMs, now) : 0) + seen;
@@ -90,7 +92,7 @@ export class MemoryLimitSync implements LimitSyncStore {
       // Touched last: to the end of the map's order.
       zone.buckets.delete(entry.key);
       zone.buckets.set(entry.key, bucket);
-      out.push({ excessMilli: bucket.excessMilli, share });
+      out.push({ excessMilli: Math.max(DRAINED, bucket.excessMilli), share });
     }
     forgetIdle(zone.buckets, now);
     return out;

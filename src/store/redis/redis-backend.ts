@@ -5,7 +5,7 @@
  * with `StoreUnavailable`.
  */
 import type { Cluster, Redis } from 'ioredis';
-import type { Clock } from '../../shared/clock.ts';
+import { type Clock, systemClock } from '../../shared/clock.ts';
 import { ERRORS, hasCode, LimitswitchError } from '../../shared/errors.ts';
 import { storeUnavailableError } from '../keyval-errors.ts';
 import { type KeySchema, type KeySchemaOptions, keySchema } from './keys.ts';
@@ -62,7 +62,7 @@ export class RedisBackend {
     this.#timeoutMs = options.commandTimeoutMs ?? 2000;
     const clock = options.clock;
     // The store's clock: this host's, set to Redis's TIME (tests may give a clock of their own).
-    this.nowMs = clock === undefined ? () => Date.now() + this.#offsetMs : () => clock.nowMs();
+    this.nowMs = clock === undefined ? () => systemClock.nowMs() + this.#offsetMs : () => clock.nowMs();
     const target = parseRedisUrl(options.url);
     this.durability = target.durability;
     this.client = createRedisClient(options.url, options);
@@ -179,9 +179,9 @@ export class RedisBackend {
    */
   async #measureOffset(): Promise<void> {
     try {
-      const sentMs = Date.now();
+      const sentMs = systemClock.nowMs();
       const [seconds, micros] = await this.client.time();
-      const receivedMs = Date.now();
+      const receivedMs = systemClock.nowMs();
       this.#offsetMs = Number(seconds) * 1000 + Number(micros) / 1000 - (sentMs + receivedMs) / 2;
     } catch {
       // the store is away: its clock is read again when it is back

@@ -31,8 +31,11 @@ export class RedisLimitSync implements LimitSyncStore {
       SYNC_LOST_AFTER_MS,
       SYNC_SENDER_FORGET_MS,
     ];
+    // Ages become times on the store's clock as this host reads it: a copy the store runs late (it
+    // was frozen) still counts its requests from when they came.
+    const sentMs = this.#redis.nowMs();
     for (const entry of batch.entries) {
-      args.push(entry.key, entry.charged, entry.seen, Math.max(0, Math.round(entry.ageMs)));
+      args.push(entry.key, entry.charged, entry.seen, Math.round(sentMs - Math.max(0, entry.ageMs)));
     }
     const reply = (await this.#redis.script(
       'limit-sync-5',

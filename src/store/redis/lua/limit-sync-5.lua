@@ -1,5 +1,6 @@
 -- limit-sync: merge one replica's batch into a zone's cluster-wide buckets (limit-sync-store.ts).
--- KEYS[1] the zone's buckets hash (key → {e, l, r, w = {replica = {weight, at}}} JSON)
+-- KEYS[1] the zone's buckets hash (key → {e, l, r, w = {replica = {weight, at}}} JSON; e, the level
+--   at l, may be below a drained bucket's: how long ago it drained)
 -- KEYS[2] the zone's touched zset (key scored by the last exchange that named it)
 -- KEYS[3] the zone's senders hash (replica → "<incarnation> <last seq applied>")
 -- KEYS[4] the zone's heard zset (replica scored by its last exchange)
@@ -9,7 +10,8 @@
 --   ARGV[7] the level of a drained bucket (milli-requests); ARGV[8] silence after which a live
 --   replica's shares are held as they were, ms; ARGV[9] silence after which a sender is forgotten, ms;
 --   then per key: ARGV[10+4i] key, ARGV[11+4i] requests charged, ARGV[12+4i] requests seen,
---   ARGV[13+4i] how long before sending the replica first saw the key in this batch, ms
+--   ARGV[13+4i] when the first of them came, on the store's clock as the replica reads it, ms (a
+--   batch the store runs late, after a freeze, still counts from then)
 -- Time is the store's own (TIME): buckets leak and liveness is judged on one clock, whatever the
 -- replicas' clocks say. A batch at or below the sender's last applied seq (the same incarnation) is
 -- a repeat — sent again after a timeout, or run late after a freeze — and adds nothing.
@@ -60,18 +62,21 @@ if #names > 0 then
   local fields, touched = {}, {}
   for j, key in ipairs(names) do
     local i = 6 + 4 * j
-    local charged, seen, age = tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3])
+    local charged, seen = tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
+    local age = math.max(0, now - tonumber(ARGV[i + 3]))
     if repeated then charged, seen = 0, 0 end
     local b
-    -- A new bucket is drained (its first request is free, as nginx's first of a node) and starts when
-    -- the batch's first request for it came: a store that came back empty credits the leak since.
+    -- A new bucket is drained (its first request is free, as nginx's first of a node).
     if raws[j] then b = cjson.decode(raws[j]) else b = {e = drained, l = now - age, w = {}} end
-    local leak = 0
-    if now > b.l then
-      leak = math.floor(rate * (now - b.l) / 1000)
-      b.l = now
-    end
-    b.e = math.max(drained, b.e + 1000 * charged - leak)
+    -- GCRA: the level is kept below `drained` too (a theoretical arrival time in the past), and the
+    -- charges count from when their first request came, not from when the batch arrived: a batch
+    -- held back by a store that was frozen, away or cut off gets the leak of the time it waited.
+    local level = b.e
+    if now > b.l then level = level - math.floor(rate * (now - b.l) / 1000) end
+    local since = drained - math.floor(rate * age / 1000)
+    if since > level then level = since end
+    b.e = level + 1000 * charged
+    if now > b.l then b.l = now end
     b.r = rate
     b.s = nil
     b.t = nil
@@ -92,7 +97,7 @@ if #names > 0 then
     fields[#fields + 1] = cjson.encode(b)
     touched[#touched + 1] = now
     touched[#touched + 1] = key
-    reply[#reply + 1] = string.format('%.0f', b.e)
+    reply[#reply + 1] = string.format('%.0f', math.max(drained, b.e))
     reply[#reply + 1] = string.format('%.17g', share)
   end
   redis.call('HSET', KEYS[1], unpack(fields))
