@@ -26,6 +26,7 @@ interface ReplicaFlags extends KubernetesFlags, StoreFlags, LogFlags {
   statusListen?: string;
   stateFile?: string;
   storeReset: string;
+  heartbeatTtl: string;
   errorLog: string;
   errorLogLevel: ErrorLogLevel;
   accessLog?: string;
@@ -79,6 +80,11 @@ export function registerReplicaCommand(program: Command): void {
       'when the store comes back empty: restore (write the switches held here back) or follow (drop them)',
       'restore',
     )
+    .option(
+      '--heartbeat-ttl <seconds>',
+      'how long the cluster counts this replica live after its last heartbeat (one a second): cut off from the store, its synced zones shrink their shares to none within it',
+      '5',
+    )
     .option('--error-log <file>', 'nginx-format error log ("stderr" for the terminal)', 'stderr')
     .option('--error-log-level <level>', 'nginx error_log level: info, notice, warn, error', 'error')
     .option('--access-log <file>', 'access log in nginx "combined" format ("stdout" for the terminal)');
@@ -93,6 +99,7 @@ async function runReplica(flags: ReplicaFlags): Promise<void> {
   checkConfigMode(flags);
   const statusListen = flags.statusListen ? parseStatusListen(flags.statusListen) : null;
   const storeReset = parseStoreReset(flags.storeReset);
+  const heartbeatTtlMs = parseHeartbeatTtl(flags.heartbeatTtl);
   const fileConfig = flags.config !== undefined ? loadConfigFile(flags.config) : null;
   // Bound first: a port in use stops the replica before it registers, and /healthz answers while a
   // --kubernetes replica waits for its API server.
@@ -125,6 +132,7 @@ async function runReplica(flags: ReplicaFlags): Promise<void> {
     store,
     stateFile: flags.stateFile,
     storeReset,
+    heartbeatTtlMs,
     errorLog,
     onCompleted: (req, facts) => {
       status?.metrics.observeRequest(facts.status, facts.seconds);
@@ -200,6 +208,17 @@ function parseStoreReset(value: string): StoreResetPolicy {
     throw new LimitswitchError('RL_ERR_CLI_USAGE', `--store-reset ${value}: expected restore or follow`);
   }
   return policy;
+}
+
+/** Whole seconds, at least 2 (two heartbeats) and at most an hour. */
+function parseHeartbeatTtl(value: string): number {
+  if (!/^[0-9]{1,4}$/.test(value) || Number(value) < 2 || Number(value) > 3600) {
+    throw new LimitswitchError(
+      'RL_ERR_CLI_USAGE',
+      `--heartbeat-ttl ${value}: expected whole seconds, 2 to 3600`,
+    );
+  }
+  return Number(value) * 1000;
 }
 
 function openLog(target: string, fallback: NodeJS.WritableStream): NodeJS.WritableStream | WriteStream {
