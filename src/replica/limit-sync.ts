@@ -195,7 +195,7 @@ export class LimitSync {
       zones[zone.name] = {
         recordsPending: zone.sync.pending + unanswered,
         recordsTotal: zone.table.count,
-        mode: state.failing ? 'fallback' : 'synced',
+        mode: state.failing || zone.sync.lostSinceMs !== null ? 'fallback' : 'synced',
         lastSyncAtMs: state.lastSyncAtMs,
         roundTripMs: state.roundTripMs,
         defaultShare: zone.sync.defaultShare,

@@ -317,3 +317,18 @@ export function admittedBetween(sent: readonly Sent[], fromMs: number, toMs: num
   for (const s of sent) if (s.admitted && s.atMs >= fromMs && s.atMs < toMs) n++;
   return n;
 }
+
+/** The sync interval (T) and how long the store waits before it holds a silent replica's part (L). */
+const SYNC_INTERVAL_S = 0.1;
+const LOST_AFTER_S = 1.5;
+
+/**
+ * docs/cluster-limits.md: in any window of W seconds the fleet admits at most, per key,
+ * `1 + b + r·W + (N − 1) + b + 2·r·T`, and, while one replica of share s is cut off from the store,
+ * `r·L·s` more (what the others took of its part before the store counted it cut off).
+ */
+export function perKeyBound(zone: ZoneSpec, replicas: number, windowS: number, cutOffShare = 0): number {
+  const r = zone.rate;
+  const b = zone.burst;
+  return 1 + b + r * windowS + (replicas - 1) + b + 2 * r * SYNC_INTERVAL_S + r * LOST_AFTER_S * cutOffShare;
+}

@@ -11,28 +11,24 @@ import type { RunningNginx } from '../helpers/nginx.ts';
 import { PartitionProxy } from '../helpers/partition-proxy.ts';
 import { RedisServer } from '../helpers/redis-server.ts';
 import { waitFor } from '../helpers/wait-for.ts';
-import { admittedBetween, Fleet, type Sent, sendClients, startIdealNginx, type ZoneSpec } from './fleet.ts';
+import {
+  admittedBetween,
+  Fleet,
+  perKeyBound,
+  type Sent,
+  sendClients,
+  startIdealNginx,
+  type ZoneSpec,
+} from './fleet.ts';
 
 const ZONE: ZoneSpec = { rate: 10, burst: 5, sync: true };
 const REPLICAS = 3;
 const CLIENTS = 6;
 /** Each client at twice the rate: one nginx refuses half. */
 const PER_CLIENT_RPS = 20;
-/** The sync interval (T) and how long the store waits before it holds a silent replica's part (L). */
-const SYNC_INTERVAL_S = 0.1;
-const LOST_AFTER_S = 1.5;
-
-/**
- * docs/cluster-limits.md: in any window of W seconds the fleet admits at most, per key,
- * `1 + b + r·W + (N − 1) + b + 2·r·T`, and, while one replica of share s is cut off from the store,
- * `r·L·s` more (what the others took of its part before the store counted it cut off).
- */
+/** docs/cluster-limits.md's bound for the six clients in a window of `windowS` seconds. */
 function upperBound(windowS: number, cutOffShare = 0): number {
-  const r = ZONE.rate;
-  const b = ZONE.burst;
-  const perKey =
-    1 + b + r * windowS + (REPLICAS - 1) + b + 2 * r * SYNC_INTERVAL_S + r * LOST_AFTER_S * cutOffShare;
-  return CLIENTS * perKey;
+  return CLIENTS * perKeyBound(ZONE, REPLICAS, windowS, cutOffShare);
 }
 
 interface Scene {
