@@ -59,6 +59,11 @@ export const SYNC_NODE_BYTES = STRIDE * 8;
 /** The least share a replica is given: one hundredth, so a request never costs more than 100. */
 const MIN_SHARE = 0.01;
 
+/** 1000 / share rounded up, the float error of shares such as 1/3 (1000 / 0.333… = 3000.0000000000005) aside. */
+function wholeCost(share: number): number {
+  return Math.ceil(1000 / share - 1e-9);
+}
+
 export class ZoneSync {
   /** The share of a key this replica has no word of from the store: 1 / live replicas. */
   defaultShare = 1;
@@ -100,14 +105,13 @@ export class ZoneSync {
     const at = node * STRIDE;
     const share = this.#state[at + SHARE]!;
     const syncedAtMs = this.#state[at + SYNCED_AT]!;
-    if (share !== UNKNOWN && nowMs - syncedAtMs <= this.freshMs)
-      return Math.ceil(1000 / Math.max(share, MIN_SHARE));
-    if (this.lostSinceMs === null) return Math.ceil(1000 / this.defaultShare);
+    if (share !== UNKNOWN && nowMs - syncedAtMs <= this.freshMs) return wholeCost(Math.max(share, MIN_SHARE));
+    if (this.lostSinceMs === null) return wholeCost(this.defaultShare);
     const held =
       share !== UNKNOWN && this.lostSinceMs - syncedAtMs <= this.freshMs
         ? Math.max(share, MIN_SHARE)
         : this.defaultShare;
-    return this.heldFraction > 0 ? Math.ceil(1000 / (held * this.heldFraction)) : Number.POSITIVE_INFINITY;
+    return this.heldFraction > 0 ? wholeCost(held * this.heldFraction) : Number.POSITIVE_INFINITY;
   }
 
   /**
