@@ -33,6 +33,8 @@ export type Multi = ReturnType<Redis['multi']>;
 
 /** How often the store's clock is read again. */
 const STORE_CLOCK_REFRESH_MS = 30_000;
+/** A reading of the store's clock whose round trip took longer is not taken. */
+const STORE_CLOCK_MAX_ROUND_TRIP_MS = 100;
 
 /** The longest a failover holds writes back when Sentinel never says how it ended. */
 const FAILOVER_HOLD_MS = 30_000;
@@ -182,6 +184,8 @@ export class RedisBackend {
       const sentMs = systemClock.nowMs();
       const [seconds, micros] = await this.client.time();
       const receivedMs = systemClock.nowMs();
+      // an answer that took long says little of when it was read (a store that was frozen)
+      if (receivedMs - sentMs > STORE_CLOCK_MAX_ROUND_TRIP_MS) return;
       this.#offsetMs = Number(seconds) * 1000 + Number(micros) / 1000 - (sentMs + receivedMs) / 2;
     } catch {
       // the store is away: its clock is read again when it is back
