@@ -53,6 +53,7 @@ export class RedisBackend {
   #closed = false;
   /** Redis's TIME less this host's clock, as last measured (half the round trip taken off). */
   #offsetMs = 0;
+  #offsetMeasured = false;
   #offsetTimer: NodeJS.Timeout | null = null;
   /** Why the command connection last failed (null once it is ready). */
   #connectionError: Error | null = null;
@@ -185,11 +186,16 @@ export class RedisBackend {
       const [seconds, micros] = await this.client.time();
       const receivedMs = systemClock.nowMs();
       // an answer that took long says little of when it was read (a store that was frozen)
-      if (receivedMs - sentMs > STORE_CLOCK_MAX_ROUND_TRIP_MS) return;
-      this.#offsetMs = Number(seconds) * 1000 + Number(micros) / 1000 - (sentMs + receivedMs) / 2;
+      if (receivedMs - sentMs <= STORE_CLOCK_MAX_ROUND_TRIP_MS) {
+        this.#offsetMs = Number(seconds) * 1000 + Number(micros) / 1000 - (sentMs + receivedMs) / 2;
+        this.#offsetMeasured = true;
+        return;
+      }
     } catch {
       // the store is away: its clock is read again when it is back
     }
+    // never read yet: again in a second rather than at the next refresh
+    if (!this.#offsetMeasured && !this.#closed) setTimeout(() => void this.#measureOffset(), 1000).unref();
   }
 
   async close(): Promise<void> {
