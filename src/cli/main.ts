@@ -22,6 +22,12 @@ const program = new Command('limitswitch')
   .description('NGINX-Plus-style dynamic keyval control plane for ingress rate limiting')
   .version('0.1.0');
 
+// A closed stdout (`limitswitch simulate … | head -1`) ends the command quietly, as `cat | head` does.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(0);
+  throw err;
+});
+
 async function main(): Promise<void> {
   const requested = process.argv[2];
   const load = requested !== undefined ? COMMANDS[requested] : undefined;
