@@ -35,6 +35,21 @@ async function replicaWithFailpoint(
   kind: string,
   upstream: ScriptedUpstream,
 ): Promise<{ run: ReplicaRun; ports: Ports }> {
+  // A port found free can be taken by a test beside this one before the replica binds it: again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startWithFailpoint(dir, kind, upstream);
+    } catch (err) {
+      if (attempt === 3 || !String(err).includes('Address already in use')) throw err;
+    }
+  }
+}
+
+async function startWithFailpoint(
+  dir: TempDir,
+  kind: string,
+  upstream: ScriptedUpstream,
+): Promise<{ run: ReplicaRun; ports: Ports }> {
   const [plain, tls, h2c] = await freePorts(3);
   const file = dir.write(
     `${kind}.conf`,
