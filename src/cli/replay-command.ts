@@ -125,6 +125,13 @@ async function runReplay(options: ReplayCommandOptions): Promise<void> {
     throw usage(`cannot read "${path}": ${err instanceof Error ? err.message : String(err)}`);
   }
   const summary = replay.finish(top);
+  // A log of which no line could be read was written in another format: an error, not 0 requests.
+  if (summary.badLines.count > 0 && summary.badLines.count === summary.lines - summary.skipped) {
+    const first = summary.badLines.first[0]!;
+    throw usage(
+      `no line of "${options.accessLog}" is in log_format ${summary.logFormat} (${summary.badLines.count} unreadable; line ${first.line}: ${first.reason}); give the format it was written in with --log-format`,
+    );
+  }
   if (options.decisions) process.stdout.write(pending.join(''));
   else if (options.json)
     process.stdout.write(`${JSON.stringify(replayJson(summary, options.accessLog), null, 2)}\n`);

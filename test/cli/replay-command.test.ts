@@ -276,6 +276,14 @@ http {
     const shape = await replay(['-c', CONFIG, '--access-log', TIMED_LOG, '--keyval', 'limitreq_uri']);
     assert.equal(shape.code, 1);
     assert.equal(shape.stderr.trim(), 'limitswitch replay: --keyval "limitreq_uri": expected zone:key=value');
+    // A log of which no line is in the format (issue 34 §9): not "replayed 0 requests".
+    const other = await replay(['-c', CONFIG, '--access-log', TIMED_LOG]);
+    assert.equal(other.code, 1);
+    assert.match(
+      other.stderr.trim(),
+      /^limitswitch replay: no line of "[^"]+" is in log_format combined \(\d+ unreadable; line 1: .+\); give the format it was written in with --log-format$/,
+    );
+    assert.equal(other.stdout, '');
   });
 
   it('--help documents the command, its timing rule and an example', async () => {
