@@ -23,6 +23,7 @@ import {
 import { stopAll } from '../test/helpers/limitswitch-process.ts';
 import { PartitionProxy } from '../test/helpers/partition-proxy.ts';
 import { RedisServer } from '../test/helpers/redis-server.ts';
+import { seededRandom } from '../test/helpers/seeded-random.ts';
 import { waitFor } from '../test/helpers/wait-for.ts';
 
 const SEED = Number(process.env.SEED ?? 1);
@@ -32,18 +33,6 @@ const REPLICAS = 3;
 const CLIENTS = 6;
 const PER_CLIENT_RPS = 20;
 const SETTLE_MS = 3000;
-
-/** mulberry32: small, seeded, good enough to pick faults. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type FaultKind = 'freeze' | 'kill' | 'partition' | 'churn';
 
@@ -59,7 +48,7 @@ interface Fault {
 /** A replica's replacement takes a second or two (a process starts): its slot. */
 const CHURN_SLOT_MS = 3000;
 
-const rand = random(SEED);
+const rand = seededRandom(SEED);
 const between = (lo: number, hi: number) => lo + Math.floor(rand() * (hi - lo + 1));
 const skewsMs = Array.from({ length: REPLICAS }, () => between(-5000, 5000));
 const faults: Fault[] = Array.from({ length: FAULTS }, () => {

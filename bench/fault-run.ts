@@ -16,23 +16,12 @@
 import { openRedisStore } from '../src/store/redis/open-redis-store.ts';
 import { FaultCluster, ZONE } from '../test/faults/fault-cluster.ts';
 import { RedisSentinelServers, RedisServer } from '../test/helpers/redis-server.ts';
+import { seededRandom } from '../test/helpers/seeded-random.ts';
 import { waitFor } from '../test/helpers/wait-for.ts';
 
 const SEED = Number(process.env.SEED ?? 1);
 const TOGGLES = Number(process.env.TOGGLES ?? 320);
 const FAULT_EVERY_MS = 1500;
-
-/** mulberry32: small, seeded, good enough to pick faults. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Ack {
   readonly key: string;
@@ -264,7 +253,7 @@ async function sentinelLeg(pick: () => number): Promise<LegReport> {
   }
 }
 
-const pick = random(SEED);
+const pick = seededRandom(SEED);
 const reports = [await standaloneLeg(pick), await sentinelLeg(pick)];
 for (const r of reports) {
   console.log(

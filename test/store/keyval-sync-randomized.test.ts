@@ -13,6 +13,7 @@ import { KeyvalSync, type KeyvalSyncUpdate } from '../../src/store/keyval-sync.t
 import { openRedisStore } from '../../src/store/redis/open-redis-store.ts';
 import type { Store } from '../../src/store/store.ts';
 import { RedisServer } from '../helpers/redis-server.ts';
+import { seededRandom } from '../helpers/seeded-random.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 import { assertInOrder, converged } from './sync-fixtures.ts';
 
@@ -24,18 +25,6 @@ const EXPECTED_FAILURES = new Set([
   'StoreUnavailable',
 ]);
 
-/** mulberry32: small, seedable, good enough to pick test actions. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const cleanup: (() => Promise<void>)[] = [];
 after(async () => {
   for (const step of cleanup.reverse()) await step();
@@ -44,7 +33,7 @@ after(async () => {
 it('random writers and random faults: every replica ends equal to Redis, revision for revision', async (t) => {
   const seed = Number(process.env.LIMITSWITCH_SEED ?? Math.floor(Math.random() * 2 ** 31));
   t.diagnostic(`seed ${seed}`);
-  const random = prng(seed);
+  const random = seededRandom(seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
   const pause = (maxMs: number) => new Promise((r) => setTimeout(r, Math.floor(random() * maxMs)));
 
