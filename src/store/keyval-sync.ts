@@ -181,11 +181,6 @@ export class KeyvalSync {
     return this.#mirror.pruneExpired(nowMs);
   }
 
-  /** Run a check now (also what the timer does); resolves when it is done. */
-  syncNow(): Promise<void> {
-    return this.#requestSync();
-  }
-
   #onChange(change: KeyvalChange, epoch: string): void {
     if (this.#stopped) return;
     if (this.#source === 'store' && epoch === this.#mirror.epoch) {
