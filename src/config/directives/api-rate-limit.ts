@@ -15,6 +15,7 @@ import type { ApiLimiterParameters } from '../../engine/api-limiter/api-limiter.
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
 import { duplicate, httpOf, levelOf, ref, statusArg } from './helpers.ts';
+import { levelSlot } from './level-slot.ts';
 import type { DirectiveSpec, Scope } from './types.ts';
 
 const LEVELS = ['http', 'server', 'location'] as const;
@@ -193,11 +194,7 @@ function apiRateLimit(d: Directive, scope: Scope): void {
   httpOf(scope).apiRateLimitUses.push(level.apiRateLimit);
 }
 
-function apiRateLimitStatus(d: Directive, scope: Scope): void {
-  const level = levelOf(scope);
-  if (level.apiRateLimitStatus !== null) throw duplicate(d);
-  level.apiRateLimitStatus = statusArg(d);
-}
+const apiRateLimitStatus = levelSlot('apiRateLimitStatus', statusArg);
 
 export const apiRateLimitDirectives: readonly DirectiveSpec[] = [
   // any number of options: an extension, not held to nginx's 8 arguments

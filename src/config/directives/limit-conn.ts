@@ -18,6 +18,7 @@ import {
   sharedMemoryAdd,
   statusArg,
 } from './helpers.ts';
+import { levelSlot } from './level-slot.ts';
 import type { DirectiveSpec, Scope } from './types.ts';
 
 const LEVELS = ['http', 'server', 'location'] as const;
@@ -58,39 +59,25 @@ function limitConn(d: Directive, scope: Scope): void {
   level.limitConns.push({ zone, conn, source: ref(d) });
 }
 
-function limitConnStatus(d: Directive, scope: Scope): void {
-  const level = levelOf(scope);
-  if (level.limitConnStatus !== null) throw duplicate(d);
-  level.limitConnStatus = statusArg(d);
-}
+const limitConnStatus = levelSlot('limitConnStatus', statusArg);
 
-function limitConnLogLevel(d: Directive, scope: Scope): void {
-  const level = levelOf(scope);
-  if (level.limitConnLogLevel !== null) throw duplicate(d);
-  level.limitConnLogLevel = logLevelArg(d);
-}
+const limitConnLogLevel = levelSlot('limitConnLogLevel', logLevelArg);
 
-function limitConnDryRun(d: Directive, scope: Scope): void {
-  const level = levelOf(scope);
-  if (level.limitConnDryRun !== null) throw duplicate(d);
-  level.limitConnDryRun = flagArg(d);
-}
+const limitConnDryRun = levelSlot('limitConnDryRun', flagArg);
 
 /**
  * limitswitch extension: `limit_conn_retry_after off | on | time;` adds `Retry-After` to rejections —
  * `on` is 1 s (Kubernetes' max-in-flight answers so), a time is rounded up to whole seconds.
  */
-function limitConnRetryAfter(d: Directive, scope: Scope): void {
-  const level = levelOf(scope);
-  if (level.limitConnRetryAfterMs !== null) throw duplicate(d);
+const limitConnRetryAfter = levelSlot('limitConnRetryAfterMs', retryAfterMsArg);
+
+/** `off` is 0, `on` 1000, a time its ms. */
+function retryAfterMsArg(d: Directive): number {
   const flag = parseFlag(d.args[0]!);
-  if (flag !== null) {
-    level.limitConnRetryAfterMs = flag ? 1000 : 0;
-    return;
-  }
+  if (flag !== null) return flag ? 1000 : 0;
   const ms = parseTimeMs(d.args[0]!);
   if (ms === null || ms === 0) throw configError(`invalid value "${d.args[0]}"`, d);
-  level.limitConnRetryAfterMs = ms;
+  return ms;
 }
 
 export const limitConnDirectives: readonly DirectiveSpec[] = [

@@ -19,6 +19,7 @@ import {
   sharedMemoryAdd,
   statusArg,
 } from './helpers.ts';
+import { levelSlot } from './level-slot.ts';
 import type { DirectiveSpec, Scope } from './types.ts';
 
 /** `nodelay`: nginx stores NGX_MAX_INT_T_VALUE / 1000 × 1000; the model uses the largest safe integer. */
@@ -101,38 +102,18 @@ function limitReq(d: Directive, scope: Scope): void {
 }
 
 /** `limit_req_status code;` — ngx_conf_set_num_slot with bounds 400..599. */
-function limitReqStatus(d: Directive, scope: Scope): void {
-  const level = levelOf(scope);
-  if (level.limitReqStatus !== null) throw duplicate(d);
-  level.limitReqStatus = statusArg(d);
-}
+const limitReqStatus = levelSlot('limitReqStatus', statusArg);
 
 /** `limit_req_log_level info | notice | warn | error;` — ngx_conf_set_enum_slot. */
-function limitReqLogLevel(d: Directive, scope: Scope): void {
-  const level = levelOf(scope);
-  if (level.limitReqLogLevel !== null) throw duplicate(d);
-  level.limitReqLogLevel = logLevelArg(d);
-}
+const limitReqLogLevel = levelSlot('limitReqLogLevel', logLevelArg);
 
-function limitReqDryRun(d: Directive, scope: Scope): void {
-  const level = levelOf(scope);
-  if (level.limitReqDryRun !== null) throw duplicate(d);
-  level.limitReqDryRun = flagArg(d);
-}
+const limitReqDryRun = levelSlot('limitReqDryRun', flagArg);
 
 /** limitswitch extension: `limit_req_retry_after on;` adds `Retry-After` to rejections. */
-function limitReqRetryAfter(d: Directive, scope: Scope): void {
-  const level = levelOf(scope);
-  if (level.limitReqRetryAfter !== null) throw duplicate(d);
-  level.limitReqRetryAfter = flagArg(d);
-}
+const limitReqRetryAfter = levelSlot('limitReqRetryAfter', flagArg);
 
 /** limitswitch extension: `limit_req_ratelimit_headers on;` adds IETF RateLimit fields to answers. */
-function limitReqRateLimitHeaders(d: Directive, scope: Scope): void {
-  const level = levelOf(scope);
-  if (level.limitReqRateLimitHeaders !== null) throw duplicate(d);
-  level.limitReqRateLimitHeaders = flagArg(d);
-}
+const limitReqRateLimitHeaders = levelSlot('limitReqRateLimitHeaders', flagArg);
 
 export const limitReqDirectives: readonly DirectiveSpec[] = [
   { name: 'limit_req_zone', contexts: ['http'], args: [3, 4], handle: limitReqZone },

@@ -15,6 +15,7 @@ import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
 import { atoi, parseTimeMs } from '../values.ts';
 import { complexValue, duplicate, flagArg, httpOf, levelOf, logLevelArg, ref, statusArg } from './helpers.ts';
+import { levelSlot } from './level-slot.ts';
 import type { DirectiveSpec, Scope } from './types.ts';
 
 const LEVELS = ['http', 'server', 'location'] as const;
@@ -125,25 +126,13 @@ function priorityLevel(d: Directive, scope: Scope): void {
   httpOf(scope).priorityLevelUses.push(level.priorityLevel);
 }
 
-function priorityLevelStatus(d: Directive, scope: Scope): void {
-  const level = levelOf(scope);
-  if (level.priorityLevelStatus !== null) throw duplicate(d);
-  level.priorityLevelStatus = statusArg(d);
-}
+const priorityLevelStatus = levelSlot('priorityLevelStatus', statusArg);
 
-function priorityLevelLogLevel(d: Directive, scope: Scope): void {
-  const level = levelOf(scope);
-  if (level.priorityLevelLogLevel !== null) throw duplicate(d);
-  level.priorityLevelLogLevel = logLevelArg(d);
-}
+const priorityLevelLogLevel = levelSlot('priorityLevelLogLevel', logLevelArg);
 
-function flag(field: 'priorityLevelDryRun' | 'priorityLevelHeaders'): (d: Directive, scope: Scope) => void {
-  return (d, scope) => {
-    const level = levelOf(scope);
-    if (level[field] !== null) throw duplicate(d);
-    level[field] = flagArg(d);
-  };
-}
+const priorityLevelDryRun = levelSlot('priorityLevelDryRun', flagArg);
+
+const priorityLevelHeaders = levelSlot('priorityLevelHeaders', flagArg);
 
 export const priorityLevelDirectives: readonly DirectiveSpec[] = [
   { name: 'priority_level_zone', contexts: ['http'], args: '1+', handle: priorityLevelZone },
@@ -151,6 +140,6 @@ export const priorityLevelDirectives: readonly DirectiveSpec[] = [
   { name: 'priority_level', contexts: LEVELS, args: [1, 2], handle: priorityLevel },
   { name: 'priority_level_status', contexts: LEVELS, args: [1], handle: priorityLevelStatus },
   { name: 'priority_level_log_level', contexts: LEVELS, args: [1], handle: priorityLevelLogLevel },
-  { name: 'priority_level_dry_run', contexts: LEVELS, args: [1], handle: flag('priorityLevelDryRun') },
-  { name: 'priority_level_headers', contexts: LEVELS, args: [1], handle: flag('priorityLevelHeaders') },
+  { name: 'priority_level_dry_run', contexts: LEVELS, args: [1], handle: priorityLevelDryRun },
+  { name: 'priority_level_headers', contexts: LEVELS, args: [1], handle: priorityLevelHeaders },
 ];

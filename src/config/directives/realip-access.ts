@@ -7,6 +7,7 @@ import { parseCidr } from '../../engine/net/address-text.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
 import { duplicate, flagArg, levelOf, ref } from './helpers.ts';
+import { levelSlot } from './level-slot.ts';
 import type { DirectiveSpec, Scope } from './types.ts';
 
 const LEVELS = ['http', 'server', 'location'] as const;
@@ -35,11 +36,7 @@ function realIpHeader(d: Directive, scope: Scope): void {
   level.realIpHeader = header;
 }
 
-function realIpRecursive(d: Directive, scope: Scope): void {
-  const level = levelOf(scope);
-  if (level.realIpRecursive !== null) throw duplicate(d);
-  level.realIpRecursive = flagArg(d);
-}
+const realIpRecursive = levelSlot('realIpRecursive', flagArg);
 
 /** `allow address | CIDR | all;` and `deny …;` — kept in order, the first match decides. */
 function access(d: Directive, scope: Scope): void {
