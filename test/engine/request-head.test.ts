@@ -8,9 +8,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { buildSite } from '../../src/config/build-site.ts';
 import { loadConfigText } from '../../src/config/index.ts';
+import type { HeaderBuffers, HeadServers } from '../../src/engine/http/header-buffers.ts';
 import {
-  type HeaderBuffers,
-  type HeadServers,
   readOversizedHead,
   readRequestHead,
   rejectedVersion,

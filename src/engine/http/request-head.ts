@@ -23,14 +23,8 @@
  * that hands over names and values has dropped the exact spacing), each head from the start of a
  * buffer (nginx may find a pipelined request part-way into one).
  */
+import { HeadBuffers, type HeadServers } from './header-buffers.ts';
 import { isChunked, TRANSFER_ENCODING, uniqueLine } from './unique-header-lines.ts';
-
-/** `client_header_buffer_size` and `large_client_header_buffers` of a server. */
-export interface HeaderBuffers {
-  readonly firstBytes: number;
-  readonly largeCount: number;
-  readonly largeBytes: number;
-}
 
 /**
  * A request head as an HTTP parser hands it over (named as node:http's IncomingMessage names it, so
@@ -58,14 +52,6 @@ export interface HeadFault {
   readonly host: string | null;
   /** That Host line selected the server (it was valid); otherwise the default server has the request. */
   readonly hostSelected: boolean;
-}
-
-/** The servers a head may be read for. */
-export interface HeadServers {
-  /** The buffers of the connection's default server. */
-  readonly defaultBuffers: HeaderBuffers;
-  /** The buffers of the server a valid Host value selects. */
-  buffersForHost(host: string): HeaderBuffers;
 }
 
 /** nginx's NGX_MAX_ERROR_STR - 300: how much of a too long header line it logs. */
@@ -106,51 +92,6 @@ export function validateHost(host: string): boolean {
   }
   if (dotPos === hostLength - 1) hostLength--;
   return hostLength > 0;
-}
-
-/**
- * nginx's buffers for one head: `take` a line (its length with the line end) and learn whether it
- * fitted, or how much of it nginx held when it gave up.
- */
-class HeadBuffers {
-  #servers: HeadServers;
-  #large: HeaderBuffers;
-  #capacity: number;
-  #used = 0;
-  #busy = 0;
-
-  constructor(servers: HeadServers) {
-    this.#servers = servers;
-    this.#large = servers.defaultBuffers;
-    this.#capacity = servers.defaultBuffers.firstBytes;
-  }
-
-  /** A valid Host line selected a server: later large buffers are its. */
-  hostSelected(host: string): void {
-    this.#large = this.#servers.buffersForHost(host);
-  }
-
-  /**
-   * -1 when a line of `length` bytes fits; else the bytes of it nginx held when it refused
-   * (ngx_http_alloc_large_header_buffer: the line so far must be shorter than one large buffer, and
-   * a large buffer must be left; a line that starts at the very end of a full buffer moves nothing).
-   */
-  take(length: number): number {
-    let held = 0;
-    for (;;) {
-      const space = this.#capacity - this.#used;
-      if (length - held <= space) {
-        this.#used += length - held;
-        return -1;
-      }
-      held += space;
-      if (held > 0 && held >= this.#large.largeBytes) return held;
-      if (this.#busy >= this.#large.largeCount) return held;
-      this.#busy++;
-      this.#capacity = this.#large.largeBytes;
-      this.#used = held;
-    }
-  }
 }
 
 const WHILE_LINE = 'while reading client request line';

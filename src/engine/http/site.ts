@@ -32,14 +32,8 @@ import type { ClientTimers } from './client-timers.ts';
 import type { SslVerifyClient } from './client-verify.ts';
 import { findLocationMatch, type RoutableLocation } from './find-location.ts';
 import { type NamedServer, normalizeHost, ServerSelector } from './find-server.ts';
-import {
-  type HeaderBuffers,
-  type HeadFault,
-  type HeadServers,
-  type RequestHead,
-  readOversizedHead,
-  readRequestHead,
-} from './request-head.ts';
+import type { HeaderBuffers, HeadServers } from './header-buffers.ts';
+import { type HeadFault, type RequestHead, readOversizedHead, readRequestHead } from './request-head.ts';
 import { type ParsedTarget, parseRequestTarget } from './uri.ts';
 
 export interface CompiledReturn {
