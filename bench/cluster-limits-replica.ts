@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { parseComplexValue } from '../src/engine/complex-value.ts';
 import { type LimitReqPolicy, limitRequest, newOutcome } from '../src/engine/limit-req/limit-req.ts';
 import { LimitReqZone } from '../src/engine/limit-req/limit-req-zone.ts';
-import { LimitSync } from '../src/replica/limit-sync.ts';
+import { LimitSync } from '../src/replica/cluster/limit-sync.ts';
 import { systemClock } from '../src/shared/clock.ts';
 import { openRedisStore } from '../src/store/redis/open-redis-store.ts';
 import type { Trace } from './cluster-limits-trace.ts';

@@ -10,7 +10,7 @@ import type { Command } from 'commander';
 import { loadConfigFile } from '../config/index.ts';
 import { zonesOfConfig } from '../control-plane/config-zones.ts';
 import { startControlPlaneServer } from '../control-plane/server.ts';
-import { ErrorLog } from '../replica/error-log.ts';
+import { ErrorLog } from '../replica/logs/error-log.ts';
 import { Replica } from '../replica/replica.ts';
 import { bindError } from '../shared/bind-error.ts';
 import { checkServerNames } from './control-plane-command.ts';

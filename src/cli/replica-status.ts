@@ -13,7 +13,7 @@ import { readOnlyStore } from '../control-plane/read-only-store.ts';
 import { buildControlPlaneHandler, type ControlPlaneHandler } from '../control-plane/server.ts';
 import { ControlPlaneMetrics } from '../metrics/control-plane-metrics.ts';
 import { ReplicaMetrics } from '../metrics/replica-metrics.ts';
-import { localStoreView } from '../replica/local-store-view.ts';
+import { localStoreView } from '../replica/cluster/local-store-view.ts';
 import type { Replica } from '../replica/replica.ts';
 import { bindError } from '../shared/bind-error.ts';
 import { systemClock } from '../shared/clock.ts';

@@ -27,20 +27,20 @@ import type { LeaseStore } from '../store/lease-store.ts';
 import type { LimitSyncStore } from '../store/limit-sync-store.ts';
 import { StateFile } from '../store/state-file.ts';
 import { StoreTrouble } from '../store/store-trouble.ts';
-import { CounterFlusher } from './counter-flusher.ts';
-import { reportFaults } from './data-path-faults.ts';
+import { CounterFlusher } from './cluster/counter-flusher.ts';
+import { applyChange, applySnapshot } from './cluster/keyval-applier.ts';
+import { LimitSync } from './cluster/limit-sync.ts';
+import { type StoreResetCounts, type StoreResetPolicy, storeResetHandler } from './cluster/store-reset.ts';
 import { engineHook, type RoutedDecision, upgradeHook } from './engine-hook.ts';
-import { connectionNumber, ErrorLog, requestLogContext } from './error-log.ts';
 import type { ClientRequestHead, ExchangeOutcome } from './http/decision.ts';
 import type { EdgeConf } from './http/edge-listener.ts';
 import type { CallbackKind } from './http/fault-boundary.ts';
 import { ProxyServer } from './http/proxy-server.ts';
 import { UpstreamSet } from './http/upstream-group.ts';
-import { applyChange, applySnapshot } from './keyval-applier.ts';
-import { LimitSync } from './limit-sync.ts';
+import { reportFaults } from './logs/data-path-faults.ts';
+import { connectionNumber, ErrorLog, requestLogContext } from './logs/error-log.ts';
 import { type ProxyTargets, resolveProxyTargets } from './proxy-targets.ts';
 import { RequestCounts } from './request-counts.ts';
-import { type StoreResetCounts, type StoreResetPolicy, storeResetHandler } from './store-reset.ts';
 
 export const REPLICA_VERSION = '0.1.0';
 

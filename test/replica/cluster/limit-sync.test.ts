@@ -1,13 +1,13 @@
-/** The replica's sync loop for cluster-wide limits (src/replica/limit-sync.ts), round by round. */
+/** The replica's sync loop for cluster-wide limits (src/replica/cluster/limit-sync.ts), round by round. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseComplexValue } from '../../src/engine/complex-value.ts';
-import { type LimitReqPolicy, limitRequest, newOutcome } from '../../src/engine/limit-req/limit-req.ts';
-import { LimitReqZone } from '../../src/engine/limit-req/limit-req-zone.ts';
-import { LimitSync } from '../../src/replica/limit-sync.ts';
-import type { ReplicaRecord } from '../../src/store/cluster-registry.ts';
-import type { LimitSyncBatch, LimitSyncStore } from '../../src/store/limit-sync-store.ts';
-import { openMemoryStore } from '../../src/store/memory/open-memory-store.ts';
+import { parseComplexValue } from '../../../src/engine/complex-value.ts';
+import { type LimitReqPolicy, limitRequest, newOutcome } from '../../../src/engine/limit-req/limit-req.ts';
+import { LimitReqZone } from '../../../src/engine/limit-req/limit-req-zone.ts';
+import { LimitSync } from '../../../src/replica/cluster/limit-sync.ts';
+import type { ReplicaRecord } from '../../../src/store/cluster-registry.ts';
+import type { LimitSyncBatch, LimitSyncStore } from '../../../src/store/limit-sync-store.ts';
+import { openMemoryStore } from '../../../src/store/memory/open-memory-store.ts';
 
 const T = 1_700_000_000_000;
 

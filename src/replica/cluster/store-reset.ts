@@ -7,12 +7,12 @@
  * warning names the epochs and the count, a metric counts it, and the audit trail has an entry per
  * switch.
  */
-import type { Clock } from '../shared/clock.ts';
-import { put } from '../shared/dictionary.ts';
-import type { AuditTrail } from '../store/audit-trail.ts';
-import type { KeyvalEntry, KeyvalWriter } from '../store/keyval-store.ts';
-import type { StoreReset } from '../store/keyval-sync.ts';
-import type { LeaseStore } from '../store/lease-store.ts';
+import type { Clock } from '../../shared/clock.ts';
+import { put } from '../../shared/dictionary.ts';
+import type { AuditTrail } from '../../store/audit-trail.ts';
+import type { KeyvalEntry, KeyvalWriter } from '../../store/keyval-store.ts';
+import type { StoreReset } from '../../store/keyval-sync.ts';
+import type { LeaseStore } from '../../store/lease-store.ts';
 
 export type StoreResetPolicy = 'restore' | 'follow';
 

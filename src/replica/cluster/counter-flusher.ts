@@ -7,8 +7,8 @@
  * next process (`resend`), which sends them first under their own incarnation.
  */
 import { randomUUID } from 'node:crypto';
-import { type CounterFamily, type Counters, counterDelta } from '../engine/counters.ts';
-import type { CounterBatch, CounterStore } from '../store/counter-store.ts';
+import { type CounterFamily, type Counters, counterDelta } from '../../engine/counters.ts';
+import type { CounterBatch, CounterStore } from '../../store/counter-store.ts';
 
 /** A zone whose counters only grow (the engine's). */
 export interface CountedZone {

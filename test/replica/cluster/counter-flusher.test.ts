@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { zeroCounters } from '../../src/engine/counters.ts';
-import { LIMIT_REQ, LIMIT_REQ_COUNTERS } from '../../src/engine/limit-req/limit-req-zone.ts';
-import { CounterFlusher } from '../../src/replica/counter-flusher.ts';
-import type { CounterBatch } from '../../src/store/counter-store.ts';
-import { storeUnavailableError } from '../../src/store/keyval-errors.ts';
-import { openMemoryStore } from '../../src/store/memory/open-memory-store.ts';
+import { zeroCounters } from '../../../src/engine/counters.ts';
+import { LIMIT_REQ, LIMIT_REQ_COUNTERS } from '../../../src/engine/limit-req/limit-req-zone.ts';
+import { CounterFlusher } from '../../../src/replica/cluster/counter-flusher.ts';
+import type { CounterBatch } from '../../../src/store/counter-store.ts';
+import { storeUnavailableError } from '../../../src/store/keyval-errors.ts';
+import { openMemoryStore } from '../../../src/store/memory/open-memory-store.ts';
 
 function zone(name: string) {
   return { name, counters: zeroCounters(LIMIT_REQ_COUNTERS) };

@@ -2,8 +2,8 @@
  * nginx's `combined` access-log format:
  * `$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent"`.
  */
-import type { ClientRequestHead } from './http/decision.ts';
-import type { ResponseFacts } from './replica.ts';
+import type { ClientRequestHead } from '../http/decision.ts';
+import type { ResponseFacts } from '../replica.ts';
 
 /** nginx's `combined` log format. */
 export function formatAccessLine(req: ClientRequestHead, facts: ResponseFacts, now = new Date()): string {

@@ -4,20 +4,20 @@
  * serves the NGINX Plus API over it (read-only), so `/api/9/http/limit_reqs/` there reports this
  * replica alone.
  */
-import type { Site } from '../engine/http/site.ts';
-import { LIMIT_CONN } from '../engine/limit-conn/limit-conn-zone.ts';
-import { LIMIT_REQ } from '../engine/limit-req/limit-req-zone.ts';
-import { put } from '../shared/dictionary.ts';
-import { LimitswitchError } from '../shared/errors.ts';
-import type { AuditTrail } from '../store/audit-trail.ts';
+import type { Site } from '../../engine/http/site.ts';
+import { LIMIT_CONN } from '../../engine/limit-conn/limit-conn-zone.ts';
+import { LIMIT_REQ } from '../../engine/limit-req/limit-req-zone.ts';
+import { put } from '../../shared/dictionary.ts';
+import { LimitswitchError } from '../../shared/errors.ts';
+import type { AuditTrail } from '../../store/audit-trail.ts';
 import type {
   KeyvalZoneInfo,
   RegistryReader,
   ReplicaInfo,
   ReplicaRecord,
-} from '../store/cluster-registry.ts';
-import type { CounterStore } from '../store/counter-store.ts';
-import type { KeyvalEntry, KeyvalHead, KeyvalReader, KeyvalSnapshot } from '../store/keyval-store.ts';
+} from '../../store/cluster-registry.ts';
+import type { CounterStore } from '../../store/counter-store.ts';
+import type { KeyvalEntry, KeyvalHead, KeyvalReader, KeyvalSnapshot } from '../../store/keyval-store.ts';
 
 export interface LocalState {
   site(): Site;

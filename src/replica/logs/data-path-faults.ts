@@ -4,9 +4,9 @@
  * `2026/12/04 12:00:00 [alert] 54#54: *7 data path fault in a client callback: TypeError: … at …,
  * client: 192.0.2.7` — and counted (`limitswitch_data_path_faults_total{callback}`).
  */
-import { normalizePeerAddress } from '../engine/net/address-text.ts';
+import { normalizePeerAddress } from '../../engine/net/address-text.ts';
+import { type CallbackKind, describe, reportDataPathFaults } from '../http/fault-boundary.ts';
 import { connectionNumber, type ErrorLog } from './error-log.ts';
-import { type CallbackKind, describe, reportDataPathFaults } from './http/fault-boundary.ts';
 
 /** Starts reporting this process's data path faults; returns what stops it. */
 export function reportFaults(errorLog: ErrorLog, count?: (kind: CallbackKind) => void): () => void {

@@ -3,8 +3,8 @@
  * a snapshot replaces every zone's content, a change touches one zone. Zones the config does not
  * declare are ignored (another replica's config may have them).
  */
-import type { KeyvalZone } from '../engine/keyval/keyval-zone.ts';
-import type { KeyvalChange, KeyvalEntry, KeyvalSnapshot } from '../store/keyval-store.ts';
+import type { KeyvalZone } from '../../engine/keyval/keyval-zone.ts';
+import type { KeyvalChange, KeyvalEntry, KeyvalSnapshot } from '../../store/keyval-store.ts';
 
 type Zones = ReadonlyMap<string, KeyvalZone>;
 

@@ -17,12 +17,12 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import type { LimitReqZone } from '../engine/limit-req/limit-req-zone.ts';
-import type { SyncEntry } from '../engine/limit-req/zone-sync.ts';
-import type { ZoneSyncInfo, ZoneSyncZoneInfo } from '../engine/limit-req/zone-sync-info.ts';
-import type { Clock } from '../shared/clock.ts';
-import type { RegistryReader, ReplicaRecord } from '../store/cluster-registry.ts';
-import type { LimitSyncStore } from '../store/limit-sync-store.ts';
+import type { LimitReqZone } from '../../engine/limit-req/limit-req-zone.ts';
+import type { SyncEntry } from '../../engine/limit-req/zone-sync.ts';
+import type { ZoneSyncInfo, ZoneSyncZoneInfo } from '../../engine/limit-req/zone-sync-info.ts';
+import type { Clock } from '../../shared/clock.ts';
+import type { RegistryReader, ReplicaRecord } from '../../store/cluster-registry.ts';
+import type { LimitSyncStore } from '../../store/limit-sync-store.ts';
 
 /** nginx Plus's zone_sync default `zone_sync_interval` is 1 s; a rate limit needs a shorter one. */
 export const LIMIT_SYNC_INTERVAL_MS = 100;
