@@ -3,7 +3,9 @@
  * request. `t` is nginx's millisecond clock; keyval lines change a zone as the Plus API would.
  */
 
-import type { Route, Site, Verdict } from '../engine/http/site.ts';
+import type { Route } from '../engine/http/route.ts';
+import type { Site } from '../engine/http/site.ts';
+import type { Verdict } from '../engine/http/verdict.ts';
 import type { RequestFacts } from '../engine/variables/request-context.ts';
 import { LimitswitchError } from '../shared/errors.ts';
 

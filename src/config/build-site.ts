@@ -7,16 +7,15 @@
 import { ApiLimiter } from '../engine/api-limiter/api-limiter.ts';
 import { parseComplexValue } from '../engine/complex-value.ts';
 import { compileCondition } from '../engine/http/if-condition.ts';
-import {
-  type ApiRateLimitRule,
-  type CompiledIfReturn,
-  type CompiledReturn,
-  type LocationHandler,
-  type PriorityLevelRule,
-  Site,
-  type SiteLocation,
-  type SiteServer,
-} from '../engine/http/site.ts';
+import type {
+  ApiRateLimitRule,
+  CompiledIfReturn,
+  CompiledReturn,
+  LocationHandler,
+  PriorityLevelRule,
+} from '../engine/http/location-handler.ts';
+import { Site } from '../engine/http/site.ts';
+import type { SiteLocation, SiteServer } from '../engine/http/site-server.ts';
 import { KeyvalZone } from '../engine/keyval/keyval-zone.ts';
 import type { LimitConnPolicy, LimitConnRule } from '../engine/limit-conn/limit-conn.ts';
 import { LimitConnZone } from '../engine/limit-conn/limit-conn-zone.ts';

@@ -2,7 +2,9 @@
  * What a replay decided, summed: per limit_req zone (the zones' own counters, as `/limit_reqs` would
  * report them), per location, per client limited at least once, and per minute.
  */
-import type { Route, Site, Verdict } from '../../engine/http/site.ts';
+import type { Route } from '../../engine/http/route.ts';
+import type { Site } from '../../engine/http/site.ts';
+import type { Verdict } from '../../engine/http/verdict.ts';
 import { LIMIT_REQ_COUNTERS, type LimitReqCounters } from '../../engine/limit-req/limit-req-zone.ts';
 
 /** `$limit_req_status` values as counted per location and minute; `not_limited`: no zone accounted it. */

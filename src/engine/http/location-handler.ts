@@ -1,0 +1,79 @@
+/**
+ * What a compiled location (or a server with no matching location) does with a request: its
+ * `return`s, limits, access list and content handler, as the phases read them.
+ */
+
+import type { ApiLimiter } from '../api-limiter/api-limiter.ts';
+import type { LimitConnPolicy } from '../limit-conn/limit-conn.ts';
+import type { LimitReqPolicy } from '../limit-req/limit-req.ts';
+import type { LogLevel } from '../log-line.ts';
+import type { AccessList } from '../net/access-list.ts';
+import type { PriorityLevel } from '../priority/priority-level.ts';
+import type { RequestContext } from '../variables/request-context.ts';
+import type { VariableGetter } from '../variables/variable-table.ts';
+import type { ClientTimers } from './client-timers.ts';
+
+/** `return code [text]`: the text is evaluated per request (a body, or a redirect's URL). */
+export interface CompiledReturn {
+  readonly code: number;
+  readonly text: VariableGetter | null;
+}
+
+/** `if (condition) { return …; }`: `holds` tests the condition for a request. */
+export interface CompiledIfReturn {
+  readonly holds: (ctx: RequestContext) => boolean;
+  readonly answer: CompiledReturn;
+}
+
+/** `set_real_ip_from`, `real_ip_header`, `real_ip_recursive`. */
+export interface RealIpDefinition {
+  readonly trustedFrom: readonly string[];
+  readonly header: string;
+  readonly recursive: boolean;
+}
+
+/** A location's Cilium-style limiter and its refusal status. */
+export interface ApiRateLimitRule {
+  readonly limiter: ApiLimiter;
+  readonly status: number;
+}
+
+/** A location's `priority_level`: the level and flow of a request, and the answer to a refusal. */
+export interface PriorityLevelRule {
+  readonly levelOf: VariableGetter;
+  readonly flowOf: VariableGetter;
+  readonly levels: ReadonlyMap<string, PriorityLevel>;
+  readonly status: number;
+  readonly logLevel: LogLevel;
+  readonly dryRun: boolean;
+  readonly headers: boolean;
+}
+
+/** What a location (or a server with no matching location) does with a request. */
+export interface LocationHandler {
+  /** `location /coffee`, for logs. */
+  readonly name: string;
+  readonly limitReq: LimitReqPolicy<RequestContext>;
+  readonly limitConn: LimitConnPolicy<RequestContext>;
+  /** The `api_rate_limit` extension (Cilium's API limiter): proxied requests wait for it. */
+  readonly apiRateLimit: ApiRateLimitRule | null;
+  /** The `priority_level` extension (API Priority and Fairness): proxied requests are admitted by it. */
+  readonly priorityLevel: PriorityLevelRule | null;
+  readonly return: CompiledReturn | null;
+  /** The `if … return`s before `return`, in order (rewrite phase); usually none. */
+  readonly ifReturns: readonly CompiledIfReturn[];
+  readonly proxyPass: string | null;
+  /** A `proxy_pass` with variables, evaluated per request (nginx then looks its host up among the upstreams). */
+  readonly proxyPassUrl: VariableGetter | null;
+  readonly api: { readonly write: boolean } | null;
+  readonly access: AccessList;
+  readonly realIp: RealIpDefinition;
+  /** `proxy_connect_timeout`, `proxy_read_timeout`, `proxy_send_timeout`, for whoever proxies. */
+  readonly proxyTimeouts: { readonly connectMs: number; readonly readMs: number; readonly sendMs: number };
+  /** `proxy_http_version 1.1` with `proxy_set_header Upgrade`/`Connection`: WebSocket upgrades are tunnelled. */
+  readonly proxyUpgrade: boolean;
+  /** `client_max_body_size`, bytes; 0: no limit. */
+  readonly clientMaxBodyBytes: number;
+  /** The client connection's timers and body buffering in force (`client_body_timeout`, …). */
+  readonly client: ClientTimers;
+}

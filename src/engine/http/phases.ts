@@ -1,0 +1,268 @@
+/**
+ * nginx's phases for one routed request: SERVER_REWRITE and REWRITE (`if … return`, `return` — never
+ * limited), FIND_CONFIG's `client_max_body_size`, PREACCESS (limit_req, then limit_conn — after
+ * limit_req's delay, as nginx runs the phases on when the delay is over), ACCESS (allow/deny), then
+ * content (proxy, API, static), with the extensions that admit a proxied request.
+ */
+
+import type { ConnectionSlots, LimitConnStatus } from '../limit-conn/limit-conn.ts';
+import { limitConnections } from '../limit-conn/limit-conn.ts';
+import { type LimitReqOutcome, type LimitReqStatus, limitRequest } from '../limit-req/limit-req.ts';
+import { rateLimitFields } from '../limit-req/ratelimit-fields.ts';
+import type { LogLine } from '../log-line.ts';
+import { newRequestContext, type RequestContext, type RequestFacts } from '../variables/request-context.ts';
+import type { CompiledIfReturn, CompiledReturn, LocationHandler } from './location-handler.ts';
+import type { Route } from './route.ts';
+import type { DelayedPhases, PriorityClassification, Verdict, VerdictKind } from './verdict.ts';
+
+/**
+ * Runs the phases for a routed request. Mutates zone state and counters; `outcome` is limit_req's,
+ * reused between requests.
+ */
+export function runPhases(
+  route: Route,
+  facts: RequestFacts,
+  nowMs: number,
+  variableSlots: number,
+  outcome: LimitReqOutcome,
+): Verdict {
+  const ctx = newRequestContext(facts, route.target, route.host, route.serverName, nowMs, variableSlots);
+  if (route.server.ifReturns.length !== 0) {
+    const hit = firstHolding(route.server.ifReturns, ctx);
+    if (hit !== null) return answer(hit, ctx);
+  }
+  const serverReturn = route.server.return;
+  if (serverReturn !== null) return answer(serverReturn, ctx);
+  // FIND_CONFIG matched a regex location: its captures are the request's from here on
+  if (route.locationRegex !== null) ctx.lastMatch = { regex: route.locationRegex, subject: ctx.uri };
+  const handler = route.handler;
+  // FIND_CONFIG: the location is known, nothing of its rewrite phase has run yet
+  const length = facts.contentLength;
+  if (length !== undefined && handler.clientMaxBodyBytes !== 0 && length > handler.clientMaxBodyBytes) {
+    return tooLarge(length);
+  }
+  if (handler.ifReturns.length !== 0) {
+    const hit = firstHolding(handler.ifReturns, ctx);
+    if (hit !== null) return answer(hit, ctx);
+  }
+  if (handler.return !== null) return answer(handler.return, ctx);
+
+  let status: LimitReqStatus = '';
+  let zone: string | null = null;
+  let logs: readonly LogLine[] = NO_LOGS;
+  let headers: readonly string[] = NO_HEADERS;
+  if (handler.limitReq.rules.length !== 0) {
+    const out = limitRequest(handler.limitReq, ctx, nowMs, outcome);
+    status = out.status;
+    ctx.limitReqStatus = status;
+    zone = out.zone?.name ?? null;
+    if (out.logs.length !== 0) logs = out.logs;
+    if (handler.limitReq.rateLimitHeaders) headers = rateLimitFields(out);
+    if (out.rejectCode !== 0) {
+      const retryAfterS = handler.limitReq.retryAfter
+        ? Math.max(1, Math.ceil(out.retryAfterMs / 1000))
+        : null;
+      return rejection(out.rejectCode, status, '', zone, logs, retryAfterS, headers);
+    }
+    if (out.delayMs > 0) {
+      return {
+        kind: 'delay',
+        code: 200,
+        status,
+        connStatus: '',
+        delayMs: out.delayMs,
+        zone,
+        logs,
+        retryAfterS: null,
+        text: null,
+        delayed: { handler, ctx, zone, responseHeaders: headers },
+        connections: null,
+        apiRateLimit: null,
+        responseHeaders: headers,
+      };
+    }
+  }
+  return afterDelay(handler, ctx, status, zone, logs, headers);
+}
+
+/**
+ * The phases after limit_req's delay, for a request `runPhases` answered with `delay`: limit_conn,
+ * access, content. Its verdict is never `delay`; its logs are those of these phases.
+ */
+export function resumePhases(delayed: DelayedPhases): Verdict {
+  const { handler, ctx, zone, responseHeaders } = delayed;
+  return afterDelay(handler, ctx, ctx.limitReqStatus, zone, NO_LOGS, responseHeaders);
+}
+
+/** nginx's 400 for a request no server takes (a target it cannot parse, nothing listening). */
+export function unroutable(): Verdict {
+  return {
+    kind: 'return',
+    code: 400,
+    status: '',
+    connStatus: '',
+    delayMs: 0,
+    zone: null,
+    logs: NO_LOGS,
+    retryAfterS: null,
+    text: null,
+    delayed: null,
+    connections: null,
+    apiRateLimit: null,
+    responseHeaders: NO_HEADERS,
+  };
+}
+
+const NO_LOGS: readonly LogLine[] = Object.freeze([]);
+const NO_HEADERS: readonly string[] = Object.freeze([]);
+
+/** ngx_http_core_find_config_phase: a declared body over `client_max_body_size`. */
+function tooLarge(length: number): Verdict {
+  return {
+    kind: 'refuse',
+    code: 413,
+    status: '',
+    connStatus: '',
+    delayMs: 0,
+    zone: null,
+    logs: [{ level: 'error', message: `client intended to send too large body: ${length} bytes` }],
+    retryAfterS: null,
+    text: null,
+    delayed: null,
+    connections: null,
+    apiRateLimit: null,
+    responseHeaders: NO_HEADERS,
+  };
+}
+
+/** The rewrite phase's first `if` whose condition holds, in the order written; null: none. */
+function firstHolding(ifs: readonly CompiledIfReturn[], ctx: RequestContext): CompiledReturn | null {
+  for (const i of ifs) if (i.holds(ctx)) return i.answer;
+  return null;
+}
+
+function answer(spec: CompiledReturn, ctx: RequestContext): Verdict {
+  const text = spec.text === null ? null : spec.text(ctx);
+  const kind: VerdictKind = spec.code === 444 ? 'close' : 'return';
+  return {
+    kind,
+    code: spec.code,
+    status: '',
+    connStatus: '',
+    delayMs: 0,
+    zone: null,
+    logs: NO_LOGS,
+    retryAfterS: null,
+    text,
+    delayed: null,
+    connections: null,
+    apiRateLimit: null,
+    responseHeaders: NO_HEADERS,
+  };
+}
+
+/** limit_req or limit_conn refused the request: its status (444: close without an answer). */
+function rejection(
+  code: number,
+  status: LimitReqStatus,
+  connStatus: LimitConnStatus,
+  zone: string | null,
+  logs: readonly LogLine[],
+  retryAfterS: number | null,
+  responseHeaders: readonly string[] = NO_HEADERS,
+): Verdict {
+  return {
+    kind: code === 444 ? 'close' : 'reject',
+    code,
+    status,
+    connStatus,
+    delayMs: 0,
+    zone,
+    logs,
+    retryAfterS,
+    text: null,
+    delayed: null,
+    connections: null,
+    apiRateLimit: null,
+    responseHeaders,
+  };
+}
+
+/**
+ * limit_conn (the rest of PREACCESS), ACCESS and content. Only a proxied request keeps its limit_conn
+ * slots (until it ends); the others are answered at once and give them back now.
+ */
+function afterDelay(
+  handler: LocationHandler,
+  ctx: RequestContext,
+  status: LimitReqStatus,
+  limitReqZone: string | null,
+  limitReqLogs: readonly LogLine[],
+  responseHeaders: readonly string[],
+): Verdict {
+  let logs = limitReqLogs;
+  let connStatus: LimitConnStatus = '';
+  let connections: ConnectionSlots | null = null;
+  if (handler.limitConn.rules.length !== 0) {
+    const out = limitConnections(handler.limitConn, ctx);
+    connStatus = out.status;
+    ctx.limitConnStatus = connStatus;
+    if (out.logs.length !== 0) logs = logs.length === 0 ? out.logs : [...logs, ...out.logs];
+    if (out.rejectCode !== 0) {
+      const retryAfterMs = handler.limitConn.retryAfterMs ?? null;
+      const retryAfterS = retryAfterMs === null ? null : Math.ceil(retryAfterMs / 1000);
+      const refusing = out.zone?.name ?? null;
+      return rejection(out.rejectCode, status, connStatus, refusing, logs, retryAfterS, responseHeaders);
+    }
+    connections = out.slots;
+  }
+  let kind: VerdictKind;
+  let code = 200;
+  if (!handler.access.allows(ctx.facts.remoteAddr)) {
+    kind = 'deny';
+    code = 403;
+  } else if (handler.api !== null) kind = 'api';
+  else if (handler.proxyPass !== null) kind = 'proxy';
+  else kind = 'static';
+  if (kind !== 'proxy' && connections !== null) {
+    connections.release();
+    connections = null;
+  }
+  const apiRateLimit = kind === 'proxy' ? handler.apiRateLimit : null;
+  if (apiRateLimit !== null) kind = 'wait';
+  let priority: PriorityClassification | undefined;
+  const rule = kind === 'proxy' ? handler.priorityLevel : null;
+  if (rule !== null) {
+    const name = rule.levelOf(ctx);
+    const level = name === '' ? undefined : rule.levels.get(name);
+    if (level !== undefined) {
+      kind = 'wait';
+      priority = { rule, level, flow: rule.flowOf(ctx) };
+    } else if (name !== '') {
+      // fails open, as an empty key does, but says so on every request
+      const line: LogLine = { level: 'error', message: `priority level "${name}" is not defined` };
+      logs = logs.length === 0 ? [line] : [...logs, line];
+    }
+  }
+  return {
+    kind,
+    code,
+    status,
+    connStatus,
+    delayMs: 0,
+    zone: limitReqZone,
+    logs,
+    retryAfterS: null,
+    text: null,
+    delayed: null,
+    connections,
+    apiRateLimit,
+    priority,
+    responseHeaders,
+    // a plain property, not a spread: this object is built for every proxied request
+    proxyUrl:
+      handler.proxyPassUrl !== null && (kind === 'proxy' || kind === 'wait')
+        ? handler.proxyPassUrl(ctx)
+        : undefined,
+  };
+}

@@ -1,0 +1,62 @@
+/**
+ * Routing a request to its server (ngx_http_find_virtual_server) and location (FIND_CONFIG), from
+ * its target, `Host` and the address and port it came in on.
+ */
+
+import type { NginxRegex } from '../nginx-regex.ts';
+import { findLocationMatch } from './find-location.ts';
+import { normalizeHost, type ServerSelector } from './find-server.ts';
+import type { LocationHandler } from './location-handler.ts';
+import type { SiteServer } from './site-server.ts';
+import { type ParsedTarget, parseRequestTarget } from './uri.ts';
+
+export interface Route {
+  readonly server: SiteServer;
+  readonly handler: LocationHandler;
+  readonly target: ParsedTarget;
+  readonly host: string;
+  readonly serverName: string;
+  /** The regex location's regex that matched the URI (its captures are `$1`… from then on). */
+  readonly locationRegex: NginxRegex | null;
+}
+
+export class Router {
+  readonly #selector: ServerSelector<SiteServer>;
+  #lastHostHeader: string | undefined = undefined;
+  #lastHost = '';
+
+  constructor(selector: ServerSelector<SiteServer>) {
+    this.#selector = selector;
+  }
+
+  /** Finds server and location; null when nginx would answer 400 (bad target) or nothing listens. */
+  route(target: string, hostHeader: string | undefined, serverAddr: string, port: number): Route | null {
+    const parsed = parseRequestTarget(target);
+    if (parsed === null) return null;
+    const host = this.#normalizedHost(hostHeader);
+    const server = this.#selector.select(serverAddr, port, host);
+    if (server === null) return null;
+    const serverName = server.serverNames[0] ?? '';
+    const { location, regex } = findLocationMatch(server.locations, parsed.uri);
+    return {
+      server,
+      handler: location === null ? server.handler : location.handler,
+      target: parsed,
+      host: host.length !== 0 ? host : serverName,
+      serverName,
+      locationRegex: regex,
+    };
+  }
+
+  /**
+   * `normalizeHost`, remembering the last header: requests in a row mostly carry the same `Host`, and
+   * the remembered result is one string whose hash the name lookups already know.
+   */
+  #normalizedHost(hostHeader: string | undefined): string {
+    if (hostHeader === this.#lastHostHeader) return this.#lastHost;
+    const host = normalizeHost(hostHeader);
+    this.#lastHostHeader = hostHeader;
+    this.#lastHost = host;
+    return host;
+  }
+}

@@ -1,0 +1,27 @@
+/**
+ * A compiled `server` block and its tree of locations: what routing searches, and what each server
+ * sets for the request heads it reads.
+ */
+
+import type { SslVerifyClient } from './client-verify.ts';
+import type { RoutableLocation } from './find-location.ts';
+import type { NamedServer } from './find-server.ts';
+import type { HeaderBuffers } from './header-buffers.ts';
+import type { CompiledIfReturn, CompiledReturn, LocationHandler } from './location-handler.ts';
+
+export interface SiteLocation extends RoutableLocation<SiteLocation> {
+  readonly handler: LocationHandler;
+}
+
+export interface SiteServer extends NamedServer {
+  readonly locations: readonly SiteLocation[];
+  readonly return: CompiledReturn | null;
+  /** Server-level `if … return`s before `return`, in order (server rewrite phase). */
+  readonly ifReturns: readonly CompiledIfReturn[];
+  /** For requests that match no location. */
+  readonly handler: LocationHandler;
+  /** `client_header_buffer_size` and `large_client_header_buffers`. */
+  readonly headerBuffers: HeaderBuffers;
+  /** `ssl_verify_client` (requests on TLS connections). */
+  readonly clientVerify: SslVerifyClient;
+}
