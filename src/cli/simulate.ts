@@ -54,7 +54,8 @@ export function simulateLine(site: Site, line: unknown, defaultPort: number): Si
 
 /** simulate's output line for a request decided at `t`. */
 export function simulatedResult(t: number, verdict: Verdict): SimulatedResult {
-  return { t, status: verdict.status, code: verdict.code, delay_ms: verdict.delayMs, zone: verdict.zone };
+  const delayMs = verdict.kind === 'delay' ? verdict.delayMs : 0;
+  return { t, status: verdict.status, code: verdict.code, delay_ms: delayMs, zone: verdict.zone };
 }
 
 /** What the engine decided for a request, and where it was routed (null: nowhere, a 400). */
@@ -71,7 +72,7 @@ export function decideRequest(site: Site, request: SimulatedRequest, defaultPort
   const facts = toFacts(request, defaultPort);
   const route = site.routeFacts(facts);
   const verdict = site.decideRoute(route, facts, request.t);
-  verdict.connections?.release();
+  if (verdict.kind === 'proxy' || verdict.kind === 'wait') verdict.connections?.release();
   return { verdict, route };
 }
 

@@ -13,7 +13,8 @@ import {
   type TlsRefusal,
 } from '../engine/http/client-verify.ts';
 import { rejectedVersion } from '../engine/http/request-head.ts';
-import type { RefusedHead, Route, Site, Verdict } from '../engine/http/site.ts';
+import type { RefusedHead, Route, Site } from '../engine/http/site.ts';
+import type { ForwardVerdict, Verdict } from '../engine/http/verdict.ts';
 import type { LogLine } from '../engine/log-line.ts';
 import { normalizePeerAddress } from '../engine/net/address-text.ts';
 import type { RequestFacts, TlsFacts } from '../engine/variables/request-context.ts';
@@ -318,7 +319,7 @@ function toDataPath(verdict: Verdict, deciding: Deciding): RoutedDecision {
         const clock = { nowMs: deciding.nowMs };
         return Object.assign(priorityWait({ classification: verdict.priority, clock, proceed, log }), extras);
       }
-      const rule = verdict.apiRateLimit!;
+      const rule = verdict.apiRateLimit;
       return Object.assign(
         apiLimiterWait({
           limiter: rule.limiter,
@@ -331,7 +332,7 @@ function toDataPath(verdict: Verdict, deciding: Deciding): RoutedDecision {
       );
     }
     case 'delay': {
-      const delayed = verdict.delayed!;
+      const delayed = verdict.delayed;
       return {
         action: 'delay',
         delayMs: verdict.delayMs,
@@ -347,7 +348,7 @@ function toDataPath(verdict: Verdict, deciding: Deciding): RoutedDecision {
 
 /** The forward decision for a proxied verdict; null when the location has no target. */
 function forwarding(
-  verdict: Verdict,
+  verdict: ForwardVerdict,
   route: Route,
   targets: ProxyTargets,
   deciding: Deciding,

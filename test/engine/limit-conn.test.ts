@@ -138,24 +138,31 @@ describe('limit_conn in the site’s phases', () => {
     const first = site.evaluate(facts('/held/1'), 0);
     assert.deepEqual([first.kind, first.connStatus], ['proxy', 'PASSED']);
     const second = site.evaluate(facts('/held/2'), 0);
+    assert.ok(second.kind === 'delay');
     assert.deepEqual([second.kind, second.connStatus, second.delayMs], ['delay', '', 1000]);
     // the delay is over while the first is still in progress: the second is refused now
-    const after = site.resume(second.delayed!);
+    const after = site.resume(second.delayed);
     assert.deepEqual([after.kind, after.code, after.connStatus], ['reject', 503, 'REJECTED']);
-    first.connections!.release();
-    const third = site.resume(site.evaluate(facts('/held/3'), 0).delayed!);
+    assert.ok(first.kind === 'proxy' && first.connections !== null);
+    first.connections.release();
+    const delayed = site.evaluate(facts('/held/3'), 0);
+    assert.ok(delayed.kind === 'delay');
+    const third = site.resume(delayed.delayed);
     assert.deepEqual([third.kind, third.connStatus], ['proxy', 'PASSED']);
-    third.connections!.release();
+    assert.ok(third.kind === 'proxy' && third.connections !== null);
+    third.connections.release();
   });
 
   it('a denied request gives its slot back at once; dry run passes with REJECTED_DRY_RUN', () => {
     const site = buildSite(loadConfigText(text, 'site.conf').http);
     const denied = site.evaluate(facts('/denied/1'), 0);
-    assert.deepEqual([denied.kind, denied.connStatus, denied.connections], ['deny', 'PASSED', null]);
+    assert.deepEqual([denied.kind, denied.connStatus, 'connections' in denied], ['deny', 'PASSED', false]);
     assert.equal(site.limitConnZones.get('addr')!.inProgress('\x0a\x00\x00\x01'), 0);
     const held = site.evaluate(facts('/dry/1'), 0);
     const over = site.evaluate(facts('/dry/2'), 0);
+    assert.ok(over.kind === 'proxy');
     assert.deepEqual([over.kind, over.connStatus, over.connections], ['proxy', 'REJECTED_DRY_RUN', null]);
-    held.connections!.release();
+    assert.ok(held.kind === 'proxy' && held.connections !== null);
+    held.connections.release();
   });
 });

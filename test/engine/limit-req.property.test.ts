@@ -165,7 +165,7 @@ describe('limit_req properties (random zones and traces)', () => {
               },
               r.t,
             );
-            assert.ok(decision.kind !== 'reject' || decision.delayMs === 0);
+            assert.ok(decision.kind !== 'reject' || !('delayMs' in decision));
             assert.ok([200, 400, 429, 444, 503].includes(decision.code), `code ${decision.code}`);
             last = r.t;
           }

@@ -13,7 +13,15 @@ import type { LogLine } from '../log-line.ts';
 import { newRequestContext, type RequestContext, type RequestFacts } from '../variables/request-context.ts';
 import type { CompiledIfReturn, CompiledReturn, LocationHandler } from './location-handler.ts';
 import type { Route } from './route.ts';
-import type { DelayedPhases, PriorityClassification, Verdict, VerdictKind } from './verdict.ts';
+import type {
+  CloseVerdict,
+  DelayedPhases,
+  PriorityClassification,
+  RefuseVerdict,
+  RejectVerdict,
+  ReturnVerdict,
+  Verdict,
+} from './verdict.ts';
 
 /**
  * Runs the phases for a routed request. Mutates zone state and counters; `outcome` is limit_req's,
@@ -70,15 +78,11 @@ export function runPhases(
         code: 200,
         status,
         connStatus: '',
-        delayMs: out.delayMs,
         zone,
         logs,
-        retryAfterS: null,
-        text: null,
-        delayed: { handler, ctx, zone, responseHeaders: headers },
-        connections: null,
-        apiRateLimit: null,
         responseHeaders: headers,
+        delayMs: out.delayMs,
+        delayed: { handler, ctx, zone, responseHeaders: headers },
       };
     }
   }
@@ -95,21 +99,16 @@ export function resumePhases(delayed: DelayedPhases): Verdict {
 }
 
 /** nginx's 400 for a request no server takes (a target it cannot parse, nothing listening). */
-export function unroutable(): Verdict {
+export function unroutable(): ReturnVerdict {
   return {
     kind: 'return',
     code: 400,
     status: '',
     connStatus: '',
-    delayMs: 0,
     zone: null,
     logs: NO_LOGS,
-    retryAfterS: null,
-    text: null,
-    delayed: null,
-    connections: null,
-    apiRateLimit: null,
     responseHeaders: NO_HEADERS,
+    text: null,
   };
 }
 
@@ -117,20 +116,14 @@ const NO_LOGS: readonly LogLine[] = Object.freeze([]);
 const NO_HEADERS: readonly string[] = Object.freeze([]);
 
 /** ngx_http_core_find_config_phase: a declared body over `client_max_body_size`. */
-function tooLarge(length: number): Verdict {
+function tooLarge(length: number): RefuseVerdict {
   return {
     kind: 'refuse',
     code: 413,
     status: '',
     connStatus: '',
-    delayMs: 0,
     zone: null,
     logs: [{ level: 'error', message: `client intended to send too large body: ${length} bytes` }],
-    retryAfterS: null,
-    text: null,
-    delayed: null,
-    connections: null,
-    apiRateLimit: null,
     responseHeaders: NO_HEADERS,
   };
 }
@@ -141,24 +134,12 @@ function firstHolding(ifs: readonly CompiledIfReturn[], ctx: RequestContext): Co
   return null;
 }
 
-function answer(spec: CompiledReturn, ctx: RequestContext): Verdict {
+/** `return`: its text evaluated for the request; 444 closes without an answer, so it has none. */
+function answer(spec: CompiledReturn, ctx: RequestContext): ReturnVerdict | CloseVerdict {
+  const at = { status: '', connStatus: '', zone: null, logs: NO_LOGS, responseHeaders: NO_HEADERS } as const;
+  if (spec.code === 444) return { kind: 'close', code: 444, ...at };
   const text = spec.text === null ? null : spec.text(ctx);
-  const kind: VerdictKind = spec.code === 444 ? 'close' : 'return';
-  return {
-    kind,
-    code: spec.code,
-    status: '',
-    connStatus: '',
-    delayMs: 0,
-    zone: null,
-    logs: NO_LOGS,
-    retryAfterS: null,
-    text,
-    delayed: null,
-    connections: null,
-    apiRateLimit: null,
-    responseHeaders: NO_HEADERS,
-  };
+  return { kind: 'return', code: spec.code, ...at, text };
 }
 
 /** limit_req or limit_conn refused the request: its status (444: close without an answer). */
@@ -170,22 +151,9 @@ function rejection(
   logs: readonly LogLine[],
   retryAfterS: number | null,
   responseHeaders: readonly string[] = NO_HEADERS,
-): Verdict {
-  return {
-    kind: code === 444 ? 'close' : 'reject',
-    code,
-    status,
-    connStatus,
-    delayMs: 0,
-    zone,
-    logs,
-    retryAfterS,
-    text: null,
-    delayed: null,
-    connections: null,
-    apiRateLimit: null,
-    responseHeaders,
-  };
+): RejectVerdict | CloseVerdict {
+  if (code === 444) return { kind: 'close', code, status, connStatus, zone, logs, responseHeaders };
+  return { kind: 'reject', code, status, connStatus, zone, logs, responseHeaders, retryAfterS };
 }
 
 /**
@@ -216,53 +184,71 @@ function afterDelay(
     }
     connections = out.slots;
   }
-  let kind: VerdictKind;
-  let code = 200;
   if (!handler.access.allows(ctx.facts.remoteAddr)) {
-    kind = 'deny';
-    code = 403;
-  } else if (handler.api !== null) kind = 'api';
-  else if (handler.proxyPass !== null) kind = 'proxy';
-  else kind = 'static';
-  if (kind !== 'proxy' && connections !== null) {
-    connections.release();
-    connections = null;
+    connections?.release();
+    return { kind: 'deny', code: 403, status, connStatus, zone: limitReqZone, logs, responseHeaders };
   }
-  const apiRateLimit = kind === 'proxy' ? handler.apiRateLimit : null;
-  if (apiRateLimit !== null) kind = 'wait';
-  let priority: PriorityClassification | undefined;
-  const rule = kind === 'proxy' ? handler.priorityLevel : null;
+  if (handler.api !== null || handler.proxyPass === null) {
+    connections?.release();
+    const kind = handler.api !== null ? 'api' : 'static';
+    return { kind, code: 200, status, connStatus, zone: limitReqZone, logs, responseHeaders };
+  }
+  const apiRateLimit = handler.apiRateLimit;
+  if (apiRateLimit !== null) {
+    return {
+      kind: 'wait',
+      code: 200,
+      status,
+      connStatus,
+      zone: limitReqZone,
+      logs,
+      responseHeaders,
+      connections,
+      proxyUrl: proxyUrlOf(handler, ctx),
+      apiRateLimit,
+    };
+  }
+  const rule = handler.priorityLevel;
   if (rule !== null) {
     const name = rule.levelOf(ctx);
     const level = name === '' ? undefined : rule.levels.get(name);
     if (level !== undefined) {
-      kind = 'wait';
-      priority = { rule, level, flow: rule.flowOf(ctx) };
-    } else if (name !== '') {
+      const priority: PriorityClassification = { rule, level, flow: rule.flowOf(ctx) };
+      return {
+        kind: 'wait',
+        code: 200,
+        status,
+        connStatus,
+        zone: limitReqZone,
+        logs,
+        responseHeaders,
+        connections,
+        proxyUrl: proxyUrlOf(handler, ctx),
+        apiRateLimit: null,
+        priority,
+      };
+    }
+    if (name !== '') {
       // fails open, as an empty key does, but says so on every request
       const line: LogLine = { level: 'error', message: `priority level "${name}" is not defined` };
       logs = logs.length === 0 ? [line] : [...logs, line];
     }
   }
+  // every property written out, no spread: this object is built for every proxied request
   return {
-    kind,
-    code,
+    kind: 'proxy',
+    code: 200,
     status,
     connStatus,
-    delayMs: 0,
     zone: limitReqZone,
     logs,
-    retryAfterS: null,
-    text: null,
-    delayed: null,
-    connections,
-    apiRateLimit,
-    priority,
     responseHeaders,
-    // a plain property, not a spread: this object is built for every proxied request
-    proxyUrl:
-      handler.proxyPassUrl !== null && (kind === 'proxy' || kind === 'wait')
-        ? handler.proxyPassUrl(ctx)
-        : undefined,
+    connections,
+    proxyUrl: proxyUrlOf(handler, ctx),
   };
+}
+
+/** A `proxy_pass` with variables, evaluated for the request; undefined for a fixed one. */
+function proxyUrlOf(handler: LocationHandler, ctx: RequestContext): string | undefined {
+  return handler.proxyPassUrl === null ? undefined : handler.proxyPassUrl(ctx);
 }

@@ -25,7 +25,7 @@ export type { RefusedHead } from './head-refusal.ts';
 export type { LocationHandler } from './location-handler.ts';
 export type { Route } from './route.ts';
 export type { SiteLocation } from './site-server.ts';
-export type { PriorityClassification, Verdict } from './verdict.ts';
+export type { PriorityClassification } from './verdict.ts';
 
 export interface SiteParts {
   readonly servers: readonly SiteServer[];

@@ -17,18 +17,6 @@ export interface PriorityClassification {
   readonly flow: string;
 }
 
-export type VerdictKind =
-  | 'return'
-  | 'reject'
-  | 'close'
-  | 'delay'
-  | 'wait'
-  | 'deny'
-  | 'proxy'
-  | 'api'
-  | 'static'
-  | 'refuse';
-
 /**
  * A request limit_req delayed: what the phases after PREACCESS's delay need (`Site.resume` runs them
  * when the delay is over).
@@ -42,37 +30,113 @@ export interface DelayedPhases {
   readonly responseHeaders: readonly string[];
 }
 
-/** What nginx's phases decide for one request (the data path turns it into an action). */
-export interface Verdict {
-  readonly kind: VerdictKind;
-  /** The HTTP status to answer (444 for `close`; 200 for `proxy`/`api`/`static` until the content answers). */
+/** What every verdict carries, whatever the phases decided (for logs, counters and replay). */
+interface VerdictBase {
+  /** The HTTP status to answer; 200 for `delay` and the content kinds, until the content answers. */
   readonly code: number;
-  /** `$limit_req_status`. */
+  /** `$limit_req_status` ('' when limit_req did not run). */
   readonly status: LimitReqStatus;
-  /** `$limit_conn_status`. */
+  /** `$limit_conn_status` ('' when limit_conn did not run). */
   readonly connStatus: LimitConnStatus;
-  /** Hold the request this long first (DELAYED). */
-  readonly delayMs: number;
   /** The deciding zone: limit_req's, or the limit_conn zone that refused. */
   readonly zone: string | null;
   readonly logs: readonly LogLine[];
-  /** `Retry-After` seconds for a rejection, when its limiter says so (the extensions); else null. */
-  readonly retryAfterS: number | null;
-  /** `return` body or redirect URL. */
-  readonly text: string | null;
-  /** `delay`: the phases to run when the delay is over (`Site.resume`). */
-  readonly delayed: DelayedPhases | null;
-  /**
-   * `proxy` and `wait`: the limit_conn slots the request holds until it ends (release them then; a
-   * `wait` refused by its limiter gives them back).
-   */
-  readonly connections: ConnectionSlots | null;
-  /** `wait`: the API limiter the request waits for before it is proxied. */
-  readonly apiRateLimit: ApiRateLimitRule | null;
-  /** `wait`: the priority level that admits the request (a `wait` has this or `apiRateLimit`). */
-  readonly priority?: PriorityClassification;
   /** Header fields the answer carries (name, value, …): the IETF RateLimit fields, when asked for. */
   readonly responseHeaders: readonly string[];
-  /** `proxy` and `wait` through a `proxy_pass` with variables: the URL it evaluated to. */
-  readonly proxyUrl?: string;
 }
+
+/** `return` in the rewrite phases (never limited), or nginx's 400 for a request no server takes. */
+export interface ReturnVerdict extends VerdictBase {
+  readonly kind: 'return';
+  /** The body, or a redirect's URL. */
+  readonly text: string | null;
+}
+
+/** 444: close the connection without an answer (`return 444`, or a limit's status 444). */
+export interface CloseVerdict extends VerdictBase {
+  readonly kind: 'close';
+  readonly code: 444;
+}
+
+/** limit_req or limit_conn refused the request with `code`. */
+export interface RejectVerdict extends VerdictBase {
+  readonly kind: 'reject';
+  /** `Retry-After` seconds, when its limiter says so (the extensions); else null. */
+  readonly retryAfterS: number | null;
+}
+
+/** 413 in FIND_CONFIG: a declared body over `client_max_body_size`, refused before any limit sees it. */
+export interface RefuseVerdict extends VerdictBase {
+  readonly kind: 'refuse';
+  readonly code: 413;
+}
+
+/** limit_req delayed the request (DELAYED): hold it, then run the phases after PREACCESS's delay. */
+export interface DelayVerdict extends VerdictBase {
+  readonly kind: 'delay';
+  readonly code: 200;
+  readonly delayMs: number;
+  /** What `Site.resume` runs when the delay is over. */
+  readonly delayed: DelayedPhases;
+}
+
+/** 403 from ACCESS (`deny`). */
+export interface DenyVerdict extends VerdictBase {
+  readonly kind: 'deny';
+  readonly code: 403;
+}
+
+/** Content by the NGINX Plus `api` module (`api`), or by nginx's static module from `root` (`static`). */
+export interface ServeVerdict extends VerdictBase {
+  readonly kind: 'api' | 'static';
+  readonly code: 200;
+}
+
+/** What a request to be proxied carries into the content phase. */
+interface ForwardFields extends VerdictBase {
+  readonly code: 200;
+  /** The limit_conn slots the request holds until it ends (release them then); null without limit_conn. */
+  readonly connections: ConnectionSlots | null;
+  /** Through a `proxy_pass` with variables: the URL it evaluated to. */
+  readonly proxyUrl: string | undefined;
+}
+
+/** Content by `proxy_pass`, at once. */
+export interface ProxyVerdict extends ForwardFields {
+  readonly kind: 'proxy';
+}
+
+/**
+ * Content by `proxy_pass` once an extension admits it: the location's `api_rate_limit`, else its
+ * `priority_level` (a refusal gives the limit_conn slots back).
+ */
+export type WaitVerdict = ApiRateLimitWait | PriorityWait;
+
+/** Waits for the location's `api_rate_limit` limiter. */
+export interface ApiRateLimitWait extends ForwardFields {
+  readonly kind: 'wait';
+  readonly apiRateLimit: ApiRateLimitRule;
+  readonly priority?: undefined;
+}
+
+/** Waits to be admitted by the priority level it was classified into. */
+export interface PriorityWait extends ForwardFields {
+  readonly kind: 'wait';
+  readonly apiRateLimit: null;
+  readonly priority: PriorityClassification;
+}
+
+/** What nginx's phases decide for one request, a variant per outcome (`kind`). */
+export type Verdict =
+  | ReturnVerdict
+  | CloseVerdict
+  | RejectVerdict
+  | RefuseVerdict
+  | DelayVerdict
+  | DenyVerdict
+  | ServeVerdict
+  | ProxyVerdict
+  | WaitVerdict;
+
+/** The verdicts whose request is proxied (now or once admitted). */
+export type ForwardVerdict = ProxyVerdict | WaitVerdict;

@@ -62,8 +62,9 @@ test('each request reaches the rule the Gateway API precedence picks', () => {
       { t: 1000, addr: '10.1.1.1', host: 'cafe.example.com', uri, method, headers },
       80,
     );
-    if (verdict.kind === 'proxy') return verdict.proxyUrl!.replace('http://gw-default-', '');
-    return `${verdict.code}${verdict.text ? ` ${verdict.text}` : ''}`;
+    if (verdict.kind === 'proxy') return verdict.proxyUrl?.replace('http://gw-default-', '');
+    const text = verdict.kind === 'return' ? verdict.text : null;
+    return `${verdict.code}${text ? ` ${text}` : ''}`;
   };
   assert.equal(send('/api/x'), 'a-rule0');
   assert.equal(send('/api'), 'a-rule0');

@@ -419,6 +419,7 @@ describe('limitswitch migrate: TLS hosts', () => {
             { t: 1000, addr: '10.0.0.1', host: 'cafe.example.com', uri: '/coffee/x', port: 80 },
             80,
           );
+          assert.ok(verdict.kind === 'return');
           assert.equal(`${verdict.code} ${verdict.text}`, `${code} https://cafe.example.com/coffee/x`);
         }
         assert.deepEqual(
