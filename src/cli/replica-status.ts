@@ -74,7 +74,7 @@ export class StatusPort {
           head: () => replica.head(),
           info: () => replica.info(),
           nowMs: () => systemClock.nowMs(),
-          counters: (zone) => replica.statusCounters(zone),
+          counters: (zone) => replica.counters.statusCounters(zone),
         }),
       ),
       auth: { readOnly: true },

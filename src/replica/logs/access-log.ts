@@ -2,8 +2,13 @@
  * nginx's `combined` access-log format:
  * `$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent"`.
  */
-import type { ClientRequestHead } from '../http/decision.ts';
-import type { ResponseFacts } from '../replica.ts';
+import type { ClientRequestHead, ExchangeOutcome } from '../http/decision.ts';
+
+/** What the access log and the latency histogram learn of a finished exchange, in nginx's terms. */
+export interface ResponseFacts extends ExchangeOutcome {
+  /** `$remote_addr`: the client, after realip. */
+  readonly remoteAddr: string;
+}
 
 /** nginx's `combined` log format. */
 export function formatAccessLine(req: ClientRequestHead, facts: ResponseFacts, now = new Date()): string {

@@ -1,0 +1,200 @@
+/**
+ * The replica's listeners: one ProxyServer per port the configuration serves, wired to the engine
+ * (engine-hook.ts), the upstream groups and the error log. What a port takes from the configuration
+ * is read here: its TLS/h2 edge, its default server's client timers, its realip. A reload keeps a
+ * port's listener (with the new realip and edge settings) unless the port is gone or went between
+ * plain and TLS/h2: that one drains while a new one listens.
+ */
+import type { Config, RealIpConf, ServerConf } from '../config/model.ts';
+import { NGINX_CLIENT_TIMERS } from '../engine/http/client-timers.ts';
+import { servedPorts } from '../engine/http/served-ports.ts';
+import type { Site } from '../engine/http/site.ts';
+import type { Clock } from '../shared/clock.ts';
+import { engineHook, type RoutedDecision, upgradeHook } from './engine-hook.ts';
+import type { ClientRequestHead } from './http/decision.ts';
+import type { EdgeConf } from './http/edge-listener.ts';
+import { ProxyServer } from './http/proxy-server.ts';
+import type { UpstreamSet } from './http/upstream-group.ts';
+import type { ResponseFacts } from './logs/access-log.ts';
+import type { ErrorLog } from './logs/error-log.ts';
+import { logClosedInDelay, logConnectionInfo, logUpstreamError } from './logs/listener-log-lines.ts';
+import type { ProcessLog } from './process-log.ts';
+import type { ProxyTargets } from './proxy-targets.ts';
+
+/** How long a listener that stops (a reload dropped it, or the replica stops) finishes its requests. */
+const DRAIN_MS = 30_000;
+
+export interface ListenersOptions {
+  /** The configuration running now and what was built from it: a reload swaps them under the listeners. */
+  config(): Config;
+  site(): Site;
+  targets(): ProxyTargets;
+  upstreams(): UpstreamSet;
+  readonly clock: Clock;
+  readonly errorLog: ErrorLog;
+  /** Listen address for every port, instead of each `listen`'s own. */
+  readonly host?: string;
+  /** Config port → actual port (0 = any free one). */
+  readonly portMap?: ReadonlyMap<number, number>;
+  /** Every request routed, by server name and location name. */
+  countRequest(server: string, location: string): void;
+  readonly onCompleted?: (req: ClientRequestHead, outcome: ResponseFacts) => void;
+  readonly onClientClosed?: (phase: string) => void;
+  readonly log: ProcessLog;
+}
+
+interface Listener {
+  readonly server: ProxyServer<RoutedDecision>;
+  readonly host: string;
+  readonly port: number;
+  /** What it was created for (edgeKind): a reload that changes it listens anew. */
+  readonly edge: string;
+}
+
+export class Listeners {
+  readonly #options: ListenersOptions;
+  /** By configured port. */
+  readonly #byPort = new Map<number, Listener>();
+  /** Listeners a reload dropped, still finishing their requests. */
+  readonly #closing: Promise<void>[] = [];
+
+  constructor(options: ListenersOptions) {
+    this.#options = options;
+  }
+
+  /** Actual listen port per configured port. */
+  get ports(): ReadonlyMap<number, number> {
+    return new Map([...this.#byPort].map(([configured, listener]) => [configured, listener.port]));
+  }
+
+  /** `host:port` of every listener, as bound (`[::]:80` for IPv6). */
+  addresses(): string[] {
+    return [...this.#byPort.values()].map(({ host, port }) =>
+      host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`,
+    );
+  }
+
+  /** Listens on every served port; when one cannot be bound, closes those that were and throws. */
+  async start(): Promise<void> {
+    try {
+      for (const port of this.#servedPorts()) await this.#listen(port);
+    } catch (err) {
+      await Promise.all([...this.#byPort.values()].map(({ server }) => server.close({ forceAfterMs: 0 })));
+      this.#byPort.clear();
+      throw err;
+    }
+  }
+
+  /** Follows a reload that has swapped the configuration in. */
+  reload(): void {
+    const ports = this.#servedPorts();
+    for (const [port, listener] of this.#byPort) {
+      const edge = edgeOf(this.#options.config(), port);
+      if (ports.includes(port) && edgeKind(edge) === listener.edge) {
+        listener.server.setRealIp(realIpOf(this.#options.site(), port));
+        if (edge !== null) listener.server.setEdge(edge);
+        continue;
+      }
+      // A port the new configuration no longer listens on (or now with or without TLS/h2): stop
+      // accepting, finish what it has.
+      this.#byPort.delete(port);
+      this.#closing.push(listener.server.close({ forceAfterMs: DRAIN_MS }));
+    }
+    for (const port of ports) {
+      if (this.#byPort.has(port)) continue;
+      this.#listen(port).catch((err: unknown) =>
+        this.#options.log('error', 'could not listen on a port added by the reload', {
+          port,
+          err: String(err),
+        }),
+      );
+    }
+  }
+
+  /** Stops accepting; resolves once every listener, those a reload dropped too, has finished. */
+  async stop(): Promise<void> {
+    await Promise.all([
+      ...[...this.#byPort.values()].map(({ server }) => server.close({ forceAfterMs: DRAIN_MS })),
+      ...this.#closing,
+    ]);
+  }
+
+  /** Ports to serve (servers holding only an `api` location are left to the control plane). */
+  #servedPorts(): number[] {
+    return servedPorts(this.#options.site());
+  }
+
+  async #listen(configuredPort: number): Promise<void> {
+    const options = this.#options;
+    const port = options.portMap?.get(configuredPort) ?? configuredPort;
+    const server = options.site().servers.find((s) => s.listen.some((l) => l.port === configuredPort));
+    const listenHost = server?.listen.find((l) => l.port === configuredPort)?.host ?? null;
+    const listen = `${listenHost ?? '0.0.0.0'}:${configuredPort}`;
+    const errorLog = options.errorLog;
+    const edge = edgeOf(options.config(), configuredPort);
+    const engine = engineHook({
+      ssl: edge?.ssl ?? false,
+      nowMs: () => options.clock.nowMs(),
+      site: () => options.site(),
+      targets: () => options.targets(),
+      errorLog,
+      port: configuredPort,
+      countRequest: (server, location) => options.countRequest(server, location),
+    });
+    const onCompleted = options.onCompleted;
+    const proxy = new ProxyServer<RoutedDecision>({
+      decide: engine,
+      // the port's default server's (a reload swaps the configuration under the listener)
+      clientTimers: () => defaultServerOf(options.config(), configuredPort)?.client ?? NGINX_CLIENT_TIMERS,
+      ...(edge === null ? {} : { edge, scheme: edge.ssl ? 'https' : 'http' }),
+      onConnectionInfo: (message, socket) => logConnectionInfo(errorLog, listen, message, socket),
+      canUpgrade: upgradeHook({ site: () => options.site(), port: configuredPort }),
+      // Looked up per request: a reload swaps the set under open listeners.
+      upstreams: { get: (name: string) => options.upstreams().get(name) },
+      realIp: realIpOf(options.site(), configuredPort),
+      onClientClosed: (ctx, decision, phase) => {
+        if (phase === 'delay') logClosedInDelay(errorLog, ctx, decision.serverName ?? '');
+        options.onClientClosed?.(phase);
+      },
+      onUpstreamError: (ctx, decision, error) =>
+        logUpstreamError(errorLog, ctx, decision.serverName ?? '', error),
+      onHookError: (err) => options.log('error', 'request failed in the engine', { err: String(err) }),
+      onCompleted:
+        onCompleted === undefined
+          ? undefined
+          : (ctx, _decision, outcome) => onCompleted(ctx.req, { ...outcome, remoteAddr: ctx.remoteAddr }),
+    });
+    const host = options.host ?? listenHost ?? '0.0.0.0';
+    const address = await proxy.listen(port, host);
+    this.#byPort.set(configuredPort, { server: proxy, host, port: address.port, edge: edgeKind(edge) });
+  }
+}
+
+/** The port's TLS/h2 settings (ssl and http2 belong to the address), or null for plain HTTP/1. */
+function edgeOf(config: Config, configuredPort: number): EdgeConf | null {
+  const servers = config.http.servers.filter((s) => s.listen.some((l) => l.port === configuredPort));
+  const listens = servers.flatMap((s) => s.listen.filter((l) => l.port === configuredPort));
+  const ssl = listens.some((l) => l.ssl);
+  const http2 = listens.some((l) => l.http2);
+  return ssl || http2 ? { port: configuredPort, ssl, http2, servers } : null;
+}
+
+/** The port's default server (`listen … default_server`, else the first on it). */
+function defaultServerOf(config: Config, configuredPort: number): ServerConf | undefined {
+  const servers = config.http.servers.filter((s) => s.listen.some((l) => l.port === configuredPort));
+  return (
+    servers.find((s) => s.listen.some((l) => l.port === configuredPort && l.defaultServer)) ?? servers[0]
+  );
+}
+
+/** realip is configured per listener on the data path: the first server on the port decides. */
+function realIpOf(site: Site, configuredPort: number): RealIpConf | null {
+  const server = site.servers.find((s) => s.listen.some((l) => l.port === configuredPort));
+  const realIp = server?.handler.realIp ?? null;
+  return realIp && realIp.trustedFrom.length !== 0 ? realIp : null;
+}
+
+/** What a listener was created for: a reload that changes it listens anew. */
+function edgeKind(edge: EdgeConf | null): string {
+  return edge === null ? 'plain' : `ssl=${edge.ssl} http2=${edge.http2}`;
+}
