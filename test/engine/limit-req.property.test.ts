@@ -11,7 +11,7 @@ import {
   newOutcome,
 } from '../../src/engine/limit-req/limit-req.ts';
 import { LimitReqZone } from '../../src/engine/limit-req/limit-req-zone.ts';
-import { MIN_ZONE_BYTES } from '../../src/engine/limit-req/state-table.ts';
+import { MIN_ZONE_BYTES } from '../../src/engine/limit-req/zone-size.ts';
 
 type Ctx = readonly string[];
 

@@ -3,12 +3,8 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { parseComplexValue } from '../../src/engine/complex-value.ts';
 import { LimitReqZone, LOOKUP_ERROR, LOOKUP_OK } from '../../src/engine/limit-req/limit-req-zone.ts';
-import {
-  IPV4_NODE_BYTES,
-  MIN_ZONE_BYTES,
-  StateTable,
-  ZONE_HEADER_BYTES,
-} from '../../src/engine/limit-req/state-table.ts';
+import { StateTable } from '../../src/engine/limit-req/state-table.ts';
+import { IPV4_NODE_BYTES, MIN_ZONE_BYTES, ZONE_HEADER_BYTES } from '../../src/engine/limit-req/zone-size.ts';
 
 const ip = (i: number): string => String.fromCharCode(10, (i >> 16) & 255, (i >> 8) & 255, i & 255);
 

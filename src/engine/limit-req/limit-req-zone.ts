@@ -7,7 +7,8 @@
  */
 import type { ComplexValue } from '../complex-value.ts';
 import { type CounterFamily, type Counters, zeroCounters } from '../counters.ts';
-import { MIN_ZONE_BYTES, StateTable } from './state-table.ts';
+import { StateTable } from './state-table.ts';
+import { MIN_ZONE_BYTES } from './zone-size.ts';
 import { SYNC_NODE_BYTES, ZoneSync } from './zone-sync.ts';
 
 /** nginx's NGX_OK / NGX_AGAIN / NGX_BUSY / NGX_ERROR from `ngx_http_limit_req_lookup`. */

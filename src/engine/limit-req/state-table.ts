@@ -12,18 +12,19 @@
  * 7/8 full. An IPv4 state costs {@link IPV4_NODE_BYTES} bytes plus its share of the index (4.6–9.1
  * bytes). Other keys (IPv6, text) are indexed by a `Map<string, node>`. Keys are byte strings (one char
  * per byte, 0..255), compared exactly, as nginx compares raw bytes. Every byte allocated is charged to
- * the zone's `size`, so a zone never holds more than it. A node keeps its id for its life (synced zones
+ * the zone's `size` (zone-size.ts), so a zone never holds more than it. A node keeps its id for its life (synced zones
  * keep per-node state by id).
  */
 
-/** Bytes of one node record: excess 8 + last 8 + key 4 + LRU links 8 + 4 spare (a record never straddles a line). */
-export const IPV4_NODE_BYTES = 32;
-/** Accounted bytes of a node with a non-4-byte key, plus the key bytes rounded up to 8. */
-export const KEYED_STATE_BYTES = 64;
-/** nginx refuses zones smaller than 8 pages. */
-export const MIN_ZONE_BYTES = 8 * 4096;
-/** Per-zone header accounted against `size` (nginx: slab pool header + pages for its bookkeeping). */
-export const ZONE_HEADER_BYTES = 1024;
+import {
+  IPV4_NODE_BYTES,
+  indexHasRoom,
+  maxIpv4Nodes,
+  SLOT_BYTES,
+  slotsFor,
+  stateBytes,
+  ZONE_HEADER_BYTES,
+} from './zone-size.ts';
 
 const NIL = -1;
 const INITIAL_NODES = 256;
@@ -31,9 +32,6 @@ const INITIAL_NODES = 256;
 const FIBONACCI = 0x9e3779b1;
 /** Another odd multiplier (murmur3's) for the tag, so that it is not made of the home slot's bits. */
 const TAG_MULTIPLIER = 0x85ebca6b;
-const SLOT_BYTES = 4;
-/** The index doubles before it is more than 7/8 full. */
-const INDEX_LOAD_EIGHTHS = 7;
 /** Float64s per record: `excess` at 4·node, `last` at 4·node + 1 (the zone reads them in place). */
 const RECORD_F64S = 4;
 /** Int32 words per record; the key and the LRU `prev` and `next` follow the two float64s. */
@@ -41,26 +39,6 @@ const NODE_WORDS = 8;
 const KEY = 4;
 const PREV = 5;
 const NEXT = 6;
-
-/** Bytes a node with this key costs against the zone size (the index is charged apart). */
-export function stateBytes(key: string): number {
-  return key.length === 4 ? IPV4_NODE_BYTES : KEYED_STATE_BYTES + ((key.length + 7) & ~7);
-}
-
-/** Whether an index of `slots` slots can take one more key beyond `keys`. */
-function indexHasRoom(keys: number, slots: number): boolean {
-  return (keys + 1) * 8 <= slots * INDEX_LOAD_EIGHTHS;
-}
-
-/** The most IPv4 nodes (of `nodeBytes` each) whose arrays and index fit in `budgetBytes`. */
-function maxIpv4Nodes(budgetBytes: number, nodeBytes: number): number {
-  let best = 0;
-  for (let slots = 8; slots * SLOT_BYTES < budgetBytes; slots *= 2) {
-    const fit = Math.floor((budgetBytes - slots * SLOT_BYTES) / nodeBytes);
-    best = Math.max(best, Math.min(Math.floor((slots * INDEX_LOAD_EIGHTHS) / 8), fit));
-  }
-  return best;
-}
 
 export class StateTable {
   /** Bytes available for nodes and index: `size` minus the zone header. */
@@ -332,13 +310,6 @@ export class StateTable {
     if (next !== NIL) words[next * NODE_WORDS + PREV] = prev;
     else this.tail = prev;
   }
-}
-
-/** Index slots for `nodes` int32 keys: the least power of two that holds them within its load. */
-function slotsFor(nodes: number): number {
-  let slots = 8;
-  while (!indexHasRoom(nodes - 1, slots)) slots *= 2;
-  return slots;
 }
 
 /** A 4-byte key as an int32 (big-endian, as the address reads). */
