@@ -6,7 +6,6 @@
  * and write nginx's error-log lines about client input.
  */
 
-import type { TLSSocket } from 'node:tls';
 import {
   clientCertificateRefusal,
   misdirectedRefusal,
@@ -28,8 +27,6 @@ import type {
   ProxyDecision,
   UnreadableHead,
 } from './http/decision.ts';
-import { isH2Request } from './http/h2-request.ts';
-import { isPlainOnTls } from './http/proxy-server.ts';
 import { connectionTls } from './http/tls-facts.ts';
 import { priorityWait } from './priority-admission.ts';
 import { dynamicTarget, type ProxyTargets, rewriteTarget } from './proxy-targets.ts';
@@ -90,7 +87,7 @@ export function engineHook(options: EngineHookOptions): DecideHook<RoutedDecisio
   const decide = (ctx: DownstreamRequest): RoutedDecision => {
     const site = options.site();
     // HTTP/2 has no HTTP/1 head to read: its frames were parsed by the h2 session
-    if (!isH2Request(ctx.req)) {
+    if (ctx.req.h2 !== true) {
       const refused = site.readHead(ctx.req, ctx.req.socket.localAddress ?? '', options.port);
       if (refused !== null) {
         logRefusedHead(options.errorLog, refused, ctx.clientSocket, ctx.realipRemoteAddr);
@@ -187,9 +184,9 @@ function logRefusedHead(
  * certificate that server requires (495, 496).
  */
 function tlsRefusal(ctx: DownstreamRequest, route: Route): TlsRefusal | null {
-  const tls = connectionTls(ctx.clientSocket as TLSSocket | null);
+  const tls = connectionTls(ctx.connection);
   if (tls === null) {
-    return isPlainOnTls(ctx.clientSocket) ? PLAIN_ON_TLS : null;
+    return ctx.connection.plainOnTls ? PLAIN_ON_TLS : null;
   }
   const mode = route.server.clientVerify;
   return misdirectedRefusal(tls.negotiatedName, route.host, mode) ?? clientCertificateRefusal(mode, tls);
@@ -238,7 +235,7 @@ class ExchangeFacts implements RequestFacts {
   }
 
   get tls(): TlsFacts | null {
-    return connectionTls(this.#ctx.clientSocket as TLSSocket | null);
+    return connectionTls(this.#ctx.connection);
   }
 
   get headers(): Readonly<Record<string, string | undefined>> {

@@ -15,23 +15,16 @@ const POOLED_FROM_BYTES = 4 * 1024;
 /** Idle slabs kept (4 MiB); what is released past it is left to the collector. */
 const MAX_IDLE_SLABS = 64;
 
-/** Whether a slab is out with a chunk: a release counts once, so two chunks never share a slab. */
-const kLent = Symbol('lent');
-type Slab = ArrayBuffer & { [kLent]: boolean };
+/** Slabs out with a chunk: a release counts once, so two chunks never share a slab. */
+const lent = new WeakSet<ArrayBufferLike>();
 
-const idle: Slab[] = [];
-
-function newSlab(): Slab {
-  const slab = new ArrayBuffer(SLAB_BYTES) as Slab;
-  slab[kLent] = false;
-  return slab;
-}
+const idle: ArrayBuffer[] = [];
 
 /** A copy of `bytes` the caller may keep. One from a slab goes back with `releaseBodyChunk` once written. */
 export function copyBodyChunk(bytes: Buffer): Buffer {
   if (bytes.length < POOLED_FROM_BYTES || bytes.length > SLAB_BYTES) return Buffer.from(bytes);
-  const slab = idle.pop() ?? newSlab();
-  slab[kLent] = true;
+  const slab = idle.pop() ?? new ArrayBuffer(SLAB_BYTES);
+  lent.add(slab);
   const chunk = Buffer.from(slab, 0, bytes.length);
   bytes.copy(chunk);
   return chunk;
@@ -39,7 +32,7 @@ export function copyBodyChunk(bytes: Buffer): Buffer {
 
 /** Whether `chunk` lives in a slab: the writer releases it once written. */
 export function isPooledBodyChunk(chunk: Buffer): boolean {
-  return (chunk.buffer as Slab)[kLent] === true;
+  return lent.has(chunk.buffer);
 }
 
 /**
@@ -48,10 +41,9 @@ export function isPooledBodyChunk(chunk: Buffer): boolean {
  * is left to the collector.
  */
 export function releaseBodyChunk(chunk: Buffer): void {
-  const slab = chunk.buffer as Slab;
-  if (slab[kLent] !== true) return;
-  slab[kLent] = false;
-  if (idle.length < MAX_IDLE_SLABS) idle.push(slab);
+  const slab = chunk.buffer;
+  if (!lent.delete(slab)) return;
+  if (idle.length < MAX_IDLE_SLABS) idle.push(slab as ArrayBuffer);
 }
 
 /** Slabs idle in the pool (for tests). */

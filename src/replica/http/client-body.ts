@@ -7,7 +7,7 @@
  * body for that long is timed out (nginx: 408, the connection closed without an answer). A body held
  * back because the server takes nothing more is not the client's wait (`proxy_send_timeout`'s).
  */
-import type { IncomingMessage } from 'node:http';
+import type { ClientBodyStream } from './contract/client-request.ts';
 import { containFault, failpoint } from './fault-boundary.ts';
 
 function onTimer(body: ClientBody): void {
@@ -21,7 +21,7 @@ function onTimer(body: ClientBody): void {
 }
 
 export class ClientBody {
-  readonly req: IncomingMessage;
+  readonly req: ClientBodyStream;
   /** The whole body, once read first (null while it is read, or when it streams). */
   buffered: Buffer | null = null;
   readonly #timeoutMs: number;
@@ -29,7 +29,7 @@ export class ClientBody {
   #timer: NodeJS.Timeout | null = null;
   #stopReading: (() => void) | null = null;
 
-  constructor(req: IncomingMessage, timeoutMs: number, timedOut: () => void) {
+  constructor(req: ClientBodyStream, timeoutMs: number, timedOut: () => void) {
     this.req = req;
     this.#timeoutMs = timeoutMs;
     this.#timedOut = timedOut;

@@ -1,10 +1,9 @@
 /** node:http's 'clientError' on the replica's listener: nginx's answers to what it could not read. */
-import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { connectionOf } from './contract/client-connection.ts';
 import type { ClientInputRules, Decision } from './decision.ts';
 import { httpDate } from './http-date.ts';
 import { isLingering, type Lingering, lingeringClose, lingerOnClose } from './lingering-close.ts';
-import { exchangeOf } from './proxy-exchange.ts';
 import { closesConnection, errorPage, statusReason, wireStatus } from './status-pages.ts';
 
 /** node:http's 'clientError': its parser's `HPE_…` code and the bytes of the read it failed in. */
@@ -35,10 +34,9 @@ export function answerClientError<D extends Decision>(
     lingerOnClose(socket, lingering);
     return;
   }
-  const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage ?? null;
-  if (inFlight !== null) {
-    const exchange = exchangeOf(inFlight);
-    const inBody = exchange !== null && !exchange.req.complete && code.startsWith('HPE_');
+  const exchange = connectionOf(socket).exchange;
+  if (exchange !== null) {
+    const inBody = !exchange.bodyComplete && code.startsWith('HPE_');
     if (!inBody || !exchange.bodyFailed(code)) socket.destroy();
     return;
   }

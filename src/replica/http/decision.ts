@@ -9,6 +9,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ClientTimers } from '../../engine/http/client-timers.ts';
+import type { ClientConnection } from './contract/client-connection.ts';
 
 /**
  * A request's head as the hook and the logs read it: node:http's `IncomingMessage`, an HTTP/2
@@ -26,6 +27,8 @@ export interface ClientRequestHead {
   /** Lower-cased names, duplicates folded as node:http folds them (computed when first read). */
   readonly headers: IncomingHttpHeaders;
   readonly socket: Socket;
+  /** Came on an HTTP/2 stream (absent: an HTTP/1 request, whatever its version line says). */
+  readonly h2?: true;
 }
 
 /**
@@ -52,6 +55,8 @@ export interface DownstreamRequest {
    * (then the response's is used); null only for a pipelined request whose response waits its turn.
    */
   readonly clientSocket: Socket | null;
+  /** The client connection, as the listener knows it (its TLS facts, its `*N`). */
+  readonly connection: ClientConnection;
 }
 
 /**

@@ -20,9 +20,9 @@ import { createServer as createTlsServer, type TLSSocket, type Server as TlsServ
 import type { ServerConf } from '../../config/model.ts';
 import { ServerSelector } from '../../engine/http/find-server.ts';
 import { CLIENT_HELLO_MAX_BYTES, clientHelloServerName, INCOMPLETE } from './client-hello.ts';
+import { connectionOf } from './contract/client-connection.ts';
 import { containFault, failpoint } from './fault-boundary.ts';
 import { certificateOptions, handshakeOptions } from './tls-contexts.ts';
-import { noteHandshake } from './tls-facts.ts';
 import { TlsSessionCache } from './tls-session-cache.ts';
 
 export interface EdgeConf {
@@ -63,6 +63,8 @@ export class EdgeListener {
   #selector: ServerSelector<ServerConf>;
   /** The TLS server of each `server` block, made at its first handshake. */
   #tls = new Map<ServerConf, TlsServer>();
+  /** The name SNI selected a server by (null: none), per connection between hello and secure. */
+  readonly #selectedNames = new Map<string, string | null>();
   readonly #sessions = new TlsSessionCache();
 
   constructor(conf: EdgeConf, handlers: EdgeHandlers) {
@@ -150,8 +152,11 @@ export class EdgeListener {
       tls = this.#createTls(server);
       this.#tls.set(server, tls);
     }
-    // the TLS socket wraps this one: what SNI negotiated is read back from it once it is secure
-    (socket as Socket & { [kNegotiated]?: string | null })[kNegotiated] = named === null ? null : host;
+    // what SNI selected, read back once the TLS socket that wraps this one is secure (by the peer's
+    // address and port, which the two share: node links them by no public member)
+    const key = peerKey(socket);
+    this.#selectedNames.set(key, named === null ? null : host);
+    socket.once('close', () => this.#selectedNames.delete(key));
     tls.emit('connection', socket);
   }
 
@@ -196,20 +201,22 @@ export class EdgeListener {
 
   /** A handshake completed: the connection goes to HTTP/2 or HTTP/1 as ALPN said. */
   #secured(server: ServerConf, socket: TLSSocket): void {
-    const raw = (socket as TLSSocket & { _parent?: Socket })._parent as
-      | (Socket & { [kNegotiated]?: string | null })
-      | undefined;
-    noteHandshake(socket, {
-      negotiatedName: raw?.[kNegotiated] ?? null,
+    const key = peerKey(socket);
+    const negotiatedName = this.#selectedNames.get(key) ?? null;
+    this.#selectedNames.delete(key);
+    connectionOf(socket).handshake = {
+      negotiatedName,
       verify: server.ssl.verifyClient,
       verifyDepth: server.ssl.verifyDepth,
-    });
+    };
     if (socket.alpnProtocol === 'h2') this.#handlers.http2(socket);
     else this.#handlers.http1(socket);
   }
 }
 
-const kNegotiated = Symbol('negotiatedName');
+function peerKey(socket: Socket): string {
+  return `${socket.remoteAddress}|${socket.remotePort}`;
+}
 
 function startsWithPreface(first: Buffer): boolean {
   const n = Math.min(first.length, H2_PREFACE.length);

@@ -17,7 +17,7 @@ import {
 } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { ClientTimers } from '../../engine/http/client-timers.ts';
-import { countRequest, mayKeepAlive } from './client-connections.ts';
+import { aliasConnection, type ClientConnection, connectionOf } from './contract/client-connection.ts';
 import { containFault, failpoint, guarded } from './fault-boundary.ts';
 import { H2StreamGuard } from './h2-stream-guard.ts';
 
@@ -34,7 +34,7 @@ export interface H2Host {
   /** A graceful close began: new sessions are closed at once. */
   readonly closing: boolean;
   /** A new session's connection (its peer is read once). */
-  sessionStarted(socket: Socket): void;
+  sessionStarted(connection: ClientConnection): void;
   /** A stream that became a request, at the end of its turn. */
   request(request: Http2ServerRequest, response: Http2ServerResponse): void;
   /** A line about the connection at `info`, in nginx's words. */
@@ -52,6 +52,8 @@ export class H2Listener {
   readonly #open = new WeakMap<Http2Session, number>();
   /** Requests arrived in this turn of the event loop, run at its end. */
   #arrived: [Http2ServerRequest, Http2ServerResponse][] = [];
+  /** The connection being handed to node:http2, which starts its session synchronously. */
+  #accepting: ClientConnection | null = null;
 
   constructor(host: H2Host) {
     this.#host = host;
@@ -96,7 +98,13 @@ export class H2Listener {
 
   /** A connection whose first bytes (or ALPN) said h2. */
   accept(socket: Socket): void {
-    this.#server.emit('connection', socket);
+    this.#accepting = connectionOf(socket);
+    try {
+      // node documents emitting 'connection' as the way to hand a server a connection
+      this.#server.emit('connection', socket);
+    } finally {
+      this.#accepting = null;
+    }
   }
 
   /** Graceful close: GOAWAY to every session, open streams finish. */
@@ -110,7 +118,10 @@ export class H2Listener {
   }
 
   #sessionStarted(session: ServerHttp2Session): void {
-    this.#host.sessionStarted(session.socket as Socket);
+    const connection = this.#accepting ?? connectionOf(session.socket as Socket);
+    // its requests carry node:http2's stand-in of the socket: it is the same connection
+    aliasConnection(session.socket as Socket, connection);
+    this.#host.sessionStarted(connection);
     session.setTimeout(this.#host.clientTimers.keepaliveTimeoutMs, () => session.close());
     this.#sessions.add(session);
     this.#guards.set(session, new H2StreamGuard(H2_MAX_CONCURRENT_STREAMS));
@@ -158,8 +169,9 @@ export class H2Listener {
     if (request.stream.closed) return;
     const socket = request.stream.session?.socket as Socket | undefined;
     if (socket !== undefined) {
-      countRequest(socket);
-      if (!mayKeepAlive(socket, this.#host.clientTimers)) this.#closeAfter(request.stream);
+      const connection = connectionOf(socket);
+      connection.countRequest();
+      if (!connection.mayKeepAlive(this.#host.clientTimers)) this.#closeAfter(request.stream);
     }
     if (this.#arrived.length === 0) setImmediate(this.#runArrived);
     this.#arrived.push([request, response]);

@@ -5,14 +5,11 @@
  * HTTP/2 forbids (the connection-specific headers and the reason phrase). A body without a length
  * is marked as chunked, so it is forwarded as one.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type Http2ServerRequest, Http2ServerResponse } from 'node:http2';
-import type { ClientRequestHead } from './decision.ts';
-
-/** The request came on an HTTP/2 stream (not an HTTP/1 request line that says `HTTP/2.0`). */
-export function isH2Request(req: ClientRequestHead): boolean {
-  return (req as ClientRequestHead & { stream?: unknown }).stream !== undefined;
-}
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import type { Socket } from 'node:net';
+import type { ClientRequest } from './contract/client-request.ts';
+import type { ClientResponse } from './contract/client-response.ts';
 
 /** Connection-specific fields (RFC 9113 §8.2.2): a response carrying them is malformed in h2. */
 const CONNECTION_SPECIFIC = new Set([
@@ -23,7 +20,7 @@ const CONNECTION_SPECIFIC = new Set([
   'upgrade',
 ]);
 
-export function h2Head(req: Http2ServerRequest): string[] {
+function h2Head(req: Http2ServerRequest): string[] {
   const raw = req.rawHeaders;
   const out: string[] = [];
   let authority: string | null = null;
@@ -64,38 +61,124 @@ function h2Headers(headers: readonly string[]): Record<string, string | string[]
   return out;
 }
 
-const writeHead = Http2ServerResponse.prototype.writeHead as (
-  this: Http2ServerResponse,
-  status: number,
-  headers: Record<string, string | string[]>,
-) => Http2ServerResponse;
+/** An HTTP/2 stream's request, in the shape every request has on the data path. */
+export class H2Request implements ClientRequest {
+  readonly h2 = true;
+  readonly method: string;
+  readonly url: string;
+  readonly httpVersion: string;
+  readonly httpVersionMajor: number;
+  readonly httpVersionMinor: number;
+  /** The head in HTTP/1.1's shape (above), computed once: the exchange and the engine read it often. */
+  readonly rawHeaders: string[];
+  readonly headers: IncomingHttpHeaders;
+  readonly socket: Socket;
+  readonly #stream: Http2ServerRequest;
 
-/** `writeHead(status, reason, flatHeaders)` as the exchange calls it, for a stream. */
-function h2WriteHead(
-  this: Http2ServerResponse,
-  status: number,
-  _reason: string,
-  headers?: readonly string[],
-): Http2ServerResponse {
-  return writeHead.call(this, status, headers === undefined ? {} : h2Headers(headers));
+  constructor(stream: Http2ServerRequest) {
+    this.#stream = stream;
+    this.method = stream.method;
+    this.url = stream.url;
+    this.httpVersion = stream.httpVersion;
+    this.httpVersionMajor = stream.httpVersionMajor;
+    this.httpVersionMinor = stream.httpVersionMinor;
+    this.socket = stream.socket as Socket;
+    const raw = h2Head(stream);
+    const headers: Record<string, string> = {};
+    for (let i = 0; i < raw.length; i += 2) {
+      const name = raw[i]!;
+      headers[name] = headers[name] === undefined ? raw[i + 1]! : `${headers[name]}, ${raw[i + 1]}`;
+    }
+    this.rawHeaders = raw;
+    this.headers = headers;
+  }
+
+  get complete(): boolean {
+    return this.#stream.complete;
+  }
+
+  on(event: 'data' | 'end', listener: (chunk: Buffer) => void): this {
+    this.#stream.on(event, listener);
+    return this;
+  }
+
+  off(event: 'data' | 'end', listener: (chunk: Buffer) => void): this {
+    this.#stream.off(event, listener);
+    return this;
+  }
+
+  pause(): this {
+    this.#stream.pause();
+    return this;
+  }
+
+  resume(): this {
+    this.#stream.resume();
+    return this;
+  }
+
+  isPaused(): boolean {
+    return this.#stream.isPaused();
+  }
 }
 
-/**
- * The stream's request and response, shaped for the exchange. The head is computed once here (the
- * exchange and the engine read `rawHeaders` and `headers` several times).
- */
-export function adaptH2(
-  req: Http2ServerRequest,
-  res: Http2ServerResponse,
-): [IncomingMessage, ServerResponse] {
-  const raw = h2Head(req);
-  const headers: Record<string, string> = {};
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i]!;
-    headers[name] = headers[name] === undefined ? raw[i + 1]! : `${headers[name]}, ${raw[i + 1]}`;
+/** An HTTP/2 stream's response: the head without what HTTP/2 forbids, no reason phrase. */
+export class H2Response implements ClientResponse {
+  /** A stream ends by itself; its session counts its streams (h2-listener.ts). */
+  shouldKeepAlive = true;
+  readonly #stream: Http2ServerResponse;
+
+  constructor(stream: Http2ServerResponse) {
+    this.#stream = stream;
   }
-  Object.defineProperty(req, 'rawHeaders', { value: raw });
-  Object.defineProperty(req, 'headers', { value: headers });
-  Object.defineProperty(res, 'writeHead', { value: h2WriteHead });
-  return [req as unknown as IncomingMessage, res as unknown as ServerResponse];
+
+  get statusCode(): number {
+    return this.#stream.statusCode;
+  }
+
+  set statusCode(status: number) {
+    this.#stream.statusCode = status;
+  }
+
+  get headersSent(): boolean {
+    return this.#stream.headersSent;
+  }
+
+  get socket(): Socket | null {
+    return (this.#stream.socket as Socket | null) ?? null;
+  }
+
+  writeHead(status: number, _reason: string, headers: string[]): this {
+    this.#stream.writeHead(status, h2Headers(headers));
+    return this;
+  }
+
+  writeContinue(): void {
+    this.#stream.writeContinue();
+  }
+
+  write(chunk: Buffer, callback?: (err?: Error | null) => void): boolean {
+    return this.#stream.write(chunk, callback);
+  }
+
+  end(chunk?: Buffer | string, callback?: () => void): this {
+    if (chunk === undefined) this.#stream.end();
+    else this.#stream.end(chunk, callback);
+    return this;
+  }
+
+  destroy(): this {
+    this.#stream.destroy();
+    return this;
+  }
+
+  on(event: 'close', listener: () => void): this {
+    this.#stream.on(event, listener);
+    return this;
+  }
+
+  once(event: 'drain' | 'close', listener: () => void): this {
+    this.#stream.once(event, listener);
+    return this;
+  }
 }

@@ -64,17 +64,18 @@ const KEEP_ALIVE_THRESHOLD_MS = 2000;
 const CRLF_CRLF = Buffer.from('\r\n\r\n');
 /** Every upstream socket reads into this: a read is handled before the next one, and what is kept is copied. */
 const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
-const kClient = Symbol('http1Client');
-type ClientSocket = Socket & { [kClient]: Http1Client };
 
-function onRead(this: ClientSocket, bytes: number, buffer: Buffer): boolean {
-  try {
-    failpoint('upstream');
-    return this[kClient].read(buffer, bytes);
-  } catch (error) {
-    this[kClient].faulted('upstream', error);
-    return false;
-  }
+/** A read of the upstream socket, for `client` (one function per connection, made once). */
+function readerOf(client: Http1Client): (bytes: number, buffer: Uint8Array) => boolean {
+  return (bytes, buffer) => {
+    try {
+      failpoint('upstream');
+      return client.read(buffer as Buffer, bytes);
+    } catch (error) {
+      client.faulted('upstream', error);
+      return false;
+    }
+  };
 }
 
 /** Where the connection is. */
@@ -215,9 +216,8 @@ export class Http1Client {
       host: this.#host,
       port: this.#port,
       noDelay: true,
-      onread: { buffer: READ_BUFFER, callback: onRead as (bytes: number, buffer: Uint8Array) => boolean },
-    }) as ClientSocket;
-    socket[kClient] = this;
+      onread: { buffer: READ_BUFFER, callback: readerOf(this) },
+    });
     this.#socket = socket;
     this.#arm(CONNECT_TIMER, this.#options.connectTimeout);
     socket.once('connect', () => {

@@ -6,8 +6,9 @@
  * `content-length` as the client sent it, `transfer-encoding: chunked` for a body without one, and
  * `content-length: 0` for an empty POST, PUT or PATCH.
  */
-import type { IncomingMessage } from 'node:http';
+
 import type { Socket } from 'node:net';
+import type { ClientBodyStream } from './contract/client-request.ts';
 import { containFault, together } from './fault-boundary.ts';
 
 /** undici's raw dispatch handler, as the exchange implements it. */
@@ -31,7 +32,7 @@ export interface Http1Request {
   /** `[name, value, …]`; `host` and `content-length` among them are taken as undici takes them. */
   readonly headers: readonly string[];
   /** The client's body: streamed from its request, or read whole already (client-body.ts). */
-  readonly body: IncomingMessage | Buffer | null;
+  readonly body: ClientBodyStream | Buffer | null;
   readonly headersTimeout?: number | undefined;
   readonly bodyTimeout?: number | undefined;
   /** The connection's last request: sent with `Connection: close`, closed after the answer. */
@@ -103,7 +104,7 @@ export interface BodyProgress {
  * is full. Returns what stops it.
  */
 export function streamBody(
-  body: IncomingMessage,
+  body: ClientBodyStream,
   socket: Socket,
   chunked: boolean,
   progress: BodyProgress,

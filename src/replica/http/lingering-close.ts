@@ -11,21 +11,17 @@
  */
 import type { Socket } from 'node:net';
 import { type ClientTimers, NGINX_CLIENT_TIMERS } from '../../engine/http/client-timers.ts';
+import { connectionOf } from './contract/client-connection.ts';
 
 /** The location's `lingering_close`, `lingering_time` and `lingering_timeout`. */
 export type Lingering = Pick<ClientTimers, 'lingeringClose' | 'lingeringTimeMs' | 'lingeringTimeoutMs'>;
-
-/** Connections whose answer in progress is their last: nothing read after it is answered. */
-const lastAnswered = new WeakSet<Socket>();
-/** Connections in their lingering close. */
-const lingering = new WeakSet<Socket>();
 
 /**
  * True once the connection is closing: nothing more is answered on it (a request node:http read
  * behind the last answer, pipelined, is dropped unseen, as nginx never reads it).
  */
 export function isLingering(socket: Socket): boolean {
-  return lastAnswered.has(socket);
+  return connectionOf(socket).lastAnswered;
 }
 
 /**
@@ -33,7 +29,7 @@ export function isLingering(socket: Socket): boolean {
  * node:http's close of it (its `destroySoon()` after a `Connection: close` answer) lingers instead.
  */
 export function lingerOnClose(socket: Socket, lingering: Lingering = NGINX_CLIENT_TIMERS): void {
-  lastAnswered.add(socket);
+  connectionOf(socket).lastAnswered = true;
   if (lingering.lingeringClose === 'off') return;
   socket.destroySoon = function (this: Socket): void {
     lingeringClose(this, lingering);
@@ -42,9 +38,10 @@ export function lingerOnClose(socket: Socket, lingering: Lingering = NGINX_CLIEN
 
 /** Ends the connection as nginx does (above). Idempotent. */
 export function lingeringClose(socket: Socket, settings: Lingering = NGINX_CLIENT_TIMERS): void {
-  if (lingering.has(socket)) return;
-  lingering.add(socket);
-  lastAnswered.add(socket);
+  const connection = connectionOf(socket);
+  if (connection.lingering) return;
+  connection.lingering = true;
+  connection.lastAnswered = true;
   if (socket.destroyed) return;
   if (settings.lingeringClose === 'off') {
     socket.destroySoon();

@@ -7,10 +7,11 @@
  * listener or `resume()` lets it flow, and the connection stops reading when too much of it waits.
  */
 import { EventEmitter } from 'node:events';
-import { type IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
-import type { ClientRequestHead } from './decision.ts';
+import type { ClientRequest } from './contract/client-request.ts';
 import { containFault } from './fault-boundary.ts';
+import { foldHeaders } from './fold-headers.ts';
 import type { PlainHead } from './plain-request-head.ts';
 
 /** Where the body comes from: the connection, which stops and restarts reading. */
@@ -19,22 +20,10 @@ export interface BodySource {
   resumeReading(): void;
 }
 
-type HeaderFolder = (
-  this: { joinDuplicateHeaders: boolean },
-  name: string,
-  value: string,
-  into: Record<string, string | string[]>,
-) => void;
-
-/** node:http's duplicate-header rule (joined with ", " or "; ", kept first, or Set-Cookie's list). */
-const addHeaderLine = (IncomingMessage.prototype as unknown as { _addHeaderLine: HeaderFolder })
-  ._addHeaderLine;
-const FOLDING = { joinDuplicateHeaders: false };
-
 /** Body bytes held for a reader that is not reading before the connection stops reading (a Readable's). */
 const WAITING_BYTES_MAX = 16 * 1024;
 
-export class PlainRequest extends EventEmitter implements ClientRequestHead {
+export class PlainRequest extends EventEmitter implements ClientRequest {
   readonly method: string;
   readonly url: string;
   readonly httpVersion = '1.1';
@@ -69,12 +58,8 @@ export class PlainRequest extends EventEmitter implements ClientRequestHead {
   }
 
   get headers(): IncomingHttpHeaders {
-    if (this.#headers !== null) return this.#headers;
-    const headers: Record<string, string | string[]> = {};
-    const raw = this.rawHeaders;
-    for (let i = 0; i < raw.length; i += 2) addHeaderLine.call(FOLDING, raw[i]!, raw[i + 1]!, headers);
-    this.#headers = headers;
-    return headers;
+    this.#headers ??= foldHeaders(this.rawHeaders);
+    return this.#headers;
   }
 
   /** A 'data' listener lets the body flow, unless it was paused (a Readable's rule). */

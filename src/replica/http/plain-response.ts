@@ -9,6 +9,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { Socket } from 'node:net';
+import type { ClientResponse } from './contract/client-response.ts';
 import { httpDate } from './http-date.ts';
 import { statusReason } from './status-pages.ts';
 
@@ -25,7 +26,7 @@ type WriteCallback = (err?: Error | null) => void;
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const INVALID_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 
-export class PlainResponse extends EventEmitter {
+export class PlainResponse extends EventEmitter implements ClientResponse {
   statusCode = 200;
   headersSent = false;
   shouldKeepAlive: boolean;

@@ -8,11 +8,13 @@
  * dispatch-handler protocol) hand over the response head as a flat list and the body as chunks, which
  * are written straight into the client response.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+
 import type { Socket } from 'node:net';
 import type { ClientTimers } from '../../engine/http/client-timers.ts';
 import { isPooledBodyChunk, releaseBodyChunk } from './body-buffers.ts';
-import { mayKeepAlive } from './client-connections.ts';
+import type { BodyReader, ClientConnection, RemoteAddress } from './contract/client-connection.ts';
+import type { ClientRequest } from './contract/client-request.ts';
+import type { ClientResponse } from './contract/client-response.ts';
 import type {
   AnsweredUnder,
   ClientClosedCallback,
@@ -31,9 +33,7 @@ import type {
 import { containFault, failpoint } from './fault-boundary.ts';
 import { uriFieldValue } from './field-value.ts';
 import { clientResponseHeaders } from './forward-headers.ts';
-import { isH2Request } from './h2-request.ts';
 import { lingerOnClose } from './lingering-close.ts';
-import { PlainResponse } from './plain-response.ts';
 import {
   closesConnection,
   errorPage,
@@ -64,14 +64,6 @@ export interface ExchangeHost<D extends Decision> extends UpstreamHost {
   readonly clientTimers: ClientTimers;
 }
 
-const kExchange = Symbol('exchange');
-type TrackedResponse = ServerResponse & { [kExchange]?: Exchange<Decision> };
-
-/** The exchange a response belongs to, once it forwards or holds (null otherwise). */
-export function exchangeOf(res: ServerResponse): Exchange<Decision> | null {
-  return (res as TrackedResponse)[kExchange] ?? null;
-}
-
 /** nginx's words for a request body that went wrong on the client's side. */
 const PREMATURELY_CLOSED: ClientFault = Object.freeze({
   level: 'info',
@@ -86,12 +78,12 @@ const INVALID_CHUNKED_BODY: ClientFault = Object.freeze({
   message: 'client sent invalid chunked body',
 });
 
-function onResponseClose(this: TrackedResponse): void {
+function onResponseClose(exchange: { responseClosed(): void; readonly clientSocket: Socket | null }): void {
   try {
     failpoint('client');
-    this[kExchange]?.responseClosed();
+    exchange.responseClosed();
   } catch (error) {
-    const socket = this.socket ?? this[kExchange]?.req.socket ?? null;
+    const socket = exchange.clientSocket;
     containFault('client', error, socket, socket);
   }
 }
@@ -119,7 +111,8 @@ function onHoldElapsed(exchange: { holdElapsed(): void; readonly clientSocket: S
   }
 }
 
-export class Exchange<D extends Decision> extends UpstreamRequest implements DownstreamRequest {
+export class Exchange<D extends Decision> extends UpstreamRequest implements DownstreamRequest, BodyReader {
+  readonly connection: ClientConnection;
   readonly remoteAddr: string;
   readonly remotePort: number;
   readonly realipRemoteAddr: string;
@@ -152,19 +145,19 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
 
   constructor(
     host: ExchangeHost<D>,
-    req: IncomingMessage,
-    res: ServerResponse,
-    peerAddr: string,
-    peerPort: number,
-    remoteAddr: string,
-    remotePort: number,
+    req: ClientRequest,
+    res: ClientResponse,
+    connection: ClientConnection,
+    remote: RemoteAddress,
   ) {
-    super(req, res, remoteAddr, host.scheme);
+    super(req, res, remote.text, host.scheme);
     this.#host = host;
-    this.realipRemoteAddr = peerAddr;
-    this.realipRemotePort = peerPort;
-    this.remoteAddr = remoteAddr;
-    this.remotePort = remotePort;
+    this.connection = connection;
+    const peer = connection.peer!;
+    this.realipRemoteAddr = peer.text;
+    this.realipRemotePort = peer.port;
+    this.remoteAddr = remote.text;
+    this.remotePort = remote.port;
   }
 
   /**
@@ -233,6 +226,10 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
     this.#refuse(code);
   }
 
+  get bodyComplete(): boolean {
+    return this.req.complete;
+  }
+
   /**
    * node:http found the request body broken while this exchange held or forwarded it: the client
    * closed its side before the end (nginx: 400, nothing sent) or the chunked framing is wrong (400).
@@ -276,7 +273,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
     if (closesConnection(code)) {
       this.state = DONE;
       this.#closedWith = code;
-      if (this.#host.onCompleted !== null) this.#track();
+      this.#track();
       (this.req.socket ?? this.res.socket)?.destroy();
       return;
     }
@@ -294,7 +291,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
   /** The answer ends the connection, lingering (nginx drops keep-alive after these pages). */
   #closeAfter(): void {
     // an HTTP/2 stream ends by itself; its connection carries the others on
-    if (isH2Request(this.req)) return;
+    if (this.req.h2 === true) return;
     this.res.shouldKeepAlive = false;
     const socket = this.res.socket ?? this.req.socket;
     if (socket !== null) lingerOnClose(socket, this.timers);
@@ -302,7 +299,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
 
   #end(status: number, headers: string[], body: Buffer | string | null): void {
     this.state = DONE;
-    if (this.#host.onCompleted !== null) this.#track();
+    this.#track();
     const res = this.res;
     this.#keepAliveRule();
     res.writeHead(status, statusReason(status), headers);
@@ -343,8 +340,9 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
   #track(): void {
     if (this.#tracked) return;
     this.#tracked = true;
-    (this.res as TrackedResponse)[kExchange] = this as unknown as Exchange<Decision>;
-    this.res.on('close', onResponseClose);
+    // the body, if it breaks from here on, is this exchange's to answer for (client-error.ts)
+    this.connection.exchange = this;
+    this.res.on('close', () => onResponseClose(this));
   }
 
   #hold(decision: DelayDecision): void {
@@ -434,6 +432,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
 
   /** @internal `res` emitted 'close': the response ended, or the client went away before that. */
   responseClosed(): void {
+    if (this.connection.exchange === this) this.connection.exchange = null;
     const state = this.state;
     this.state = DONE;
     this.stopSendTimer();
@@ -514,18 +513,19 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
 
   /**
    * Whether the answer may keep its connection (a graceful close, nginx's keep-alive limits:
-   * client-connections.ts); the connection idles for the location's `keepalive_timeout` after it.
+   * client-connection.ts); the connection idles for the location's `keepalive_timeout` after it.
    */
   #keepAliveRule(): void {
     // an HTTP/2 stream ends by itself; its session counts its streams (proxy-server.ts)
-    if (isH2Request(this.req)) return;
+    if (this.req.h2 === true) return;
     const res = this.res;
-    if (this.#host.closing || !mayKeepAlive(this.clientSocket, this.timers)) res.shouldKeepAlive = false;
+    if (this.#host.closing || !this.connection.mayKeepAlive(this.timers)) res.shouldKeepAlive = false;
     // `lingering_close always`: every connection the server ends lingers
     const socket = this.clientSocket;
     if (!res.shouldKeepAlive && this.timers.lingeringClose === 'always' && socket !== null)
       lingerOnClose(socket, this.timers);
-    if (res instanceof PlainResponse) res.keepAliveTimeoutMs = this.timers.keepaliveTimeoutMs;
+    // the replica's own writer asks how long the connection idles for the next request
+    if (res.keepAliveTimeoutMs !== undefined) res.keepAliveTimeoutMs = this.timers.keepaliveTimeoutMs;
   }
 
   #writeHead(): void {
@@ -598,7 +598,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
   clientSendTimedOut(): void {
     this.#sendWatch = null;
     if (this.#decision !== null) this.#host.clientInput?.clientFault(this, this.#decision, SEND_TIMED_OUT);
-    if (isH2Request(this.req)) this.res.destroy();
+    if (this.req.h2 === true) this.res.destroy();
     else this.clientSocket?.destroy();
   }
 }

@@ -29,8 +29,15 @@ import { type ClientTimers, NGINX_CLIENT_TIMERS } from '../../engine/http/client
 import { type NginxAddr, normalizePeerAddress, parseAddr } from '../../engine/net/address-text.ts';
 import { bindError } from '../../shared/bind-error.ts';
 import { LimitswitchError } from '../../shared/errors.ts';
-import { countRequest } from './client-connections.ts';
 import { answerClientError, type ClientError } from './client-error.ts';
+import {
+  type ClientConnection,
+  connectionOf,
+  type PeerInfo,
+  type RemoteAddress,
+} from './contract/client-connection.ts';
+import type { ClientRequest } from './contract/client-request.ts';
+import type { ClientResponse } from './contract/client-response.ts';
 import type {
   ClientClosedCallback,
   ClientInputRules,
@@ -43,12 +50,10 @@ import type {
 import { type EdgeConf, EdgeListener } from './edge-listener.ts';
 import { guarded } from './fault-boundary.ts';
 import { H2Listener } from './h2-listener.ts';
-import { adaptH2 } from './h2-request.ts';
+import { H2Request, H2Response } from './h2-request.ts';
 import { Http1Connection, type Http1Host } from './http1-connection.ts';
 import { isLingering } from './lingering-close.ts';
-import type { PlainRequest } from './plain-request.ts';
-import type { PlainResponse } from './plain-response.ts';
-import { Exchange, exchangeOf } from './proxy-exchange.ts';
+import { Exchange } from './proxy-exchange.ts';
 import { compileRealIp, type RealIpResolver } from './real-ip.ts';
 import type { Tunnel } from './tunnel.ts';
 import { UpgradeExchange, type UpgradeHost } from './upgrade-exchange.ts';
@@ -102,19 +107,6 @@ export interface ProxyServerOptions<D extends Decision = Decision> {
 /** node:http's default `maxHeaderSize` (16 KiB), when no rules set one. */
 const DEFAULT_MAX_HEADER_BYTES = 16 * 1024;
 
-/** What the listener knows about a connection's peer, computed once per connection. */
-interface PeerInfo {
-  readonly text: string;
-  readonly port: number;
-  /** The parsed peer when realip is on and the peer is in `set_real_ip_from`; else null. */
-  readonly trusted: NginxAddr | null;
-}
-
-const kPeer = Symbol('peer');
-type PeerSocket = Socket & { [kPeer]?: PeerInfo };
-const kPlainOnTls = Symbol('plainOnTls');
-type PlainSocket = Socket & { [kPlainOnTls]?: true };
-
 /**
  * node:http emits a pipelined request as soon as it has read it, while the answer before it is still
  * in progress; nginx reads a connection's next request only once its answer is out. So a request runs
@@ -137,11 +129,6 @@ function inTurn(
     ),
   );
   return false;
-}
-
-/** A plain HTTP connection to a TLS address (nginx answers its requests with the 497 page). */
-export function isPlainOnTls(socket: Socket | null): boolean {
-  return socket !== null && (socket as PlainSocket)[kPlainOnTls] === true;
 }
 
 export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D> {
@@ -250,11 +237,12 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
         return proxy.closing;
       },
       maxHeadBytes: () => this.clientInput?.maxHeaderBytes() ?? DEFAULT_MAX_HEADER_BYTES,
-      request: (req, res) => this.#onPlainRequest(req, res),
+      request: (req, res) => this.#exchange(req, res),
       bodyCut: (res) => {
-        const exchange = exchangeOf(res as unknown as ServerResponse);
+        const exchange = res.socket === null ? null : connectionOf(res.socket).exchange;
         if (exchange === null || !exchange.bodyFailed('HPE_INVALID_EOF_STATE')) res.destroy();
       },
+      // node documents emitting 'connection' as the way to hand a server a connection
       handOver: (socket) => server.emit('connection', socket),
       released: (connection) => this.#http1.delete(connection),
     };
@@ -303,7 +291,7 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
   #acceptHttp1 = guarded(
     'client',
     (socket: Socket): void => {
-      (socket as PeerSocket)[kPeer] = this.#peerOf(socket);
+      connectionOf(socket).peer = this.#peerOf(socket);
       this.#http1.add(new Http1Connection(socket, this.#http1Host));
     },
     (socket) => socket,
@@ -314,7 +302,7 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
       http1: this.#acceptHttp1,
       http2: (socket) => this.#h2Listener().accept(socket),
       plainOnTls: (socket) => {
-        (socket as PlainSocket)[kPlainOnTls] = true;
+        connectionOf(socket).plainOnTls = true;
         this.server.emit('connection', socket);
       },
       handshakeFailed: (message, socket) => this.#onConnectionInfo?.(message, socket),
@@ -332,13 +320,12 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
       get closing() {
         return proxy.#closing;
       },
-      sessionStarted: (socket) => {
-        (socket as PeerSocket)[kPeer] ??= this.#peerOf(socket);
+      sessionStarted: (connection) => {
+        connection.peer ??= this.#peerOf(connection.socket);
       },
       request: (request, response) => {
-        const [req, res] = adaptH2(request, response);
-        const { peer, addr, port } = this.#clientOf(req);
-        this.#run(new Exchange<D>(this, req, res, peer.text, peer.port, addr, port));
+        const req = new H2Request(request);
+        this.#exchange(req, new H2Response(response));
       },
       connectionInfo: (message, socket) => this.#onConnectionInfo?.(message, socket),
     });
@@ -425,8 +412,9 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
     return this.#timers();
   }
 
-  #onConnection = (socket: PeerSocket): void => {
-    socket[kPeer] = this.#peerOf(socket);
+  #onConnection = (socket: Socket): void => {
+    const connection = connectionOf(socket);
+    connection.peer ??= this.#peerOf(socket);
   };
 
   /** node:http could not read a request, or the connection failed (client-error.ts). */
@@ -437,24 +425,18 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
   /** `Expect: 100-continue`: the exchange says when to go on (never for a refusal). */
   #onCheckContinue = (req: IncomingMessage, res: ServerResponse): void => {
     if (!inTurn(req, res, this.#onCheckContinue)) return;
-    countRequest(req.socket);
-    const { peer, addr, port } = this.#clientOf(req);
-    const exchange = new Exchange<D>(this, req, res, peer.text, peer.port, addr, port);
-    exchange.expectContinue();
-    this.#run(exchange);
+    this.#exchange(req, res, true);
   };
 
   /** CONNECT: node:http hands the connection over; nginx refuses the method (the hook says how). */
   #onConnect = (req: IncomingMessage, socket: Socket, head: Buffer): void => {
-    countRequest(req.socket);
     void head;
     socket.on('error', destroyOnError);
     const res = new ServerResponse(req);
     res.shouldKeepAlive = false;
     res.assignSocket(socket);
     res.once('finish', endConnection);
-    const { peer, addr, port } = this.#clientOf(req);
-    this.#run(new Exchange<D>(this, req, res, peer.text, peer.port, addr, port));
+    this.#exchange(req, res);
   };
 
   #peerOf(socket: Socket): PeerInfo {
@@ -468,16 +450,23 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
     return { text, port, trusted };
   }
 
-  /** `$remote_addr`/`$remote_port` of a request and its connection's peer. */
-  #clientOf(req: IncomingMessage): { peer: PeerInfo; addr: string; port: number } {
-    const socket = req.socket as PeerSocket;
-    // 'connection' always comes first; the fallback covers sockets handed in by `emit('connection')`.
-    const peer = socket[kPeer] ?? this.#peerOf(socket);
+  /** A request read: its connection counts it, and its exchange starts. */
+  #exchange(req: ClientRequest, res: ClientResponse, expectsContinue = false): void {
+    const connection = connectionOf(req.socket);
+    connection.countRequest();
+    const exchange = new Exchange<D>(this, req, res, connection, this.#remoteOf(req, connection));
+    if (expectsContinue) exchange.expectContinue();
+    this.#run(exchange);
+  }
+
+  /** `$remote_addr`/`$remote_port`: the peer, or what `real_ip_header` says when the peer is trusted. */
+  #remoteOf(req: ClientRequest, connection: ClientConnection): RemoteAddress {
+    const peer = (connection.peer ??= this.#peerOf(req.socket));
     if (peer.trusted !== null && this.#realIp !== null) {
       const real = this.#realIp.resolve(peer.trusted, req.rawHeaders);
-      if (real !== null) return { peer, addr: real.text, port: real.port };
+      if (real !== null) return real;
     }
-    return { peer, addr: peer.text, port: peer.port };
+    return peer;
   }
 
   #onRequest = (req: IncomingMessage, res: ServerResponse): void => {
@@ -487,30 +476,25 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
       req.resume();
       return;
     }
-    countRequest(req.socket);
-    const { peer, addr, port } = this.#clientOf(req);
-    this.#run(new Exchange<D>(this, req, res, peer.text, peer.port, addr, port));
+    this.#exchange(req, res);
   };
 
-  #onPlainRequest(req: PlainRequest, res: PlainResponse): void {
-    countRequest(req.socket);
-    // they have what the exchange uses of node:http's (the h2 adapter's pair is taken the same way)
-    const request = req as unknown as IncomingMessage;
-    const { peer, addr, port } = this.#clientOf(request);
-    this.#run(
-      new Exchange<D>(this, request, res as unknown as ServerResponse, peer.text, peer.port, addr, port),
-    );
-  }
-
   #onUpgrade = (req: IncomingMessage, socket: Socket, head: Buffer): void => {
-    countRequest(req.socket);
+    const connection = connectionOf(req.socket);
+    connection.countRequest();
     // The parser is gone from this connection: answers go out through a response of our own, and
     // the connection closes after it (unless it becomes a tunnel).
     const res = new ServerResponse(req);
     res.shouldKeepAlive = false;
     res.assignSocket(socket);
-    const { peer, addr, port } = this.#clientOf(req);
-    const exchange = new UpgradeExchange<D>(this, req, res, peer.text, peer.port, addr, port, head);
+    const exchange = new UpgradeExchange<D>(
+      this,
+      req,
+      res,
+      connection,
+      this.#remoteOf(req, connection),
+      head,
+    );
     let upgrades: boolean;
     try {
       // a chunked body is node:http's to decode: such a request goes on as a plain one

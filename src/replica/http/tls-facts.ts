@@ -7,36 +7,16 @@
  * a client sent anyway reads as none (`NONE`, empty DNs), as in nginx.
  */
 import type { TLSSocket } from 'node:tls';
-import type { ClientCertificate, SslVerifyClient, VerifyError } from '../../engine/http/client-verify.ts';
-import type { TlsFacts } from '../../engine/variables/request-context.ts';
-
-/** What the listener noted of the handshake on the socket (set by the TLS edge). */
-export interface Handshake {
-  /** The SNI name when it selected a server by name (nginx's `hc->ssl_servername`), else null. */
-  readonly negotiatedName: string | null;
-  /** That server's (else the default server's) `ssl_verify_client` and `ssl_verify_depth`. */
-  readonly verify: SslVerifyClient;
-  readonly verifyDepth: number;
-}
-
-export interface ConnectionTls extends TlsFacts, ClientCertificate {
-  readonly negotiatedName: string | null;
-}
-
-const kHandshake = Symbol('handshake');
-const kFacts = Symbol('tlsFacts');
-type NotedSocket = TLSSocket & { [kHandshake]?: Handshake; [kFacts]?: ConnectionTls };
-
-export function noteHandshake(socket: TLSSocket, handshake: Handshake): void {
-  (socket as NotedSocket)[kHandshake] = handshake;
-}
+import type { VerifyError } from '../../engine/http/client-verify.ts';
+import type { ClientConnection, ConnectionTls, Handshake } from './contract/client-connection.ts';
 
 /** The connection's TLS facts; null for a plain connection. */
-export function connectionTls(socket: TLSSocket | { encrypted?: boolean } | null): ConnectionTls | null {
-  if (socket === null || (socket as { encrypted?: boolean }).encrypted !== true) return null;
-  const noted = socket as NotedSocket;
-  noted[kFacts] ??= readFacts(noted, noted[kHandshake] ?? null);
-  return noted[kFacts];
+export function connectionTls(connection: ClientConnection | null): ConnectionTls | null {
+  if (connection === null) return null;
+  const socket = connection.socket as TLSSocket;
+  if (socket.encrypted !== true) return null;
+  connection.tls ??= readFacts(socket, connection.handshake);
+  return connection.tls;
 }
 
 function readFacts(socket: TLSSocket, handshake: Handshake | null): ConnectionTls {
@@ -91,7 +71,8 @@ const CHAIN_TOO_LONG = VERIFY_ERRORS.CERT_CHAIN_TOO_LONG!;
  * allows fails as OpenSSL fails it.
  */
 function verifyError(socket: TLSSocket, depth: number): VerifyError | null {
-  const reason = socket.authorizationError as unknown as string | Error | null;
+  // Node's types say Error; at run time it is OpenSSL's code as a string
+  const reason: unknown = socket.authorizationError;
   if (reason) {
     const code = typeof reason === 'string' ? reason : ((reason as { code?: string }).code ?? '');
     return VERIFY_ERRORS[code] ?? { code: 0, text: String(code || reason) };

@@ -9,6 +9,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { ClientConnection, RemoteAddress } from './contract/client-connection.ts';
 import type { Decision } from './decision.ts';
 import { containFault } from './fault-boundary.ts';
 import { isFieldValue } from './field-value.ts';
@@ -30,6 +31,8 @@ const EARLY_BYTES_MAX = 64 * 1024;
 
 export class UpgradeExchange<D extends Decision> extends Exchange<D> implements UpgradeHandler {
   readonly #listener: UpgradeHost<D>;
+  /** node:http's response of the upgrade request: the connection leaves it for a tunnel. */
+  readonly #response: ServerResponse;
   #early: Buffer[];
   #earlyBytes: number;
   #readTimeoutMs = 0;
@@ -41,14 +44,13 @@ export class UpgradeExchange<D extends Decision> extends Exchange<D> implements 
     host: UpgradeHost<D>,
     req: IncomingMessage,
     res: ServerResponse,
-    peerAddr: string,
-    peerPort: number,
-    remoteAddr: string,
-    remotePort: number,
+    connection: ClientConnection,
+    remote: RemoteAddress,
     head: Buffer,
   ) {
-    super(host, req, res, peerAddr, peerPort, remoteAddr, remotePort);
+    super(host, req, res, connection, remote);
     this.#listener = host;
+    this.#response = res;
     this.#early = head.length === 0 ? [] : [head];
     this.#earlyBytes = head.length;
   }
@@ -144,7 +146,7 @@ export class UpgradeExchange<D extends Decision> extends Exchange<D> implements 
     }
     client.off('data', this.#onEarlyData);
     client.off('end', this.#onEarlyEnd);
-    this.res.detachSocket(client);
+    this.#response.detachSocket(client);
     const headers = switchingProtocolsHeaders(rawHeaders);
     // a reason phrase that is not a field value's text is not relayed (as for any answer: http1-response.ts)
     const reason = statusText !== '' && isFieldValue(statusText, 0, statusText.length) ? statusText : '';

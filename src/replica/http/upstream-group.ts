@@ -1,14 +1,14 @@
 /**
- * `upstream` groups on the data path: servers chosen by nginx's smooth weighted round robin
- * (ngx_http_upstream_get_peer), a server that failed a request before its response head (connect,
- * send or read-header error or timeout, a rejected head) skipped for `failTimeoutMs` (nginx's
- * `max_fails=1 fail_timeout=10s`; a group of one server is never skipped), a server carrying its
- * `max_conns` requests skipped until one ends, the group's keepalive cache of idle connections
- * (upstream-keepalive.ts), each connection an undici `Client` (upstream-connection.ts), and NGINX Plus's
- * queue of requests waiting for a server (upstream-queue.ts).
+ * `upstream` groups on the data path: servers chosen by nginx's round robin (the engine's
+ * round-robin.ts: smooth weights, `max_conns`, a server that failed a request before its response head
+ * — connect, send or read-header error or timeout, a rejected head — left out for `failTimeoutMs`,
+ * nginx's `max_fails=1 fail_timeout=10s`), on this clock; the group's keepalive cache of idle
+ * connections (upstream-keepalive.ts), each connection an undici `Client` (upstream-connection.ts), and
+ * NGINX Plus's queue of requests waiting for a server (upstream-queue.ts).
  */
 
 import type { UpstreamQueueSpec, UpstreamServerSpec } from '../../config/model.ts';
+import { RoundRobin, type RoundRobinPeer } from '../../engine/upstream/round-robin.ts';
 import type { UpstreamInfo } from '../../engine/upstream/upstream-info.ts';
 import { type Clock, systemClock } from '../../shared/clock.ts';
 import { LimitswitchError } from '../../shared/errors.ts';
@@ -46,7 +46,7 @@ export const DEFAULT_UPSTREAM_OPTIONS: UpstreamOptions = Object.freeze({
 });
 
 /** One server of a group: its round-robin state, and how its connections are made. */
-export class UpstreamPeer {
+export class UpstreamPeer implements RoundRobinPeer {
   readonly host: string;
   readonly port: number;
   readonly origin: string;
@@ -151,8 +151,7 @@ export class UpstreamGroup {
   readonly keepalive: KeepaliveCache<UpstreamConnection>;
   /** `queue`: requests waiting for a server; null without it. */
   readonly queue: UpstreamQueue | null;
-  readonly #single: UpstreamPeer | null;
-  readonly #failTimeoutMs: number;
+  readonly #balancer: RoundRobin<UpstreamPeer>;
   readonly #clock: Clock;
 
   constructor(
@@ -168,8 +167,7 @@ export class UpstreamGroup {
     this.name = name;
     this.keepalive = new KeepaliveCache<UpstreamConnection>(keepalive);
     this.peers = servers.map((server) => new UpstreamPeer(server, options, this.keepalive));
-    this.#single = this.peers.length === 1 ? this.peers[0]! : null;
-    this.#failTimeoutMs = options.failTimeoutMs;
+    this.#balancer = new RoundRobin(this.peers, options.failTimeoutMs);
     this.#clock = options.clock;
     this.sendTimeoutMs = options.sendTimeoutMs;
     this.queue = queue === null ? null : new UpstreamQueue(queue, options.clock);
@@ -181,24 +179,7 @@ export class UpstreamGroup {
    * counts the request on the server (`take`).
    */
   pick(tried: readonly UpstreamPeer[] | null = null): UpstreamPeer | null {
-    const single = this.#single;
-    if (single !== null) return tried === null && !atMaxConns(single) ? single : null;
-    let best: UpstreamPeer | null = null;
-    let total = 0;
-    let nowMs = 0;
-    for (const peer of this.peers) {
-      if (tried?.includes(peer) || atMaxConns(peer)) continue;
-      if (peer.downUntilMs !== 0) {
-        nowMs ||= this.#clock.nowMs();
-        if (peer.downUntilMs > nowMs) continue;
-        peer.downUntilMs = 0;
-      }
-      peer.currentWeight += peer.weight;
-      total += peer.weight;
-      if (best === null || peer.currentWeight > best.currentWeight) best = peer;
-    }
-    if (best !== null) best.currentWeight -= total;
-    return best;
+    return this.#balancer.pick(tried, this.#clock.nowMs());
   }
 
   /** A request is on `peer` now. */
@@ -218,9 +199,7 @@ export class UpstreamGroup {
    * disabled").
    */
   markFailed(peer: UpstreamPeer): boolean {
-    if (this.#single !== null) return false;
-    peer.downUntilMs = this.#clock.nowMs() + this.#failTimeoutMs;
-    return true;
+    return this.#balancer.markFailed(peer, this.#clock.nowMs());
   }
 
   /** The group's state now, for heartbeats, the status API and metrics. */
@@ -232,7 +211,7 @@ export class UpstreamGroup {
       peers: this.peers.map((peer) => ({
         server: peer.server,
         weight: peer.weight,
-        state: peer.downUntilMs > nowMs ? 'unavail' : 'up',
+        state: this.#balancer.isDown(peer, nowMs) ? 'unavail' : 'up',
         active: peer.active,
         maxConns: peer.maxConns,
       })),
@@ -248,10 +227,6 @@ export class UpstreamGroup {
   close(): Promise<void> {
     return this.keepalive.close();
   }
-}
-
-function atMaxConns(peer: UpstreamPeer): boolean {
-  return peer.maxConns !== 0 && peer.active >= peer.maxConns;
 }
 
 /** An upstream group to build: its servers and its keepalive settings (absent: the replica's default). */

@@ -16,11 +16,12 @@
  * error-log line about the server, no failure counted and no other server tried.
  */
 
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { type ClientTimers, NGINX_CLIENT_TIMERS } from '../../engine/http/client-timers.ts';
 import { LimitswitchError } from '../../shared/errors.ts';
 import { ClientBody } from './client-body.ts';
+import type { ClientRequest } from './contract/client-request.ts';
+import type { ClientResponse } from './contract/client-response.ts';
 import type { ClientFault, ProxyTarget } from './decision.ts';
 import { containFault, failpoint } from './fault-boundary.ts';
 import { appendForwarded, type RequestHeaderFacts, upstreamRequestHeaders } from './forward-headers.ts';
@@ -93,8 +94,8 @@ function onSendTimeout(request: UpstreamRequest): void {
 }
 
 export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedRequest {
-  readonly req: IncomingMessage;
-  readonly res: ServerResponse;
+  readonly req: ClientRequest;
+  readonly res: ClientResponse;
   // RequestHeaderFacts, filled in by upstreamRequestHeaders
   host = '';
   hasBody = false;
@@ -138,7 +139,7 @@ export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedReque
     return this.req.socket ?? this.res.socket;
   }
 
-  constructor(req: IncomingMessage, res: ServerResponse, remoteAddr: string, scheme: string) {
+  constructor(req: ClientRequest, res: ClientResponse, remoteAddr: string, scheme: string) {
     this.req = req;
     this.res = res;
     this.#headers = upstreamRequestHeaders(req.rawHeaders, this);

@@ -6,6 +6,7 @@
  */
 import type { Socket } from 'node:net';
 import type { LogLine } from '../../engine/log-line.ts';
+import { connectionOf, unsharedConnectionNumber } from '../http/contract/client-connection.ts';
 import type { DownstreamRequest } from '../http/decision.ts';
 
 export type ErrorLogLevel = 'debug' | 'info' | 'notice' | 'warn' | 'error' | 'crit' | 'alert' | 'emerg';
@@ -35,9 +36,6 @@ export interface RequestLogContext {
   readonly referrer?: string;
 }
 
-const kConnection = Symbol('connection');
-let connectionSerial = 0;
-
 /** nginx's error lines are at most NGX_MAX_ERROR_STR (2048) bytes, line feed included. */
 const MAX_LINE = 2047;
 
@@ -46,10 +44,7 @@ const MAX_LINE = 2047;
  * is written, so its lines share it. A connection out of reach (null) still gets one, not shared.
  */
 export function connectionNumber(socket: Socket | null): number {
-  if (socket === null) return ++connectionSerial;
-  const numbered = socket as Socket & { [kConnection]?: number };
-  numbered[kConnection] ??= ++connectionSerial;
-  return numbered[kConnection];
+  return socket === null ? unsharedConnectionNumber() : connectionOf(socket).number;
 }
 
 /**
@@ -64,7 +59,7 @@ export function requestLogContext(
   const req = ctx.req;
   const referrer = req.headers.referer;
   return {
-    connection: connectionNumber(ctx.clientSocket),
+    connection: ctx.connection.number,
     client: ctx.remoteAddr,
     server,
     requestLine: `${req.method} ${req.url} HTTP/${req.httpVersion}`,

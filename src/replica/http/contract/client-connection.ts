@@ -1,0 +1,123 @@
+/**
+ * One client connection and what the data path knows of it, in one object: its peer, nginx's
+ * per-connection counts (`c->requests`, `c->start_time`, the `*N` of its log lines), how TLS went,
+ * whether its answer in progress is its last, and the exchange reading its body now.
+ *
+ * node:http and node:http2 hand requests over with their socket only, so the object is found by
+ * socket (`connectionOf`), in this one table; nothing is written onto the socket itself.
+ */
+import type { Socket } from 'node:net';
+import type { ClientTimers } from '../../../engine/http/client-timers.ts';
+import type { ClientCertificate, SslVerifyClient } from '../../../engine/http/client-verify.ts';
+import type { NginxAddr } from '../../../engine/net/address-text.ts';
+import type { TlsFacts } from '../../../engine/variables/request-context.ts';
+
+/** `$remote_addr` and `$remote_port` (0: none, printed empty). */
+export interface RemoteAddress {
+  readonly text: string;
+  readonly port: number;
+}
+
+/** The connection's peer, computed once. */
+export interface PeerInfo extends RemoteAddress {
+  /** The parsed peer when realip is on and the peer is in `set_real_ip_from`; else null. */
+  readonly trusted: NginxAddr | null;
+}
+
+/** What the TLS edge noted of the handshake. */
+export interface Handshake {
+  /** The SNI name when it selected a server by name (nginx's `hc->ssl_servername`), else null. */
+  readonly negotiatedName: string | null;
+  /** That server's (else the default server's) `ssl_verify_client` and `ssl_verify_depth`. */
+  readonly verify: SslVerifyClient;
+  readonly verifyDepth: number;
+}
+
+/** ngx_http_ssl_module's variables and the client certificate's outcome, read once a request asks. */
+export interface ConnectionTls extends TlsFacts, ClientCertificate {
+  readonly negotiatedName: string | null;
+}
+
+/** The exchange whose request body is being read: told when the client breaks the body. */
+export interface BodyReader {
+  readonly bodyComplete: boolean;
+  /** The body broke (`HPE_…`); false when the exchange is over already (the caller closes). */
+  bodyFailed(parserCode: string): boolean;
+}
+
+let connectionSerial = 0;
+
+/** A number for a log line about no connection in reach (not shared with any). */
+export function unsharedConnectionNumber(): number {
+  return ++connectionSerial;
+}
+
+export class ClientConnection {
+  readonly socket: Socket;
+  /** Set by the listener when it accepts the connection. */
+  peer: PeerInfo | null = null;
+  /** Requests read on it so far, the current one included. */
+  requests = 0;
+  /** When its first request was read (performance.now(), ms). */
+  startedMs = 0;
+  /** A plain HTTP connection to a TLS address (nginx answers its requests with the 497 page). */
+  plainOnTls = false;
+  handshake: Handshake | null = null;
+  /** Read from the TLS socket the first time a request asks (edge/tls-facts.ts). */
+  tls: ConnectionTls | null = null;
+  /** The answer in progress is its last: nothing read after it is answered. */
+  lastAnswered = false;
+  /** In its lingering close. */
+  lingering = false;
+  /** The exchange that has the connection now, while it holds or forwards. */
+  exchange: BodyReader | null = null;
+  #number = 0;
+
+  constructor(socket: Socket) {
+    this.socket = socket;
+  }
+
+  /** nginx's `*N`: given the first time one of its lines is written, so its lines share it. */
+  get number(): number {
+    if (this.#number === 0) this.#number = unsharedConnectionNumber();
+    return this.#number;
+  }
+
+  /** A request was read on it. */
+  countRequest(): void {
+    if (this.requests++ === 0) this.startedMs = performance.now();
+  }
+
+  /**
+   * nginx's rule for whether the current request's answer may keep the connection
+   * (ngx_http_update_location_config): not with `keepalive_timeout 0`, not once it carried
+   * `keepalive_requests` requests, not once it is older than `keepalive_time`.
+   */
+  mayKeepAlive(timers: ClientTimers): boolean {
+    if (timers.keepaliveTimeoutMs === 0) return false;
+    if (this.requests === 0) return true;
+    return (
+      this.requests < timers.keepaliveRequests && performance.now() - this.startedMs < timers.keepaliveTimeMs
+    );
+  }
+}
+
+const connections = new WeakMap<Socket, ClientConnection>();
+
+/** The connection of `socket` (made the first time it is asked for). */
+export function connectionOf(socket: Socket): ClientConnection {
+  let connection = connections.get(socket);
+  if (connection === undefined) {
+    connection = new ClientConnection(socket);
+    connections.set(socket, connection);
+  }
+  return connection;
+}
+
+/**
+ * `face` is another object that stands for the same connection: node:http2 gives its sessions'
+ * requests a stand-in of the socket it was handed.
+ */
+export function aliasConnection(face: Socket, connection: ClientConnection): void {
+  connections.set(face, connection);
+}
