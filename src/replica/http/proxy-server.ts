@@ -461,7 +461,8 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
 
   /** `$remote_addr`/`$remote_port`: the peer, or what `real_ip_header` says when the peer is trusted. */
   #remoteOf(req: ClientRequest, connection: ClientConnection): RemoteAddress {
-    const peer = (connection.peer ??= this.#peerOf(req.socket));
+    connection.peer ??= this.#peerOf(req.socket);
+    const peer = connection.peer;
     if (peer.trusted !== null && this.#realIp !== null) {
       const real = this.#realIp.resolve(peer.trusted, req.rawHeaders);
       if (real !== null) return real;
