@@ -1,0 +1,80 @@
+/**
+ * nginx's round-robin balancer of an `upstream` group (ngx_http_upstream_round_robin.c): the smooth
+ * weighted choice of a server, `max_conns`, and a failed server left out for `fail_timeout`. Pure:
+ * the caller passes the time and counts requests on the servers.
+ */
+
+/** What the balancer reads and writes of one server (of nginx's ngx_http_upstream_rr_peer_t). */
+export interface RoundRobinPeer {
+  readonly weight: number;
+  /** `max_conns` (0: no limit): requests it carries at once, counted in `active`. */
+  readonly maxConns: number;
+  /** Requests it carries now (nginx's `conns`). */
+  active: number;
+  /** Smooth round robin's running weight (nginx's `current_weight`). */
+  currentWeight: number;
+  /** Epoch ms until which the server is skipped; 0 when it is up. */
+  downUntilMs: number;
+}
+
+/**
+ * A group's servers and their failure rule, nginx's `max_fails=1 fail_timeout=…`: one failure leaves
+ * a server out for `failTimeoutMs`. A group of one server is never left out (nginx skips the
+ * accounting for a single peer).
+ */
+export class RoundRobin<P extends RoundRobinPeer> {
+  readonly peers: readonly P[];
+  readonly failTimeoutMs: number;
+  readonly #single: P | null;
+
+  constructor(peers: readonly P[], failTimeoutMs: number) {
+    this.peers = peers;
+    this.failTimeoutMs = failTimeoutMs;
+    this.#single = peers.length === 1 ? peers[0]! : null;
+  }
+
+  /**
+   * ngx_http_upstream_get_peer: the next server, skipping those in `tried` (already tried for this
+   * request), those left out at `nowMs` and those at their `max_conns`; null when none is left ("no
+   * live upstreams"). Each server that could be chosen gains its weight; the one with the most (the
+   * first of equals) is chosen and loses the total, so weights 5, 1, 1 go a a b a c a a.
+   */
+  pick(tried: readonly P[] | null, nowMs: number): P | null {
+    const single = this.#single;
+    if (single !== null) return tried === null && !atMaxConns(single) ? single : null;
+    let best: P | null = null;
+    let total = 0;
+    for (const peer of this.peers) {
+      if (tried?.includes(peer) || atMaxConns(peer)) continue;
+      if (peer.downUntilMs !== 0) {
+        if (peer.downUntilMs > nowMs) continue;
+        peer.downUntilMs = 0;
+      }
+      peer.currentWeight += peer.weight;
+      total += peer.weight;
+      if (best === null || peer.currentWeight > best.currentWeight) best = peer;
+    }
+    if (best !== null) best.currentWeight -= total;
+    return best;
+  }
+
+  /**
+   * The server failed a request at `nowMs`: leave it out for `failTimeoutMs` (never the only
+   * server). True when it was left out (nginx then warns "upstream server temporarily disabled").
+   */
+  markFailed(peer: P, nowMs: number): boolean {
+    if (this.#single !== null) return false;
+    peer.downUntilMs = nowMs + this.failTimeoutMs;
+    return true;
+  }
+
+  /** Whether the server is left out at `nowMs` (Plus's `unavail`). */
+  isDown(peer: P, nowMs: number): boolean {
+    return peer.downUntilMs > nowMs;
+  }
+}
+
+/** nginx's `peer->max_conns && peer->conns >= peer->max_conns`. */
+export function atMaxConns(peer: RoundRobinPeer): boolean {
+  return peer.maxConns !== 0 && peer.active >= peer.maxConns;
+}
