@@ -11,7 +11,7 @@ import type { HttpBuilder, LevelBuilder, SharedMemoryZone } from '../builders.ts
 import { type ConfigError, configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
 import type { SourceRef } from '../model.ts';
-import { atoi, parseFlag } from '../values.ts';
+import { atoi, parseFlag, parseSize } from '../values.ts';
 import type { Scope } from './types.ts';
 
 export function ref(d: Directive): SourceRef {
@@ -121,4 +121,13 @@ export function sharedMemoryAdd(
 }
 
 /** nginx's minimum zone size: 8 pages of 4 KiB. */
-export const MIN_ZONE_BYTES = 8 * 4096;
+const MIN_ZONE_BYTES = 8 * 4096;
+
+/** A zone directive's `zone=name:size` (limit_req_zone, limit_conn_zone, keyval_zone), nginx's messages. */
+export function zoneSizeArg(arg: string, d: Directive): { name: string; sizeBytes: number } {
+  const colon = arg.indexOf(':', 5);
+  const sizeBytes = colon === -1 ? null : parseSize(arg.slice(colon + 1));
+  if (sizeBytes === null) throw configError(`invalid zone size "${arg}"`, d);
+  if (sizeBytes < MIN_ZONE_BYTES) throw configError(`zone "${arg}" is too small`, d);
+  return { name: arg.slice(5, colon), sizeBytes };
+}

@@ -8,15 +8,15 @@ import type { KeyvalType } from '../../engine/keyval/keyval-zone.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
 import type { KeyvalSpec } from '../model.ts';
-import { parseSize, parseTimeMs } from '../values.ts';
+import { parseTimeMs } from '../values.ts';
 import {
   complexValue,
   defineVariable,
   httpOf,
-  MIN_ZONE_BYTES,
   ref,
   sharedMemoryAdd,
   variableName,
+  zoneSizeArg,
 } from './helpers.ts';
 import type { DirectiveSpec, Scope } from './types.ts';
 
@@ -32,12 +32,7 @@ function keyvalZone(d: Directive, scope: Scope): void {
   let sync = false;
   for (const arg of d.args) {
     if (arg.startsWith('zone=')) {
-      const colon = arg.indexOf(':', 5);
-      const size = colon === -1 ? null : parseSize(arg.slice(colon + 1));
-      if (size === null) throw configError(`invalid zone size "${arg}"`, d);
-      if (size < MIN_ZONE_BYTES) throw configError(`zone "${arg}" is too small`, d);
-      name = arg.slice(5, colon);
-      sizeBytes = size;
+      ({ name, sizeBytes } = zoneSizeArg(arg, d));
     } else if (arg.startsWith('state=')) {
       if (arg.length === 6) throw configError(`invalid parameter "${arg}"`, d);
       stateFile = arg.slice(6);

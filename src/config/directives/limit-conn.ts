@@ -5,7 +5,7 @@
  */
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
-import { atoi, parseFlag, parseSize, parseTimeMs } from '../values.ts';
+import { atoi, parseFlag, parseTimeMs } from '../values.ts';
 import {
   complexValue,
   duplicate,
@@ -13,10 +13,10 @@ import {
   httpOf,
   levelOf,
   logLevelArg,
-  MIN_ZONE_BYTES,
   ref,
   sharedMemoryAdd,
   statusArg,
+  zoneSizeArg,
 } from './helpers.ts';
 import { levelSlot } from './level-slot.ts';
 import type { DirectiveSpec, Scope } from './types.ts';
@@ -30,13 +30,7 @@ function limitConnZone(d: Directive, scope: Scope): void {
   let sizeBytes = 0;
   for (const arg of d.args.slice(1)) {
     if (!arg.startsWith('zone=')) throw configError(`invalid parameter "${arg}"`, d);
-    const colon = arg.indexOf(':', 5);
-    if (colon === -1) throw configError(`invalid zone size "${arg}"`, d);
-    name = arg.slice(5, colon);
-    const size = parseSize(arg.slice(colon + 1));
-    if (size === null) throw configError(`invalid zone size "${arg}"`, d);
-    if (size < MIN_ZONE_BYTES) throw configError(`zone "${arg}" is too small`, d);
-    sizeBytes = size;
+    ({ name, sizeBytes } = zoneSizeArg(arg, d));
   }
   if (name === '') throw configError(`"${d.name}" must have "zone" parameter`, d);
   const zone = sharedMemoryAdd(name, sizeBytes, 'limit_conn', d, scope);

@@ -6,7 +6,7 @@
 
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
-import { atoi, parseSize } from '../values.ts';
+import { atoi } from '../values.ts';
 import {
   complexValue,
   duplicate,
@@ -14,10 +14,10 @@ import {
   httpOf,
   levelOf,
   logLevelArg,
-  MIN_ZONE_BYTES,
   ref,
   sharedMemoryAdd,
   statusArg,
+  zoneSizeArg,
 } from './helpers.ts';
 import { levelSlot } from './level-slot.ts';
 import type { DirectiveSpec, Scope } from './types.ts';
@@ -37,13 +37,7 @@ function limitReqZone(d: Directive, scope: Scope): void {
   let sync = false;
   for (const arg of d.args.slice(1)) {
     if (arg.startsWith('zone=')) {
-      const colon = arg.indexOf(':', 5);
-      if (colon === -1) throw configError(`invalid zone size "${arg}"`, d);
-      name = arg.slice(5, colon);
-      const size = parseSize(arg.slice(colon + 1));
-      if (size === null) throw configError(`invalid zone size "${arg}"`, d);
-      if (size < MIN_ZONE_BYTES) throw configError(`zone "${arg}" is too small`, d);
-      sizeBytes = size;
+      ({ name, sizeBytes } = zoneSizeArg(arg, d));
     } else if (arg.startsWith('rate=')) {
       let end = arg.length;
       if (arg.endsWith('r/s')) {
