@@ -1,0 +1,88 @@
+/**
+ * nginx's round robin of an upstream group (round-robin.ts): the smooth weighted order, `max_conns`,
+ * `tried`, and `max_fails=1 fail_timeout` with the time passed in.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { RoundRobin, type RoundRobinPeer } from '../../../src/engine/upstream/round-robin.ts';
+
+interface Peer extends RoundRobinPeer {
+  readonly name: string;
+}
+
+const peer = (name: string, weight = 1, maxConns = 0): Peer => ({
+  name,
+  weight,
+  maxConns,
+  active: 0,
+  currentWeight: 0,
+  downUntilMs: 0,
+});
+
+/** `count` picks at `nowMs`, by name ('-' for none). */
+function picks(rr: RoundRobin<Peer>, count: number, nowMs = 0): string {
+  return Array.from({ length: count }, () => rr.pick(null, nowMs)?.name ?? '-').join(' ');
+}
+
+describe('round robin (ngx_http_upstream_get_peer)', () => {
+  it('weights 5, 1, 1 give nginx’s smooth sequence a a b a c a a, again and again', () => {
+    const rr = new RoundRobin([peer('a', 5), peer('b'), peer('c')], 10_000);
+    assert.equal(picks(rr, 14), 'a a b a c a a a a b a c a a');
+  });
+
+  it('equal weights take turns in the order written', () => {
+    const rr = new RoundRobin([peer('a'), peer('b'), peer('c')], 10_000);
+    assert.equal(picks(rr, 6), 'a b c a b c');
+  });
+
+  it('skips the servers already tried for the request; none left is null', () => {
+    const [a, b, c] = [peer('a'), peer('b'), peer('c')];
+    const rr = new RoundRobin([a, b, c], 10_000);
+    assert.equal(rr.pick([a], 0), b);
+    assert.equal(rr.pick([a, b], 0), c);
+    assert.equal(rr.pick([a, b, c], 0), null);
+  });
+
+  it('a server carrying its max_conns is skipped until a request on it ends', () => {
+    const [a, b] = [peer('a', 1, 1), peer('b')];
+    const rr = new RoundRobin([a, b], 10_000);
+    a.active = 1;
+    assert.equal(picks(rr, 3), 'b b b');
+    a.active = 0;
+    assert.equal(picks(rr, 2), 'a b');
+  });
+});
+
+describe('max_fails=1 fail_timeout', () => {
+  it('a failed server is skipped for fail_timeout and comes back after it', () => {
+    const [a, b] = [peer('a'), peer('b')];
+    const rr = new RoundRobin([a, b], 10_000);
+    assert.equal(rr.markFailed(a, 1_000), true);
+    assert.equal(rr.isDown(a, 1_000), true);
+    assert.equal(picks(rr, 3, 1_000), 'b b b');
+    assert.equal(picks(rr, 2, 10_999), 'b b');
+    assert.equal(rr.isDown(a, 11_000), false);
+    assert.equal(picks(rr, 2, 11_000), 'a b');
+    assert.equal(a.downUntilMs, 0, 'back in the rotation once picked again');
+  });
+
+  it('every server down is no live upstream: null', () => {
+    const [a, b] = [peer('a'), peer('b')];
+    const rr = new RoundRobin([a, b], 5_000);
+    rr.markFailed(a, 0);
+    rr.markFailed(b, 100);
+    assert.equal(rr.pick(null, 4_999), null);
+    assert.equal(rr.pick(null, 5_000)?.name, 'a');
+  });
+
+  it('the only server of a group is never left out, but is still tried once and held to max_conns', () => {
+    const only = peer('only', 1, 2);
+    const rr = new RoundRobin([only], 10_000);
+    assert.equal(rr.markFailed(only, 0), false);
+    assert.equal(rr.isDown(only, 0), false);
+    assert.equal(rr.pick(null, 0), only);
+    assert.equal(rr.pick([only], 0), null);
+    only.active = 2;
+    assert.equal(rr.pick(null, 0), null);
+  });
+});
