@@ -11,7 +11,6 @@
 
 import type { Socket } from 'node:net';
 import type { ClientTimers } from '../../engine/http/client-timers.ts';
-import { isPooledBodyChunk, releaseBodyChunk } from './body-buffers.ts';
 import type { BodyReader, ClientConnection, RemoteAddress } from './contract/client-connection.ts';
 import type { ClientRequest } from './contract/client-request.ts';
 import type { ClientResponse } from './contract/client-response.ts';
@@ -31,16 +30,8 @@ import type {
   WaitDecision,
 } from './decision.ts';
 import { containFault, failpoint } from './fault-boundary.ts';
-import { uriFieldValue } from './field-value.ts';
-import { clientResponseHeaders } from './forward-headers.ts';
-import { lingerOnClose } from './lingering-close.ts';
-import {
-  closesConnection,
-  errorPage,
-  pageClosesConnection,
-  statusReason,
-  wireStatus,
-} from './status-pages.ts';
+import { Responder } from './responder.ts';
+import { closesConnection, pageClosesConnection } from './status-pages.ts';
 import type { UpstreamPeer } from './upstream-group.ts';
 import { DONE, FORWARDING, HELD, type UpstreamHost, UpstreamRequest } from './upstream-request.ts';
 
@@ -88,19 +79,6 @@ function onResponseClose(exchange: { responseClosed(): void; readonly clientSock
   }
 }
 
-function onClientSendTimeout(exchange: {
-  clientSendTimedOut(): void;
-  readonly clientSocket: Socket | null;
-}): void {
-  try {
-    failpoint('timer');
-    exchange.clientSendTimedOut();
-  } catch (error) {
-    const socket = exchange.clientSocket;
-    containFault('timer', error, socket, socket);
-  }
-}
-
 function onHoldElapsed(exchange: { holdElapsed(): void; readonly clientSocket: Socket | null }): void {
   try {
     failpoint('timer');
@@ -120,21 +98,16 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
 
   readonly #host: ExchangeHost<D>;
   #decision: D | null = null;
+  /** Writes the answer (responder.ts). */
+  readonly #responder: Responder;
+  /** Lets the upstream's reading go on once the client took what waited. */
   #resume: (() => void) | null = null;
-  #statusText = '';
-  #responseHeaders: string[] | null = null;
-  /** The first body chunk, held until the head goes out with it. */
-  #pending: Buffer | null = null;
   #timer: NodeJS.Timeout | null = null;
   /** Withdraws a waiting request from its admission (null when not waiting). */
   #withdraw: (() => void) | null = null;
   #tracked = false;
   /** A tunnel holds the decision's slots now (released when it closes, not with the response). */
   #slotsTaken = false;
-  /** `$body_bytes_sent`, counted as the body is handed to the client connection. */
-  #bodyBytes = 0;
-  /** `send_timeout`'s timer, while the client takes nothing. */
-  #sendWatch: NodeJS.Timeout | null = null;
   /** The code of a connection closed without an answer (444, 408, 499), else 0. */
   #closedWith = 0;
   /** The client sent `Expect: 100-continue` and has not been told to go on yet. */
@@ -158,6 +131,12 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
     this.realipRemotePort = peer.port;
     this.remoteAddr = remote.text;
     this.remotePort = remote.port;
+    this.#responder = new Responder(res, req.h2 === true, connection, this);
+  }
+
+  /** A graceful close began: answers say `Connection: close`. */
+  get closing(): boolean {
+    return this.#host.closing;
   }
 
   /**
@@ -277,38 +256,9 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
       (this.req.socket ?? this.res.socket)?.destroy();
       return;
     }
-    if (this.#refusing || pageClosesConnection(code)) this.#closeAfter();
-    const page = errorPage(code);
-    const headers =
-      page === null
-        ? ['content-length', '0']
-        : ['content-type', 'text/html', 'content-length', `${page.length}`];
-    if (retryAfterS !== undefined) headers.push('retry-after', `${retryAfterS}`);
-    if (extraHeaders !== undefined) headers.push(...extraHeaders);
-    this.#end(wireStatus(code), headers, page);
-  }
-
-  /** The answer ends the connection, lingering (nginx drops keep-alive after these pages). */
-  #closeAfter(): void {
-    // an HTTP/2 stream ends by itself; its connection carries the others on
-    if (this.req.h2 === true) return;
-    this.res.shouldKeepAlive = false;
-    const socket = this.res.socket ?? this.req.socket;
-    if (socket !== null) lingerOnClose(socket, this.timers);
-  }
-
-  #end(status: number, headers: string[], body: Buffer | string | null): void {
     this.state = DONE;
     this.#track();
-    const res = this.res;
-    this.#keepAliveRule();
-    res.writeHead(status, statusReason(status), headers);
-    if (body === null) res.end();
-    else {
-      this.#bodyBytes += typeof body === 'string' ? Buffer.byteLength(body) : body.length;
-      res.end(body);
-    }
-    this.#watchSendEnd();
+    this.#responder.page(code, this.#refusing || pageClosesConnection(code), retryAfterS, extraHeaders);
   }
 
   #answer(decision: ReturnDecision): void {
@@ -316,24 +266,9 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
       this.sendPage(decision.code);
       return;
     }
-    const headers: string[] = [];
-    let hasType = false;
-    if (decision.headers) {
-      for (const [name, value] of Object.entries(decision.headers)) {
-        if (name.toLowerCase() === 'content-type') hasType = true;
-        // a `return` URL is made from request data (`$uri` is decoded): kept to one field value
-        headers.push(name, uriFieldValue(value));
-      }
-    }
-    let body: Buffer | string | null = decision.body ?? null;
-    if (body === null) {
-      body = errorPage(decision.code);
-      if (body !== null && !hasType) headers.push('content-type', 'text/html');
-    } else if (!hasType) {
-      headers.push('content-type', 'text/plain');
-    }
-    headers.push('content-length', `${body === null ? 0 : Buffer.byteLength(body)}`);
-    this.#end(decision.code, headers, body);
+    this.state = DONE;
+    this.#track();
+    this.#responder.answer(decision.code, decision.body, decision.headers ?? {});
   }
 
   /** Watches the response so its end (or a vanished client, held or forwarding) is noticed. Once. */
@@ -437,7 +372,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
     this.state = DONE;
     this.stopSendTimer();
     this.stopBody();
-    this.#unwatchSend();
+    this.#responder.stop();
     const status = this.#closedWith || (this.res.headersSent ? this.res.statusCode : 499);
     if (!this.#slotsTaken) (this.#decision as ProxyTarget | null)?.slots?.release(status);
     if (state === HELD || state === FORWARDING) {
@@ -448,7 +383,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
     this.#host.exchangeEnded();
     this.#host.onCompleted?.(this, this.#decision, {
       status,
-      bodyBytes: this.#bodyBytes,
+      bodyBytes: this.#responder.bodyBytes,
       seconds: (performance.now() - this.#startedMs) / 1000,
     });
   }
@@ -469,8 +404,8 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
     if (this.state === DONE) return false;
     this.#resume = resume;
     this.status = statusCode;
-    this.#statusText = statusText;
-    this.#responseHeaders = clientResponseHeaders(rawHeaders);
+    const added = (this.#decision as ProxyTarget | null)?.responseHeaders;
+    this.#responder.upstreamHead(statusCode, statusText, rawHeaders, added);
     // The head waits for the end of the read that brought it: a small response then goes out head,
     // body and all in one write (onComplete); one that goes on leaves at the read's end (onReadEnd).
     return true;
@@ -478,81 +413,11 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
 
   /** The read that brought the head (or more of the body) is over and the response goes on. */
   onReadEnd(): void {
-    this.#flushHead();
-  }
-
-  #flushHead(): void {
-    if (this.state !== FORWARDING || this.res.headersSent) return;
-    this.#writeHead();
-    const pending = this.#pending;
-    if (pending !== null) {
-      this.#pending = null;
-      this.#bodyBytes += pending.length;
-      this.#write(pending);
-    }
-  }
-
-  /** Writes a chunk of the body; one in a pooled slab goes back once written (body-buffers.ts). */
-  #write(chunk: Buffer): boolean {
-    if (!isPooledBodyChunk(chunk)) return this.res.write(chunk);
-    return this.res.write(chunk, (err?: Error | null) => {
-      if (!err) releaseBodyChunk(chunk);
-    });
-  }
-
-  /** The client took what waited: the upstream's reading goes on. */
-  #resumeUpstream(): void {
-    this.#unwatchSend();
-    try {
-      this.#resume!();
-    } catch (error) {
-      const socket = this.clientSocket;
-      containFault('client', error, socket, socket);
-    }
-  }
-
-  /**
-   * Whether the answer may keep its connection (a graceful close, nginx's keep-alive limits:
-   * client-connection.ts); the connection idles for the location's `keepalive_timeout` after it.
-   */
-  #keepAliveRule(): void {
-    // an HTTP/2 stream ends by itself; its session counts its streams (proxy-server.ts)
-    if (this.req.h2 === true) return;
-    const res = this.res;
-    if (this.#host.closing || !this.connection.mayKeepAlive(this.timers)) res.shouldKeepAlive = false;
-    // `lingering_close always`: every connection the server ends lingers
-    const socket = this.clientSocket;
-    if (!res.shouldKeepAlive && this.timers.lingeringClose === 'always' && socket !== null)
-      lingerOnClose(socket, this.timers);
-    // the replica's own writer asks how long the connection idles for the next request
-    if (res.keepAliveTimeoutMs !== undefined) res.keepAliveTimeoutMs = this.timers.keepaliveTimeoutMs;
-  }
-
-  #writeHead(): void {
-    const res = this.res;
-    this.#keepAliveRule();
-    const added = (this.#decision as ProxyTarget | null)?.responseHeaders;
-    const headers =
-      added === undefined || added.length === 0
-        ? this.#responseHeaders!
-        : [...this.#responseHeaders!, ...added];
-    res.writeHead(this.status, this.#statusText || statusReason(this.status), headers);
+    if (this.state === FORWARDING) this.#responder.flushHead();
   }
 
   onData(chunk: Buffer): boolean {
-    const res = this.res;
-    if (!res.headersSent) {
-      if (this.#pending === null) {
-        this.#pending = chunk;
-        return true;
-      }
-      this.#flushHead();
-    }
-    this.#bodyBytes += chunk.length;
-    if (this.#write(chunk)) return true;
-    res.once('drain', () => this.#resumeUpstream());
-    this.#watchSend();
-    return false;
+    return this.#responder.data(chunk, this.#resume!);
   }
 
   onComplete(): void {
@@ -560,35 +425,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
     this.upstreamEnded();
     if (this.state === DONE) return;
     this.state = DONE;
-    const res = this.res;
-    if (!res.headersSent) this.#writeHead();
-    const pending = this.#pending;
-    if (pending === null) {
-      res.end();
-    } else {
-      this.#pending = null;
-      this.#bodyBytes += pending.length;
-      if (isPooledBodyChunk(pending)) res.end(pending, () => releaseBodyChunk(pending));
-      else res.end(pending);
-    }
-    this.#watchSendEnd();
-  }
-
-  /** `send_timeout` runs while the client takes nothing of what was written to it. */
-  #watchSend(): void {
-    const ms = this.timers.sendTimeoutMs;
-    if (this.#sendWatch === null && ms > 0) this.#sendWatch = setTimeout(onClientSendTimeout, ms, this);
-  }
-
-  /** The response is all written: the client still has to take what its connection holds. */
-  #watchSendEnd(): void {
-    if ((this.clientSocket?.writableLength ?? 0) > 0) this.#watchSend();
-  }
-
-  #unwatchSend(): void {
-    if (this.#sendWatch === null) return;
-    clearTimeout(this.#sendWatch);
-    this.#sendWatch = null;
+    this.#responder.complete();
   }
 
   /**
@@ -596,7 +433,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
    * `info`) and the connection closed (for HTTP/2, the stream).
    */
   clientSendTimedOut(): void {
-    this.#sendWatch = null;
+    this.#responder.sendTimerSpent();
     if (this.#decision !== null) this.#host.clientInput?.clientFault(this, this.#decision, SEND_TIMED_OUT);
     if (this.req.h2 === true) this.res.destroy();
     else this.clientSocket?.destroy();

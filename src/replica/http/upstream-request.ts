@@ -104,7 +104,7 @@ export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedReque
   /** The current try went on a connection that carried requests before (set by the connection). */
   reusedConnection = false;
   /** The client connection's timers of the request's location (set once the hook decided). */
-  protected timers: ClientTimers = NGINX_CLIENT_TIMERS;
+  timers: ClientTimers = NGINX_CLIENT_TIMERS;
 
   protected state = NEW;
   /** The status of the upstream's answer; 0 until its head arrived. */
