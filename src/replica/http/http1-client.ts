@@ -1,34 +1,34 @@
 /**
  * One HTTP/1.1 connection to an upstream server, carrying one request at a time: the request head
  * written in one piece, its body after it as it comes (http1-request.ts), the response read straight
- * off the socket (http1-response.ts) and handed on through the callbacks of undici's raw dispatch
- * handler, which the exchange implements. It replaced an undici `Client` per connection: the request
- * objects, queue, checks and stream plumbing of a general client cost a proxied request about a fifth
- * of its CPU, and the data path needs none of them (node:http validated the client's head; the proxy
- * writes the rest).
- * Reads land in one buffer shared by every upstream socket (`onread`: no stream per read); what is kept
- * of them is copied, a body into memory used again once written (body-buffers.ts). Failures are
- * undici's error classes' names and codes (http1-errors.ts).
- *
- * Timers are undici's client's: a connection within `connectTimeout`, the head within `headersTimeout`
- * of the request going out, each piece of the body within `bodyTimeout` of the last, and an idle
- * connection closes after `keepAliveTimeout`, or 2 s before the server's `Keep-Alive: timeout=n` would
- * close it, so that no request goes out on a connection the server is closing. One timer per
- * connection, re-armed.
+ * off the socket (http1-response-reader.ts) and handed on through the callbacks of undici's raw
+ * dispatch handler, which the exchange implements. It replaced an undici `Client`
+ * per connection: the request objects, queue, checks and stream plumbing of a general client cost a
+ * proxied request about a fifth of its CPU, and the data path needs none of them (node:http validated
+ * the client's head; the proxy writes the rest). Failures are undici's error classes' names and codes
+ * (http1-errors.ts); timers are undici's client's, one per connection (http1-client-timer.ts); after a
+ * response the connection is kept as undici keeps it (http1-keep-alive.ts).
  */
 import { connect, type Socket } from 'node:net';
-import { copyBodyChunk } from './body-buffers.ts';
-import { type CallbackKind, containFault, failpoint, together } from './fault-boundary.ts';
+import { type CallbackKind, containFault, together } from './fault-boundary.ts';
+import {
+  BODY_TIMER,
+  CONNECT_TIMER,
+  HEADERS_TIMER,
+  Http1ClientTimer,
+  IDLE_TIMER,
+  NO_TIMER,
+} from './http1-client-timer.ts';
 import {
   BodyTimeoutError,
   ClientDestroyedError,
   ConnectTimeoutError,
-  HeadersOverflowError,
   HeadersTimeoutError,
   InvalidArgumentError,
   RequestAbortedError,
   SocketError,
 } from './http1-errors.ts';
+import { idleTimeoutMs, lastRequestOn, serverKeepsAlive } from './http1-keep-alive.ts';
 import {
   type Http1Handler,
   type Http1Request,
@@ -36,16 +36,7 @@ import {
   streamBody,
   validTarget,
 } from './http1-request.ts';
-import {
-  CHUNKED,
-  ChunkedDecoder,
-  type Framing,
-  LENGTH,
-  NO_BODY,
-  parseResponseHead,
-  type ResponseHead,
-  UNTIL_CLOSE,
-} from './http1-response.ts';
+import { Http1ResponseReader, sharedBufferReads } from './http1-response-reader.ts';
 
 export interface Http1ClientOptions {
   /** `proxy_connect_timeout`. */
@@ -57,27 +48,6 @@ export interface Http1ClientOptions {
   readonly onDisconnect: () => void;
 }
 
-/** Longest response head read (node's and undici's default). */
-const MAX_HEAD_BYTES = 16 * 1024;
-/** How long before the server's announced idle timeout a connection stops being reused (undici's). */
-const KEEP_ALIVE_THRESHOLD_MS = 2000;
-const CRLF_CRLF = Buffer.from('\r\n\r\n');
-/** Every upstream socket reads into this: a read is handled before the next one, and what is kept is copied. */
-const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
-
-/** A read of the upstream socket, for `client` (one function per connection, made once). */
-function readerOf(client: Http1Client): (bytes: number, buffer: Uint8Array) => boolean {
-  return (bytes, buffer) => {
-    try {
-      failpoint('upstream');
-      return client.read(buffer as Buffer, bytes);
-    } catch (error) {
-      client.faulted('upstream', error);
-      return false;
-    }
-  };
-}
-
 /** Where the connection is. */
 const IDLE = 0;
 const CONNECTING = 1;
@@ -85,22 +55,6 @@ const CONNECTING = 1;
 const HEAD = 2;
 const BODY = 3;
 const CLOSED = 4;
-
-/** What the one timer is armed for. */
-const NO_TIMER = 0;
-const HEADERS_TIMER = 1;
-const BODY_TIMER = 2;
-const IDLE_TIMER = 3;
-const CONNECT_TIMER = 4;
-
-function onTimer(client: Http1Client): void {
-  try {
-    failpoint('timer');
-    client.timedOut();
-  } catch (error) {
-    client.faulted('timer', error);
-  }
-}
 
 export class Http1Client {
   readonly #host: string;
@@ -113,24 +67,10 @@ export class Http1Client {
   #handler: Http1Handler | null = null;
   /** The request (head and body) is written. */
   #sent = false;
+  /** The request is the connection's last. */
   #reset = false;
-  #timer: NodeJS.Timeout | null = null;
-  #timerKind = NO_TIMER;
-  /** The delay the timer was last set with (a re-arm with the same one only refreshes it). */
-  #timerMs = 0;
-  /** Response bytes before the end of a head. */
-  #headBuffer: Buffer | null = null;
-  #head: ResponseHead | null = null;
-  #remaining = 0;
-  #chunked: ChunkedDecoder | null = null;
-  /** The read that brought the response head brought none of a body that follows. */
-  #headReadAlone = false;
-  /** Reads of the response that began after the head's. */
-  #bodyReads = 0;
-  /** The last response came whole in at most two reads (set when it completes). */
-  #shortAnswer = false;
-  #paused = false;
-  readonly #resume = (): void => this.#resumeReading();
+  readonly #timer = new Http1ClientTimer(this);
+  readonly #response: Http1ResponseReader;
   /** Stops reading the client's body for the request in progress (set while one streams). */
   #stopBody: (() => void) | null = null;
 
@@ -140,6 +80,22 @@ export class Http1Client {
     this.#port = port;
     this.#options = options;
     this.#hostHeader = `host: ${host.includes(':') ? `[${host}]` : host}:${port}\r\n`;
+    const client = this;
+    this.#response = new Http1ResponseReader({
+      get socket() {
+        return client.#socket;
+      },
+      get handler() {
+        return client.#handler;
+      },
+      bodyStarted: () => {
+        this.#state = BODY;
+        this.#timer.arm(BODY_TIMER, this.#request!.bodyTimeout ?? this.#options.bodyTimeout);
+      },
+      refreshTimer: () => this.#timer.refresh(),
+      complete: (clean) => this.#complete(clean),
+      fail: (err) => this.#fail(err),
+    });
   }
 
   /** The connection's socket, once it is being made. */
@@ -147,21 +103,14 @@ export class Http1Client {
     return this.#socket;
   }
 
-  /**
-   * The last response came as a server with Nagle's algorithm on writes a head and a small body in two
-   * `send`s: the head in a read of its own, the whole body in the next read (upstream-connection.ts).
-   */
+  /** The last response's head came in a read of its own, its body whole in the next (a Nagle server's). */
   get headAlone(): boolean {
-    return this.#headReadAlone && this.#shortAnswer;
+    return this.#response.headAlone;
   }
 
-  /**
-   * The last response came whole in the read that brought its head, or in the one after: it does not
-   * contradict a server marked for writing heads alone (a fresh connection's answer often comes whole,
-   * read late).
-   */
+  /** The last response came whole in the read that brought its head, or in the one after. */
   get shortAnswer(): boolean {
-    return this.#shortAnswer;
+    return this.#response.shortAnswer;
   }
 
   /** Sends a request; the answer comes through `handler`. One at a time. */
@@ -178,10 +127,8 @@ export class Http1Client {
     this.#request = request;
     this.#handler = handler;
     this.#sent = false;
-    this.#head = null;
-    this.#headBuffer = null;
-    this.#chunked = null;
-    this.#reset = request.reset === true || request.method === 'HEAD';
+    this.#response.expect(request.method);
+    this.#reset = lastRequestOn(request);
     if (this.#socket === null) {
       this.#connect();
       return;
@@ -199,7 +146,7 @@ export class Http1Client {
     this.#handler = null;
     this.#request = null;
     this.#state = CLOSED;
-    this.#disarm();
+    this.#timer.clear();
     containFault(kind, error, together(socket, client), client);
   }
 
@@ -216,10 +163,10 @@ export class Http1Client {
       host: this.#host,
       port: this.#port,
       noDelay: true,
-      onread: { buffer: READ_BUFFER, callback: readerOf(this) },
+      onread: sharedBufferReads(this),
     });
     this.#socket = socket;
-    this.#arm(CONNECT_TIMER, this.#options.connectTimeout);
+    this.#timer.arm(CONNECT_TIMER, this.#options.connectTimeout);
     socket.once('connect', () => {
       try {
         if (this.#state === CONNECTING) this.#write();
@@ -255,7 +202,7 @@ export class Http1Client {
     const request = this.#request!;
     const handler = this.#handler!;
     this.#state = HEAD;
-    this.#arm(HEADERS_TIMER, request.headersTimeout ?? this.#options.headersTimeout);
+    this.#timer.arm(HEADERS_TIMER, request.headersTimeout ?? this.#options.headersTimeout);
     // the exchange gives up on its request (its client left, its send timer ran out): this request only
     handler.onConnect((err?: Error) => {
       if (this.#handler === handler) this.#fail(err ?? new RequestAbortedError());
@@ -280,11 +227,11 @@ export class Http1Client {
       current: () => this.#request === request && this.#state !== CLOSED,
       // the head's wait counts from the last piece of the request that went out
       wrote: (chunk) => {
-        if (this.#timerKind === HEADERS_TIMER) this.#timer?.refresh();
+        if (this.#timer.kind === HEADERS_TIMER) this.#timer.refresh();
         this.#handler?.onBodySent(chunk);
       },
       ended: () => {
-        if (this.#timerKind === HEADERS_TIMER) this.#timer?.refresh();
+        if (this.#timer.kind === HEADERS_TIMER) this.#timer.refresh();
         this.#requestSent();
       },
     });
@@ -300,112 +247,12 @@ export class Http1Client {
    */
   read(buffer: Buffer, bytes: number): boolean {
     const chunk = buffer.subarray(0, bytes);
-    if (this.#state === HEAD) this.#readHead(chunk);
-    else if (this.#state === BODY) {
-      this.#bodyReads++;
-      this.#readBody(chunk);
-    }
+    if (this.#state === HEAD) this.#response.readHead(chunk);
+    else if (this.#state === BODY) this.#response.readBody(chunk);
     // bytes while no request waits for them: the connection cannot carry another
     else this.#closed(null);
     if (this.#state === BODY) this.#handler?.onReadEnd();
-    return !this.#paused;
-  }
-
-  #readHead(chunk: Buffer): void {
-    // `chunk` is in the shared read buffer; a concatenation is the client's own
-    const owned = this.#headBuffer !== null;
-    let buffer = owned ? Buffer.concat([this.#headBuffer!, chunk]) : chunk;
-    for (;;) {
-      const end = buffer.indexOf(CRLF_CRLF);
-      if (end === -1 || end > MAX_HEAD_BYTES) {
-        if (end > MAX_HEAD_BYTES || buffer.length > MAX_HEAD_BYTES) {
-          this.#fail(new HeadersOverflowError());
-          return;
-        }
-        this.#headBuffer = owned ? buffer : Buffer.from(buffer);
-        return;
-      }
-      let head: ResponseHead;
-      try {
-        head = parseResponseHead(buffer, end, this.#request!.method !== 'HEAD');
-      } catch (err) {
-        this.#fail(err as Error);
-        return;
-      }
-      const rest = buffer.subarray(end + 4);
-      // 1xx answers before the final one are not relayed
-      if (head.status < 200) {
-        if (head.status === 101) {
-          this.#fail(new SocketError('bad upgrade'));
-          return;
-        }
-        buffer = rest;
-        if (buffer.length === 0) {
-          this.#headBuffer = null;
-          return;
-        }
-        continue;
-      }
-      this.#headBuffer = null;
-      this.#startBody(head, rest);
-      return;
-    }
-  }
-
-  #startBody(head: ResponseHead, rest: Buffer): void {
-    this.#head = head;
-    this.#state = BODY;
-    this.#remaining = head.contentLength;
-    this.#headReadAlone = head.framing !== NO_BODY && rest.length === 0;
-    this.#bodyReads = 0;
-    if (head.framing === CHUNKED) this.#chunked = new ChunkedDecoder();
-    this.#arm(BODY_TIMER, this.#request!.bodyTimeout ?? this.#options.bodyTimeout);
-    const handler = this.#handler!;
-    if (!handler.onHeaders(head.status, head.rawHeaders, this.#resume, head.statusText)) this.#pause();
-    if (this.#handler !== handler) return;
-    if (head.framing === NO_BODY) {
-      this.#complete(rest.length === 0);
-      return;
-    }
-    if (rest.length !== 0) this.#readBody(rest);
-  }
-
-  #readBody(chunk: Buffer): void {
-    this.#timer?.refresh();
-    const handler = this.#handler!;
-    const framing: Framing = this.#head!.framing;
-    // what the handler gets it may keep: copies out of the shared read buffer (body-buffers.ts)
-    if (framing === UNTIL_CLOSE) {
-      if (!handler.onData(copyBodyChunk(chunk))) this.#pause();
-      return;
-    }
-    if (framing === LENGTH) {
-      const remaining = this.#remaining;
-      if (chunk.length <= remaining) {
-        this.#remaining = remaining - chunk.length;
-        if (!handler.onData(copyBodyChunk(chunk))) this.#pause();
-        if (this.#remaining === 0 && this.#handler === handler) this.#complete(true);
-        return;
-      }
-      // more than the body: the rest is no answer to anything
-      handler.onData(copyBodyChunk(chunk.subarray(0, remaining)));
-      this.#remaining = 0;
-      if (this.#handler === handler) this.#complete(false);
-      return;
-    }
-    const decoder = this.#chunked!;
-    let done: boolean;
-    let wantMore = true;
-    try {
-      done = decoder.push(chunk, (data) => {
-        if (this.#handler === handler && !handler.onData(copyBodyChunk(data))) wantMore = false;
-      });
-    } catch (err) {
-      this.#fail(err as Error);
-      return;
-    }
-    if (!wantMore) this.#pause();
-    if (done && this.#handler === handler) this.#complete(decoder.consumed === chunk.length);
+    return !this.#response.paused;
   }
 
   /**
@@ -415,17 +262,15 @@ export class Http1Client {
    */
   #complete(clean: boolean): void {
     const handler = this.#handler!;
-    const head = this.#head!;
-    this.#shortAnswer = this.#bodyReads <= 1;
-    let idleMs = this.#options.keepAliveTimeout;
-    if (head.keepAliveTimeoutMs !== -1)
-      idleMs = Math.min(idleMs, head.keepAliveTimeoutMs - KEEP_ALIVE_THRESHOLD_MS);
-    const reusable = clean && this.#sent && !this.#reset && head.keepAlive && idleMs > 0;
+    const head = this.#response.head!;
+    this.#response.completed();
+    const idleMs = idleTimeoutMs(head, this.#options.keepAliveTimeout);
+    const reusable = clean && this.#sent && !this.#reset && serverKeepsAlive(head, idleMs);
     this.#finishRequest();
     if (!reusable) this.#socket?.destroy();
     else {
       this.#state = IDLE;
-      this.#arm(IDLE_TIMER, idleMs);
+      this.#timer.arm(IDLE_TIMER, idleMs);
     }
     handler.onComplete();
   }
@@ -435,11 +280,10 @@ export class Http1Client {
     this.#stopBody = null;
     this.#request = null;
     this.#handler = null;
-    this.#head = null;
-    this.#chunked = null;
+    this.#response.clear();
     // the timer stays, unarmed: the next arm re-arms it (no clear and set per request)
-    this.#timerKind = NO_TIMER;
-    if (this.#paused) this.#resumeReading();
+    this.#timer.disarm();
+    this.#response.resume();
   }
 
   /** The request ends with `err`, and the connection with it. */
@@ -452,7 +296,7 @@ export class Http1Client {
 
   /** The server ended its side: the end of a body read until close, else an answer cut short. */
   #ended(): void {
-    if (this.#state === BODY && this.#head!.framing === UNTIL_CLOSE) {
+    if (this.#state === BODY && this.#response.untilClose) {
       this.#complete(false);
       return;
     }
@@ -463,18 +307,13 @@ export class Http1Client {
 
   #closed(err: Error | null): void {
     if (this.#state === CLOSED) return;
-    if (
-      this.#handler !== null &&
-      err === null &&
-      this.#state === BODY &&
-      this.#head!.framing === UNTIL_CLOSE
-    ) {
+    if (this.#handler !== null && err === null && this.#state === BODY && this.#response.untilClose) {
       this.#complete(false);
     }
     this.#state = CLOSED;
     const handler = this.#handler;
     this.#finishRequest();
-    this.#disarm();
+    this.#timer.clear();
     this.#socket?.destroy();
     handler?.onError(err ?? new SocketError('other side closed'));
     this.#options.onDisconnect();
@@ -482,16 +321,16 @@ export class Http1Client {
 
   /** @internal the timer ran out. */
   timedOut(): void {
-    const kind = this.#timerKind;
+    const kind = this.#timer.kind;
     if (kind === NO_TIMER) return;
     // a paused body is the client's doing, not the server's: the wait starts again when it resumes
-    if (kind === BODY_TIMER && this.#paused) return;
+    if (kind === BODY_TIMER && this.#response.paused) return;
     // a body still going out to a server that takes it is a slow client, not a slow server
     if (kind === HEADERS_TIMER && !this.#sent && this.#socket?.writableNeedDrain === false) {
-      this.#timer?.refresh();
+      this.#timer.refresh();
       return;
     }
-    this.#timerKind = NO_TIMER;
+    this.#timer.disarm();
     if (kind === IDLE_TIMER) {
       this.#closed(null);
       return;
@@ -501,43 +340,5 @@ export class Http1Client {
       return;
     }
     this.#fail(kind === HEADERS_TIMER ? new HeadersTimeoutError() : new BodyTimeoutError());
-  }
-
-  #arm(kind: number, ms: number): void {
-    this.#timerKind = kind;
-    if (!(ms > 0)) {
-      this.#disarm();
-      return;
-    }
-    const timer = this.#timer;
-    if (timer !== null && this.#timerMs === ms) {
-      timer.refresh();
-      return;
-    }
-    if (timer !== null) clearTimeout(timer);
-    this.#timerMs = ms;
-    this.#timer = setTimeout(onTimer, ms, this);
-    this.#timer.unref();
-  }
-
-  #disarm(): void {
-    this.#timerKind = NO_TIMER;
-    if (this.#timer !== null) {
-      clearTimeout(this.#timer);
-      this.#timer = null;
-    }
-  }
-
-  #pause(): void {
-    if (this.#paused) return;
-    this.#paused = true;
-    this.#socket?.pause();
-  }
-
-  #resumeReading(): void {
-    if (!this.#paused) return;
-    this.#paused = false;
-    this.#timer?.refresh();
-    this.#socket?.resume();
   }
 }
