@@ -18,7 +18,6 @@ import type { LogLine } from '../engine/log-line.ts';
 import { normalizePeerAddress } from '../engine/net/address-text.ts';
 import type { RequestFacts, TlsFacts } from '../engine/variables/request-context.ts';
 import { apiLimiterWait } from './api-limiter-admission.ts';
-import { connectionNumber, type ErrorLog, requestLogContext } from './error-log.ts';
 import type {
   ClientInputRules,
   DecideHook,
@@ -28,6 +27,7 @@ import type {
   UnreadableHead,
 } from './http/decision.ts';
 import { connectionTls } from './http/tls-facts.ts';
+import { connectionNumber, type ErrorLog, requestLogContext } from './logs/error-log.ts';
 import { priorityWait } from './priority-admission.ts';
 import { dynamicTarget, type ProxyTargets, rewriteTarget } from './proxy-targets.ts';
 

@@ -97,6 +97,32 @@ function withoutNamed(headers: string[], names: readonly string[]): string[] {
 }
 
 /**
+ * What the decision reads of the head before anything is forwarded (the fields of `facts` but
+ * `forwardedFor`): a request answered or refused never has its headers rewritten.
+ */
+export function readRequestFacts(
+  rawHeaders: readonly string[],
+  facts: Omit<RequestHeaderFacts, 'forwardedFor'>,
+): void {
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    switch (knownRequestKind(rawHeaders[i]!)) {
+      case HOST:
+        if (facts.host === '') facts.host = rawHeaders[i + 1]!;
+        break;
+      case CONTENT_LENGTH: {
+        const value = rawHeaders[i + 1]!;
+        facts.contentLength = Number(value);
+        if (value !== '0') facts.hasBody = true;
+        break;
+      }
+      case TRANSFER_ENCODING:
+        facts.hasBody = true;
+        break;
+    }
+  }
+}
+
+/**
  * The headers to send upstream, as a flat list. `facts` is filled in (host, body, incoming XFF); the
  * X-Forwarded-* headers are appended last, so `appendForwarded` can be called once the final
  * `$remote_addr` is known.

@@ -1,7 +1,7 @@
 /**
  * What can go wrong between the proxy and an upstream server over HTTP/1.1, one class each. Names,
  * codes and messages are undici's (and llhttp's `HPE_…` for a head or framing the parser refuses):
- * upstream-failure.ts words them as nginx does, and upstream-request.ts decides from the code whether
+ * upstream-failure.ts words them as nginx does, and forwarder.ts decides from the code whether
  * the failure is the server's, a timeout, or the client's.
  */
 

@@ -1,16 +1,13 @@
 /**
- * One request on the data path, from decision to the last byte: it answers, holds, or forwards as the
- * hook decided, relays the upstream's answer, and notices a client that goes away. The exchange is the
- * `DownstreamRequest` the hook sees and also the upstream client's handler, so a forwarded request costs
- * one object; its base class, `UpstreamRequest` (upstream-request.ts), is the side facing the servers.
- *
- * The client's callbacks (`onConnect`/`onHeaders`/`onData`/`onComplete`/`onError`, undici's raw
- * dispatch-handler protocol) hand over the response head as a flat list and the body as chunks, which
- * are written straight into the client response.
+ * One request on the data path, from decision to the last byte: the `DownstreamRequest` the hook
+ * sees, and the state machine that acts on its decision — answer, hold (a delay, an admission's
+ * wait) or forward — and notices a client that goes away. It holds a `Forwarder` (forwarder.ts),
+ * which faces the servers and hands their answer back, and a `Responder` (responder.ts), which
+ * writes what the client gets.
  */
 
 import type { Socket } from 'node:net';
-import type { ClientTimers } from '../../engine/http/client-timers.ts';
+import { type ClientTimers, NGINX_CLIENT_TIMERS } from '../../engine/http/client-timers.ts';
 import type { BodyReader, ClientConnection, RemoteAddress } from './contract/client-connection.ts';
 import type { ClientRequest } from './contract/client-request.ts';
 import type { ClientResponse } from './contract/client-response.ts';
@@ -30,10 +27,11 @@ import type {
   WaitDecision,
 } from './decision.ts';
 import { containFault, failpoint } from './fault-boundary.ts';
+import { readRequestFacts } from './forward-headers.ts';
+import { Forwarder, type ForwardOwner, type UpstreamHost } from './forwarder.ts';
 import { Responder } from './responder.ts';
 import { closesConnection, pageClosesConnection } from './status-pages.ts';
 import type { UpstreamPeer } from './upstream-group.ts';
-import { DONE, FORWARDING, HELD, type UpstreamHost, UpstreamRequest } from './upstream-request.ts';
 
 /** What every exchange of one listener shares. */
 export interface ExchangeHost<D extends Decision> extends UpstreamHost {
@@ -89,8 +87,25 @@ function onHoldElapsed(exchange: { holdElapsed(): void; readonly clientSocket: S
   }
 }
 
-export class Exchange<D extends Decision> extends UpstreamRequest implements DownstreamRequest, BodyReader {
+/**
+ * Where an exchange is: `new` until the decision is acted on; `held` by a delay or an admission;
+ * `forwarding` to a server; `done` once answered, cut or abandoned by its client.
+ */
+export type ExchangeState = 'new' | 'held' | 'forwarding' | 'done';
+
+export class Exchange<D extends Decision> implements DownstreamRequest, BodyReader, ForwardOwner {
+  readonly req: ClientRequest;
+  readonly res: ClientResponse;
   readonly connection: ClientConnection;
+  // what the decision reads of the head (forward-headers.ts)
+  host = '';
+  contentLength = -1;
+  hasBody = false;
+  /** The client connection's timers of the request's location (set once the hook decided). */
+  timers: ClientTimers = NGINX_CLIENT_TIMERS;
+  protected state: ExchangeState = 'new';
+  /** Sends the request to the servers once it is to go (forwarder.ts). */
+  protected readonly forwarder: Forwarder;
   readonly remoteAddr: string;
   readonly remotePort: number;
   readonly realipRemoteAddr: string;
@@ -123,7 +138,10 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
     connection: ClientConnection,
     remote: RemoteAddress,
   ) {
-    super(req, res, remote.text, host.scheme);
+    this.req = req;
+    this.res = res;
+    readRequestFacts(req.rawHeaders, this);
+    this.forwarder = new Forwarder(this, remote.text, host.scheme);
     this.#host = host;
     this.connection = connection;
     const peer = connection.peer!;
@@ -137,6 +155,19 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
   /** A graceful close began: answers say `Connection: close`. */
   get closing(): boolean {
     return this.#host.closing;
+  }
+
+  /** The client's connection (the request's socket can be cleared once its body was read). */
+  get clientSocket(): Socket | null {
+    return this.req.socket ?? this.res.socket;
+  }
+
+  get done(): boolean {
+    return this.state === 'done';
+  }
+
+  get forwarding(): boolean {
+    return this.state === 'forwarding';
   }
 
   /**
@@ -163,7 +194,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
       case 'proxy':
         this.#track();
         this.#continue();
-        this.forward(this.#host, decision);
+        this.#forward(decision);
         return;
       case 'delay':
         this.#hold(decision);
@@ -190,7 +221,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
   #refuse(code: number): void {
     if (this.res.headersSent) {
       // an upstream answer is already on its way: it is cut
-      this.state = DONE;
+      this.state = 'done';
       this.res.destroy();
       return;
     }
@@ -198,7 +229,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
     this.sendPage(code);
   }
 
-  protected clientFault(code: number, fault: ClientFault | null): void {
+  clientFault(code: number, fault: ClientFault | null): void {
     if (fault !== null && this.#decision !== null)
       this.#host.clientInput?.clientFault(this, this.#decision, fault);
     this.#release();
@@ -215,20 +246,20 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
    * False when the exchange is over already (the connection is the caller's to close).
    */
   bodyFailed(parserCode: string): boolean {
-    if (this.state === DONE) return false;
+    if (this.state === 'done') return false;
     if (parserCode === 'HPE_INVALID_EOF_STATE') {
       if (this.#decision !== null)
         this.#host.clientInput?.clientFault(this, this.#decision, PREMATURELY_CLOSED);
       this.#release();
       // done first: the client may report the abort at once, and it is not the server's failure
-      this.state = DONE;
+      this.state = 'done';
       this.#closedWith = 400;
-      this.abandonUpstream();
+      this.forwarder.abandonUpstream();
       this.res.destroy();
       return true;
     }
     this.clientFault(400, INVALID_CHUNKED_BODY);
-    this.abandonUpstream();
+    this.forwarder.abandonUpstream();
     return true;
   }
 
@@ -250,13 +281,13 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
   /** Answers with nginx's page for `code` (also used for a hook that threw: 500). */
   sendPage(code: number, retryAfterS?: number, extraHeaders?: readonly string[]): void {
     if (closesConnection(code)) {
-      this.state = DONE;
+      this.state = 'done';
       this.#closedWith = code;
       this.#track();
       (this.req.socket ?? this.res.socket)?.destroy();
       return;
     }
-    this.state = DONE;
+    this.state = 'done';
     this.#track();
     this.#responder.page(code, this.#refusing || pageClosesConnection(code), retryAfterS, extraHeaders);
   }
@@ -266,7 +297,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
       this.sendPage(decision.code);
       return;
     }
-    this.state = DONE;
+    this.state = 'done';
     this.#track();
     this.#responder.answer(decision.code, decision.body, decision.headers ?? {});
   }
@@ -281,7 +312,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
   }
 
   #hold(decision: DelayDecision): void {
-    this.state = HELD;
+    this.state = 'held';
     this.#host.held++;
     this.#track();
     this.#timer = setTimeout(onHoldElapsed, decision.delayMs, this);
@@ -289,7 +320,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
 
   /** Parked until the decision's admission settles (or the client leaves: withdrawn). */
   #wait(decision: WaitDecision): void {
-    this.state = HELD;
+    this.state = 'held';
     this.#host.held++;
     this.#track();
     let settled = false;
@@ -297,7 +328,7 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
       if (settled) return;
       settled = true;
       this.#withdraw = null;
-      if (this.state !== HELD) return;
+      if (this.state !== 'held') return;
       this.#host.held--;
       // an admission settles from its own timers
       try {
@@ -313,13 +344,13 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
   /** @internal the delay timer fired: the phases after it decide now. */
   holdElapsed(): void {
     this.#timer = null;
-    if (this.state !== HELD) return;
+    if (this.state !== 'held') return;
     this.#host.held--;
     const held = this.#decision as DelayDecision;
     const next = held.resume?.() as D | undefined;
     if (next === undefined) {
       this.#continue();
-      this.forward(this.#host, held);
+      this.#forward(held);
       return;
     }
     this.run(next);
@@ -330,36 +361,47 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
     return (this.#decision as ProxyTarget | null)?.slots ?? null;
   }
 
-  /** Sends the request to `peer`; the answer comes back through the handler callbacks below. */
-  protected send(
-    peer: UpstreamPeer,
-    path: string,
-    headers: string[],
-    readTimeoutMs: number | undefined,
-  ): void {
+  #forward(target: ProxyTarget): void {
+    this.state = 'forwarding';
+    this.forwarder.forward(this.#host, target);
+  }
+
+  /** Sends the request to `peer`; the forwarder hears how it goes. */
+  send(peer: UpstreamPeer, path: string, headers: string[], readTimeoutMs: number | undefined): void {
+    const forwarder = this.forwarder;
     peer.dispatch(
       {
         path,
         method: this.req.method ?? 'GET',
         headers,
-        body: this.hasBody ? (this.bufferedBody ?? this.req) : null,
+        body: this.hasBody ? (forwarder.bufferedBody ?? this.req) : null,
         headersTimeout: readTimeoutMs,
         bodyTimeout: readTimeoutMs,
       },
-      this,
-      this.connectTimeoutMs,
+      forwarder,
+      forwarder.connectTimeoutMs,
     );
+  }
+
+  /** No server answered: nginx's page, or the answer cut once its head went out. */
+  upstreamFailed(code: number): void {
+    if (!this.res.headersSent) {
+      this.sendPage(code);
+      return;
+    }
+    this.state = 'done';
+    this.res.destroy();
   }
 
   /** Held, or waiting for the upstream's answer (no byte of it sent yet). */
   protected get waiting(): boolean {
-    return this.state === HELD || (this.state === FORWARDING && !this.res.headersSent);
+    return this.state === 'held' || (this.state === 'forwarding' && !this.res.headersSent);
   }
 
   /** The connection leaves the exchange (a 101): done, no 499, no page. False if already done. */
   protected handOver(): boolean {
-    if (this.state !== FORWARDING) return false;
-    this.state = DONE;
+    if (this.state !== 'forwarding') return false;
+    this.state = 'done';
     // the tunnel holds them now, until it closes
     this.#slotsTaken = true;
     return true;
@@ -369,16 +411,16 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
   responseClosed(): void {
     if (this.connection.exchange === this) this.connection.exchange = null;
     const state = this.state;
-    this.state = DONE;
-    this.stopSendTimer();
-    this.stopBody();
+    this.state = 'done';
+    this.forwarder.stopSendTimer();
+    this.forwarder.stopBody();
     this.#responder.stop();
     const status = this.#closedWith || (this.res.headersSent ? this.res.statusCode : 499);
     if (!this.#slotsTaken) (this.#decision as ProxyTarget | null)?.slots?.release(status);
-    if (state === HELD || state === FORWARDING) {
+    if (state === 'held' || state === 'forwarding') {
       this.#release();
-      this.abortUpstream();
-      this.#host.onClientClosed?.(this, this.#decision!, state === HELD ? 'delay' : 'proxy');
+      this.forwarder.abortUpstream();
+      this.#host.onClientClosed?.(this, this.#decision!, state === 'held' ? 'delay' : 'proxy');
     }
     this.#host.exchangeEnded();
     this.#host.onCompleted?.(this, this.#decision, {
@@ -388,43 +430,36 @@ export class Exchange<D extends Decision> extends UpstreamRequest implements Dow
     });
   }
 
-  protected report(level: 'error' | 'warn', message: string, upstream: string): void {
+  report(level: 'error' | 'warn', message: string, upstream: string): void {
     this.#host.onUpstreamError?.(this, this.#decision!, { level, message, upstream });
   }
 
-  // the upstream client's handler: the answer relayed (the request going out and failures: UpstreamRequest)
+  // the upstream's answer, relayed (the forwarder hands it on)
 
-  onHeaders(
-    statusCode: number,
+  upstreamHead(
+    status: number,
     rawHeaders: readonly (Buffer | string)[],
     resume: () => void,
     statusText: string,
   ): boolean {
-    if (statusCode < 200) return true;
-    if (this.state === DONE) return false;
     this.#resume = resume;
-    this.status = statusCode;
     const added = (this.#decision as ProxyTarget | null)?.responseHeaders;
-    this.#responder.upstreamHead(statusCode, statusText, rawHeaders, added);
+    this.#responder.upstreamHead(status, statusText, rawHeaders, added);
     // The head waits for the end of the read that brought it: a small response then goes out head,
-    // body and all in one write (onComplete); one that goes on leaves at the read's end (onReadEnd).
+    // body and all in one write (upstreamComplete); one that goes on leaves at the read's end.
     return true;
   }
 
-  /** The read that brought the head (or more of the body) is over and the response goes on. */
-  onReadEnd(): void {
-    if (this.state === FORWARDING) this.#responder.flushHead();
+  upstreamReadEnd(): void {
+    if (this.state === 'forwarding') this.#responder.flushHead();
   }
 
-  onData(chunk: Buffer): boolean {
+  upstreamData(chunk: Buffer): boolean {
     return this.#responder.data(chunk, this.#resume!);
   }
 
-  onComplete(): void {
-    this.stopSendTimer();
-    this.upstreamEnded();
-    if (this.state === DONE) return;
-    this.state = DONE;
+  upstreamComplete(): void {
+    this.state = 'done';
     this.#responder.complete();
   }
 

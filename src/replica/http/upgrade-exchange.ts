@@ -17,7 +17,7 @@ import { switchingProtocolsHeaders } from './forward-headers.ts';
 import { httpDate } from './http-date.ts';
 import { Exchange, type ExchangeHost } from './proxy-exchange.ts';
 import { Tunnel } from './tunnel.ts';
-import { dispatchUpgrade, type UpgradeHandler } from './upgrade-dispatch.ts';
+import { dispatchUpgrade } from './upgrade-dispatch.ts';
 import type { UpstreamPeer } from './upstream-group.ts';
 
 /** What the listener does with tunnels: it closes the open ones when it closes. */
@@ -29,7 +29,7 @@ export interface UpgradeHost<D extends Decision> extends ExchangeHost<D> {
 /** Bytes a client may send before the 101 that are kept for the upstream; past it, reading pauses. */
 const EARLY_BYTES_MAX = 64 * 1024;
 
-export class UpgradeExchange<D extends Decision> extends Exchange<D> implements UpgradeHandler {
+export class UpgradeExchange<D extends Decision> extends Exchange<D> {
   readonly #listener: UpgradeHost<D>;
   /** node:http's response of the upgrade request: the connection leaves it for a tunnel. */
   readonly #response: ServerResponse;
@@ -109,7 +109,7 @@ export class UpgradeExchange<D extends Decision> extends Exchange<D> implements 
     if (this.waiting) this.req.socket.destroy();
   };
 
-  protected override send(
+  override send(
     peer: UpstreamPeer,
     path: string,
     headers: string[],
@@ -130,18 +130,23 @@ export class UpgradeExchange<D extends Decision> extends Exchange<D> implements 
         path,
         headers: upgrade,
         body: this.#takeBody(),
-        connectTimeoutMs: this.connectTimeoutMs ?? peer.connectTimeoutMs,
+        connectTimeoutMs: this.forwarder.connectTimeoutMs ?? peer.connectTimeoutMs,
         readTimeoutMs: this.#readTimeoutMs,
       },
-      this,
+      this.forwarder,
     );
   }
 
-  onUpgrade(statusText: string, rawHeaders: readonly string[], upstream: Socket, upstreamHead: Buffer): void {
+  upstreamUpgraded(
+    statusText: string,
+    rawHeaders: readonly string[],
+    upstream: Socket,
+    upstreamHead: Buffer,
+  ): void {
     const client = this.req.socket;
     if (client.destroyed || !this.handOver()) {
       upstream.destroy();
-      this.upstreamEnded();
+      this.forwarder.upstreamEnded();
       return;
     }
     client.off('data', this.#onEarlyData);
@@ -156,7 +161,7 @@ export class UpgradeExchange<D extends Decision> extends Exchange<D> implements 
     const tunnel = new Tunnel(client, upstream, (closed) => {
       slots?.release(101);
       // as in nginx, the tunnel counts against the server's max_conns until it closes
-      this.upstreamEnded();
+      this.forwarder.upstreamEnded();
       this.#listener.tunnelClosed(closed);
     });
     tunnel.start(`${head}\r\n`, upstreamHead, Buffer.concat(this.#early), this.#readTimeoutMs);

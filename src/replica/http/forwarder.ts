@@ -1,14 +1,12 @@
 /**
- * The request as it goes upstream: the half of an exchange (proxy-exchange.ts) that faces the servers.
- * It holds the headers sent, tries the group's servers in turn, runs `proxy_send_timeout` while the
+ * The request as it goes upstream: what an exchange (proxy-exchange.ts) holds to forward a request.
+ * It builds the headers sent, tries the group's servers in turn, runs `proxy_send_timeout` while the
  * request goes out, knows how far the request got with a server (the log's `while …`), and decides what
  * a failure comes to: nginx's error-log lines (upstream-failure.ts), the server's failure counted, the
  * next server as nginx's `proxy_next_upstream error timeout` would try it, else 502 or 504.
  *
- * It is the exchange's base class, not a helper object, so a forwarded request stays one object. The
- * exchange says how the request is sent (`send`), answers with a page (`sendPage`) and hears the log
- * lines (`report`). The client callbacks about the request going out and failing are here; those that
- * relay the answer are the exchange's.
+ * It is the upstream client's handler: the callbacks about the request going out and failing are
+ * handled here; the answer's head and body go on to the exchange (`ForwardOwner`), which relays them.
  *
  * Only the server's failures count against it. What the client does — a chunked body past
  * `client_max_body_size`, a client that goes away, a request that cannot go out as the client wrote
@@ -17,15 +15,14 @@
  */
 
 import type { Socket } from 'node:net';
-import { type ClientTimers, NGINX_CLIENT_TIMERS } from '../../engine/http/client-timers.ts';
+import type { ClientTimers } from '../../engine/http/client-timers.ts';
 import { LimitswitchError } from '../../shared/errors.ts';
 import { ClientBody } from './client-body.ts';
 import type { ClientRequest } from './contract/client-request.ts';
-import type { ClientResponse } from './contract/client-response.ts';
 import type { ClientFault, ProxyTarget } from './decision.ts';
 import { containFault, failpoint } from './fault-boundary.ts';
 import { appendForwarded, type RequestHeaderFacts, upstreamRequestHeaders } from './forward-headers.ts';
-import { UPGRADE_CONNECT_TIMEOUT, UPGRADE_READ_TIMEOUT } from './upgrade-dispatch.ts';
+import { UPGRADE_CONNECT_TIMEOUT, UPGRADE_READ_TIMEOUT, type UpgradeHandler } from './upgrade-dispatch.ts';
 import {
   CONNECTING,
   isInvalidHeader,
@@ -49,11 +46,42 @@ export interface UpstreamHost {
   readonly defaultGroup: UpstreamGroup | null;
 }
 
-/** Where an exchange is (`state`): the exchange moves it on; forwarding and failing are done here. */
-export const NEW = 0;
-export const HELD = 1;
-export const FORWARDING = 2;
-export const DONE = 3;
+/** What the forwarder asks of the exchange it forwards for. */
+export interface ForwardOwner {
+  readonly req: ClientRequest;
+  /** The client connection's timers of the request's location. */
+  readonly timers: ClientTimers;
+  /** The exchange is over: nothing more is sent, and failures are not answered. */
+  readonly done: boolean;
+  /** Still forwarding (a body that finished reading may go out). */
+  readonly forwarding: boolean;
+  readonly clientSocket: Socket | null;
+  /** Sends the request to `peer`, with the forwarder hearing how it goes. */
+  send(peer: UpstreamPeer, path: string, headers: string[], readTimeoutMs: number | undefined): void;
+  /** No server answered: nginx's page (502, 504), or the answer cut when its head went out already. */
+  upstreamFailed(code: number): void;
+  /** An upstream failure in nginx's error-log words. */
+  report(level: 'error' | 'warn', message: string, upstream: string): void;
+  /**
+   * The client is at fault: `code` is nginx's answer (a closing code when there is none to send),
+   * `fault` the log line (null: none). The forwarder abandons the request to the server.
+   */
+  clientFault(code: number, fault: ClientFault | null): void;
+  /** The answer's head; false: the exchange wants no answer. */
+  upstreamHead(
+    status: number,
+    rawHeaders: readonly (Buffer | string)[],
+    resume: () => void,
+    statusText: string,
+  ): boolean;
+  /** The read that brought the head (or more of the body) is over. */
+  upstreamReadEnd(): void;
+  /** A piece of the answer's body; false: the client takes no more for now. */
+  upstreamData(chunk: Buffer): boolean;
+  upstreamComplete(): void;
+  /** A 101 (upgrade requests only): the upstream connection is the exchange's now. */
+  upstreamUpgraded?(statusText: string, rawHeaders: readonly string[], socket: Socket, head: Buffer): void;
+}
 
 /** Connect failures: nothing of the request reached the server. */
 const CONNECT_FAILURES: ReadonlySet<string> = new Set([
@@ -83,7 +111,7 @@ function nonIdempotent(method: string | undefined): boolean {
   return method === 'POST' || method === 'LOCK' || method === 'PATCH';
 }
 
-function onSendTimeout(request: UpstreamRequest): void {
+function onSendTimeout(request: Forwarder): void {
   try {
     failpoint('timer');
     request.sendTimedOut();
@@ -93,24 +121,21 @@ function onSendTimeout(request: UpstreamRequest): void {
   }
 }
 
-export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedRequest {
-  readonly req: ClientRequest;
-  readonly res: ClientResponse;
-  // RequestHeaderFacts, filled in by upstreamRequestHeaders
+export class Forwarder implements RequestHeaderFacts, QueuedRequest, UpgradeHandler {
+  // RequestHeaderFacts, filled in by upstreamRequestHeaders when the request is forwarded
   host = '';
   hasBody = false;
   contentLength = -1;
   forwardedFor = '';
   /** The current try went on a connection that carried requests before (set by the connection). */
   reusedConnection = false;
-  /** The client connection's timers of the request's location (set once the hook decided). */
-  timers: ClientTimers = NGINX_CLIENT_TIMERS;
 
-  protected state = NEW;
+  readonly #owner: ForwardOwner;
+  readonly #remoteAddr: string;
+  readonly #scheme: string;
   /** The status of the upstream's answer; 0 until its head arrived. */
-  protected status = 0;
-
-  readonly #headers: string[];
+  #status = 0;
+  #headers: string[] = [];
   #group: UpstreamGroup | null = null;
   #peer: UpstreamPeer | null = null;
   /** The server this request is counted on (`max_conns`) until its exchange with it ends. */
@@ -136,58 +161,43 @@ export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedReque
 
   /** The client's connection (the request's socket can be cleared once its body was read). */
   get clientSocket(): Socket | null {
-    return this.req.socket ?? this.res.socket;
+    return this.#owner.clientSocket;
   }
 
-  constructor(req: ClientRequest, res: ClientResponse, remoteAddr: string, scheme: string) {
-    this.req = req;
-    this.res = res;
-    this.#headers = upstreamRequestHeaders(req.rawHeaders, this);
-    appendForwarded(this.#headers, this, remoteAddr, scheme);
+  constructor(owner: ForwardOwner, remoteAddr: string, scheme: string) {
+    this.#owner = owner;
+    this.#remoteAddr = remoteAddr;
+    this.#scheme = scheme;
   }
-
-  /** Sends the request to `peer`; the answer comes back through the handler callbacks. */
-  protected abstract send(
-    peer: UpstreamPeer,
-    path: string,
-    headers: string[],
-    readTimeoutMs: number | undefined,
-  ): void;
-
-  /** Answers with nginx's page for `code`. */
-  abstract sendPage(code: number): void;
-
-  /** Hears an upstream failure in nginx's error-log words. */
-  protected abstract report(level: 'error' | 'warn', message: string, upstream: string): void;
 
   /**
-   * The client is at fault: `code` is nginx's answer (a closing code when there is none to send),
-   * `fault` the log line (null: none). The upstream request, if any, is the caller's to abandon.
+   * Forwards to `target`'s group (the listener's default when it names none); 502 when there is none.
+   * The headers for the server are made now, once the request is to go: a request answered or
+   * refused never pays for them.
    */
-  protected abstract clientFault(code: number, fault: ClientFault | null): void;
-
-  /** Forwards to `target`'s group (the listener's default when it names none); 502 when there is none. */
-  protected forward(listener: UpstreamHost, target: ProxyTarget): void {
-    this.state = FORWARDING;
+  forward(listener: UpstreamHost, target: ProxyTarget): void {
     const group =
       target.upstream === undefined ? listener.defaultGroup : listener.upstreams.get(target.upstream);
     if (!group) {
-      this.sendPage(502);
+      this.#owner.upstreamFailed(502);
       return;
     }
+    const req = this.#owner.req;
+    this.#headers = upstreamRequestHeaders(req.rawHeaders, this);
+    appendForwarded(this.#headers, this, this.#remoteAddr, this.#scheme);
     this.#group = group;
-    this.#path = target.path ?? this.req.url ?? '/';
+    this.#path = target.path ?? req.url ?? '/';
     this.#readTimeoutMs = target.readTimeoutMs;
     this.#connectTimeoutMs = target.connectTimeoutMs;
     this.#sendTimeoutMs = target.sendTimeoutMs ?? group.sendTimeoutMs;
     if (this.hasBody && this.contentLength === -1) this.#maxBodyBytes = target.maxBodyBytes ?? 0;
     if (this.hasBody) {
-      const timers = this.timers;
-      const body = new ClientBody(this.req, timers.bodyTimeoutMs, () => this.#bodyTimedOut());
+      const timers = this.#owner.timers;
+      const body = new ClientBody(req, timers.bodyTimeoutMs, () => this.#bodyTimedOut());
       this.#body = body;
       if (timers.requestBuffering && this.contentLength > 0 && this.contentLength <= timers.bodyBufferBytes) {
         body.readWhole(() => {
-          if (this.state === FORWARDING) this.#dispatch();
+          if (this.#owner.forwarding) this.#dispatch();
         });
         return;
       }
@@ -196,19 +206,24 @@ export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedReque
   }
 
   /** The body, when it was read whole before the request went out (client-body.ts); else null. */
-  protected get bufferedBody(): Buffer | null {
+  get bufferedBody(): Buffer | null {
     return this.#body?.buffered ?? null;
   }
 
   /** `client_body_timeout` passed with nothing of the body read: nginx's 408 (the connection closes). */
   #bodyTimedOut(): void {
-    if (this.state === DONE) return;
-    this.clientFault(408, null);
+    if (this.#owner.done) return;
+    this.#clientFault(408, null);
+  }
+
+  /** The client is at fault: the exchange answers (or closes), the request to the server is abandoned. */
+  #clientFault(code: number, fault: ClientFault | null): void {
+    this.#owner.clientFault(code, fault);
     this.abandonUpstream();
   }
 
   /** Nothing more of the body is waited for (the request ended, one way or another). */
-  protected stopBody(): void {
+  stopBody(): void {
     this.#body?.stop();
   }
 
@@ -223,13 +238,13 @@ export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedReque
           this.#queued = true;
           return;
         }
-        this.report('error', QUEUE_FULL, `http://${group.name}${this.#path}`);
+        this.#owner.report('error', QUEUE_FULL, `http://${group.name}${this.#path}`);
         this.#fail(502);
         return;
       }
       // Every server tried is nginx's end of tries; servers left but all down is "no live upstreams".
       if (tried === null || tried.length < group.peers.length) {
-        this.report('error', NO_LIVE_UPSTREAMS, `http://${group.name}${this.#path}`);
+        this.#owner.report('error', NO_LIVE_UPSTREAMS, `http://${group.name}${this.#path}`);
       }
       this.#fail(502);
       return;
@@ -243,7 +258,7 @@ export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedReque
     this.#peer = peer;
     this.#abort = null;
     this.reusedConnection = false;
-    this.send(peer, this.#path, this.#headers, this.#readTimeoutMs);
+    this.#owner.send(peer, this.#path, this.#headers, this.#readTimeoutMs);
   }
 
   /** @internal QueuedRequest: a server may be free; the request takes it if the group picks one. */
@@ -258,8 +273,8 @@ export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedReque
   /** @internal QueuedRequest: no server came free within the queue's `timeout`. */
   queueTimedOut(): void {
     this.#queued = false;
-    if (this.state === DONE) return;
-    this.report('error', QUEUE_TIMED_OUT, `http://${this.#group!.name}${this.#path}`);
+    if (this.#owner.done) return;
+    this.#owner.report('error', QUEUE_TIMED_OUT, `http://${this.#group!.name}${this.#path}`);
     this.#fail(502);
   }
 
@@ -267,7 +282,7 @@ export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedReque
    * The exchange with the server is over (its response read, the request abandoned or failed, a
    * tunnel closed): the server's `max_conns` count drops, and a queued request may take it. Once.
    */
-  protected upstreamEnded(): void {
+  upstreamEnded(): void {
     const peer = this.#holding;
     if (peer === null) return;
     this.#holding = null;
@@ -275,12 +290,12 @@ export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedReque
   }
 
   /** The location's `proxy_connect_timeout` (absent: the upstream options'). */
-  protected get connectTimeoutMs(): number | undefined {
+  get connectTimeoutMs(): number | undefined {
     return this.#connectTimeoutMs;
   }
 
   /** The client went away: the request leaves the queue, or the request to the server is aborted. */
-  protected abortUpstream(): void {
+  abortUpstream(): void {
     if (this.#leaveQueue()) return;
     this.#abort?.();
     this.upstreamEnded();
@@ -294,7 +309,7 @@ export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedReque
     return true;
   }
 
-  protected stopSendTimer(): void {
+  stopSendTimer(): void {
     if (this.#sendTimer === null) return;
     clearTimeout(this.#sendTimer);
     this.#sendTimer = null;
@@ -304,7 +319,7 @@ export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedReque
 
   onConnect(abort: (err?: Error) => void): void {
     this.#abort = abort;
-    if (this.state === DONE) {
+    if (this.#owner.done) {
       abort();
       return;
     }
@@ -325,18 +340,17 @@ export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedReque
     if (this.#bodyBytes <= this.#maxBodyBytes) return;
     // nginx checks each chunk's declared size as it reads it (bytes so far + this chunk); the
     // parser hands over data, not chunk sizes, so the second figure is the piece that passed.
-    this.clientFault(413, {
+    this.#clientFault(413, {
       level: 'error',
       message: `client intended to send too large chunked body: ${before}+${bytes} bytes`,
     });
-    this.abandonUpstream();
   }
 
   /**
    * Ends the request to the server for a reason of the client's, once the exchange answered (it is
    * done, so the error the client reports for it is ignored).
    */
-  protected abandonUpstream(): void {
+  abandonUpstream(): void {
     this.stopSendTimer();
     this.stopBody();
     this.#leaveQueue();
@@ -356,8 +370,8 @@ export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedReque
    * for more of the client's body is not the upstream's fault.
    */
   sendTimedOut(): void {
-    if (this.state !== FORWARDING || this.#sent) return;
-    if (!this.req.isPaused()) {
+    if (!this.#owner.forwarding || this.#sent) return;
+    if (!this.#owner.req.isPaused()) {
       this.#sendTimer!.refresh();
       return;
     }
@@ -368,7 +382,7 @@ export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedReque
   onError(err: Error & { code?: string; syscall?: string }): void {
     this.stopSendTimer();
     this.upstreamEnded();
-    if (this.state === DONE) return;
+    if (this.#owner.done) return;
     const code = err.code ?? '';
     if (this.#clientsDoing(code)) return;
     const group = this.#group!;
@@ -382,9 +396,9 @@ export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedReque
     const beforeHead = phase !== READING_BODY;
     // nginx logs a failure as it meets it, but "upstream timed out" after freeing the server (which
     // warns when that takes the server out).
-    if (!timedOut) this.report('error', upstreamErrorMessage(err, phase, false), upstream);
-    if (beforeHead && group.markFailed(peer)) this.report('warn', serverDisabled(phase), upstream);
-    if (timedOut) this.report('error', upstreamErrorMessage(err, phase, true), upstream);
+    if (!timedOut) this.#owner.report('error', upstreamErrorMessage(err, phase, false), upstream);
+    if (beforeHead && group.markFailed(peer)) this.#owner.report('warn', serverDisabled(phase), upstream);
+    if (timedOut) this.#owner.report('error', upstreamErrorMessage(err, phase, true), upstream);
     if (beforeHead && this.#mayTryNext(err, phase)) {
       // nginx gives a request one more try after an error on a cached connection (`peer.cached`):
       // in a group of one, the same server again (on another connection)
@@ -410,12 +424,11 @@ export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedReque
    */
   #clientsDoing(code: string): boolean {
     if (REFUSED_BY_CLIENT_LIBRARY.has(code)) {
-      this.clientFault(400, null);
+      this.#owner.clientFault(400, null);
       return true;
     }
-    const client = this.req.socket ?? this.res.socket;
-    if (client?.destroyed === true) {
-      this.clientFault(499, null);
+    if (this.#owner.clientSocket?.destroyed === true) {
+      this.#owner.clientFault(499, null);
       return true;
     }
     return false;
@@ -431,7 +444,7 @@ export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedReque
     if (isInvalidHeader(err)) return false;
     // a body read whole first goes again, as nginx's buffered body does; a streamed one is gone
     const bodyGone = this.hasBody && this.bufferedBody === null;
-    if (phase !== CONNECTING && (bodyGone || nonIdempotent(this.req.method))) return false;
+    if (phase !== CONNECTING && (bodyGone || nonIdempotent(this.#owner.req.method))) return false;
     const tried = this.#tried === null ? 1 : this.#tried.length + 1;
     return tried < this.#group!.peers.length || this.#againOnSameServer(err, phase);
   }
@@ -451,20 +464,48 @@ export abstract class UpstreamRequest implements RequestHeaderFacts, QueuedReque
     );
   }
 
-  /** nginx answers an upstream failure with its page, or cuts the connection once the head was sent. */
   #fail(code: number): void {
-    if (!this.res.headersSent) {
-      this.sendPage(code);
-      return;
-    }
-    this.state = DONE;
-    this.res.destroy();
+    this.#owner.upstreamFailed(code);
   }
 
   /** How far the request got with the upstream, for the log's `while …`. */
   #phase(code: string): UpstreamPhase {
     if (this.#abort === null || CONNECT_FAILURES.has(code)) return CONNECTING;
     if (!this.#sent) return SENDING;
-    return this.status === 0 ? READING_HEADER : READING_BODY;
+    return this.#status === 0 ? READING_HEADER : READING_BODY;
+  }
+
+  // the answer, handed on to the exchange
+
+  onHeaders(
+    statusCode: number,
+    rawHeaders: readonly (Buffer | string)[],
+    resume: () => void,
+    statusText: string,
+  ): boolean {
+    if (statusCode < 200) return true;
+    if (this.#owner.done) return false;
+    this.#status = statusCode;
+    return this.#owner.upstreamHead(statusCode, rawHeaders, resume, statusText);
+  }
+
+  onReadEnd(): void {
+    this.#owner.upstreamReadEnd();
+  }
+
+  onData(chunk: Buffer): boolean {
+    return this.#owner.upstreamData(chunk);
+  }
+
+  onComplete(): void {
+    this.stopSendTimer();
+    this.upstreamEnded();
+    if (this.#owner.done) return;
+    this.#owner.upstreamComplete();
+  }
+
+  onUpgrade(statusText: string, rawHeaders: readonly string[], socket: Socket, head: Buffer): void {
+    if (this.#owner.upstreamUpgraded === undefined) socket.destroy();
+    else this.#owner.upstreamUpgraded(statusText, rawHeaders, socket, head);
   }
 }
