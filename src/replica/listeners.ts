@@ -1,6 +1,6 @@
 /**
  * The replica's listeners: one ProxyServer per port the configuration serves, wired to the engine
- * (engine-hook.ts), the upstream groups and the error log. What a port takes from the configuration
+ * (policy/engine-hook.ts), the upstream groups and the error log. What a port takes from the configuration
  * is read here: its TLS/h2 edge, its default server's client timers, its realip. A reload keeps a
  * port's listener (with the new realip and edge settings) unless the port is gone or went between
  * plain and TLS/h2: that one drains while a new one listens.
@@ -10,7 +10,6 @@ import { NGINX_CLIENT_TIMERS } from '../engine/http/client-timers.ts';
 import { servedPorts } from '../engine/http/served-ports.ts';
 import type { Site } from '../engine/http/site.ts';
 import type { Clock } from '../shared/clock.ts';
-import { engineHook, type RoutedDecision, upgradeHook } from './engine-hook.ts';
 import type { ClientRequestHead } from './http/decision.ts';
 import type { EdgeConf } from './http/edge-listener.ts';
 import { ProxyServer } from './http/proxy-server.ts';
@@ -18,8 +17,9 @@ import type { UpstreamSet } from './http/upstream-group.ts';
 import type { ResponseFacts } from './logs/access-log.ts';
 import type { ErrorLog } from './logs/error-log.ts';
 import { logClosedInDelay, logConnectionInfo, logUpstreamError } from './logs/listener-log-lines.ts';
+import { engineHook, type RoutedDecision, upgradeHook } from './policy/engine-hook.ts';
+import type { ProxyTargets } from './policy/proxy-targets.ts';
 import type { ProcessLog } from './process-log.ts';
-import type { ProxyTargets } from './proxy-targets.ts';
 
 /** How long a listener that stops (a reload dropped it, or the replica stops) finishes its requests. */
 const DRAIN_MS = 30_000;

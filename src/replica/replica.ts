@@ -30,8 +30,8 @@ import { KeyExpiry } from './key-expiry.ts';
 import { Listeners } from './listeners.ts';
 import { reportFaults } from './logs/data-path-faults.ts';
 import { ErrorLog } from './logs/error-log.ts';
+import { type ProxyTargets, resolveProxyTargets } from './policy/proxy-targets.ts';
 import type { ProcessLog } from './process-log.ts';
-import { type ProxyTargets, resolveProxyTargets } from './proxy-targets.ts';
 import type { ReplicaOptions, ReplicaStore } from './replica-options.ts';
 import { RequestCounts } from './request-counts.ts';
 

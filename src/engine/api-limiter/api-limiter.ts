@@ -3,7 +3,7 @@
  * rate-burst), a cap on parallel requests, waiting instead of refusing — up to max-wait-duration,
  * then 429 — and, with auto-adjust, rate, burst and parallelism that follow the measured processing
  * time towards estimated-processing-duration. Cilium's parameters, defaults and arithmetic; pure: the
- * replica's admission (replica/api-limiter-admission.ts) holds the timers, time is `nowMs`.
+ * replica's admission (replica/policy/api-limiter-admission.ts) holds the timers, time is `nowMs`.
  */
 import { type Reservation, TokenBucket } from './token-bucket.ts';
 import { WeightedSemaphore } from './weighted-semaphore.ts';

@@ -10,14 +10,13 @@ import {
   clientCertificateRefusal,
   misdirectedRefusal,
   type TlsRefusal,
-} from '../engine/http/client-verify.ts';
-import { rejectedVersion } from '../engine/http/request-head.ts';
-import type { RefusedHead, Route, Site } from '../engine/http/site.ts';
-import type { ForwardVerdict, Verdict } from '../engine/http/verdict.ts';
-import type { LogLine } from '../engine/log-line.ts';
-import { normalizePeerAddress } from '../engine/net/address-text.ts';
-import type { RequestFacts, TlsFacts } from '../engine/variables/request-context.ts';
-import { apiLimiterWait } from './api-limiter-admission.ts';
+} from '../../engine/http/client-verify.ts';
+import { rejectedVersion } from '../../engine/http/request-head.ts';
+import type { RefusedHead, Route, Site } from '../../engine/http/site.ts';
+import type { ForwardVerdict, Verdict } from '../../engine/http/verdict.ts';
+import type { LogLine } from '../../engine/log-line.ts';
+import { normalizePeerAddress } from '../../engine/net/address-text.ts';
+import type { RequestFacts, TlsFacts } from '../../engine/variables/request-context.ts';
 import type {
   ClientInputRules,
   DecideHook,
@@ -25,9 +24,10 @@ import type {
   DownstreamRequest,
   ProxyDecision,
   UnreadableHead,
-} from './http/decision.ts';
-import { connectionTls } from './http/tls-facts.ts';
-import { connectionNumber, type ErrorLog, requestLogContext } from './logs/error-log.ts';
+} from '../http/decision.ts';
+import { connectionTls } from '../http/tls-facts.ts';
+import { connectionNumber, type ErrorLog, requestLogContext } from '../logs/error-log.ts';
+import { apiLimiterWait } from './api-limiter-admission.ts';
 import { priorityWait } from './priority-admission.ts';
 import { dynamicTarget, type ProxyTargets, rewriteTarget } from './proxy-targets.ts';
 

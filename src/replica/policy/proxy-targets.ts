@@ -5,15 +5,15 @@
  * the normalised URI that matched the location prefix is replaced by it, as nginx does.
  */
 
-import type { UpstreamServerSpec, UpstreamSpec } from '../config/model.ts';
-import type { LocationHandler, Site, SiteLocation } from '../engine/http/site.ts';
-import { LimitswitchError } from '../shared/errors.ts';
-import type { UpstreamGroupSpec } from './http/upstream-group.ts';
+import type { UpstreamServerSpec, UpstreamSpec } from '../../config/model.ts';
+import type { LocationHandler, Site, SiteLocation } from '../../engine/http/site.ts';
+import { LimitswitchError } from '../../shared/errors.ts';
+import type { UpstreamGroupSpec } from '../http/upstream-group.ts';
 import {
   DEFAULT_KEEPALIVE,
   type KeepaliveSettings,
   REPLICA_DEFAULT_KEEPALIVE,
-} from './http/upstream-keepalive.ts';
+} from '../http/upstream-keepalive.ts';
 
 export interface ProxyTarget {
   /** The group; empty for a `proxy_pass` with variables (see `dynamicTarget`). */

@@ -5,11 +5,11 @@
  * kube-apiserver answers. An exempt level only counts. The seat is given back when the exchange ends.
  * A dry run lets a rejected request through (counted, logged) without a seat.
  */
-import type { PriorityClassification } from '../engine/http/site.ts';
-import type { LogLine } from '../engine/log-line.ts';
-import type { FairRequest, RejectReason } from '../engine/priority/queue-set.ts';
-import { flowHash } from '../engine/priority/shuffle-shard.ts';
-import type { Clock } from '../shared/clock.ts';
+import type { PriorityClassification } from '../../engine/http/site.ts';
+import type { LogLine } from '../../engine/log-line.ts';
+import type { FairRequest, RejectReason } from '../../engine/priority/queue-set.ts';
+import { flowHash } from '../../engine/priority/shuffle-shard.ts';
+import type { Clock } from '../../shared/clock.ts';
 import {
   type Decision,
   type HeldUntilEnd,
@@ -17,8 +17,8 @@ import {
   type PassDecision,
   type ProxyDecision,
   type WaitDecision,
-} from './http/decision.ts';
-import { admissionTimer, INTERNAL_ERROR } from './http/fault-boundary.ts';
+} from '../http/decision.ts';
+import { admissionTimer, INTERNAL_ERROR } from '../http/fault-boundary.ts';
 
 /** The header that names the level a request went to (`priority_level_headers on`). */
 export const PRIORITY_LEVEL_HEADER = 'X-Limitswitch-Priority-Level';

@@ -7,10 +7,10 @@
  * `api_rate_limit_status` (429). A client that leaves while waiting withdraws. With `log=true`,
  * Cilium's messages go to the error log at info (refusals at warn).
  */
-import type { ApiLimiter, LimitedRequest } from '../engine/api-limiter/api-limiter.ts';
-import type { SemaphoreWaiter } from '../engine/api-limiter/weighted-semaphore.ts';
-import type { LogLine } from '../engine/log-line.ts';
-import type { Clock } from '../shared/clock.ts';
+import type { ApiLimiter, LimitedRequest } from '../../engine/api-limiter/api-limiter.ts';
+import type { SemaphoreWaiter } from '../../engine/api-limiter/weighted-semaphore.ts';
+import type { LogLine } from '../../engine/log-line.ts';
+import type { Clock } from '../../shared/clock.ts';
 import {
   type Decision,
   type HeldUntilEnd,
@@ -18,8 +18,8 @@ import {
   type PassDecision,
   type ProxyDecision,
   type WaitDecision,
-} from './http/decision.ts';
-import { admissionTimer, INTERNAL_ERROR } from './http/fault-boundary.ts';
+} from '../http/decision.ts';
+import { admissionTimer, INTERNAL_ERROR } from '../http/fault-boundary.ts';
 
 export interface AdmissionContext {
   readonly limiter: ApiLimiter;
