@@ -1,9 +1,8 @@
 /**
  * The data path's `decide` hook, answered by the engine: refuse what nginx refuses of the request
- * head, route the request, run nginx's phases, and turn the engine's decision into what the proxy
+ * head, route the request, run nginx's phases, and turn the engine's verdict into what the proxy
  * does (refuse, forward, hold, reject, answer). The site is read through a getter, so a reload swaps
- * it between two requests. The hook's `client` rules size node:http's parser from the header buffers
- * and write nginx's error-log lines about client input.
+ * it between two requests. Its `client` rules (client-input-rules.ts) read client input as nginx does.
  */
 
 import {
@@ -11,23 +10,15 @@ import {
   misdirectedRefusal,
   type TlsRefusal,
 } from '../../engine/http/client-verify.ts';
-import { rejectedVersion } from '../../engine/http/request-head.ts';
-import type { RefusedHead, Route, Site } from '../../engine/http/site.ts';
+import type { Route, Site } from '../../engine/http/site.ts';
 import type { ForwardVerdict, Verdict } from '../../engine/http/verdict.ts';
 import type { LogLine } from '../../engine/log-line.ts';
-import { normalizePeerAddress } from '../../engine/net/address-text.ts';
-import type { RequestFacts, TlsFacts } from '../../engine/variables/request-context.ts';
-import type {
-  ClientInputRules,
-  DecideHook,
-  Decision,
-  DownstreamRequest,
-  ProxyDecision,
-  UnreadableHead,
-} from '../http/decision.ts';
+import type { DecideHook, Decision, DownstreamRequest, ProxyDecision } from '../http/decision.ts';
 import { connectionTls } from '../http/tls-facts.ts';
-import { connectionNumber, type ErrorLog, requestLogContext } from '../logs/error-log.ts';
+import { type ErrorLog, requestLogContext } from '../logs/error-log.ts';
 import { apiLimiterWait } from './api-limiter-admission.ts';
+import { clientRules, logRefusedHead } from './client-input-rules.ts';
+import { ExchangeFacts } from './exchange-facts.ts';
 import { priorityWait } from './priority-admission.ts';
 import { dynamicTarget, type ProxyTargets, rewriteTarget } from './proxy-targets.ts';
 
@@ -67,11 +58,6 @@ function refusal(code: number): RoutedDecision {
   return REFUSALS.get(code) ?? { action: 'refuse', code };
 }
 
-/**
- * node:http's parser may take this many times the largest head nginx would read, so that nginx's
- * buffer rules decide in most cases (its count is of names, values and target only).
- */
-const PARSER_ROOM = 2;
 const NOT_FOUND: RoutedDecision = Object.freeze({ action: 'return', code: 404 });
 const MISDIRECTED: RoutedDecision = Object.freeze({ action: 'return', code: 421 });
 const FORBIDDEN: RoutedDecision = Object.freeze({ action: 'return', code: 403 });
@@ -120,62 +106,7 @@ export function engineHook(options: EngineHookOptions): DecideHook<RoutedDecisio
       nowMs: now,
     });
   };
-  return Object.assign(decide, { client: clientRules(options) });
-}
-
-/** The hook's rules for client input: the parser's room, heads it refused, faults while forwarding. */
-function clientRules(options: EngineHookOptions): ClientInputRules<RoutedDecision> {
-  return {
-    maxHeaderBytes: () => PARSER_ROOM * options.site().maxHeadBytes(options.port),
-    unreadableHead: (head) => {
-      const refused = unreadable(options.site(), head, options.port);
-      if (refused === null) return head.code === 'HPE_HEADER_OVERFLOW' ? 494 : 400;
-      logRefusedHead(options.errorLog, refused, head.socket, normalizePeerAddress(head.socket.remoteAddress));
-      return refused.fault.code;
-    },
-    clientFault: (ctx, decision, fault) => {
-      if (!options.errorLog.enabled(fault.level)) return;
-      options.errorLog.request(fault, requestLogContext(ctx, decision.serverName ?? ''));
-    },
-  };
-}
-
-/**
- * What nginx answers for a head node:http refused: a head too large for it (nginx's buffers say how,
- * from the bytes it had), a version it does not take; else null (a plain 400, or a timeout's close:
- * nginx's wording for every other malformation is not reproduced).
- */
-function unreadable(site: Site, head: UnreadableHead, port: number): RefusedHead | null {
-  const serverAddr = head.socket.localAddress ?? '';
-  switch (head.code) {
-    case 'HPE_HEADER_OVERFLOW':
-      return site.readOversizedHead(head.bytes, serverAddr, port);
-    case 'HPE_INVALID_VERSION':
-      return site.refusal(rejectedVersion(head.bytes), serverAddr, port);
-    default:
-      return null;
-  }
-}
-
-/** nginx reads the head before realip runs: the line names the connection's peer. */
-function logRefusedHead(
-  log: ErrorLog,
-  refused: RefusedHead,
-  socket: DownstreamRequest['clientSocket'],
-  peer: string,
-): void {
-  if (!log.enabled('info')) return;
-  const { fault, serverName } = refused;
-  log.request(
-    { level: 'info', message: fault.message },
-    {
-      connection: connectionNumber(socket),
-      client: peer,
-      server: serverName,
-      requestLine: fault.requestLine,
-      host: fault.host,
-    },
-  );
+  return Object.assign(decide, { client: clientRules<RoutedDecision>(options) });
 }
 
 /**
@@ -196,52 +127,6 @@ const PLAIN_ON_TLS: TlsRefusal = Object.freeze({
   code: 497,
   message: 'client sent plain HTTP request to HTTPS port while reading client request headers',
 });
-
-/**
- * What the engine needs of a request, read from the exchange. `headers` is built only when a variable
- * reads one: node:http builds `req.headers` lazily from the raw headers, and most configs never ask.
- */
-class ExchangeFacts implements RequestFacts {
-  readonly method: string;
-  readonly scheme: 'http' | 'https';
-  readonly target: string;
-  readonly remoteAddr: string;
-  readonly remotePort: number;
-  readonly socketAddr: string;
-  readonly serverAddr: string;
-  readonly serverPort: number;
-  readonly #ctx: DownstreamRequest;
-
-  constructor(ctx: DownstreamRequest, serverPort: number) {
-    const req = ctx.req;
-    this.#ctx = ctx;
-    this.method = req.method ?? 'GET';
-    this.target = req.url ?? '/';
-    this.remoteAddr = ctx.remoteAddr;
-    this.remotePort = ctx.remotePort;
-    this.socketAddr = ctx.realipRemoteAddr;
-    this.serverAddr = req.socket.localAddress ?? '';
-    this.serverPort = serverPort;
-    if (ctx.contentLength !== -1) this.contentLength = ctx.contentLength;
-    const encrypted = (ctx.clientSocket as { encrypted?: boolean } | null)?.encrypted === true;
-    this.scheme = encrypted ? 'https' : 'http';
-  }
-
-  readonly contentLength?: number;
-
-  /** Built only when a variable asks (`$server_protocol`). */
-  get protocol(): string {
-    return `HTTP/${this.#ctx.req.httpVersion}`;
-  }
-
-  get tls(): TlsFacts | null {
-    return connectionTls(this.#ctx.connection);
-  }
-
-  get headers(): Readonly<Record<string, string | undefined>> {
-    return this.#ctx.req.headers as Record<string, string | undefined>;
-  }
-}
 
 /**
  * The data path's `canUpgrade` hook: an upgrade request is tunnelled when its location proxies and is

@@ -1,0 +1,54 @@
+/**
+ * The RequestFacts the engine reads a request's variables through, taken from the data path's
+ * exchange.
+ */
+
+import type { RequestFacts, TlsFacts } from '../../engine/variables/request-context.ts';
+import type { DownstreamRequest } from '../http/decision.ts';
+import { connectionTls } from '../http/tls-facts.ts';
+
+/**
+ * What the engine needs of a request, read from the exchange. `headers` is built only when a variable
+ * reads one: node:http builds `req.headers` lazily from the raw headers, and most configs never ask.
+ */
+export class ExchangeFacts implements RequestFacts {
+  readonly method: string;
+  readonly scheme: 'http' | 'https';
+  readonly target: string;
+  readonly remoteAddr: string;
+  readonly remotePort: number;
+  readonly socketAddr: string;
+  readonly serverAddr: string;
+  readonly serverPort: number;
+  readonly #ctx: DownstreamRequest;
+
+  constructor(ctx: DownstreamRequest, serverPort: number) {
+    const req = ctx.req;
+    this.#ctx = ctx;
+    this.method = req.method ?? 'GET';
+    this.target = req.url ?? '/';
+    this.remoteAddr = ctx.remoteAddr;
+    this.remotePort = ctx.remotePort;
+    this.socketAddr = ctx.realipRemoteAddr;
+    this.serverAddr = req.socket.localAddress ?? '';
+    this.serverPort = serverPort;
+    if (ctx.contentLength !== -1) this.contentLength = ctx.contentLength;
+    const encrypted = (ctx.clientSocket as { encrypted?: boolean } | null)?.encrypted === true;
+    this.scheme = encrypted ? 'https' : 'http';
+  }
+
+  readonly contentLength?: number;
+
+  /** Built only when a variable asks (`$server_protocol`). */
+  get protocol(): string {
+    return `HTTP/${this.#ctx.req.httpVersion}`;
+  }
+
+  get tls(): TlsFacts | null {
+    return connectionTls(this.#ctx.connection);
+  }
+
+  get headers(): Readonly<Record<string, string | undefined>> {
+    return this.#ctx.req.headers as Record<string, string | undefined>;
+  }
+}
