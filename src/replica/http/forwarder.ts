@@ -56,8 +56,14 @@ export interface ForwardOwner {
   /** Still forwarding (a body that finished reading may go out). */
   readonly forwarding: boolean;
   readonly clientSocket: Socket | null;
-  /** Sends the request to `peer`, with the forwarder hearing how it goes. */
-  send(peer: UpstreamPeer, path: string, headers: string[], readTimeoutMs: number | undefined): void;
+  /** Sends the request to `peer`, with `forwarder` hearing how it goes. */
+  send(
+    forwarder: Forwarder,
+    peer: UpstreamPeer,
+    path: string,
+    headers: string[],
+    readTimeoutMs: number | undefined,
+  ): void;
   /** No server answered: nginx's page (502, 504), or the answer cut when its head went out already. */
   upstreamFailed(code: number): void;
   /** An upstream failure in nginx's error-log words. */
@@ -258,7 +264,7 @@ export class Forwarder implements RequestHeaderFacts, QueuedRequest, UpgradeHand
     this.#peer = peer;
     this.#abort = null;
     this.reusedConnection = false;
-    this.#owner.send(peer, this.#path, this.#headers, this.#readTimeoutMs);
+    this.#owner.send(this, peer, this.#path, this.#headers, this.#readTimeoutMs);
   }
 
   /** @internal QueuedRequest: a server may be free; the request takes it if the group picks one. */

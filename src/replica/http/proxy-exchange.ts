@@ -8,64 +8,29 @@
 
 import type { Socket } from 'node:net';
 import { type ClientTimers, NGINX_CLIENT_TIMERS } from '../../engine/http/client-timers.ts';
+import { INVALID_CHUNKED_BODY, PREMATURELY_CLOSED, SEND_TIMED_OUT } from './client-faults.ts';
 import type { BodyReader, ClientConnection, RemoteAddress } from './contract/client-connection.ts';
 import type { ClientRequest } from './contract/client-request.ts';
 import type { ClientResponse } from './contract/client-response.ts';
 import type {
   AnsweredUnder,
-  ClientClosedCallback,
   ClientFault,
-  ClientInputRules,
-  CompletedCallback,
   Decision,
   DelayDecision,
   DownstreamRequest,
   HeldUntilEnd,
   ProxyTarget,
   ReturnDecision,
-  UpstreamErrorCallback,
   WaitDecision,
 } from './decision.ts';
+import type { ExchangeHost } from './exchange-host.ts';
 import { containFault, failpoint } from './fault-boundary.ts';
 import { readRequestFacts } from './forward-headers.ts';
-import { Forwarder, type ForwardOwner, type UpstreamHost } from './forwarder.ts';
+import { Forwarder, type ForwardOwner } from './forwarder.ts';
+import { Hold } from './hold.ts';
 import { Responder } from './responder.ts';
 import { closesConnection, pageClosesConnection } from './status-pages.ts';
 import type { UpstreamPeer } from './upstream-group.ts';
-
-/** What every exchange of one listener shares. */
-export interface ExchangeHost<D extends Decision> extends UpstreamHost {
-  readonly scheme: string;
-  readonly onClientClosed: ClientClosedCallback<D> | null;
-  /** Hears each upstream failure, in nginx's error-log words. */
-  readonly onUpstreamError: UpstreamErrorCallback<D> | null;
-  /** Hears each exchange once it is over (status, body bytes, time). */
-  readonly onCompleted: CompletedCallback<D> | null;
-  /** The hook's rules for client input (log lines about client faults), if it has any. */
-  readonly clientInput: ClientInputRules<D> | null;
-  /** True once a graceful close began: answers say `Connection: close`. */
-  readonly closing: boolean;
-  /** Requests currently held by a delay. */
-  held: number;
-  /** Called when a held or forwarded exchange ends (for graceful close). */
-  exchangeEnded(): void;
-  /** The address's default server's client timers (for answers the hook gave none). */
-  readonly clientTimers: ClientTimers;
-}
-
-/** nginx's words for a request body that went wrong on the client's side. */
-const PREMATURELY_CLOSED: ClientFault = Object.freeze({
-  level: 'info',
-  message: 'client prematurely closed connection',
-});
-const SEND_TIMED_OUT: ClientFault = Object.freeze({
-  level: 'info',
-  message: 'client timed out (110: Connection timed out) while sending to client',
-});
-const INVALID_CHUNKED_BODY: ClientFault = Object.freeze({
-  level: 'error',
-  message: 'client sent invalid chunked body',
-});
 
 function onResponseClose(exchange: { responseClosed(): void; readonly clientSocket: Socket | null }): void {
   try {
@@ -74,16 +39,6 @@ function onResponseClose(exchange: { responseClosed(): void; readonly clientSock
   } catch (error) {
     const socket = exchange.clientSocket;
     containFault('client', error, socket, socket);
-  }
-}
-
-function onHoldElapsed(exchange: { holdElapsed(): void; readonly clientSocket: Socket | null }): void {
-  try {
-    failpoint('timer');
-    exchange.holdElapsed();
-  } catch (error) {
-    const socket = exchange.clientSocket;
-    containFault('timer', error, socket, socket);
   }
 }
 
@@ -104,8 +59,8 @@ export class Exchange<D extends Decision> implements DownstreamRequest, BodyRead
   /** The client connection's timers of the request's location (set once the hook decided). */
   timers: ClientTimers = NGINX_CLIENT_TIMERS;
   protected state: ExchangeState = 'new';
-  /** Sends the request to the servers once it is to go (forwarder.ts). */
-  protected readonly forwarder: Forwarder;
+  /** Sends the request to the servers once it is to go (forwarder.ts); made then. */
+  protected forwarder: Forwarder | null = null;
   readonly remoteAddr: string;
   readonly remotePort: number;
   readonly realipRemoteAddr: string;
@@ -117,9 +72,8 @@ export class Exchange<D extends Decision> implements DownstreamRequest, BodyRead
   readonly #responder: Responder;
   /** Lets the upstream's reading go on once the client took what waited. */
   #resume: (() => void) | null = null;
-  #timer: NodeJS.Timeout | null = null;
-  /** Withdraws a waiting request from its admission (null when not waiting). */
-  #withdraw: (() => void) | null = null;
+  /** Held by a delay or an admission (hold.ts). */
+  #hold: Hold | null = null;
   #tracked = false;
   /** A tunnel holds the decision's slots now (released when it closes, not with the response). */
   #slotsTaken = false;
@@ -141,7 +95,6 @@ export class Exchange<D extends Decision> implements DownstreamRequest, BodyRead
     this.req = req;
     this.res = res;
     readRequestFacts(req.rawHeaders, this);
-    this.forwarder = new Forwarder(this, remote.text, host.scheme);
     this.#host = host;
     this.connection = connection;
     const peer = connection.peer!;
@@ -197,7 +150,7 @@ export class Exchange<D extends Decision> implements DownstreamRequest, BodyRead
         this.#forward(decision);
         return;
       case 'delay':
-        this.#hold(decision);
+        this.#delay(decision);
         return;
       case 'wait':
         this.#wait(decision);
@@ -232,7 +185,7 @@ export class Exchange<D extends Decision> implements DownstreamRequest, BodyRead
   clientFault(code: number, fault: ClientFault | null): void {
     if (fault !== null && this.#decision !== null)
       this.#host.clientInput?.clientFault(this, this.#decision, fault);
-    this.#release();
+    this.#hold?.release();
     this.#refuse(code);
   }
 
@@ -250,32 +203,17 @@ export class Exchange<D extends Decision> implements DownstreamRequest, BodyRead
     if (parserCode === 'HPE_INVALID_EOF_STATE') {
       if (this.#decision !== null)
         this.#host.clientInput?.clientFault(this, this.#decision, PREMATURELY_CLOSED);
-      this.#release();
+      this.#hold?.release();
       // done first: the client may report the abort at once, and it is not the server's failure
       this.state = 'done';
       this.#closedWith = 400;
-      this.forwarder.abandonUpstream();
+      this.forwarder?.abandonUpstream();
       this.res.destroy();
       return true;
     }
     this.clientFault(400, INVALID_CHUNKED_BODY);
-    this.forwarder.abandonUpstream();
+    this.forwarder?.abandonUpstream();
     return true;
-  }
-
-  /** A held request is let go (its timer cleared, its wait withdrawn) before it ends some other way. */
-  #release(): void {
-    if (this.#withdraw !== null) {
-      const withdraw = this.#withdraw;
-      this.#withdraw = null;
-      this.#host.held--;
-      withdraw();
-      return;
-    }
-    if (this.#timer === null) return;
-    clearTimeout(this.#timer);
-    this.#timer = null;
-    this.#host.held--;
   }
 
   /** Answers with nginx's page for `code` (also used for a hook that threw: 500). */
@@ -311,25 +249,20 @@ export class Exchange<D extends Decision> implements DownstreamRequest, BodyRead
     this.res.on('close', () => onResponseClose(this));
   }
 
-  #hold(decision: DelayDecision): void {
+  #delay(decision: DelayDecision): void {
     this.state = 'held';
-    this.#host.held++;
     this.#track();
-    this.#timer = setTimeout(onHoldElapsed, decision.delayMs, this);
+    this.#hold ??= new Hold(this.#host);
+    this.#hold.delay(decision.delayMs, this);
   }
 
   /** Parked until the decision's admission settles (or the client leaves: withdrawn). */
   #wait(decision: WaitDecision): void {
     this.state = 'held';
-    this.#host.held++;
     this.#track();
-    let settled = false;
-    const withdraw = decision.wait((next) => {
-      if (settled) return;
-      settled = true;
-      this.#withdraw = null;
+    this.#hold ??= new Hold(this.#host);
+    this.#hold.wait(decision, (next) => {
       if (this.state !== 'held') return;
-      this.#host.held--;
       // an admission settles from its own timers
       try {
         this.run(next as D);
@@ -338,14 +271,11 @@ export class Exchange<D extends Decision> implements DownstreamRequest, BodyRead
         containFault('timer', error, socket, socket);
       }
     });
-    if (!settled) this.#withdraw = withdraw;
   }
 
   /** @internal the delay timer fired: the phases after it decide now. */
   holdElapsed(): void {
-    this.#timer = null;
-    if (this.state !== 'held') return;
-    this.#host.held--;
+    if (this.#hold?.elapsed() !== true || this.state !== 'held') return;
     const held = this.#decision as DelayDecision;
     const next = held.resume?.() as D | undefined;
     if (next === undefined) {
@@ -363,12 +293,18 @@ export class Exchange<D extends Decision> implements DownstreamRequest, BodyRead
 
   #forward(target: ProxyTarget): void {
     this.state = 'forwarding';
+    this.forwarder ??= new Forwarder(this, this.remoteAddr, this.#host.scheme);
     this.forwarder.forward(this.#host, target);
   }
 
   /** Sends the request to `peer`; the forwarder hears how it goes. */
-  send(peer: UpstreamPeer, path: string, headers: string[], readTimeoutMs: number | undefined): void {
-    const forwarder = this.forwarder;
+  send(
+    forwarder: Forwarder,
+    peer: UpstreamPeer,
+    path: string,
+    headers: string[],
+    readTimeoutMs: number | undefined,
+  ): void {
     peer.dispatch(
       {
         path,
@@ -412,14 +348,14 @@ export class Exchange<D extends Decision> implements DownstreamRequest, BodyRead
     if (this.connection.exchange === this) this.connection.exchange = null;
     const state = this.state;
     this.state = 'done';
-    this.forwarder.stopSendTimer();
-    this.forwarder.stopBody();
+    this.forwarder?.stopSendTimer();
+    this.forwarder?.stopBody();
     this.#responder.stop();
     const status = this.#closedWith || (this.res.headersSent ? this.res.statusCode : 499);
     if (!this.#slotsTaken) (this.#decision as ProxyTarget | null)?.slots?.release(status);
     if (state === 'held' || state === 'forwarding') {
-      this.#release();
-      this.forwarder.abortUpstream();
+      this.#hold?.release();
+      this.forwarder?.abortUpstream();
       this.#host.onClientClosed?.(this, this.#decision!, state === 'held' ? 'delay' : 'proxy');
     }
     this.#host.exchangeEnded();

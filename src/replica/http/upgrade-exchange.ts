@@ -11,11 +11,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ClientConnection, RemoteAddress } from './contract/client-connection.ts';
 import type { Decision } from './decision.ts';
+import type { ExchangeHost } from './exchange-host.ts';
 import { containFault } from './fault-boundary.ts';
 import { isFieldValue } from './field-value.ts';
 import { switchingProtocolsHeaders } from './forward-headers.ts';
+import type { Forwarder } from './forwarder.ts';
 import { httpDate } from './http-date.ts';
-import { Exchange, type ExchangeHost } from './proxy-exchange.ts';
+import { Exchange } from './proxy-exchange.ts';
 import { Tunnel } from './tunnel.ts';
 import { dispatchUpgrade } from './upgrade-dispatch.ts';
 import type { UpstreamPeer } from './upstream-group.ts';
@@ -110,13 +112,14 @@ export class UpgradeExchange<D extends Decision> extends Exchange<D> {
   };
 
   override send(
+    forwarder: Forwarder,
     peer: UpstreamPeer,
     path: string,
     headers: string[],
     readTimeoutMs: number | undefined,
   ): void {
     if (this.#body === null && this.#earlyBytes < this.#bodyBytes) {
-      this.#sendWhenBodyIn = () => this.send(peer, path, headers, readTimeoutMs);
+      this.#sendWhenBodyIn = () => this.send(forwarder, peer, path, headers, readTimeoutMs);
       return;
     }
     this.#readTimeoutMs = readTimeoutMs ?? peer.readTimeoutMs;
@@ -130,10 +133,10 @@ export class UpgradeExchange<D extends Decision> extends Exchange<D> {
         path,
         headers: upgrade,
         body: this.#takeBody(),
-        connectTimeoutMs: this.forwarder.connectTimeoutMs ?? peer.connectTimeoutMs,
+        connectTimeoutMs: forwarder.connectTimeoutMs ?? peer.connectTimeoutMs,
         readTimeoutMs: this.#readTimeoutMs,
       },
-      this.forwarder,
+      forwarder,
     );
   }
 
@@ -146,7 +149,7 @@ export class UpgradeExchange<D extends Decision> extends Exchange<D> {
     const client = this.req.socket;
     if (client.destroyed || !this.handOver()) {
       upstream.destroy();
-      this.forwarder.upstreamEnded();
+      this.forwarder?.upstreamEnded();
       return;
     }
     client.off('data', this.#onEarlyData);
@@ -161,7 +164,7 @@ export class UpgradeExchange<D extends Decision> extends Exchange<D> {
     const tunnel = new Tunnel(client, upstream, (closed) => {
       slots?.release(101);
       // as in nginx, the tunnel counts against the server's max_conns until it closes
-      this.forwarder.upstreamEnded();
+      this.forwarder?.upstreamEnded();
       this.#listener.tunnelClosed(closed);
     });
     tunnel.start(`${head}\r\n`, upstreamHead, Buffer.concat(this.#early), this.#readTimeoutMs);
