@@ -197,6 +197,15 @@ describe('priority_level on the data path', () => {
     gate.release('/e-queued-hold');
     assert.equal((await first).status, 200);
     assert.equal((await queued).status, 200);
+    // the replica writes its error log through a stream: the lines reach the file a moment later
+    const expected = [
+      /\[error\] .*priority level "nowhere" is not defined.*GET \/e-bogus/,
+      /\[warn\] .*limiting requests, dry run, by priority level "tight": concurrency-limit/,
+      /\[error\] .*limiting requests by priority level "small": time-out.*GET \/t-late/,
+    ];
+    await waitFor(() => expected.every((line) => line.test(dir.read('error.log'))), {
+      message: 'the error-log lines of the levels',
+    }).catch(() => undefined);
     const lines = dir.read('error.log').split('\n');
     assert.ok(
       lines.some((l) => /\[error\] .*priority level "nowhere" is not defined.*GET \/e-bogus/.test(l)),
