@@ -1,23 +1,17 @@
 /**
  * The replica's HTTP listener (no framework on the data path): it resolves the client address, asks
  * the `decide` hook, and answers, holds or forwards each request. HTTP/1.1 connections start out read
- * by the replica itself (http1-connection.ts) and go to a `node:http` server, which never listens
- * itself, at the first head that is not the common kind; HTTP/2 streams are node:http2's. Upgrade
- * requests (WebSocket) to a location that tunnels them take the same path up to the upstream
- * (upgrade-exchange.ts); to any other location they are plain requests (upgrade-replay.ts).
+ * by the replica itself (http1-inbound.ts) and go to a `node:http` server, which never listens itself,
+ * at the first head that is not the common kind (node-http-inbound.ts); HTTP/2 streams are
+ * node:http2's (h2-inbound.ts). Upgrade requests (WebSocket) to a location that tunnels them take the
+ * same path up to the upstream (upgrade-exchange.ts); to any other location they are plain requests.
  *
  * Graceful close: stop accepting, let in-flight and held requests finish (their answers carry
  * `Connection: close`), close keep-alive connections as they fall idle, end open tunnels at once,
  * then resolve.
- *
- * Client input nginx refuses is answered as nginx answers it, and never reaches a server: node:http
- * is given room for any head nginx would read (`maxHeaderSize` from the hook's rules, no cap on the
- * header count, no Host check of its own), the hook refuses what nginx refuses of a parsed head, and
- * a head the parser gives up on (too large, a version or syntax it rejects, CONNECT) gets nginx's
- * page, then a lingering close (client-error.ts, lingering-close.ts).
  */
 
-import { createServer, type IncomingMessage, type Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import {
   type AddressInfo,
   createServer as createNetServer,
@@ -29,7 +23,6 @@ import { type ClientTimers, NGINX_CLIENT_TIMERS } from '../../engine/http/client
 import { type NginxAddr, normalizePeerAddress, parseAddr } from '../../engine/net/address-text.ts';
 import { bindError } from '../../shared/bind-error.ts';
 import { LimitswitchError } from '../../shared/errors.ts';
-import { answerClientError, type ClientError } from './client-error.ts';
 import {
   type ClientConnection,
   connectionOf,
@@ -49,87 +42,17 @@ import type {
 } from './decision.ts';
 import { type EdgeConf, EdgeListener } from './edge-listener.ts';
 import { guarded } from './fault-boundary.ts';
-import { H2Listener } from './h2-listener.ts';
-import { H2Request, H2Response } from './h2-request.ts';
-import { Http1Connection, type Http1Host } from './http1-connection.ts';
-import { isLingering } from './lingering-close.ts';
+import { H2Inbound, type H2InboundHost } from './h2-inbound.ts';
+import { Http1Inbound, type Http1InboundHost } from './http1-inbound.ts';
+import { type NodeHttpHost, NodeHttpInbound } from './node-http-inbound.ts';
 import { Exchange } from './proxy-exchange.ts';
+import type { ProxyServerOptions } from './proxy-server-options.ts';
 import { compileRealIp, type RealIpResolver } from './real-ip.ts';
 import type { Tunnel } from './tunnel.ts';
 import { UpgradeExchange, type UpgradeHost } from './upgrade-exchange.ts';
-import { replayWithoutUpgrade } from './upgrade-replay.ts';
 import type { UpstreamGroup, UpstreamLookup } from './upstream-group.ts';
 
-export interface ProxyServerOptions<D extends Decision = Decision> {
-  /** The limiting hook, called once per request. */
-  readonly decide: DecideHook<D>;
-  /**
-   * Whether the request's location tunnels protocol upgrades (nginx: `proxy_http_version 1.1` with
-   * `proxy_set_header Upgrade`/`Connection`). Called before `decide`, for upgrade requests only.
-   * Absent: no location does, and upgrade requests are forwarded as plain ones.
-   */
-  readonly canUpgrade?: (ctx: DownstreamRequest) => boolean;
-  /** Every upstream group a decision may name. The owner closes them after `close()`. */
-  readonly upstreams: UpstreamLookup;
-  /** The group for `pass`/`delay` decisions that name none. */
-  readonly defaultUpstream?: string;
-  /** `set_real_ip_from` / `real_ip_header` / `real_ip_recursive` of this listener. */
-  readonly realIp?: RealIpConf | null;
-  /** A client closed before its response was complete (nginx's 499), held or forwarding. */
-  readonly onClientClosed?: ClientClosedCallback<D>;
-  /** An upstream failed a forwarded request (the client got 502/504 or a cut response), in nginx's words. */
-  readonly onUpstreamError?: UpstreamErrorCallback<D>;
-  /** Every exchange once it is over: status (444, 499), body bytes, time — for access logs and metrics. */
-  readonly onCompleted?: CompletedCallback<D>;
-  /** The hook threw: the request got a 500; this hears why. */
-  readonly onHookError?: (err: unknown) => void;
-  /**
-   * The address's default server's client connection timers (`client_header_timeout`,
-   * `keepalive_*`, …), read per connection (a reload counts); answers the hook gave none of their
-   * own go by them too. Absent: nginx's defaults, or the two below.
-   */
-  readonly clientTimers?: () => ClientTimers;
-  /** nginx `keepalive_timeout` (75 s), without `clientTimers`. */
-  readonly keepAliveTimeoutMs?: number;
-  /** nginx `client_header_timeout` (60 s), without `clientTimers`. */
-  readonly headersTimeoutMs?: number;
-  /** `$scheme`, sent as X-Forwarded-Proto. */
-  readonly scheme?: string;
-  /** An `ssl` or `http2` address: TLS, ALPN and h2 in front of the HTTP/1 server (edge-listener.ts). */
-  readonly edge?: EdgeConf;
-  /**
-   * A line about a connection rather than a request, in nginx's error-log words (at `info`): a TLS
-   * handshake that failed, an HTTP/2 client refused for the streams it opens.
-   */
-  readonly onConnectionInfo?: (message: string, socket: Socket) => void;
-}
-
-/** node:http's default `maxHeaderSize` (16 KiB), when no rules set one. */
-const DEFAULT_MAX_HEADER_BYTES = 16 * 1024;
-
-/**
- * node:http emits a pipelined request as soon as it has read it, while the answer before it is still
- * in progress; nginx reads a connection's next request only once its answer is out. So a request runs
- * when its response is given the connection (node:http queues the responses): after the answer before
- * it, and never if that answer ended the connection (a refusal that closes it: nginx never reads what
- * follows). False: `run` is called then instead.
- */
-function inTurn(
-  req: IncomingMessage,
-  res: ServerResponse,
-  run: (req: IncomingMessage, res: ServerResponse) => void,
-): boolean {
-  if (res.socket !== null) return true;
-  res.once(
-    'socket',
-    guarded(
-      'client',
-      () => run(req, res),
-      () => req.socket,
-    ),
-  );
-  return false;
-}
+export type { ProxyServerOptions } from './proxy-server-options.ts';
 
 export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D> {
   readonly server: Server;
@@ -144,8 +67,7 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
   #realIp: RealIpResolver | null;
   readonly #onHookError: ((err: unknown) => void) | null;
   readonly #canUpgrade: ((ctx: DownstreamRequest) => boolean) | null;
-  /** Connections taken by an upgrade request: in its exchange, then in its tunnel. */
-  readonly #upgrading = new Set<Socket>();
+  readonly #nodeHttp: NodeHttpInbound<D>;
   readonly #tunnels = new Set<Tunnel>();
   /** Requests currently held by a `delay` decision. */
   held = 0;
@@ -154,9 +76,8 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
   /** The listening socket of a plain address (an `ssl`/`http2` one listens through the edge). */
   #plainListener: NetServer | null = null;
   /** HTTP/1 connections read by the replica itself (until node:http takes them). */
-  readonly #http1 = new Set<Http1Connection>();
-  readonly #http1Host: Http1Host;
-  #h2: H2Listener | null = null;
+  readonly #http1: Http1Inbound;
+  readonly #h2: H2Inbound;
   readonly #onConnectionInfo: ((message: string, socket: Socket) => void) | null;
   #closing = false;
   #closed: Promise<void> | null = null;
@@ -184,67 +105,34 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
     this.#realIp = compileRealIp(options.realIp);
     this.#onHookError = options.onHookError ?? null;
     this.#canUpgrade = options.canUpgrade ?? null;
-    this.server = createServer(
-      {
-        noDelay: true,
-        requestTimeout: 0,
-        headersTimeout: this.#timers().headerTimeoutMs,
-        // node:http checks head timeouts this often (its default, 30 s, made 60 s up to 90 s)
-        connectionsCheckingInterval: 1000,
-        // nginx's own checks decide (the hook): HTTP/1.1 without Host is its 400, with its page
-        requireHostHeader: false,
-        maxHeaderSize: this.clientInput?.maxHeaderBytes(),
-      },
-      guarded('client', this.#onRequest, (req: IncomingMessage) => req.socket),
-    );
-    // nginx passes every header line on; the head's size is bounded by maxHeaderSize
-    this.server.maxHeadersCount = 0;
-    this.server.keepAliveTimeout = this.#timers().keepaliveTimeoutMs;
-    // before node:http's own listener, which reads maxHeaderSize for the connection's parser
-    this.server.prependListener('connection', this.#perConnection);
-    // node:http calls these from its reads of a client connection: a throw ends that connection
-    const socketOf = (req: IncomingMessage) => req.socket;
-    this.server.on(
-      'connection',
-      guarded('client', this.#onConnection, (socket: Socket) => socket),
-    );
-    this.server.on(
-      'clientError',
-      guarded('client', this.#onClientError, (_err, socket: Socket) => socket),
-    );
-    this.server.on('checkContinue', guarded('client', this.#onCheckContinue, socketOf));
-    // another expectation is a request like any other: nginx ignores it (node:http would answer 417
-    // and read the connection on, where nginx may refuse the request and close)
-    this.server.on('checkExpectation', guarded('client', this.#onRequest, socketOf));
-    this.server.on('connect', guarded('client', this.#onConnect, socketOf));
-    if (this.#canUpgrade !== null) this.server.on('upgrade', guarded('client', this.#onUpgrade, socketOf));
+    const inbound = this.#createInboundHost();
+    this.#nodeHttp = new NodeHttpInbound<D>(inbound);
+    this.server = this.#nodeHttp.server;
     this.#edgeConf = options.edge ?? null;
     this.#onConnectionInfo = options.onConnectionInfo ?? null;
-    this.#http1Host = this.#createHttp1Host();
+    this.#http1 = new Http1Inbound(inbound);
+    this.#h2 = new H2Inbound(inbound);
   }
 
-  #createHttp1Host(): Http1Host {
+  /** What the listener's readers of connections (HTTP/1: its own, then node:http's; h2) need of it. */
+  #createInboundHost(): NodeHttpHost<D> & Http1InboundHost & H2InboundHost {
     const proxy = this;
-    const server = this.server;
     return {
-      get keepAliveTimeoutMs() {
-        return proxy.#timers().keepaliveTimeoutMs;
-      },
-      get headersTimeoutMs() {
-        return proxy.#timers().headerTimeoutMs;
+      clientInput: this.clientInput,
+      get clientTimers() {
+        return proxy.#timers();
       },
       get closing() {
         return proxy.closing;
       },
-      maxHeadBytes: () => this.clientInput?.maxHeaderBytes() ?? DEFAULT_MAX_HEADER_BYTES,
-      request: (req, res) => this.#exchange(req, res),
-      bodyCut: (res) => {
-        const exchange = res.socket === null ? null : connectionOf(res.socket).exchange;
-        if (exchange === null || !exchange.bodyFailed('HPE_INVALID_EOF_STATE')) res.destroy();
-      },
-      // node documents emitting 'connection' as the way to hand a server a connection
-      handOver: (socket) => server.emit('connection', socket),
-      released: (connection) => this.#http1.delete(connection),
+      peerOf: (socket) => this.#peerOf(socket),
+      exchange: (req: ClientRequest, res: ClientResponse, expectsContinue?: boolean) =>
+        this.#exchange(req, res, expectsContinue),
+      upgradeExchange: (req, res, head) => this.#upgradeExchange(req, res, head),
+      canTunnel: this.#canUpgrade === null ? null : (exchange) => this.#canTunnel(exchange),
+      run: (exchange) => this.#run(exchange),
+      handOver: (socket) => this.#nodeHttp.take(socket),
+      connectionInfo: (message, socket) => this.#onConnectionInfo?.(message, socket),
     };
   }
 
@@ -274,8 +162,7 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
       listener.once('error', fail);
       listener.listen(port, host, () => {
         listener.off('error', fail);
-        // node:http tracks the connections it is given (idle close, header timeouts) from its 'listening'
-        this.server.emit('listening');
+        this.#nodeHttp.listening();
         resolve(listener.address() as AddressInfo);
       });
     });
@@ -292,7 +179,7 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
     'client',
     (socket: Socket): void => {
       connectionOf(socket).peer = this.#peerOf(socket);
-      this.#http1.add(new Http1Connection(socket, this.#http1Host));
+      this.#http1.accept(socket);
     },
     (socket) => socket,
   );
@@ -300,36 +187,14 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
   #createEdge(conf: EdgeConf): EdgeListener {
     this.#edge = new EdgeListener(conf, {
       http1: this.#acceptHttp1,
-      http2: (socket) => this.#h2Listener().accept(socket),
+      http2: (socket) => this.#h2.accept(socket),
       plainOnTls: (socket) => {
         connectionOf(socket).plainOnTls = true;
-        this.server.emit('connection', socket);
+        this.#nodeHttp.take(socket);
       },
       handshakeFailed: (message, socket) => this.#onConnectionInfo?.(message, socket),
     });
     return this.#edge;
-  }
-
-  #h2Listener(): H2Listener {
-    if (this.#h2 !== null) return this.#h2;
-    const proxy = this;
-    this.#h2 = new H2Listener({
-      get clientTimers() {
-        return proxy.#timers();
-      },
-      get closing() {
-        return proxy.#closing;
-      },
-      sessionStarted: (connection) => {
-        connection.peer ??= this.#peerOf(connection.socket);
-      },
-      request: (request, response) => {
-        const req = new H2Request(request);
-        this.#exchange(req, new H2Response(response));
-      },
-      connectionInfo: (message, socket) => this.#onConnectionInfo?.(message, socket),
-    });
-    return this.#h2;
   }
 
   /** Tunnels (upgraded connections) open now. */
@@ -357,15 +222,15 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
       if (listener === null) closed();
       else listener.close(closed);
       this.server.close();
-      this.#closeIdleHttp1();
-      this.#h2?.close();
+      this.#http1.closeIdle();
+      this.#h2.close();
       if (options.forceAfterMs !== undefined) {
         force = setTimeout(() => {
-          this.#h2?.destroy();
+          this.#h2.destroy();
           this.server.closeAllConnections();
-          for (const connection of this.#http1) connection.socket.destroy();
+          this.#http1.destroy();
           for (const tunnel of this.#tunnels) tunnel.destroy();
-          for (const socket of this.#upgrading) socket.destroy();
+          this.#nodeHttp.destroyUpgrading();
         }, options.forceAfterMs);
       }
     });
@@ -378,13 +243,9 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
     if (this.#closing) {
       setImmediate(() => {
         this.server.closeIdleConnections();
-        this.#closeIdleHttp1();
+        this.#http1.closeIdle();
       });
     }
-  }
-
-  #closeIdleHttp1(): void {
-    for (const connection of this.#http1) connection.closeIfIdle();
   }
 
   /** @internal */
@@ -398,46 +259,10 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
     this.#tunnels.delete(tunnel);
   }
 
-  /** node:http reads these per connection (a reload counts for the connections after it). */
-  #perConnection = (): void => {
-    const server = this.server as Server & { maxHeaderSize?: number };
-    if (this.clientInput !== null) server.maxHeaderSize = this.clientInput.maxHeaderBytes();
-    const timers = this.#timers();
-    server.headersTimeout = timers.headerTimeoutMs;
-    server.keepAliveTimeout = timers.keepaliveTimeoutMs;
-  };
-
   /** The address's default server's client timers. */
   get clientTimers(): ClientTimers {
     return this.#timers();
   }
-
-  #onConnection = (socket: Socket): void => {
-    const connection = connectionOf(socket);
-    connection.peer ??= this.#peerOf(socket);
-  };
-
-  /** node:http could not read a request, or the connection failed (client-error.ts). */
-  #onClientError = (err: ClientError, socket: Socket): void => {
-    answerClientError(err, socket, this.clientInput, this.#timers());
-  };
-
-  /** `Expect: 100-continue`: the exchange says when to go on (never for a refusal). */
-  #onCheckContinue = (req: IncomingMessage, res: ServerResponse): void => {
-    if (!inTurn(req, res, this.#onCheckContinue)) return;
-    this.#exchange(req, res, true);
-  };
-
-  /** CONNECT: node:http hands the connection over; nginx refuses the method (the hook says how). */
-  #onConnect = (req: IncomingMessage, socket: Socket, head: Buffer): void => {
-    void head;
-    socket.on('error', destroyOnError);
-    const res = new ServerResponse(req);
-    res.shouldKeepAlive = false;
-    res.assignSocket(socket);
-    res.once('finish', endConnection);
-    this.#exchange(req, res);
-  };
 
   #peerOf(socket: Socket): PeerInfo {
     const text = normalizePeerAddress(socket.remoteAddress);
@@ -459,6 +284,23 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
     this.#run(exchange);
   }
 
+  /** An upgrade request read: its connection counts it, and its exchange is made (run once it tunnels). */
+  #upgradeExchange(req: IncomingMessage, res: ServerResponse, head: Buffer): UpgradeExchange<D> {
+    const connection = connectionOf(req.socket);
+    connection.countRequest();
+    return new UpgradeExchange<D>(this, req, res, connection, this.#remoteOf(req, connection), head);
+  }
+
+  /** Whether the upgrade request's location tunnels it (`canUpgrade`; a throw is a no). */
+  #canTunnel(exchange: UpgradeExchange<D>): boolean {
+    try {
+      return this.#canUpgrade!(exchange);
+    } catch (err) {
+      this.#onHookError?.(err);
+      return false;
+    }
+  }
+
   /** `$remote_addr`/`$remote_port`: the peer, or what `real_ip_header` says when the peer is trusted. */
   #remoteOf(req: ClientRequest, connection: ClientConnection): RemoteAddress {
     connection.peer ??= this.#peerOf(req.socket);
@@ -469,53 +311,6 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
     }
     return peer;
   }
-
-  #onRequest = (req: IncomingMessage, res: ServerResponse): void => {
-    if (!inTurn(req, res, this.#onRequest)) return;
-    if (isLingering(req.socket)) {
-      // behind an answer that closes the connection: nginx reads no more requests
-      req.resume();
-      return;
-    }
-    this.#exchange(req, res);
-  };
-
-  #onUpgrade = (req: IncomingMessage, socket: Socket, head: Buffer): void => {
-    const connection = connectionOf(req.socket);
-    connection.countRequest();
-    // The parser is gone from this connection: answers go out through a response of our own, and
-    // the connection closes after it (unless it becomes a tunnel).
-    const res = new ServerResponse(req);
-    res.shouldKeepAlive = false;
-    res.assignSocket(socket);
-    const exchange = new UpgradeExchange<D>(
-      this,
-      req,
-      res,
-      connection,
-      this.#remoteOf(req, connection),
-      head,
-    );
-    let upgrades: boolean;
-    try {
-      // a chunked body is node:http's to decode: such a request goes on as a plain one
-      upgrades = req.headers['transfer-encoding'] === undefined && this.#canUpgrade!(exchange);
-    } catch (err) {
-      this.#onHookError?.(err);
-      upgrades = false;
-    }
-    if (!upgrades) {
-      res.detachSocket(socket);
-      replayWithoutUpgrade(this.server, req, socket, head);
-      return;
-    }
-    res.once('finish', endConnection);
-    // Node took its own error listener off with the parser: a reset must not become an uncaught error.
-    socket.on('error', destroyOnError);
-    this.#upgrading.add(socket);
-    socket.once('close', () => this.#upgrading.delete(socket));
-    this.#run(exchange);
-  };
 
   #run(exchange: Exchange<D>): void {
     let decision: D;
@@ -528,15 +323,6 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
     }
     exchange.run(decision);
   }
-}
-
-function destroyOnError(this: Socket): void {
-  this.destroy();
-}
-
-/** A response of an upgrade request that did not become a tunnel: the connection ends with it. */
-function endConnection(this: ServerResponse): void {
-  this.socket?.destroySoon();
 }
 
 /** A listener for `options`; call `listen` to start it. */
