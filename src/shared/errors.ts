@@ -65,15 +65,7 @@ export const ERRORS = {
   RL_ERR_ACCESS_INVALID: { status: 500, text: 'invalid access configuration' },
   /** `api-spec/openapi.yaml` is not what the routes need (a packaging error). */
   RL_ERR_API_SPEC: { status: 500, text: 'invalid API specification' },
-  /** `proxy_send_timeout` passed: the exchange aborts the upstream request with this. */
-  /** A tunnelled upgrade's upstream did not connect, or did not answer, in time (504). */
-  RL_ERR_UPGRADE_CONNECT_TIMEOUT: { status: 504, text: 'upstream connect timed out' },
-  RL_ERR_UPGRADE_READ_TIMEOUT: { status: 504, text: 'upstream timed out' },
-  RL_ERR_UPSTREAM_SEND_TIMEOUT: {
-    status: 504,
-    text: 'the upstream accepted nothing of the request for proxy_send_timeout',
-  },
-  /** The store cannot be reached, or did not answer within its command timeout. */
+  /** The store answered what it should not (an error reply, a script not defined). */
   RL_ERR_STORE_PROTOCOL: { status: 500, text: 'keyval store returned an unexpected reply' },
   RL_ERR_STORE_STATE_FILE: { status: 500, text: 'keyval state file is unreadable' },
   RL_ERR_ALERT_RULES_INVALID: { status: 500, text: 'invalid alert rules' },

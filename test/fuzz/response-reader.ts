@@ -2,7 +2,7 @@
  * Properties of the upstream response reader (src/replica/http/http1-response.ts), on arbitrary and on
  * structured bytes:
  *
- * - `parseResponseHead` and `ChunkedDecoder.push` throw nothing but their own `HttpParserError`;
+ * - `parseResponseHead` and `ChunkedDecoder.push` throw nothing but their own `UpstreamFailure` (`invalid-response`);
  * - a parsed head holds no CR, LF or other control byte (HTAB, which a field value may hold, aside)
  *   in its reason phrase or any header value, only tokens as names, and nothing past the head's end;
  * - for well-formed heads, the framing (none, length, chunked, until close), the length and whether
@@ -13,7 +13,6 @@
  */
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { HttpParserError } from '../../src/replica/http/http1-errors.ts';
 import {
   CHUNKED,
   ChunkedDecoder,
@@ -24,6 +23,7 @@ import {
   type ResponseHead,
   UNTIL_CLOSE,
 } from '../../src/replica/http/http1-response.ts';
+import { UpstreamFailure } from '../../src/replica/http/upstream-failure.ts';
 
 /** A property as the fuzz runs take it. */
 export interface NamedProperty {
@@ -35,11 +35,11 @@ const CRLF_CRLF = Buffer.from('\r\n\r\n');
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 /** Runs `fn`; anything thrown must be the reader's own error. */
-function ownErrorsOnly<T>(fn: () => T): T | HttpParserError {
+function ownErrorsOnly<T>(fn: () => T): T | UpstreamFailure {
   try {
     return fn();
   } catch (err) {
-    if (!(err instanceof HttpParserError)) throw err;
+    if (!(err instanceof UpstreamFailure)) throw err;
     assert.match(err.code, /^HPE_[A-Z_]+$/);
     return err;
   }
@@ -66,7 +66,7 @@ function parseBounded(bytes: Buffer, expectBody: boolean): void {
   const found = bytes.indexOf(CRLF_CRLF);
   const end = found === -1 ? bytes.length : found;
   const head = ownErrorsOnly(() => parseResponseHead(bytes, end, expectBody));
-  if (!(head instanceof HttpParserError)) checkHead(head);
+  if (!(head instanceof UpstreamFailure)) checkHead(head);
   // nothing past the head is read: other bytes after it change nothing
   const other = Buffer.concat([bytes.subarray(0, end), Buffer.from('\r\n\r\nX: \x00\r\n\n\r')]);
   const again = ownErrorsOnly(() => parseResponseHead(other, end, expectBody));
@@ -336,13 +336,13 @@ function cutInto(bytes: Buffer, cuts: readonly number[]): Buffer[] {
 }
 
 /** Feeds the reads to a decoder: its data, and where it said the body ended (-1: it did not). */
-function decode(pieces: readonly Buffer[]): { data: Buffer; end: number } | HttpParserError {
+function decode(pieces: readonly Buffer[]): { data: Buffer; end: number } | UpstreamFailure {
   const decoder = new ChunkedDecoder();
   const data: Buffer[] = [];
   let offset = 0;
   for (const piece of pieces) {
     const done = ownErrorsOnly(() => decoder.push(piece, (d) => data.push(Buffer.from(d))));
-    if (done instanceof HttpParserError) return done;
+    if (done instanceof UpstreamFailure) return done;
     if (done) {
       assert.ok(decoder.consumed >= 0 && decoder.consumed <= piece.length, 'consumed within the read');
       return { data: Buffer.concat(data), end: offset + decoder.consumed };
@@ -424,7 +424,7 @@ export const responseReaderProperties: readonly NamedProperty[] = [
       const bytes = Buffer.from(`${text}\r\n\r\n`, 'latin1');
       assert.throws(
         () => parseResponseHead(bytes, bytes.length - 4, expectBody),
-        (err) => err instanceof HttpParserError && err.code === code,
+        (err) => err instanceof UpstreamFailure && err.code === code,
       );
     }),
   },
@@ -444,7 +444,7 @@ export const responseReaderProperties: readonly NamedProperty[] = [
       const bytes = broken(parts, how, which);
       assert.equal(referenceChunked(bytes), 'invalid', `${how}: the reference refuses it`);
       const decoded = decode(cutInto(bytes, at));
-      assert.ok(decoded instanceof HttpParserError, `${how}: refused`);
+      assert.ok(decoded instanceof UpstreamFailure, `${how}: refused`);
       assert.equal(decoded.code, 'HPE_INVALID_CHUNK_SIZE');
     }),
   },
@@ -462,7 +462,7 @@ export const responseReaderProperties: readonly NamedProperty[] = [
       ),
       (pieces) => {
         const decoded = decode(pieces.map((p) => Buffer.from(p)));
-        if (decoded instanceof HttpParserError) return;
+        if (decoded instanceof UpstreamFailure) return;
         const total = pieces.reduce((n, p) => n + p.length, 0);
         assert.ok(decoded.data.length <= total && decoded.end <= total);
       },

@@ -16,16 +16,15 @@
 
 import type { Socket } from 'node:net';
 import type { ClientTimers } from '../../engine/http/client-timers.ts';
-import { LimitswitchError } from '../../shared/errors.ts';
 import { ClientBody } from './client-body.ts';
 import type { ClientRequest } from './contract/client-request.ts';
 import type { ClientFault, ProxyTarget } from './decision.ts';
 import { containFault, failpoint } from './fault-boundary.ts';
 import { appendForwarded, type RequestHeaderFacts, upstreamRequestHeaders } from './forward-headers.ts';
-import { UPGRADE_CONNECT_TIMEOUT, UPGRADE_READ_TIMEOUT, type UpgradeHandler } from './upgrade-dispatch.ts';
+import type { UpgradeHandler } from './upgrade-dispatch.ts';
 import {
+  asUpstreamFailure,
   CONNECTING,
-  isInvalidHeader,
   NO_LIVE_UPSTREAMS,
   QUEUE_FULL,
   QUEUE_TIMED_OUT,
@@ -33,7 +32,7 @@ import {
   READING_HEADER,
   SENDING,
   serverDisabled,
-  UPSTREAM_SEND_TIMEOUT,
+  UpstreamFailure,
   type UpstreamPhase,
   upstreamErrorMessage,
 } from './upstream-failure.ts';
@@ -88,29 +87,6 @@ export interface ForwardOwner {
   /** A 101 (upgrade requests only): the upstream connection is the exchange's now. */
   upstreamUpgraded?(statusText: string, rawHeaders: readonly string[], socket: Socket, head: Buffer): void;
 }
-
-/** Connect failures: nothing of the request reached the server. */
-const CONNECT_FAILURES: ReadonlySet<string> = new Set([
-  'ECONNREFUSED',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  UPGRADE_CONNECT_TIMEOUT,
-]);
-const TIMEOUTS: ReadonlySet<string> = new Set([
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-  UPSTREAM_SEND_TIMEOUT,
-  UPGRADE_CONNECT_TIMEOUT,
-  UPGRADE_READ_TIMEOUT,
-]);
-
-/** The upstream client refused the request as given (a target it will not send): nothing went to the server. */
-const REFUSED_BY_CLIENT_LIBRARY: ReadonlySet<string> = new Set([
-  'UND_ERR_INVALID_ARG',
-  'UND_ERR_NOT_SUPPORTED',
-]);
 
 /** Methods nginx does not send to another server once one had the request (1.9.13+). */
 function nonIdempotent(method: string | undefined): boolean {
@@ -382,19 +358,19 @@ export class Forwarder implements RequestHeaderFacts, QueuedRequest, UpgradeHand
       return;
     }
     this.#sendTimer = null;
-    this.#abort?.(new LimitswitchError(UPSTREAM_SEND_TIMEOUT));
+    this.#abort?.(new UpstreamFailure('send-timeout'));
   }
 
   onError(err: Error & { code?: string; syscall?: string }): void {
     this.stopSendTimer();
     this.upstreamEnded();
     if (this.#owner.done) return;
-    const code = err.code ?? '';
-    if (this.#clientsDoing(code)) return;
+    const failure = asUpstreamFailure(err);
+    if (this.#clientsDoing(failure)) return;
     const group = this.#group!;
     const peer = this.#peer!;
-    const phase = this.#phase(code);
-    const timedOut = TIMEOUTS.has(code);
+    const phase = this.#phase(failure);
+    const timedOut = failure.timedOut;
     const upstream = `${peer.origin}${this.#path}`;
     // Before the response head nginx hands the failure to ngx_http_upstream_next, which counts it
     // against the server's max_fails and may try the next server; once the head arrived the answer is
@@ -402,13 +378,13 @@ export class Forwarder implements RequestHeaderFacts, QueuedRequest, UpgradeHand
     const beforeHead = phase !== READING_BODY;
     // nginx logs a failure as it meets it, but "upstream timed out" after freeing the server (which
     // warns when that takes the server out).
-    if (!timedOut) this.#owner.report('error', upstreamErrorMessage(err, phase, false), upstream);
+    if (!timedOut) this.#owner.report('error', upstreamErrorMessage(failure, phase), upstream);
     if (beforeHead && group.markFailed(peer)) this.#owner.report('warn', serverDisabled(phase), upstream);
-    if (timedOut) this.#owner.report('error', upstreamErrorMessage(err, phase, true), upstream);
-    if (beforeHead && this.#mayTryNext(err, phase)) {
+    if (timedOut) this.#owner.report('error', upstreamErrorMessage(failure, phase), upstream);
+    if (beforeHead && this.#mayTryNext(failure, phase)) {
       // nginx gives a request one more try after an error on a cached connection (`peer.cached`):
       // in a group of one, the same server again (on another connection)
-      if (!this.#againOnSameServer(err, phase)) {
+      if (!this.#againOnSameServer(failure, phase)) {
         this.#tried ??= [];
         this.#tried.push(peer);
       }
@@ -428,8 +404,8 @@ export class Forwarder implements RequestHeaderFacts, QueuedRequest, UpgradeHand
    * body only while the server takes nothing (a stall that is the server's), and the send timer
    * waits for the client (`sendTimedOut`).
    */
-  #clientsDoing(code: string): boolean {
-    if (REFUSED_BY_CLIENT_LIBRARY.has(code)) {
+  #clientsDoing(failure: UpstreamFailure): boolean {
+    if (failure.kind === 'unsendable') {
       this.#owner.clientFault(400, null);
       return true;
     }
@@ -446,13 +422,13 @@ export class Forwarder implements RequestHeaderFacts, QueuedRequest, UpgradeHand
    * went out (connected), not for a non-idempotent method, nor for a body: the replica streams bodies,
    * so what went is gone (nginx's `proxy_request_buffering off` rule).
    */
-  #mayTryNext(err: Error & { code?: string }, phase: UpstreamPhase): boolean {
-    if (isInvalidHeader(err)) return false;
+  #mayTryNext(failure: UpstreamFailure, phase: UpstreamPhase): boolean {
+    if (failure.invalidHeader) return false;
     // a body read whole first goes again, as nginx's buffered body does; a streamed one is gone
     const bodyGone = this.hasBody && this.bufferedBody === null;
     if (phase !== CONNECTING && (bodyGone || nonIdempotent(this.#owner.req.method))) return false;
     const tried = this.#tried === null ? 1 : this.#tried.length + 1;
-    return tried < this.#group!.peers.length || this.#againOnSameServer(err, phase);
+    return tried < this.#group!.peers.length || this.#againOnSameServer(failure, phase);
   }
 
   /**
@@ -461,12 +437,9 @@ export class Forwarder implements RequestHeaderFacts, QueuedRequest, UpgradeHand
    * (ngx_http_upstream_next: `u->peer.cached` adds a try, and the round robin of one server does
    * not skip a tried one).
    */
-  #againOnSameServer(err: Error & { code?: string }, phase: UpstreamPhase): boolean {
+  #againOnSameServer(failure: UpstreamFailure, phase: UpstreamPhase): boolean {
     return (
-      this.reusedConnection &&
-      phase !== CONNECTING &&
-      this.#group!.peers.length === 1 &&
-      !TIMEOUTS.has(err.code ?? '')
+      this.reusedConnection && phase !== CONNECTING && this.#group!.peers.length === 1 && !failure.timedOut
     );
   }
 
@@ -475,8 +448,8 @@ export class Forwarder implements RequestHeaderFacts, QueuedRequest, UpgradeHand
   }
 
   /** How far the request got with the upstream, for the log's `while …`. */
-  #phase(code: string): UpstreamPhase {
-    if (this.#abort === null || CONNECT_FAILURES.has(code)) return CONNECTING;
+  #phase(failure: UpstreamFailure): UpstreamPhase {
+    if (this.#abort === null || failure.beforeConnected) return CONNECTING;
     if (!this.#sent) return SENDING;
     return this.#status === 0 ? READING_HEADER : READING_BODY;
   }

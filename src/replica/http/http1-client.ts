@@ -2,11 +2,11 @@
  * One HTTP/1.1 connection to an upstream server, carrying one request at a time: the request head
  * written in one piece, its body after it as it comes (http1-request.ts), the response read straight
  * off the socket (http1-response-reader.ts) and handed on through the callbacks of undici's raw
- * dispatch handler, which the exchange implements. It replaced an undici `Client`
+ * dispatch handler, which the forwarder implements. It replaced an undici `Client`
  * per connection: the request objects, queue, checks and stream plumbing of a general client cost a
  * proxied request about a fifth of its CPU, and the data path needs none of them (node:http validated
- * the client's head; the proxy writes the rest). Failures are undici's error classes' names and codes
- * (http1-errors.ts); timers are undici's client's, one per connection (http1-client-timer.ts); after a
+ * the client's head; the proxy writes the rest). Failures are `UpstreamFailure`s by kind
+ * (upstream-failure.ts); timers are undici's client's, one per connection (http1-client-timer.ts); after a
  * response the connection is kept as undici keeps it (http1-keep-alive.ts).
  */
 import { connect, type Socket } from 'node:net';
@@ -19,15 +19,6 @@ import {
   IDLE_TIMER,
   NO_TIMER,
 } from './http1-client-timer.ts';
-import {
-  BodyTimeoutError,
-  ClientDestroyedError,
-  ConnectTimeoutError,
-  HeadersTimeoutError,
-  InvalidArgumentError,
-  RequestAbortedError,
-  SocketError,
-} from './http1-errors.ts';
 import { idleTimeoutMs, lastRequestOn, serverKeepsAlive } from './http1-keep-alive.ts';
 import {
   type Http1Handler,
@@ -37,6 +28,7 @@ import {
   validTarget,
 } from './http1-request.ts';
 import { Http1ResponseReader, sharedBufferReads } from './http1-response-reader.ts';
+import { UpstreamFailure } from './upstream-failure.ts';
 
 export interface Http1ClientOptions {
   /** `proxy_connect_timeout`. */
@@ -116,12 +108,12 @@ export class Http1Client {
   /** Sends a request; the answer comes through `handler`. One at a time. */
   dispatch(request: Http1Request, handler: Http1Handler): void {
     if (this.#state === CLOSED) {
-      handler.onError(new ClientDestroyedError());
+      handler.onError(new UpstreamFailure('destroyed', 'The client is destroyed'));
       return;
     }
     if (!validTarget(request.path)) {
       // what undici refuses too: nothing goes to the server
-      handler.onError(new InvalidArgumentError('invalid request path'));
+      handler.onError(new UpstreamFailure('unsendable', 'invalid request path'));
       return;
     }
     this.#request = request;
@@ -150,9 +142,9 @@ export class Http1Client {
     containFault(kind, error, together(socket, client), client);
   }
 
-  /** Closes the connection now (a request in flight fails with undici's `ClientDestroyedError`). */
+  /** Closes the connection now (a request in flight fails as `destroyed`). */
   destroy(): void {
-    this.#closed(new ClientDestroyedError());
+    this.#closed(new UpstreamFailure('destroyed', 'The client is destroyed'));
   }
 
   #connect(): void {
@@ -205,7 +197,7 @@ export class Http1Client {
     this.#timer.arm(HEADERS_TIMER, request.headersTimeout ?? this.#options.headersTimeout);
     // the exchange gives up on its request (its client left, its send timer ran out): this request only
     handler.onConnect((err?: Error) => {
-      if (this.#handler === handler) this.#fail(err ?? new RequestAbortedError());
+      if (this.#handler === handler) this.#fail(err ?? new UpstreamFailure('aborted', 'Request aborted'));
     });
     if (this.#request !== request) return; // aborted in onConnect
     const head = requestHead(request, this.#hostHeader, this.#reset);
@@ -300,7 +292,7 @@ export class Http1Client {
       this.#complete(false);
       return;
     }
-    if (this.#handler !== null) this.#fail(new SocketError('other side closed'));
+    if (this.#handler !== null) this.#fail(new UpstreamFailure('closed', 'other side closed'));
     // idle: gone now, not at the socket's 'close', so that no request is sent on it meanwhile
     else this.#closed(null);
   }
@@ -315,7 +307,7 @@ export class Http1Client {
     this.#finishRequest();
     this.#timer.clear();
     this.#socket?.destroy();
-    handler?.onError(err ?? new SocketError('other side closed'));
+    handler?.onError(err ?? new UpstreamFailure('closed', 'other side closed'));
     this.#options.onDisconnect();
   }
 
@@ -336,9 +328,13 @@ export class Http1Client {
       return;
     }
     if (kind === CONNECT_TIMER) {
-      this.#closed(new ConnectTimeoutError());
+      this.#closed(new UpstreamFailure('connect-timeout', 'Connect Timeout Error'));
       return;
     }
-    this.#fail(kind === HEADERS_TIMER ? new HeadersTimeoutError() : new BodyTimeoutError());
+    this.#fail(
+      kind === HEADERS_TIMER
+        ? new UpstreamFailure('read-timeout', 'Headers Timeout Error')
+        : new UpstreamFailure('body-timeout', 'Body Timeout Error'),
+    );
   }
 }

@@ -9,7 +9,6 @@
 import type { OnReadOpts, Socket } from 'node:net';
 import { copyBodyChunk } from './body-buffers.ts';
 import { type CallbackKind, failpoint } from './fault-boundary.ts';
-import { HeadersOverflowError, SocketError } from './http1-errors.ts';
 import type { Http1Handler } from './http1-request.ts';
 import {
   CHUNKED,
@@ -21,6 +20,7 @@ import {
   type ResponseHead,
   UNTIL_CLOSE,
 } from './http1-response.ts';
+import { UpstreamFailure } from './upstream-failure.ts';
 
 /** Longest response head read (node's and undici's default). */
 const MAX_HEAD_BYTES = 16 * 1024;
@@ -163,7 +163,7 @@ export class Http1ResponseReader {
       const end = buffer.indexOf(CRLF_CRLF);
       if (end === -1 || end > MAX_HEAD_BYTES) {
         if (end > MAX_HEAD_BYTES || buffer.length > MAX_HEAD_BYTES) {
-          this.#host.fail(new HeadersOverflowError());
+          this.#host.fail(new UpstreamFailure('too-big-header', 'Headers Overflow Error'));
           return;
         }
         this.#headBuffer = owned ? buffer : Buffer.from(buffer);
@@ -180,7 +180,7 @@ export class Http1ResponseReader {
       // 1xx answers before the final one are not relayed
       if (head.status < 200) {
         if (head.status === 101) {
-          this.#host.fail(new SocketError('bad upgrade'));
+          this.#host.fail(new UpstreamFailure('closed', 'bad upgrade'));
           return;
         }
         buffer = rest;

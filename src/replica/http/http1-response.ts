@@ -3,11 +3,11 @@
  * the body's framing (RFC 9112 §6.3: none for HEAD, 1xx, 204 and 304;
  * `Transfer-Encoding: chunked`; `Content-Length`; else until the server closes). Pure: bytes in,
  * facts or an error out. What it refuses is what nginx's upstream module calls an invalid header or
- * an invalid chunked response; the errors are named as llhttp names them (`HTTPParserError`, `HPE_…`),
+ * an invalid chunked response; the failures carry llhttp's codes and messages (`HPE_…`),
  * so that one classification (upstream-failure.ts) serves every upstream client.
  */
 import { isFieldValue } from './field-value.ts';
-import { HttpParserError } from './http1-errors.ts';
+import { UpstreamFailure } from './upstream-failure.ts';
 
 /** How the body after a head is delimited. */
 export const NO_BODY = 0;
@@ -69,7 +69,7 @@ export function parseResponseHead(buffer: Buffer, end: number, expectBody: boole
     !isDigits(statusLine, 9, 12) ||
     (statusLine.length > 12 && statusLine[12] !== ' ')
   ) {
-    throw new HttpParserError('HPE_INVALID_CONSTANT', 'Expected HTTP/');
+    throw parserError('HPE_INVALID_CONSTANT', 'Expected HTTP/');
   }
   const http10 = statusLine[7] === '0';
   const status = Number(statusLine.slice(9, 12));
@@ -90,10 +90,10 @@ export function parseResponseHead(buffer: Buffer, end: number, expectBody: boole
     const lineEnd = at === -1 ? text.length : at;
     const colon = text.indexOf(':', start);
     if (colon <= start || colon > lineEnd || !isToken(text, start, colon)) {
-      throw new HttpParserError('HPE_INVALID_HEADER_TOKEN', 'Invalid header token');
+      throw parserError('HPE_INVALID_HEADER_TOKEN', 'Invalid header token');
     }
     if (!isFieldValue(text, colon + 1, lineEnd)) {
-      throw new HttpParserError('HPE_INVALID_HEADER_TOKEN', 'Invalid header value char');
+      throw parserError('HPE_INVALID_HEADER_TOKEN', 'Invalid header value char');
     }
     const name = text.slice(start, colon);
     const value = trimmed(text, colon + 1, lineEnd);
@@ -120,11 +120,11 @@ export function parseResponseHead(buffer: Buffer, end: number, expectBody: boole
       case 14:
         if (name.toLowerCase() === 'content-length') {
           if (!isDigits(value, 0, value.length)) {
-            throw new HttpParserError('HPE_INVALID_CONTENT_LENGTH', 'Invalid character in Content-Length');
+            throw parserError('HPE_INVALID_CONTENT_LENGTH', 'Invalid character in Content-Length');
           }
           const length = Number(value);
           if (contentLength !== -1 && contentLength !== length) {
-            throw new HttpParserError('HPE_UNEXPECTED_CONTENT_LENGTH', 'Duplicate Content-Length');
+            throw parserError('HPE_UNEXPECTED_CONTENT_LENGTH', 'Duplicate Content-Length');
           }
           contentLength = length;
         }
@@ -138,7 +138,7 @@ export function parseResponseHead(buffer: Buffer, end: number, expectBody: boole
     }
   }
   if (chunked && contentLength !== -1) {
-    throw new HttpParserError(
+    throw parserError(
       'HPE_UNEXPECTED_CONTENT_LENGTH',
       "Content-Length can't be present with Transfer-Encoding",
     );
@@ -199,7 +199,7 @@ export class ChunkedDecoder {
     return this.#state === DONE;
   }
 
-  /** Feeds `chunk`; throws an HttpParserError on a broken framing. True once the last chunk ended. */
+  /** Feeds `chunk`; throws an `invalid-response` failure on a broken framing. True once the last chunk ended. */
   push(chunk: Buffer, onData: (data: Buffer) => void): boolean {
     let at = 0;
     const length = chunk.length;
@@ -252,6 +252,11 @@ export class ChunkedDecoder {
   }
 }
 
-function invalidChunk(): HttpParserError {
-  return new HttpParserError('HPE_INVALID_CHUNK_SIZE', 'Invalid character in chunk size');
+function invalidChunk(): UpstreamFailure {
+  return parserError('HPE_INVALID_CHUNK_SIZE', 'Invalid character in chunk size');
+}
+
+/** A head or framing refused, named as llhttp names it (`code`, message). */
+function parserError(code: string, message: string): UpstreamFailure {
+  return new UpstreamFailure('invalid-response', message, code);
 }

@@ -9,13 +9,9 @@
 
 import { type ClientRequest, type IncomingMessage, request } from 'node:http';
 import type { Socket } from 'node:net';
-import { LimitswitchError } from '../../shared/errors.ts';
 import { guarded, together } from './fault-boundary.ts';
+import { UpstreamFailure } from './upstream-failure.ts';
 import type { UpstreamPeer } from './upstream-group.ts';
-
-/** Error codes for this path's timeouts; the exchange counts them with undici's (504, retry). */
-export const UPGRADE_CONNECT_TIMEOUT = 'RL_ERR_UPGRADE_CONNECT_TIMEOUT';
-export const UPGRADE_READ_TIMEOUT = 'RL_ERR_UPGRADE_READ_TIMEOUT';
 
 export interface UpgradeRequest {
   readonly method: string;
@@ -45,11 +41,6 @@ export interface UpgradeHandler {
   onUpgrade(statusText: string, rawHeaders: readonly string[], socket: Socket, head: Buffer): void;
   /** The client connection the request came on (ended with this one if a callback of it throws). */
   readonly clientSocket: Socket | null;
-}
-
-/** An error shaped as Node's own system errors (`code: 'ECONNRESET'`), for the exchange to classify. */
-function systemError(message: string, code: string): Error & { code: string } {
-  return Object.assign(new Error(message), { code });
 }
 
 export function dispatchUpgrade(peer: UpstreamPeer, upgrade: UpgradeRequest, handler: UpgradeHandler): void {
@@ -90,9 +81,7 @@ export function dispatchUpgrade(peer: UpstreamPeer, upgrade: UpgradeRequest, han
     );
   });
   req.on('timeout', () => {
-    req.destroy(
-      connected ? new LimitswitchError(UPGRADE_READ_TIMEOUT) : new LimitswitchError(UPGRADE_CONNECT_TIMEOUT),
-    );
+    req.destroy(new UpstreamFailure(connected ? 'read-timeout' : 'connect-timeout'));
   });
   req.on('error', fail);
   req.on(
@@ -111,7 +100,7 @@ export function dispatchUpgrade(peer: UpstreamPeer, upgrade: UpgradeRequest, han
     guard((res: IncomingMessage) => {
       // a 101 without `Connection: upgrade` switches to nothing this side can follow
       if (res.statusCode === 101) {
-        req.destroy(systemError('upstream sent a 101 without "Connection: upgrade"', 'ECONNRESET'));
+        req.destroy(new UpstreamFailure('closed', 'upstream sent a 101 without "Connection: upgrade"'));
         return;
       }
       const resume = () => res.resume();

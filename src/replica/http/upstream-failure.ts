@@ -1,5 +1,6 @@
 /**
- * Upstream failures in nginx's words: the error-log message, `<what> while <phase>`, worded as nginx
+ * What can go wrong between the proxy and a server, as one type (`UpstreamFailure`, by `kind`), and
+ * how nginx words it in its error log: the error-log message, `<what> while <phase>`, worded as nginx
  * 1.22 writes it (checked against it by the replica's upstream error-log test), e.g.
  * `connect() failed (111: Connection refused) while connecting to upstream`,
  * `upstream timed out (110: Connection timed out) while reading response header from upstream`,
@@ -21,15 +22,83 @@ const WHILE: readonly string[] = [
   'while reading upstream',
 ];
 
-/** The error code of `proxy_send_timeout` passing (the exchange aborts undici's request with it). */
-export const UPSTREAM_SEND_TIMEOUT = 'RL_ERR_UPSTREAM_SEND_TIMEOUT';
+/** What a failure means for the request: the forwarder decides from it alone (forwarder.ts). */
+export type UpstreamFailureKind =
+  /** A system call on the connection failed (`connect`, `read`, `write`): `code` is the OS's. */
+  | 'system'
+  /** The server closed the connection before the answer was whole. */
+  | 'closed'
+  /** A response head longer than the proxy reads (nginx: `upstream sent too big header`). */
+  | 'too-big-header'
+  /** A head, or a chunked framing, the proxy will not relay: `code` is llhttp's `HPE_…`. */
+  | 'invalid-response'
+  /** No connection within `proxy_connect_timeout`. */
+  | 'connect-timeout'
+  /** No response head within `proxy_read_timeout` (for a tunnel: nothing at all). */
+  | 'read-timeout'
+  /** No piece of the body within `proxy_read_timeout` of the last. */
+  | 'body-timeout'
+  /** `proxy_send_timeout` passed with the server accepting nothing of the request. */
+  | 'send-timeout'
+  /** The exchange gave the request up (its client left, or it was refused). */
+  | 'aborted'
+  /** The connection was closed by the proxy (its group was closed) with the request on it. */
+  | 'destroyed'
+  /** The request cannot go out as it is (a request target with a space, after a rewrite). */
+  | 'unsendable';
+
+export class UpstreamFailure extends Error {
+  override readonly name = 'UpstreamFailure';
+  readonly kind: UpstreamFailureKind;
+  /** The OS's code of a `system` failure (`ECONNREFUSED`, …), llhttp's of an `invalid-response`; else `""`. */
+  readonly code: string;
+  /** The system call of a `system` failure. */
+  readonly syscall: string | undefined;
+
+  constructor(kind: UpstreamFailureKind, message: string = kind, code = '', syscall?: string) {
+    super(message);
+    this.kind = kind;
+    this.code = code;
+    this.syscall = syscall;
+  }
+
+  /** One of the timeouts: nginx answers 504 for these (502 for the rest). */
+  get timedOut(): boolean {
+    return (
+      this.kind === 'connect-timeout' ||
+      this.kind === 'read-timeout' ||
+      this.kind === 'body-timeout' ||
+      this.kind === 'send-timeout'
+    );
+  }
+
+  /** Nothing of the request reached the server (its log says `while connecting to upstream`). */
+  get beforeConnected(): boolean {
+    return this.kind === 'connect-timeout' || (this.kind === 'system' && UNREACHED.has(this.code));
+  }
+
+  /**
+   * A head nginx rejects (`upstream sent invalid header`, `… too big header`): nginx's `invalid_header`
+   * case of `proxy_next_upstream`, not `error`, so by default not retried.
+   */
+  get invalidHeader(): boolean {
+    return this.kind === 'too-big-header' || this.kind === 'invalid-response';
+  }
+}
+
+/** System errors of a connection that never reached the server. */
+const UNREACHED: ReadonlySet<string> = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 /**
- * A head the server sent that nginx rejects (`upstream sent invalid header`, `… too big header`):
- * nginx's `invalid_header` case of `proxy_next_upstream`, not `error`, so by default not retried.
+ * Any error met on the way to a server, as an `UpstreamFailure`: the proxy's own pass as they are; an
+ * error of Node's sockets keeps its code and system call; node:http's "socket hang up" (a connection
+ * closed under an upgrade request) is the server closing it.
  */
-export function isInvalidHeader(err: Error & { code?: string }): boolean {
-  return err.code === 'UND_ERR_HEADERS_OVERFLOW' || err.name === 'HTTPParserError';
+export function asUpstreamFailure(err: Error & { code?: string; syscall?: string }): UpstreamFailure {
+  if (err instanceof UpstreamFailure) return err;
+  if (err.syscall === undefined && err.code === 'ECONNRESET')
+    return new UpstreamFailure('closed', err.message);
+  return new UpstreamFailure('system', err.message, err.code ?? '', err.syscall);
 }
 
 /** glibc's strerror() for the errors a proxied connection meets (nginx prints `(errno: text)`). */
@@ -55,32 +124,30 @@ function errnoText(code: string): string {
   return `(${errno ?? code}: ${STRERROR[code] ?? code})`;
 }
 
-/**
- * nginx's error-log message for an error undici (or the send timer) reported at `phase`; `timedOut`
- * when the error is one of the timeouts (the client gets 504 for those, 502 for the rest).
- */
-export function upstreamErrorMessage(
-  err: Error & { code?: string; syscall?: string },
-  phase: UpstreamPhase,
-  timedOut: boolean,
-): string {
-  if (timedOut) return `upstream timed out ${errnoText('ETIMEDOUT')} ${WHILE[phase]}`;
-  return `${what(err, phase)} ${WHILE[phase]}`;
+/** nginx's error-log message for `failure` met at `phase`. */
+export function upstreamErrorMessage(failure: UpstreamFailure, phase: UpstreamPhase): string {
+  if (failure.timedOut) return `upstream timed out ${errnoText('ETIMEDOUT')} ${WHILE[phase]}`;
+  return `${what(failure, phase)} ${WHILE[phase]}`;
 }
 
-function what(err: Error & { code?: string; syscall?: string }, phase: UpstreamPhase): string {
-  const code = err.code ?? '';
-  // undici's "other side closed"; node:http's "socket hang up" (upgrade requests)
-  if (code === 'UND_ERR_SOCKET' || (code === 'ECONNRESET' && err.syscall === undefined)) {
-    return 'upstream prematurely closed connection';
+function what(failure: UpstreamFailure, phase: UpstreamPhase): string {
+  switch (failure.kind) {
+    case 'closed':
+      return 'upstream prematurely closed connection';
+    case 'too-big-header':
+      return 'upstream sent too big header';
+    // the proxy parses only the head and, after it, the chunked framing of the body
+    case 'invalid-response':
+      return phase === READING_BODY
+        ? 'upstream sent invalid chunked response'
+        : 'upstream sent invalid header';
+    case 'system':
+      if (failure.syscall !== undefined)
+        return `${SYSCALL[failure.syscall] ?? failure.syscall}() failed ${errnoText(failure.code)}`;
+      return failure.message;
+    default:
+      return failure.message;
   }
-  if (code === 'UND_ERR_HEADERS_OVERFLOW') return 'upstream sent too big header';
-  // llhttp parses only the head and, after it, the chunked framing of the body.
-  if (err.name === 'HTTPParserError') {
-    return phase === READING_BODY ? 'upstream sent invalid chunked response' : 'upstream sent invalid header';
-  }
-  if (err.syscall !== undefined) return `${SYSCALL[err.syscall] ?? err.syscall}() failed ${errnoText(code)}`;
-  return err.message;
 }
 
 /** No server of a group may be tried: each is down, or down and tried (ngx_http_upstream_connect's NGX_BUSY). */

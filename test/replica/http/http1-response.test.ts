@@ -9,6 +9,7 @@ import {
   parseResponseHead,
   UNTIL_CLOSE,
 } from '../../../src/replica/http/http1-response.ts';
+import { UpstreamFailure } from '../../../src/replica/http/upstream-failure.ts';
 
 /** Parses a head written as text (without the blank line). */
 function head(text: string, expectBody = true) {
@@ -18,8 +19,8 @@ function head(text: string, expectBody = true) {
 
 function parserError(code: string) {
   return (err: unknown) => {
-    assert.equal((err as Error).name, 'HTTPParserError');
-    assert.equal((err as { code: string }).code, code);
+    assert.ok(err instanceof UpstreamFailure && err.kind === 'invalid-response', String(err));
+    assert.equal(err.code, code);
     return true;
   };
 }
