@@ -10,8 +10,8 @@
  * on it would let the client choose what it costs.
  */
 import { isIPv4, isIPv6 } from 'node:net';
+import { HostnameMatcher } from '../engine/hostname-matcher.ts';
 import { normalizeHost } from '../engine/http/find-server.ts';
-import { HostnameMatcher } from '../engine/http/hostname-matcher.ts';
 
 export class OwnHosts {
   readonly #names = new HostnameMatcher<true>();

@@ -10,16 +10,16 @@ import { NGINX_CLIENT_TIMERS } from '../engine/http/client-timers.ts';
 import { servedPorts } from '../engine/http/served-ports.ts';
 import type { Site } from '../engine/http/site.ts';
 import type { Clock } from '../shared/clock.ts';
-import type { ClientRequestHead } from './http/decision.ts';
-import type { EdgeConf } from './http/edge-listener.ts';
+import type { ClientRequestHead } from './http/contract/decision.ts';
+import type { EdgeConf } from './http/edge/edge-listener.ts';
 import { ProxyServer } from './http/proxy-server.ts';
-import type { UpstreamSet } from './http/upstream-group.ts';
+import type { UpstreamSet } from './http/upstream/upstream-group.ts';
 import type { ResponseFacts } from './logs/access-log.ts';
 import type { ErrorLog } from './logs/error-log.ts';
 import { logClosedInDelay, logConnectionInfo, logUpstreamError } from './logs/listener-log-lines.ts';
+import type { ProcessLog } from './logs/process-log.ts';
 import { engineHook, type RoutedDecision, upgradeHook } from './policy/engine-hook.ts';
 import type { ProxyTargets } from './policy/proxy-targets.ts';
-import type { ProcessLog } from './process-log.ts';
 
 /** How long a listener that stops (a reload dropped it, or the replica stops) finishes its requests. */
 const DRAIN_MS = 30_000;

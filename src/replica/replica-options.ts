@@ -11,11 +11,11 @@ import type { KeyvalFeed, KeyvalWriter } from '../store/keyval-store.ts';
 import type { LeaseStore } from '../store/lease-store.ts';
 import type { LimitSyncStore } from '../store/limit-sync-store.ts';
 import type { StoreResetPolicy } from './cluster/store-reset.ts';
-import type { ClientRequestHead } from './http/decision.ts';
-import type { CallbackKind } from './http/fault-boundary.ts';
+import type { ClientRequestHead } from './http/contract/decision.ts';
+import type { CallbackKind } from './http/contract/fault-boundary.ts';
 import type { ResponseFacts } from './logs/access-log.ts';
 import type { ErrorLog } from './logs/error-log.ts';
-import type { ProcessLog } from './process-log.ts';
+import type { ProcessLog } from './logs/process-log.ts';
 
 /**
  * The store ports a replica uses: it follows the switches (and writes them back after a store

@@ -24,14 +24,14 @@ import { applySnapshot } from './cluster/keyval-applier.ts';
 import { followKeyvals, warnIfStartedFromStateFile } from './cluster/keyval-following.ts';
 import { LimitSync } from './cluster/limit-sync.ts';
 import type { StoreResetCounts } from './cluster/store-reset.ts';
-import type { CallbackKind } from './http/fault-boundary.ts';
-import { UpstreamSet } from './http/upstream-group.ts';
+import type { CallbackKind } from './http/contract/fault-boundary.ts';
+import { UpstreamSet } from './http/upstream/upstream-group.ts';
 import { KeyExpiry } from './key-expiry.ts';
 import { Listeners } from './listeners.ts';
 import { reportFaults } from './logs/data-path-faults.ts';
 import { ErrorLog } from './logs/error-log.ts';
+import type { ProcessLog } from './logs/process-log.ts';
 import { type ProxyTargets, resolveProxyTargets } from './policy/proxy-targets.ts';
-import type { ProcessLog } from './process-log.ts';
 import type { ReplicaOptions, ReplicaStore } from './replica-options.ts';
 import { RequestCounts } from './request-counts.ts';
 

@@ -26,6 +26,83 @@ const ALLOWED: Record<string, readonly string[]> = {
   shared: [],
 };
 
+/**
+ * Inside a layer, its folders are layers too: folder (relative to src/; `` for the files at the top of
+ * the layer) → the folders of the same layer it may import besides itself. A folder not listed may
+ * import none. The most specific folder that holds a file is its sub-layer.
+ */
+const SUB_LAYERS: Record<string, Record<string, readonly string[]>> = {
+  replica: {
+    // replica.ts and listeners.ts compose the replica: start, reload, stop, a listener per port
+    replica: [
+      'replica/policy',
+      'replica/cluster',
+      'replica/logs',
+      'replica/http',
+      'replica/http/contract',
+      'replica/http/edge',
+      'replica/http/upstream',
+    ],
+    'replica/policy': ['replica/logs', 'replica/http/contract', 'replica/http/edge', 'replica/http/upstream'],
+    'replica/cluster': ['replica/logs'],
+    'replica/logs': ['replica/http/contract'],
+    // the listener composes the data path's layers for an address
+    'replica/http': [
+      'replica/http/edge',
+      'replica/http/inbound',
+      'replica/http/exchange',
+      'replica/http/upstream',
+      'replica/http/wire',
+      'replica/http/contract',
+    ],
+    'replica/http/edge': ['replica/http/contract'],
+    'replica/http/inbound': [
+      'replica/http/exchange',
+      'replica/http/upstream',
+      'replica/http/wire',
+      'replica/http/contract',
+    ],
+    'replica/http/exchange': ['replica/http/upstream', 'replica/http/wire', 'replica/http/contract'],
+    'replica/http/upstream': ['replica/http/wire', 'replica/http/contract'],
+    'replica/http/wire': ['replica/http/contract'],
+    'replica/http/contract': [],
+  },
+  engine: {
+    'engine/http': [
+      'engine',
+      'engine/variables',
+      'engine/limit-req',
+      'engine/limit-conn',
+      'engine/priority',
+      'engine/api-limiter',
+      'engine/keyval',
+      'engine/upstream',
+      'engine/net',
+    ],
+    'engine/variables': ['engine', 'engine/limit-req', 'engine/limit-conn', 'engine/net'],
+    'engine/limit-req': ['engine', 'engine/net'],
+    'engine/limit-conn': ['engine', 'engine/net'],
+    'engine/priority': ['engine', 'engine/net'],
+    'engine/api-limiter': ['engine', 'engine/net'],
+    'engine/keyval': ['engine', 'engine/net'],
+    'engine/upstream': ['engine', 'engine/net'],
+    'engine/net': ['engine'],
+    engine: [],
+  },
+};
+
+/** The sub-layer of `file` (relative to src/), or null when its layer has none. */
+function subLayerOf(file: string): string | null {
+  const table = SUB_LAYERS[file.split('/')[0]!];
+  if (table === undefined) return null;
+  let folder = dirname(file);
+  while (!(folder in table)) {
+    if (!folder.includes('/')) return null;
+    folder = dirname(folder);
+  }
+  return folder;
+}
+
 /** vendor package → the source folders or files (relative to src/) that may import it. */
 const VENDORS: Record<string, readonly string[]> = {
   fastify: ['control-plane'],
@@ -99,6 +176,31 @@ describe('dependency rule', () => {
       }
     }
     assert.deepEqual(wrong, []);
+  });
+
+  it('inside the replica and the engine, every import runs down their folders, never up', () => {
+    const wrong: string[] = [];
+    for (const m of all) {
+      const from = subLayerOf(m.file);
+      if (from === null) continue;
+      const table = SUB_LAYERS[m.layer]!;
+      for (const { target, text } of m.imports) {
+        if (!text.startsWith('.') || target.split('/')[0] !== m.layer) continue;
+        const to = subLayerOf(target);
+        if (to === null || to === from) continue;
+        if (!table[from]!.includes(to)) wrong.push(`${m.file} (${from}) imports ${target} (${to})`);
+      }
+    }
+    assert.deepEqual(wrong, []);
+  });
+
+  it('every folder of the replica and the engine has a row in their tables', () => {
+    const unlisted = new Set<string>();
+    for (const m of all) {
+      const table = SUB_LAYERS[m.layer];
+      if (table !== undefined && !(dirname(m.file) in table)) unlisted.add(dirname(m.file));
+    }
+    assert.deepEqual([...unlisted], []);
   });
 
   it('no import cycle between modules', () => {

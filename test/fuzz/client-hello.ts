@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { type AddressInfo, createServer } from 'node:net';
 import { type ConnectionOptions, connect } from 'node:tls';
 import fc from 'fast-check';
-import { clientHelloServerName, INCOMPLETE } from '../../src/replica/http/client-hello.ts';
+import { clientHelloServerName, INCOMPLETE } from '../../src/replica/http/edge/client-hello.ts';
 import type { NamedProperty } from './response-reader.ts';
 
 /** A captured hello: the handshake message (type and length included) and the name it asks for. */

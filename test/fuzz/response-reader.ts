@@ -22,8 +22,8 @@ import {
   parseResponseHead,
   type ResponseHead,
   UNTIL_CLOSE,
-} from '../../src/replica/http/http1-response.ts';
-import { UpstreamFailure } from '../../src/replica/http/upstream-failure.ts';
+} from '../../src/replica/http/wire/http1-response.ts';
+import { UpstreamFailure } from '../../src/replica/http/wire/upstream-failure.ts';
 
 /** A property as the fuzz runs take it. */
 export interface NamedProperty {

@@ -4,8 +4,9 @@
  * wildcard, the first matching regex; else the `default_server` of that address:port, else the first
  * server that listens there.
  */
+
+import { HostnameMatcher } from '../hostname-matcher.ts';
 import type { NginxRegex } from '../nginx-regex.ts';
-import { HostnameMatcher } from './hostname-matcher.ts';
 
 export interface ListenDefinition {
   readonly host: string | null;

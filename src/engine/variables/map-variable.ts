@@ -4,7 +4,7 @@
  * `default` (empty when absent). Values may hold variables and the regex's captures.
  */
 import type { ComplexValue } from '../complex-value.ts';
-import { HostnameMatcher, isWildcard } from '../http/hostname-matcher.ts';
+import { HostnameMatcher, isWildcard } from '../hostname-matcher.ts';
 import type { NginxRegex } from '../nginx-regex.ts';
 import type { VariableGetter, VariableTable } from './variable-table.ts';
 

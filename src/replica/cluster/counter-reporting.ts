@@ -10,7 +10,7 @@ import { LIMIT_REQ, type LimitReqZone } from '../../engine/limit-req/limit-req-z
 import type { CounterStore } from '../../store/counter-store.ts';
 import type { StateFile } from '../../store/state-file.ts';
 import type { StoreTrouble } from '../../store/store-trouble.ts';
-import type { ProcessLog } from '../process-log.ts';
+import type { ProcessLog } from '../logs/process-log.ts';
 import { CounterFlusher } from './counter-flusher.ts';
 import { CounterResets } from './counter-resets.ts';
 

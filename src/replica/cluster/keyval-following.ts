@@ -9,7 +9,7 @@ import type { Clock } from '../../shared/clock.ts';
 import type { KeyvalFeed } from '../../store/keyval-store.ts';
 import { KeyvalSync, type Reload } from '../../store/keyval-sync.ts';
 import type { StateFile } from '../../store/state-file.ts';
-import type { ProcessLog } from '../process-log.ts';
+import type { ProcessLog } from '../logs/process-log.ts';
 import { applyChange, applySnapshot } from './keyval-applier.ts';
 import {
   type StoreResetCounts,

@@ -13,9 +13,9 @@ import type {
   Decision,
   DownstreamRequest,
   UpstreamErrorCallback,
-} from './decision.ts';
-import type { EdgeConf } from './edge-listener.ts';
-import type { UpstreamLookup } from './upstream-group.ts';
+} from './contract/decision.ts';
+import type { EdgeConf } from './edge/edge-listener.ts';
+import type { UpstreamLookup } from './upstream/upstream-group.ts';
 
 export interface ProxyServerOptions<D extends Decision = Decision> {
   /** The limiting hook, called once per request. */

@@ -39,18 +39,18 @@ import type {
   Decision,
   DownstreamRequest,
   UpstreamErrorCallback,
-} from './decision.ts';
-import { type EdgeConf, EdgeListener } from './edge-listener.ts';
-import { guarded } from './fault-boundary.ts';
-import { H2Inbound, type H2InboundHost } from './h2-inbound.ts';
-import { Http1Inbound, type Http1InboundHost } from './http1-inbound.ts';
-import { type NodeHttpHost, NodeHttpInbound } from './node-http-inbound.ts';
-import { Exchange } from './proxy-exchange.ts';
+} from './contract/decision.ts';
+import { guarded } from './contract/fault-boundary.ts';
+import { type EdgeConf, EdgeListener } from './edge/edge-listener.ts';
+import { compileRealIp, type RealIpResolver } from './edge/real-ip.ts';
+import { Exchange } from './exchange/proxy-exchange.ts';
+import type { Tunnel } from './exchange/tunnel.ts';
+import { UpgradeExchange, type UpgradeHost } from './exchange/upgrade-exchange.ts';
+import { H2Inbound, type H2InboundHost } from './inbound/h2-inbound.ts';
+import { Http1Inbound, type Http1InboundHost } from './inbound/http1-inbound.ts';
+import { type NodeHttpHost, NodeHttpInbound } from './inbound/node-http-inbound.ts';
 import type { ProxyServerOptions } from './proxy-server-options.ts';
-import { compileRealIp, type RealIpResolver } from './real-ip.ts';
-import type { Tunnel } from './tunnel.ts';
-import { UpgradeExchange, type UpgradeHost } from './upgrade-exchange.ts';
-import type { UpstreamGroup, UpstreamLookup } from './upstream-group.ts';
+import type { UpstreamGroup, UpstreamLookup } from './upstream/upstream-group.ts';
 
 export type { ProxyServerOptions } from './proxy-server-options.ts';
 

@@ -2,7 +2,7 @@
  * nginx's `combined` access-log format:
  * `$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent"`.
  */
-import type { ClientRequestHead, ExchangeOutcome } from '../http/decision.ts';
+import type { ClientRequestHead, ExchangeOutcome } from '../http/contract/decision.ts';
 
 /** What the access log and the latency histogram learn of a finished exchange, in nginx's terms. */
 export interface ResponseFacts extends ExchangeOutcome {

@@ -6,7 +6,7 @@
  * the logs: writing that line is its one job; the count is the caller's callback.
  */
 import { normalizePeerAddress } from '../../engine/net/address-text.ts';
-import { type CallbackKind, describe, reportDataPathFaults } from '../http/fault-boundary.ts';
+import { type CallbackKind, describe, reportDataPathFaults } from '../http/contract/fault-boundary.ts';
 import { connectionNumber, type ErrorLog } from './error-log.ts';
 
 /** Starts reporting this process's data path faults; returns what stops it. */

@@ -7,7 +7,7 @@
 import type { Socket } from 'node:net';
 import type { LogLine } from '../../engine/log-line.ts';
 import { connectionOf, unsharedConnectionNumber } from '../http/contract/client-connection.ts';
-import type { DownstreamRequest } from '../http/decision.ts';
+import type { DownstreamRequest } from '../http/contract/decision.ts';
 
 export type ErrorLogLevel = 'debug' | 'info' | 'notice' | 'warn' | 'error' | 'crit' | 'alert' | 'emerg';
 

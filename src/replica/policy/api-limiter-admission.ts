@@ -18,8 +18,8 @@ import {
   type PassDecision,
   type ProxyDecision,
   type WaitDecision,
-} from '../http/decision.ts';
-import { admissionTimer, INTERNAL_ERROR } from '../http/fault-boundary.ts';
+} from '../http/contract/decision.ts';
+import { admissionTimer, INTERNAL_ERROR } from '../http/contract/fault-boundary.ts';
 
 export interface AdmissionContext {
   readonly limiter: ApiLimiter;

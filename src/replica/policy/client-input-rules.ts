@@ -6,7 +6,12 @@
 import { rejectedVersion } from '../../engine/http/request-head.ts';
 import type { RefusedHead, Site } from '../../engine/http/site.ts';
 import { normalizePeerAddress } from '../../engine/net/address-text.ts';
-import type { ClientInputRules, Decision, DownstreamRequest, UnreadableHead } from '../http/decision.ts';
+import type {
+  ClientInputRules,
+  Decision,
+  DownstreamRequest,
+  UnreadableHead,
+} from '../http/contract/decision.ts';
 import { connectionNumber, type ErrorLog, requestLogContext } from '../logs/error-log.ts';
 
 /** What the rules read: the site (through a getter, for reloads), the listener's port, the log. */

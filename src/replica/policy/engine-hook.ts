@@ -13,8 +13,8 @@ import {
 import type { Route, Site } from '../../engine/http/site.ts';
 import type { ForwardVerdict, Verdict } from '../../engine/http/verdict.ts';
 import type { LogLine } from '../../engine/log-line.ts';
-import type { DecideHook, Decision, DownstreamRequest, ProxyDecision } from '../http/decision.ts';
-import { connectionTls } from '../http/tls-facts.ts';
+import type { DecideHook, Decision, DownstreamRequest, ProxyDecision } from '../http/contract/decision.ts';
+import { connectionTls } from '../http/edge/tls-facts.ts';
 import { type ErrorLog, requestLogContext } from '../logs/error-log.ts';
 import { apiLimiterWait } from './api-limiter-admission.ts';
 import { clientRules, logRefusedHead } from './client-input-rules.ts';

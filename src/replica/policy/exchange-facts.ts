@@ -4,8 +4,8 @@
  */
 
 import type { RequestFacts, TlsFacts } from '../../engine/variables/request-context.ts';
-import type { DownstreamRequest } from '../http/decision.ts';
-import { connectionTls } from '../http/tls-facts.ts';
+import type { DownstreamRequest } from '../http/contract/decision.ts';
+import { connectionTls } from '../http/edge/tls-facts.ts';
 
 /**
  * What the engine needs of a request, read from the exchange. `headers` is built only when a variable

@@ -17,8 +17,8 @@ import {
   type PassDecision,
   type ProxyDecision,
   type WaitDecision,
-} from '../http/decision.ts';
-import { admissionTimer, INTERNAL_ERROR } from '../http/fault-boundary.ts';
+} from '../http/contract/decision.ts';
+import { admissionTimer, INTERNAL_ERROR } from '../http/contract/fault-boundary.ts';
 
 /** The header that names the level a request went to (`priority_level_headers on`). */
 export const PRIORITY_LEVEL_HEADER = 'X-Limitswitch-Priority-Level';

@@ -8,12 +8,12 @@
 import type { UpstreamServerSpec, UpstreamSpec } from '../../config/model.ts';
 import type { LocationHandler, Site, SiteLocation } from '../../engine/http/site.ts';
 import { LimitswitchError } from '../../shared/errors.ts';
-import type { UpstreamGroupSpec } from '../http/upstream-group.ts';
+import type { UpstreamGroupSpec } from '../http/upstream/upstream-group.ts';
 import {
   DEFAULT_KEEPALIVE,
   type KeepaliveSettings,
   REPLICA_DEFAULT_KEEPALIVE,
-} from '../http/upstream-keepalive.ts';
+} from '../http/upstream/upstream-keepalive.ts';
 
 export interface ProxyTarget {
   /** The group; empty for a `proxy_pass` with variables (see `dynamicTarget`). */

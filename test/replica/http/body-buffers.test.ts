@@ -7,14 +7,14 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { get } from 'node:http';
 import { describe, test } from 'node:test';
+import { PASS } from '../../../src/replica/http/contract/decision.ts';
 import {
   copyBodyChunk,
   idleBodySlabs,
   isPooledBodyChunk,
   releaseBodyChunk,
   SLAB_BYTES,
-} from '../../../src/replica/http/body-buffers.ts';
-import { PASS } from '../../../src/replica/http/decision.ts';
+} from '../../../src/replica/http/wire/body-buffers.ts';
 import { startProxy, startUpstream } from './harness.ts';
 
 describe('body chunks in recycled slabs', () => {

@@ -15,7 +15,7 @@ import type {
   DecideHook,
   Decision,
   UpstreamError,
-} from '../../../src/replica/http/decision.ts';
+} from '../../../src/replica/http/contract/decision.ts';
 import { nginxPage, startProxy, startUpstream, type TestProxy, type TestUpstream } from './harness.ts';
 
 /** A hook that answers `current.decision` and records what its client rules hear. */

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
 import { test } from 'node:test';
-import { foldHeaders } from '../../../src/replica/http/fold-headers.ts';
+import { foldHeaders } from '../../../src/replica/http/inbound/fold-headers.ts';
 
 /** Every way node:http folds a duplicate line, and fields it folds by default. */
 const LINES = [

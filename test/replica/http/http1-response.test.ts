@@ -8,8 +8,8 @@ import {
   NO_BODY,
   parseResponseHead,
   UNTIL_CLOSE,
-} from '../../../src/replica/http/http1-response.ts';
-import { UpstreamFailure } from '../../../src/replica/http/upstream-failure.ts';
+} from '../../../src/replica/http/wire/http1-response.ts';
+import { UpstreamFailure } from '../../../src/replica/http/wire/upstream-failure.ts';
 
 /** Parses a head written as text (without the blank line). */
 function head(text: string, expectBody = true) {

@@ -10,8 +10,8 @@ import { once } from 'node:events';
 import { createServer as createHttpServer, IncomingMessage, type ServerResponse } from 'node:http';
 import { type AddressInfo, connect, createServer as createNetServer, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { Http1Connection, type Http1Host } from '../../../src/replica/http/http1-connection.ts';
-import { readPlainHead } from '../../../src/replica/http/plain-request-head.ts';
+import { Http1Connection, type Http1Host } from '../../../src/replica/http/inbound/http1-connection.ts';
+import { readPlainHead } from '../../../src/replica/http/inbound/plain-request-head.ts';
 
 /** What a scripted response does: the calls the exchange makes, in its order. */
 type Script = (res: ServerResponse) => void;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { errors, request } from 'undici';
-import { type Decision, PASS } from '../../../src/replica/http/decision.ts';
+import { type Decision, PASS } from '../../../src/replica/http/contract/decision.ts';
 import {
   nginxPage,
   rawRequest,

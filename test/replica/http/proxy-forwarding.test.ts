@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
-import type { DownstreamRequest } from '../../../src/replica/http/decision.ts';
-import { PASS } from '../../../src/replica/http/decision.ts';
+import type { DownstreamRequest } from '../../../src/replica/http/contract/decision.ts';
+import { PASS } from '../../../src/replica/http/contract/decision.ts';
 import {
   echo,
   rawRequest,

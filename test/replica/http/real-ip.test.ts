@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { RealIpConf } from '../../../src/config/model.ts';
-import type { Decision } from '../../../src/replica/http/decision.ts';
-import { compileRealIp } from '../../../src/replica/http/real-ip.ts';
+import type { Decision } from '../../../src/replica/http/contract/decision.ts';
+import { compileRealIp } from '../../../src/replica/http/edge/real-ip.ts';
 import { type RunningNginx, startNginx } from '../../helpers/nginx.ts';
 import { rawRequest, responseOf, startProxy, type TestProxy } from './harness.ts';
 

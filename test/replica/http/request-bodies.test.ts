@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import type { Decision } from '../../../src/replica/http/decision.ts';
+import type { Decision } from '../../../src/replica/http/contract/decision.ts';
 import { startProxy, startUpstream, type TestProxy, type TestUpstream } from './harness.ts';
 
 const DECISIONS: Record<string, Decision> = {

@@ -5,13 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Decision } from '../../../src/replica/http/decision.ts';
+import type { Decision } from '../../../src/replica/http/contract/decision.ts';
 import {
   closesConnection,
   errorPage,
   statusReason,
   wireStatus,
-} from '../../../src/replica/http/status-pages.ts';
+} from '../../../src/replica/http/wire/status-pages.ts';
 import { type RunningNginx, startNginx } from '../../helpers/nginx.ts';
 import { type RawOutcome, rawRequest, startProxy, type TestProxy } from './harness.ts';
 

@@ -3,8 +3,11 @@ import { createServer, type Socket } from 'node:net';
 import { test } from 'node:test';
 import { request } from 'undici';
 import { NGINX_CLIENT_TIMERS } from '../../../src/engine/http/client-timers.ts';
-import { type Decision, PASS } from '../../../src/replica/http/decision.ts';
-import { DEFAULT_UPSTREAM_OPTIONS, UpstreamGroup } from '../../../src/replica/http/upstream-group.ts';
+import { type Decision, PASS } from '../../../src/replica/http/contract/decision.ts';
+import {
+  DEFAULT_UPSTREAM_OPTIONS,
+  UpstreamGroup,
+} from '../../../src/replica/http/upstream/upstream-group.ts';
 import { freePort } from '../../helpers/free-port.ts';
 import { nginxPage, rawRequest, responseOf, startProxy, startUpstream } from './harness.ts';
 

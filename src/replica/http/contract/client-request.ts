@@ -4,7 +4,7 @@
  * an HTTP/2 stream (inbound/h2-request.ts). Its head, and its body as a flowing stream.
  */
 import type { Socket } from 'node:net';
-import type { ClientRequestHead } from '../decision.ts';
+import type { ClientRequestHead } from './decision.ts';
 
 /** The request body as the data path reads it: a readable's flowing mode, nothing more. */
 export interface ClientBodyStream {

@@ -1,0 +1,87 @@
+/**
+ * ngx_http_ssl_module's variables and the client certificate's outcome, read from a TLS connection
+ * once (every request on it shares them) and only when a request asks.
+ *
+ * The client certificate is what the handshake with the SNI-selected server left: a server that does
+ * not verify clients does not ask for one (nginx sets the verify mode per SNI server), so a certificate
+ * a client sent anyway reads as none (`NONE`, empty DNs), as in nginx.
+ */
+import type { TLSSocket } from 'node:tls';
+import type { VerifyError } from '../../../engine/http/client-verify.ts';
+import type { ClientConnection, ConnectionTls, Handshake } from '../contract/client-connection.ts';
+
+/** The connection's TLS facts; null for a plain connection. */
+export function connectionTls(connection: ClientConnection | null): ConnectionTls | null {
+  if (connection === null) return null;
+  const socket = connection.socket as TLSSocket;
+  if (socket.encrypted !== true) return null;
+  connection.tls ??= readFacts(socket, connection.handshake);
+  return connection.tls;
+}
+
+function readFacts(socket: TLSSocket, handshake: Handshake | null): ConnectionTls {
+  const asked = handshake !== null && handshake.verify !== 'off';
+  const peer = asked ? socket.getPeerX509Certificate() : undefined;
+  const error = peer === undefined ? null : verifyError(socket, handshake!.verifyDepth);
+  return {
+    protocol: socket.getProtocol() ?? '',
+    cipher: socket.getCipher()?.name ?? '',
+    serverName: typeof socket.servername === 'string' ? socket.servername : '',
+    clientSubjectDn: peer === undefined ? '' : rfc2253(peer.subject),
+    clientIssuerDn: peer === undefined ? '' : rfc2253(peer.issuer),
+    clientVerify: peer === undefined ? 'NONE' : error === null ? 'SUCCESS' : `FAILED:${error.text}`,
+    sessionReused: socket.isSessionReused() ? 'r' : '.',
+    present: peer !== undefined,
+    error,
+    negotiatedName: handshake?.negotiatedName ?? null,
+  };
+}
+
+/**
+ * Node prints a name one RDN per line, most general first, values already escaped as RFC 2253
+ * wants; nginx prints it most specific first, comma-separated.
+ */
+function rfc2253(multiline: string): string {
+  return multiline.split('\n').filter(Boolean).reverse().join(',');
+}
+
+/** OpenSSL's X509_V_ERR_* for Node's codes, with X509_verify_cert_error_string's text (OpenSSL 3). */
+const VERIFY_ERRORS: Readonly<Record<string, VerifyError>> = {
+  UNABLE_TO_GET_ISSUER_CERT: { code: 2, text: 'unable to get issuer certificate' },
+  CERT_SIGNATURE_FAILURE: { code: 7, text: 'certificate signature failure' },
+  CERT_NOT_YET_VALID: { code: 9, text: 'certificate is not yet valid' },
+  CERT_HAS_EXPIRED: { code: 10, text: 'certificate has expired' },
+  DEPTH_ZERO_SELF_SIGNED_CERT: { code: 18, text: 'self-signed certificate' },
+  SELF_SIGNED_CERT_IN_CHAIN: { code: 19, text: 'self-signed certificate in certificate chain' },
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: { code: 20, text: 'unable to get local issuer certificate' },
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: { code: 21, text: 'unable to verify the first certificate' },
+  CERT_CHAIN_TOO_LONG: { code: 22, text: 'certificate chain too long' },
+  CERT_REVOKED: { code: 23, text: 'certificate revoked' },
+  INVALID_CA: { code: 24, text: 'invalid CA certificate' },
+  INVALID_PURPOSE: { code: 26, text: 'unsupported certificate purpose' },
+  CERT_UNTRUSTED: { code: 27, text: 'certificate not trusted' },
+  CERT_REJECTED: { code: 28, text: 'certificate rejected' },
+};
+
+const CHAIN_TOO_LONG = VERIFY_ERRORS.CERT_CHAIN_TOO_LONG!;
+
+/**
+ * The handshake's verification result, and `ssl_verify_depth` (OpenSSL's verify depth, which Node
+ * does not expose): a verified chain with more CA certificates above the client's than the depth
+ * allows fails as OpenSSL fails it.
+ */
+function verifyError(socket: TLSSocket, depth: number): VerifyError | null {
+  // Node's types say Error; at run time it is OpenSSL's code as a string
+  const reason: unknown = socket.authorizationError;
+  if (reason) {
+    const code = typeof reason === 'string' ? reason : ((reason as { code?: string }).code ?? '');
+    return VERIFY_ERRORS[code] ?? { code: 0, text: String(code || reason) };
+  }
+  let above = 0;
+  let cert = socket.getPeerCertificate(true);
+  while (cert.issuerCertificate !== undefined && cert.issuerCertificate !== cert) {
+    cert = cert.issuerCertificate;
+    above++;
+  }
+  return above > depth ? CHAIN_TOO_LONG : null;
+}

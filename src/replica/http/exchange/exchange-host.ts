@@ -1,0 +1,30 @@
+/** What every exchange of one listener shares: the listener's groups, callbacks and counts. */
+import type { ClientTimers } from '../../../engine/http/client-timers.ts';
+import type {
+  ClientClosedCallback,
+  ClientInputRules,
+  CompletedCallback,
+  Decision,
+  UpstreamErrorCallback,
+} from '../contract/decision.ts';
+import type { UpstreamHost } from '../upstream/forwarder.ts';
+
+/** What every exchange of one listener shares. */
+export interface ExchangeHost<D extends Decision> extends UpstreamHost {
+  readonly scheme: string;
+  readonly onClientClosed: ClientClosedCallback<D> | null;
+  /** Hears each upstream failure, in nginx's error-log words. */
+  readonly onUpstreamError: UpstreamErrorCallback<D> | null;
+  /** Hears each exchange once it is over (status, body bytes, time). */
+  readonly onCompleted: CompletedCallback<D> | null;
+  /** The hook's rules for client input (log lines about client faults), if it has any. */
+  readonly clientInput: ClientInputRules<D> | null;
+  /** True once a graceful close began: answers say `Connection: close`. */
+  readonly closing: boolean;
+  /** Requests currently held by a delay. */
+  held: number;
+  /** Called when a held or forwarded exchange ends (for graceful close). */
+  exchangeEnded(): void;
+  /** The address's default server's client timers (for answers the hook gave none). */
+  readonly clientTimers: ClientTimers;
+}

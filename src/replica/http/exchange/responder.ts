@@ -1,0 +1,251 @@
+/**
+ * The client side of one exchange's answer: what goes into the client response and how. An answer
+ * of the replica's own (a page, a `return`) goes out in one piece; an upstream's is relayed — its
+ * head held until the end of the read that brought it, so a small response leaves head, body and
+ * all in one write — with nginx's keep-alive and lingering rules for the connection, `send_timeout`
+ * while the client takes nothing, and `$body_bytes_sent` counted. The exchange (proxy-exchange.ts)
+ * decides when; this writes.
+ */
+import type { Socket } from 'node:net';
+import type { ClientTimers } from '../../../engine/http/client-timers.ts';
+import type { ClientConnection } from '../contract/client-connection.ts';
+import type { ClientResponse } from '../contract/client-response.ts';
+import { containFault, failpoint } from '../contract/fault-boundary.ts';
+import { clientResponseHeaders } from '../upstream/forward-headers.ts';
+import { isPooledBodyChunk, releaseBodyChunk } from '../wire/body-buffers.ts';
+import { uriFieldValue } from '../wire/field-value.ts';
+import { errorPage, statusReason, wireStatus } from '../wire/status-pages.ts';
+import { lingerOnClose } from './lingering-close.ts';
+
+/** What the responder reads of its exchange as an answer goes out. */
+export interface AnswerRules {
+  /** The client connection's timers of the request's location. */
+  readonly timers: ClientTimers;
+  /** A graceful close began: the answer says `Connection: close`. */
+  readonly closing: boolean;
+  /** The client connection, while the exchange has it. */
+  readonly clientSocket: Socket | null;
+  /** `send_timeout` passed with the client taking nothing. */
+  clientSendTimedOut(): void;
+}
+
+function onSendTimeout(rules: AnswerRules): void {
+  try {
+    failpoint('timer');
+    rules.clientSendTimedOut();
+  } catch (error) {
+    const socket = rules.clientSocket;
+    containFault('timer', error, socket, socket);
+  }
+}
+
+export class Responder {
+  readonly res: ClientResponse;
+  /** `$body_bytes_sent`, counted as the body is handed to the client connection. */
+  bodyBytes = 0;
+  readonly #h2: boolean;
+  readonly #connection: ClientConnection;
+  readonly #rules: AnswerRules;
+  /** The upstream's answer: its status, reason phrase and head for the client. */
+  #status = 0;
+  #statusText = '';
+  #headers: string[] | null = null;
+  /** The first body chunk, held until the head goes out with it. */
+  #pending: Buffer | null = null;
+  /** `send_timeout`'s timer, while the client takes nothing. */
+  #sendWatch: NodeJS.Timeout | null = null;
+
+  constructor(res: ClientResponse, h2: boolean, connection: ClientConnection, rules: AnswerRules) {
+    this.res = res;
+    this.#h2 = h2;
+    this.#connection = connection;
+    this.#rules = rules;
+  }
+
+  /** nginx's page for `code` (not a closing one); `closes`: the connection ends after it, lingering. */
+  page(code: number, closes: boolean, retryAfterS?: number, extraHeaders?: readonly string[]): void {
+    if (closes) this.closeAfter();
+    const page = errorPage(code);
+    const headers =
+      page === null
+        ? ['content-length', '0']
+        : ['content-type', 'text/html', 'content-length', `${page.length}`];
+    if (retryAfterS !== undefined) headers.push('retry-after', `${retryAfterS}`);
+    if (extraHeaders !== undefined) headers.push(...extraHeaders);
+    this.end(wireStatus(code), headers, page);
+  }
+
+  /**
+   * nginx `return code text`/`return code URL`: the text (as `default_type`'s `text/plain` unless a
+   * type is given) or nginx's page for the code, with the given headers.
+   */
+  answer(code: number, text: string | undefined, given: Readonly<Record<string, string>>): void {
+    const headers: string[] = [];
+    let hasType = false;
+    for (const [name, value] of Object.entries(given)) {
+      if (name.toLowerCase() === 'content-type') hasType = true;
+      // a `return` URL is made from request data (`$uri` is decoded): kept to one field value
+      headers.push(name, uriFieldValue(value));
+    }
+    let body: Buffer | string | null = text ?? null;
+    if (body === null) {
+      body = errorPage(code);
+      if (body !== null && !hasType) headers.push('content-type', 'text/html');
+    } else if (!hasType) {
+      headers.push('content-type', 'text/plain');
+    }
+    headers.push('content-length', `${body === null ? 0 : Buffer.byteLength(body)}`);
+    this.end(code, headers, body);
+  }
+
+  /** The answer ends the connection, lingering (nginx drops keep-alive after these pages). */
+  closeAfter(): void {
+    // an HTTP/2 stream ends by itself; its connection carries the others on
+    if (this.#h2) return;
+    this.res.shouldKeepAlive = false;
+    const socket = this.res.socket ?? this.#connection.socket;
+    lingerOnClose(socket, this.#rules.timers);
+  }
+
+  /** A whole answer of the replica's own, in one piece. */
+  end(status: number, headers: string[], body: Buffer | string | null): void {
+    const res = this.res;
+    this.#keepAliveRule();
+    res.writeHead(status, statusReason(status), headers);
+    if (body === null) res.end();
+    else {
+      this.bodyBytes += typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+      res.end(body);
+    }
+    this.#watchSendEnd();
+  }
+
+  // the upstream's answer, relayed
+
+  /** The upstream's head arrived: kept until the read that brought it ends (or the answer does). */
+  upstreamHead(
+    status: number,
+    statusText: string,
+    rawHeaders: readonly (Buffer | string)[],
+    added: readonly string[] | undefined,
+  ): void {
+    this.#status = status;
+    this.#statusText = statusText;
+    const headers = clientResponseHeaders(rawHeaders);
+    this.#headers = added === undefined || added.length === 0 ? headers : [...headers, ...added];
+  }
+
+  /** The head goes out now, with the body chunk that waited for it. */
+  flushHead(): void {
+    if (this.res.headersSent) return;
+    this.#writeHead();
+    const pending = this.#pending;
+    if (pending !== null) {
+      this.#pending = null;
+      this.bodyBytes += pending.length;
+      this.#write(pending);
+    }
+  }
+
+  /** A piece of the upstream's body; false: the client takes no more for now (`resume` once it does). */
+  data(chunk: Buffer, resume: () => void): boolean {
+    const res = this.res;
+    if (!res.headersSent) {
+      if (this.#pending === null) {
+        this.#pending = chunk;
+        return true;
+      }
+      this.flushHead();
+    }
+    this.bodyBytes += chunk.length;
+    if (this.#write(chunk)) return true;
+    res.once('drain', () => this.#resumeUpstream(resume));
+    this.#watchSend();
+    return false;
+  }
+
+  /** The upstream's answer is complete. */
+  complete(): void {
+    const res = this.res;
+    if (!res.headersSent) this.#writeHead();
+    const pending = this.#pending;
+    if (pending === null) {
+      res.end();
+    } else {
+      this.#pending = null;
+      this.bodyBytes += pending.length;
+      if (isPooledBodyChunk(pending)) res.end(pending, () => releaseBodyChunk(pending));
+      else res.end(pending);
+    }
+    this.#watchSendEnd();
+  }
+
+  /** The exchange is over: `send_timeout` stops. */
+  stop(): void {
+    this.#unwatchSend();
+  }
+
+  /** `send_timeout` fired (its timer is spent). */
+  sendTimerSpent(): void {
+    this.#sendWatch = null;
+  }
+
+  /** Writes a chunk of the body; one in a pooled slab goes back once written (body-buffers.ts). */
+  #write(chunk: Buffer): boolean {
+    if (!isPooledBodyChunk(chunk)) return this.res.write(chunk);
+    return this.res.write(chunk, (err?: Error | null) => {
+      if (!err) releaseBodyChunk(chunk);
+    });
+  }
+
+  /** The client took what waited: the upstream's reading goes on. */
+  #resumeUpstream(resume: () => void): void {
+    this.#unwatchSend();
+    try {
+      resume();
+    } catch (error) {
+      const socket = this.#rules.clientSocket;
+      containFault('client', error, socket, socket);
+    }
+  }
+
+  /**
+   * Whether the answer may keep its connection (a graceful close, nginx's keep-alive limits:
+   * client-connection.ts); the connection idles for the location's `keepalive_timeout` after it.
+   */
+  #keepAliveRule(): void {
+    // an HTTP/2 stream ends by itself; its session counts its streams (h2-listener.ts)
+    if (this.#h2) return;
+    const res = this.res;
+    const timers = this.#rules.timers;
+    if (this.#rules.closing || !this.#connection.mayKeepAlive(timers)) res.shouldKeepAlive = false;
+    // `lingering_close always`: every connection the server ends lingers
+    const socket = this.#rules.clientSocket;
+    if (!res.shouldKeepAlive && timers.lingeringClose === 'always' && socket !== null)
+      lingerOnClose(socket, timers);
+    // the replica's own writer asks how long the connection idles for the next request
+    if (res.keepAliveTimeoutMs !== undefined) res.keepAliveTimeoutMs = timers.keepaliveTimeoutMs;
+  }
+
+  #writeHead(): void {
+    this.#keepAliveRule();
+    this.res.writeHead(this.#status, this.#statusText || statusReason(this.#status), this.#headers!);
+  }
+
+  /** `send_timeout` runs while the client takes nothing of what was written to it. */
+  #watchSend(): void {
+    const ms = this.#rules.timers.sendTimeoutMs;
+    if (this.#sendWatch === null && ms > 0) this.#sendWatch = setTimeout(onSendTimeout, ms, this.#rules);
+  }
+
+  /** The response is all written: the client still has to take what its connection holds. */
+  #watchSendEnd(): void {
+    if ((this.#rules.clientSocket?.writableLength ?? 0) > 0) this.#watchSend();
+  }
+
+  #unwatchSend(): void {
+    if (this.#sendWatch === null) return;
+    clearTimeout(this.#sendWatch);
+    this.#sendWatch = null;
+  }
+}

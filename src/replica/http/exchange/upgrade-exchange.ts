@@ -1,0 +1,173 @@
+/**
+ * An upgrade request (WebSocket) to a location that tunnels upgrades. Up to the upstream it is the
+ * plain exchange: the hook decides once, a rejection gets the zone's page, a delay holds, 444 closes,
+ * the group picks the server (round robin, failover on a refused connection, 502/504 with nginx's
+ * pages). The request then goes out with `Upgrade` and `Connection: upgrade` on a connection of its own
+ * (upgrade-dispatch.ts); a 101 splices the two connections (tunnel.ts), any other answer is relayed as
+ * a response. Node's parser stops at an upgrade request, so the client connection closes after any
+ * answer that is not a 101.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { ClientConnection, RemoteAddress } from '../contract/client-connection.ts';
+import type { Decision } from '../contract/decision.ts';
+import { containFault } from '../contract/fault-boundary.ts';
+import { switchingProtocolsHeaders } from '../upstream/forward-headers.ts';
+import type { Forwarder } from '../upstream/forwarder.ts';
+import { dispatchUpgrade } from '../upstream/upgrade-dispatch.ts';
+import type { UpstreamPeer } from '../upstream/upstream-group.ts';
+import { isFieldValue } from '../wire/field-value.ts';
+import { httpDate } from '../wire/http-date.ts';
+import type { ExchangeHost } from './exchange-host.ts';
+import { Exchange } from './proxy-exchange.ts';
+import { Tunnel } from './tunnel.ts';
+
+/** What the listener does with tunnels: it closes the open ones when it closes. */
+export interface UpgradeHost<D extends Decision> extends ExchangeHost<D> {
+  tunnelOpened(tunnel: Tunnel): void;
+  tunnelClosed(tunnel: Tunnel): void;
+}
+
+/** Bytes a client may send before the 101 that are kept for the upstream; past it, reading pauses. */
+const EARLY_BYTES_MAX = 64 * 1024;
+
+export class UpgradeExchange<D extends Decision> extends Exchange<D> {
+  readonly #listener: UpgradeHost<D>;
+  /** node:http's response of the upgrade request: the connection leaves it for a tunnel. */
+  readonly #response: ServerResponse;
+  #early: Buffer[];
+  #earlyBytes: number;
+  #readTimeoutMs = 0;
+  /** The request waits for the rest of its body before it goes out. */
+  #sendWhenBodyIn: (() => void) | null = null;
+  #body: Buffer | null = null;
+
+  constructor(
+    host: UpgradeHost<D>,
+    req: IncomingMessage,
+    res: ServerResponse,
+    connection: ClientConnection,
+    remote: RemoteAddress,
+    head: Buffer,
+  ) {
+    super(host, req, res, connection, remote);
+    this.#listener = host;
+    this.#response = res;
+    this.#early = head.length === 0 ? [] : [head];
+    this.#earlyBytes = head.length;
+  }
+
+  override run(decision: D): void {
+    // The parser left the connection: read it here, to keep early bytes and to see the client leave.
+    const socket = this.req.socket;
+    socket.on('data', this.#onEarlyData);
+    socket.on('end', this.#onEarlyEnd);
+    super.run(decision);
+  }
+
+  #onEarlyData = (chunk: Buffer): void => {
+    try {
+      this.#earlyData(chunk);
+    } catch (error) {
+      const socket = this.clientSocket;
+      containFault('client', error, socket, socket);
+    }
+  };
+
+  #earlyData(chunk: Buffer): void {
+    this.#early.push(chunk);
+    this.#earlyBytes += chunk.length;
+    if (this.#earlyBytes >= EARLY_BYTES_MAX + this.#bodyBytes) this.req.socket.pause();
+    const send = this.#sendWhenBodyIn;
+    if (send !== null && this.#earlyBytes >= this.#bodyBytes) {
+      this.#sendWhenBodyIn = null;
+      send();
+    }
+  }
+
+  /**
+   * The request's body (`Content-Length`; node:http reads none for an upgrade request): the first
+   * bytes the client sent after the head. It goes out with the request, as nginx sends it; what
+   * follows it is the client's first tunnel bytes. (`client_max_body_size` bounds it: a larger
+   * length was refused with its head.)
+   */
+  get #bodyBytes(): number {
+    return Math.max(this.contentLength, 0);
+  }
+
+  /** The body, taken out of the early bytes once (a request tried on the next server sends it again). */
+  #takeBody(): Buffer | null {
+    const bytes = this.#bodyBytes;
+    if (bytes === 0 || this.#body !== null) return this.#body;
+    const early = Buffer.concat(this.#early, this.#earlyBytes);
+    this.#early = early.length === bytes ? [] : [early.subarray(bytes)];
+    this.#earlyBytes -= bytes;
+    this.#body = early.subarray(0, bytes);
+    return this.#body;
+  }
+
+  /** A client that ends its side while held or while the upstream is asked is gone, for nginx too (499). */
+  #onEarlyEnd = (): void => {
+    if (this.waiting) this.req.socket.destroy();
+  };
+
+  override send(
+    forwarder: Forwarder,
+    peer: UpstreamPeer,
+    path: string,
+    headers: string[],
+    readTimeoutMs: number | undefined,
+  ): void {
+    if (this.#body === null && this.#earlyBytes < this.#bodyBytes) {
+      this.#sendWhenBodyIn = () => this.send(forwarder, peer, path, headers, readTimeoutMs);
+      return;
+    }
+    this.#readTimeoutMs = readTimeoutMs ?? peer.readTimeoutMs;
+    const upgrade = [...headers, 'Upgrade', this.req.headers.upgrade ?? '', 'Connection', 'upgrade'];
+    // the upstream client adds the server's address as Host; a raw request must do it itself
+    if (this.host === '') upgrade.push('Host', peer.origin.slice('http://'.length));
+    dispatchUpgrade(
+      peer,
+      {
+        method: this.req.method ?? 'GET',
+        path,
+        headers: upgrade,
+        body: this.#takeBody(),
+        connectTimeoutMs: forwarder.connectTimeoutMs ?? peer.connectTimeoutMs,
+        readTimeoutMs: this.#readTimeoutMs,
+      },
+      forwarder,
+    );
+  }
+
+  upstreamUpgraded(
+    statusText: string,
+    rawHeaders: readonly string[],
+    upstream: Socket,
+    upstreamHead: Buffer,
+  ): void {
+    const client = this.req.socket;
+    if (client.destroyed || !this.handOver()) {
+      upstream.destroy();
+      this.forwarder?.upstreamEnded();
+      return;
+    }
+    client.off('data', this.#onEarlyData);
+    client.off('end', this.#onEarlyEnd);
+    this.#response.detachSocket(client);
+    const headers = switchingProtocolsHeaders(rawHeaders);
+    // a reason phrase that is not a field value's text is not relayed (as for any answer: http1-response.ts)
+    const reason = statusText !== '' && isFieldValue(statusText, 0, statusText.length) ? statusText : '';
+    let head = `HTTP/1.1 101 ${reason || 'Switching Protocols'}\r\nDate: ${httpDate()}\r\n`;
+    for (let i = 0; i < headers.length; i += 2) head += `${headers[i]}: ${headers[i + 1]}\r\n`;
+    const slots = this.slots;
+    const tunnel = new Tunnel(client, upstream, (closed) => {
+      slots?.release(101);
+      // as in nginx, the tunnel counts against the server's max_conns until it closes
+      this.forwarder?.upstreamEnded();
+      this.#listener.tunnelClosed(closed);
+    });
+    tunnel.start(`${head}\r\n`, upstreamHead, Buffer.concat(this.#early), this.#readTimeoutMs);
+    this.#listener.tunnelOpened(tunnel);
+  }
+}

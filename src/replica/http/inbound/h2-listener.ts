@@ -1,0 +1,214 @@
+/**
+ * The HTTP/2 side of a listener: node:http2's server, which never listens itself (the edge listener
+ * hands it connections: h2 over TLS, or h2c with prior knowledge), its sessions, and the guards each
+ * session's streams go through (h2-stream-guard.ts) before they become requests. A request runs at
+ * the end of the turn its frames were read in, so a stream its client reset in the same read (rapid
+ * reset) costs its check and nothing more. `keepalive_timeout` closes an idle session;
+ * `keepalive_requests` and `keepalive_time` send GOAWAY, as nginx 1.19.7+ does.
+ */
+import {
+  createServer as createHttp2Server,
+  type Http2Server,
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+  type Http2Session,
+  type ServerHttp2Session,
+  type ServerHttp2Stream,
+} from 'node:http2';
+import type { Socket } from 'node:net';
+import type { ClientTimers } from '../../../engine/http/client-timers.ts';
+import { aliasConnection, type ClientConnection, connectionOf } from '../contract/client-connection.ts';
+import { containFault, failpoint, guarded } from '../contract/fault-boundary.ts';
+import { H2StreamGuard } from './h2-stream-guard.ts';
+
+/** nginx's `http2_max_concurrent_streams` (128). */
+const H2_MAX_CONCURRENT_STREAMS = 128;
+/** HTTP/2's error codes (RFC 9113 §7). */
+const H2_NO_ERROR = 0x0;
+const H2_INTERNAL_ERROR = 0x2;
+const H2_REFUSED_STREAM = 0x7;
+
+export interface H2Host {
+  /** The address's default server's client timers (read per session). */
+  readonly clientTimers: ClientTimers;
+  /** A graceful close began: new sessions are closed at once. */
+  readonly closing: boolean;
+  /** A new session's connection (its peer is read once). */
+  sessionStarted(connection: ClientConnection): void;
+  /** A stream that became a request, at the end of its turn. */
+  request(request: Http2ServerRequest, response: Http2ServerResponse): void;
+  /** A line about the connection at `info`, in nginx's words. */
+  connectionInfo(message: string, socket: Socket): void;
+}
+
+export class H2Listener {
+  readonly #host: H2Host;
+  readonly #server: Http2Server;
+  readonly #sessions = new Set<ServerHttp2Session>();
+  readonly #guards = new WeakMap<Http2Session, H2StreamGuard>();
+  /** Sessions that sent GOAWAY and close once their last stream is over. */
+  readonly #closing = new WeakSet<Http2Session>();
+  /** Streams taken and not closed yet, per session. */
+  readonly #open = new WeakMap<Http2Session, number>();
+  /** Requests arrived in this turn of the event loop, run at its end. */
+  #arrived: [Http2ServerRequest, Http2ServerResponse][] = [];
+  /** The connection being handed to node:http2, which starts its session synchronously. */
+  #accepting: ClientConnection | null = null;
+
+  constructor(host: H2Host) {
+    this.#host = host;
+    const server = createHttp2Server({ settings: { maxConcurrentStreams: H2_MAX_CONCURRENT_STREAMS } });
+    server.on(
+      'session',
+      guarded(
+        'h2',
+        (session: ServerHttp2Session) => this.#sessionStarted(session),
+        // GOAWAY at once (no stream of it is taken), the session destroyed once node:http2 has
+        // finished setting it up (it reads the first bytes next)
+        (session) => ({
+          destroy: () => {
+            session.goaway(H2_INTERNAL_ERROR, 0);
+            setImmediate(() => session.destroy());
+          },
+        }),
+        (session) => session.socket as Socket,
+      ),
+    );
+    // before node:http2's own listener makes the stream a request: a stream refused is not one
+    server.prependListener(
+      'stream',
+      guarded(
+        'h2',
+        (stream: ServerHttp2Stream) => this.#admit(stream),
+        (stream) => stream,
+        (stream) => stream.session?.socket as Socket | null,
+      ),
+    );
+    server.on(
+      'request',
+      guarded(
+        'h2',
+        (request: Http2ServerRequest, response: Http2ServerResponse) => this.#arrive(request, response),
+        (request) => request.stream,
+        (request) => request.stream.session?.socket as Socket | null,
+      ),
+    );
+    this.#server = server;
+  }
+
+  /** A connection whose first bytes (or ALPN) said h2. */
+  accept(socket: Socket): void {
+    this.#accepting = connectionOf(socket);
+    try {
+      // node documents emitting 'connection' as the way to hand a server a connection
+      this.#server.emit('connection', socket);
+    } finally {
+      this.#accepting = null;
+    }
+  }
+
+  /** Graceful close: GOAWAY to every session, open streams finish. */
+  close(): void {
+    for (const session of this.#sessions) session.close();
+  }
+
+  /** What is left when the graceful close ran out of time. */
+  destroy(): void {
+    for (const session of this.#sessions) session.destroy();
+  }
+
+  #sessionStarted(session: ServerHttp2Session): void {
+    const connection = this.#accepting ?? connectionOf(session.socket as Socket);
+    // its requests carry node:http2's stand-in of the socket: it is the same connection
+    aliasConnection(session.socket as Socket, connection);
+    this.#host.sessionStarted(connection);
+    session.setTimeout(this.#host.clientTimers.keepaliveTimeoutMs, () => session.close());
+    this.#sessions.add(session);
+    this.#guards.set(session, new H2StreamGuard(H2_MAX_CONCURRENT_STREAMS));
+    session.once('close', () => this.#sessions.delete(session));
+    if (this.#host.closing) session.close();
+  }
+
+  /** The guards against streams opened faster than they run (h2-stream-guard.ts). */
+  #admit(stream: ServerHttp2Stream): void {
+    const session = stream.session;
+    const guard = session === undefined ? undefined : this.#guards.get(session);
+    if (session === undefined || guard === undefined) return;
+    const admission = guard.admit(stream);
+    if (admission === 'take') {
+      this.#open.set(session, (this.#open.get(session) ?? 0) + 1);
+      stream.once('close', () => {
+        this.#open.set(session, this.#open.get(session)! - 1);
+        this.#closeIfIdle(session);
+      });
+      return;
+    }
+    const socket = session.socket as Socket;
+    if (admission === 'refuse') {
+      if (guard.refusedOnce())
+        this.#host.connectionInfo(
+          'client sent too many streams at once while processing HTTP/2 connection',
+          socket,
+        );
+      stream.close(H2_REFUSED_STREAM);
+      return;
+    }
+    if (admission === 'close-refused') stream.close(H2_REFUSED_STREAM);
+    if (session.closed) return;
+    this.#host.connectionInfo(
+      admission === 'close-refused'
+        ? 'client sent too many refused streams while processing HTTP/2 connection'
+        : 'client reset too many streams before they ran while processing HTTP/2 connection',
+      socket,
+    );
+    session.close();
+  }
+
+  #arrive(request: Http2ServerRequest, response: Http2ServerResponse): void {
+    // refused before it became a request, or reset by its client already
+    if (request.stream.closed) return;
+    const socket = request.stream.session?.socket as Socket | undefined;
+    if (socket !== undefined) {
+      const connection = connectionOf(socket);
+      connection.countRequest();
+      if (!connection.mayKeepAlive(this.#host.clientTimers)) this.#closeAfter(request.stream);
+    }
+    if (this.#arrived.length === 0) setImmediate(this.#runArrived);
+    this.#arrived.push([request, response]);
+  }
+
+  /**
+   * `stream` is the request past `keepalive_requests` or `keepalive_time`: GOAWAY with it as the last
+   * stream taken (as nginx sends it), and the session closed once its streams are over. Not
+   * `session.close()` with streams open: on a TLS connection, node:http2 (Node 20) then corrupted
+   * the process's heap under load (glibc aborted it within seconds of 50 streams in flight; the
+   * test below `keepalive_requests on HTTP/2 under load` saw it in one run of two).
+   */
+  #closeAfter(stream: ServerHttp2Stream): void {
+    const session = stream.session;
+    if (session === undefined || this.#closing.has(session)) return;
+    this.#closing.add(session);
+    session.goaway(H2_NO_ERROR, stream.id ?? 0);
+    this.#closeIfIdle(session);
+  }
+
+  #closeIfIdle(session: Http2Session): void {
+    if (this.#closing.has(session) && (this.#open.get(session) ?? 0) === 0 && !session.closed)
+      session.close();
+  }
+
+  #runArrived = (): void => {
+    const arrived = this.#arrived;
+    this.#arrived = [];
+    for (const [request, response] of arrived) {
+      if (request.stream.closed) continue;
+      try {
+        failpoint('h2');
+        this.#host.request(request, response);
+      } catch (error) {
+        const socket = (request.stream.session?.socket as Socket | undefined) ?? null;
+        containFault('h2', error, request.stream, socket);
+      }
+    }
+  };
+}

@@ -1,0 +1,225 @@
+/**
+ * A client's HTTP/1.1 connection, read by the replica itself while its requests are the common kind
+ * (plain-request-head.ts: HTTP/1.1, a body framed by Content-Length if any, nothing unusual), one
+ * request at a time, keep-alive as node:http keeps it. The first head that is not — a chunked body,
+ * `Expect`, an upgrade, a head cut off in the middle of a read, anything malformed — and the rest of
+ * the connection go to node:http: the unread bytes are put back in front of the socket and node:http
+ * takes it as a new connection, at a request boundary. So node:http still answers every head nginx
+ * refuses, and the common request skips its request and response objects, its stream machinery and
+ * its parser's crossings into C++ (a quarter of a proxied request's CPU; docs/benchmarks.md).
+ *
+ * node:http's rules kept here: `headersTimeout` for the first head, `keepAliveTimeout` between
+ * requests; a body not read by the time its response is over is read and dropped; a client that
+ * closes its side ends the connection, and within a body that is the exchange's fault to handle.
+ */
+import type { Socket } from 'node:net';
+import { containFault, failpoint } from '../contract/fault-boundary.ts';
+import { type BodySource, PlainRequest } from './plain-request.ts';
+import { readPlainHead } from './plain-request-head.ts';
+import { PlainResponse, type ResponseOwner } from './plain-response.ts';
+
+export interface Http1Host {
+  readonly keepAliveTimeoutMs: number;
+  readonly headersTimeoutMs: number;
+  /** A graceful close began: a finished response ends its connection. */
+  readonly closing: boolean;
+  /** The largest head node:http reads; a larger one goes to it (to be refused). */
+  maxHeadBytes(): number;
+  /** A request read here. */
+  request(req: PlainRequest, res: PlainResponse): void;
+  /** The client closed its side within the request's body (node:http: `HPE_INVALID_EOF_STATE`). */
+  bodyCut(res: PlainResponse): void;
+  /** node:http takes the connection from here on (its unread bytes are back in the socket). */
+  handOver(socket: Socket): void;
+  /** The connection closed (or left for node:http). */
+  released(connection: Http1Connection): void;
+}
+
+const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
+/** Bytes buffered behind a request in progress (pipelined requests) before reading pauses. */
+const PIPELINED_BYTES_MAX = 64 * 1024;
+
+export class Http1Connection implements ResponseOwner, BodySource {
+  readonly socket: Socket;
+  readonly keepAliveTimeoutS: number;
+  readonly #host: Http1Host;
+  /** Read once per connection, as node:http sizes its parser (a reload counts for new connections). */
+  readonly #maxHeadBytes: number;
+  /** Bytes read and not yet taken by a request. */
+  #unread: Buffer | null = null;
+  #response: PlainResponse | null = null;
+  /** The request whose body is still arriving. */
+  #body: PlainRequest | null = null;
+  /** No more requests are read here (closing, or node:http's). */
+  #done = false;
+
+  constructor(socket: Socket, host: Http1Host) {
+    this.socket = socket;
+    this.#host = host;
+    this.keepAliveTimeoutS = Math.floor(host.keepAliveTimeoutMs / 1000);
+    this.#maxHeadBytes = host.maxHeadBytes();
+    socket.on('data', this.#onData);
+    socket.on('end', this.#onEnd);
+    socket.on('close', this.#onClose);
+    socket.on('error', destroyOnError);
+    socket.on('drain', this.#onDrain);
+    socket.on('timeout', destroyOnError);
+    socket.setTimeout(host.headersTimeoutMs);
+  }
+
+  #onData = (chunk: Buffer): void => {
+    // closing (a lingering close reads and drops what still comes)
+    if (this.#done) return;
+    try {
+      failpoint('client');
+      const data = this.#body === null ? chunk : this.#feedBody(chunk);
+      if (data === null) return;
+      this.#unread = this.#unread === null ? data : Buffer.concat([this.#unread, data]);
+      if (this.#response === null && this.#body === null) this.#readRequests();
+      else if (this.#unread.length > PIPELINED_BYTES_MAX) this.socket.pause();
+    } catch (error) {
+      this.#fault(error);
+    }
+  };
+
+  /** A callback of this connection threw: the connection ends (fault-boundary.ts). */
+  #fault(error: unknown): void {
+    this.#done = true;
+    containFault('client', error, this.socket, this.socket);
+  }
+
+  /** Gives the body in progress what is its of `data`; returns the rest (null: none). */
+  #feedBody(data: Buffer): Buffer | null {
+    const req = this.#body!;
+    const taken = Math.min(req.remainingBytes, data.length);
+    req.push(taken === data.length ? data : data.subarray(0, taken));
+    if (req.remainingBytes === 0) this.#body = null;
+    return taken === data.length ? null : data.subarray(taken);
+  }
+
+  #readRequests(): void {
+    const unread = this.#unread;
+    if (unread === null || this.#done) return;
+    const end = unread.indexOf(HEAD_END);
+    if (end === -1 || end + HEAD_END.length > this.#maxHeadBytes) {
+      this.#handOver();
+      return;
+    }
+    const head = readPlainHead(unread.toString('latin1', 0, end));
+    if (head === null) {
+      this.#handOver();
+      return;
+    }
+    const rest = end + HEAD_END.length;
+    this.#unread = rest === unread.length ? null : unread.subarray(rest);
+    const socket = this.socket;
+    socket.setTimeout(0);
+    const req = new PlainRequest(head, socket, this);
+    if (head.contentLength > 0) {
+      this.#body = req;
+      // what came with the head waits in the request until it is read
+      if (this.#unread !== null) this.#unread = this.#feedBody(this.#unread);
+    }
+    const res = new PlainResponse(socket, this, head.keepAlive, head.method);
+    this.#response = res;
+    this.#host.request(req, res);
+  }
+
+  /** @internal the body waiting in the request is more than it holds. */
+  pauseReading(): void {
+    this.socket.pause();
+  }
+
+  /** @internal the request's body flows (again), or is dropped. */
+  resumeReading(): void {
+    if (!this.#done && this.socket.isPaused()) this.socket.resume();
+  }
+
+  /** @internal the response's last byte went out. */
+  responseFinished(res: PlainResponse, keepAlive: boolean): void {
+    if (this.#response !== res) return;
+    this.#response = null;
+    const socket = this.socket;
+    if (!keepAlive || this.#host.closing) {
+      this.#done = true;
+      // lingers instead when the answer refused the request (lingering-close.ts)
+      socket.destroySoon();
+      return;
+    }
+    socket.setTimeout(res.keepAliveTimeoutMs === -1 ? this.#host.keepAliveTimeoutMs : res.keepAliveTimeoutMs);
+    // the rest of a body nobody read is read and dropped; the next head follows it
+    this.#body?.discard();
+    if (socket.isPaused()) socket.resume();
+    // after the exchange has heard its response's end ('close' comes first)
+    queueMicrotask(() => {
+      try {
+        if (this.#response === null && this.#body === null) this.#readRequests();
+      } catch (error) {
+        this.#fault(error);
+      }
+    });
+  }
+
+  /** Closes the connection if no request is in progress (graceful close). */
+  closeIfIdle(): void {
+    if (this.#response === null) this.socket.destroy();
+  }
+
+  #handOver(): void {
+    this.#done = true;
+    const socket = this.socket;
+    socket.off('data', this.#onData);
+    socket.off('end', this.#onEnd);
+    socket.off('close', this.#onClose);
+    socket.off('error', destroyOnError);
+    socket.off('drain', this.#onDrain);
+    socket.off('timeout', destroyOnError);
+    socket.setTimeout(0);
+    socket.pause();
+    if (this.#unread !== null) socket.unshift(this.#unread);
+    this.#unread = null;
+    this.#host.released(this);
+    this.#host.handOver(socket);
+    socket.resume();
+  }
+
+  /** The client closed its side: as node:http does, the connection ends (a response in progress is cut). */
+  #onEnd = (): void => {
+    this.#done = true;
+    try {
+      if (this.#body !== null) {
+        const res = this.#response;
+        if (res === null) this.socket.destroy();
+        else this.#host.bodyCut(res);
+        return;
+      }
+      if (this.socket.writable) this.socket.end();
+    } catch (error) {
+      this.#fault(error);
+    }
+  };
+
+  #onClose = (): void => {
+    this.#done = true;
+    try {
+      this.#host.released(this);
+      const res = this.#response;
+      this.#response = null;
+      res?.close();
+    } catch (error) {
+      this.#fault(error);
+    }
+  };
+
+  #onDrain = (): void => {
+    try {
+      this.#response?.emit('drain');
+    } catch (error) {
+      this.#fault(error);
+    }
+  };
+}
+
+function destroyOnError(this: Socket): void {
+  this.destroy();
+}

@@ -1,0 +1,274 @@
+/**
+ * `upstream` groups on the data path: servers chosen by nginx's round robin (the engine's
+ * round-robin.ts: smooth weights, `max_conns`, a server that failed a request before its response head
+ * — connect, send or read-header error or timeout, a rejected head — left out for `failTimeoutMs`,
+ * nginx's `max_fails=1 fail_timeout=10s`), on this clock; the group's keepalive cache of idle
+ * connections (upstream-keepalive.ts), each connection an undici `Client` (upstream-connection.ts), and
+ * NGINX Plus's queue of requests waiting for a server (upstream-queue.ts).
+ */
+
+import type { UpstreamQueueSpec, UpstreamServerSpec } from '../../../config/model.ts';
+import { RoundRobin, type RoundRobinPeer } from '../../../engine/upstream/round-robin.ts';
+import type { UpstreamInfo } from '../../../engine/upstream/upstream-info.ts';
+import { type Clock, systemClock } from '../../../shared/clock.ts';
+import { LimitswitchError } from '../../../shared/errors.ts';
+import type { Http1Request } from '../wire/http1-request.ts';
+import { type ConnectionOptions, type ExchangeHandler, UpstreamConnection } from './upstream-connection.ts';
+import { DEFAULT_KEEPALIVE, KeepaliveCache, type KeepaliveSettings } from './upstream-keepalive.ts';
+import { UpstreamQueue } from './upstream-queue.ts';
+
+/** Timeouts shared by every server (nginx's proxy_* defaults in parentheses). */
+export interface UpstreamOptions {
+  /** `proxy_connect_timeout` (60 s) → 504 when it passes. */
+  readonly connectTimeoutMs: number;
+  /** `proxy_read_timeout` (60 s): waiting for the response head, and between body reads. */
+  readonly readTimeoutMs: number;
+  /** `proxy_send_timeout` (60 s): the server accepting nothing more of a request body → 504. */
+  readonly sendTimeoutMs: number;
+  /** How long a server that failed a request (before its response head) is left out of the rotation. */
+  readonly failTimeoutMs: number;
+  /**
+   * How long a server seen writing a response head alone, then its body (see upstream-connection.ts),
+   * gets a connection per request.
+   */
+  readonly headAloneMemoryMs: number;
+  /** The clock of `failTimeoutMs`, `headAloneMemoryMs` and `keepalive_time`. */
+  readonly clock: Clock;
+}
+
+export const DEFAULT_UPSTREAM_OPTIONS: UpstreamOptions = Object.freeze({
+  connectTimeoutMs: 60_000,
+  readTimeoutMs: 60_000,
+  sendTimeoutMs: 60_000,
+  failTimeoutMs: 10_000,
+  headAloneMemoryMs: 60_000,
+  clock: systemClock,
+});
+
+/** One server of a group: its round-robin state, and how its connections are made. */
+export class UpstreamPeer implements RoundRobinPeer {
+  readonly host: string;
+  readonly port: number;
+  readonly origin: string;
+  /** `host:port` as the config names it (IPv6 in brackets). */
+  readonly server: string;
+  /** For connections made outside the cache (upgrades): `proxy_connect_timeout`, `proxy_read_timeout`. */
+  readonly connectTimeoutMs: number;
+  readonly readTimeoutMs: number;
+  readonly weight: number;
+  /** `max_conns` (0: no limit): requests it carries at once, counted in `active`. */
+  readonly maxConns: number;
+  /** Requests it carries now, from the pick to the end of the upstream exchange (nginx's `conns`). */
+  active = 0;
+  currentWeight = 0;
+  /** Epoch ms until which the server is skipped; 0 when it is up. */
+  downUntilMs = 0;
+  /** Epoch ms until which each request gets a connection of its own; 0 when connections are kept. */
+  headAloneUntilMs = 0;
+  readonly #options: UpstreamOptions;
+  readonly #cache: KeepaliveCache<UpstreamConnection>;
+  /** How new connections are made, per `proxy_connect_timeout` (made on first use). */
+  readonly #connections = new Map<number, ConnectionOptions>();
+
+  constructor(
+    server: UpstreamServerSpec,
+    options: UpstreamOptions,
+    cache: KeepaliveCache<UpstreamConnection>,
+  ) {
+    const host = server.host.includes(':') ? `[${server.host}]` : server.host;
+    this.host = server.host;
+    this.port = server.port;
+    this.server = `${host}:${server.port}`;
+    this.origin = `http://${this.server}`;
+    this.connectTimeoutMs = options.connectTimeoutMs;
+    this.readTimeoutMs = options.readTimeoutMs;
+    this.weight = server.weight;
+    this.maxConns = server.maxConns ?? 0;
+    this.#options = options;
+    this.#cache = cache;
+  }
+
+  /**
+   * Sends a request to this server: on the most recently used idle connection to it, else on a new
+   * one, which must be established within `connectTimeoutMs` (a location's `proxy_connect_timeout`;
+   * absent: the options' value). A connection's last request (its `keepalive_requests`, a server
+   * marked head-alone, a closing group) is sent with `Connection: close`.
+   */
+  dispatch(request: Http1Request, handler: ExchangeHandler, connectTimeoutMs: number | undefined): void {
+    const cache = this.#cache;
+    const ownConnection = this.#ownConnection();
+    const connection =
+      (ownConnection ? null : cache.take(this)) ??
+      new UpstreamConnection(this, cache, this.#connectionOptions(connectTimeoutMs));
+    const last = ownConnection || cache.closed || connection.requests + 1 >= cache.settings.requests;
+    connection.dispatch(request, handler, last);
+  }
+
+  /** @internal a response's head came in a read of its own and its body in the next one. */
+  sawHeadAlone(): void {
+    const first = this.headAloneUntilMs === 0;
+    this.headAloneUntilMs = this.#options.clock.nowMs() + this.#options.headAloneMemoryMs;
+    // connections kept before are the ones that would wait
+    if (first) this.#cache.closeTo(this);
+  }
+
+  /** @internal a short answer: a marked server stays marked (its fresh connections hide the pattern). */
+  answeredShort(): void {
+    if (this.headAloneUntilMs !== 0)
+      this.headAloneUntilMs = this.#options.clock.nowMs() + this.#options.headAloneMemoryMs;
+  }
+
+  #ownConnection(): boolean {
+    if (this.headAloneUntilMs === 0) return false;
+    if (this.#options.clock.nowMs() < this.headAloneUntilMs) return true;
+    this.headAloneUntilMs = 0;
+    return false;
+  }
+
+  #connectionOptions(connectTimeoutMs: number | undefined): ConnectionOptions {
+    const timeoutMs = connectTimeoutMs ?? this.#options.connectTimeoutMs;
+    let options = this.#connections.get(timeoutMs);
+    if (options === undefined) {
+      options = {
+        connectTimeoutMs: timeoutMs,
+        idleTimeoutMs: this.#cache.settings.timeoutMs,
+        readTimeoutMs: this.#options.readTimeoutMs,
+        clock: this.#options.clock,
+      };
+      this.#connections.set(timeoutMs, options);
+    }
+    return options;
+  }
+}
+
+/** A named set of servers; `pick` is called once per forwarded request (and again on a retry). */
+export class UpstreamGroup {
+  readonly name: string;
+  readonly peers: readonly UpstreamPeer[];
+  /** `proxy_send_timeout` for requests whose decision names none. */
+  readonly sendTimeoutMs: number;
+  /** Idle connections to the group's servers. */
+  readonly keepalive: KeepaliveCache<UpstreamConnection>;
+  /** `queue`: requests waiting for a server; null without it. */
+  readonly queue: UpstreamQueue | null;
+  readonly #balancer: RoundRobin<UpstreamPeer>;
+  readonly #clock: Clock;
+
+  constructor(
+    name: string,
+    servers: readonly UpstreamServerSpec[],
+    options: UpstreamOptions,
+    keepalive: KeepaliveSettings = DEFAULT_KEEPALIVE,
+    queue: UpstreamQueueSpec | null = null,
+  ) {
+    // The config refuses an empty upstream (nginx: `no servers are inside upstream`).
+    if (servers.length === 0)
+      throw new LimitswitchError('InternalError', `no servers are inside upstream "${name}"`);
+    this.name = name;
+    this.keepalive = new KeepaliveCache<UpstreamConnection>(keepalive);
+    this.peers = servers.map((server) => new UpstreamPeer(server, options, this.keepalive));
+    this.#balancer = new RoundRobin(this.peers, options.failTimeoutMs);
+    this.#clock = options.clock;
+    this.sendTimeoutMs = options.sendTimeoutMs;
+    this.queue = queue === null ? null : new UpstreamQueue(queue, options.clock);
+  }
+
+  /**
+   * The next server, skipping the ones in `tried` (already tried for this request), those marked
+   * down and those at their `max_conns`; null when none is left ("no live upstreams"). The caller
+   * counts the request on the server (`take`).
+   */
+  pick(tried: readonly UpstreamPeer[] | null = null): UpstreamPeer | null {
+    return this.#balancer.pick(tried, this.#clock.nowMs());
+  }
+
+  /** A request is on `peer` now. */
+  take(peer: UpstreamPeer): void {
+    peer.active++;
+  }
+
+  /** A request's exchange with `peer` ended: a request waiting in the queue may take it. */
+  free(peer: UpstreamPeer): void {
+    peer.active--;
+    this.queue?.drain();
+  }
+
+  /**
+   * The server failed a request before its response head: leave it out for `failTimeoutMs` (never
+   * the only server). True when it was left out (nginx then warns "upstream server temporarily
+   * disabled").
+   */
+  markFailed(peer: UpstreamPeer): boolean {
+    return this.#balancer.markFailed(peer, this.#clock.nowMs());
+  }
+
+  /** The group's state now, for heartbeats, the status API and metrics. */
+  info(): UpstreamInfo {
+    const nowMs = this.#clock.nowMs();
+    const queue = this.queue;
+    return {
+      name: this.name,
+      peers: this.peers.map((peer) => ({
+        server: peer.server,
+        weight: peer.weight,
+        state: this.#balancer.isDown(peer, nowMs) ? 'unavail' : 'up',
+        active: peer.active,
+        maxConns: peer.maxConns,
+      })),
+      keepalive: this.keepalive.size,
+      queue: queue === null ? null : { size: queue.size, maxSize: queue.maxSize, ...queue.counters },
+    };
+  }
+
+  /**
+   * Closes the idle connections; those still carrying a request close after their response (and
+   * requests still queued for the group take its servers as those free up, on new connections).
+   */
+  close(): Promise<void> {
+    return this.keepalive.close();
+  }
+}
+
+/** An upstream group to build: its servers and its keepalive settings (absent: the replica's default). */
+export interface UpstreamGroupSpec {
+  readonly name: string;
+  readonly servers: readonly UpstreamServerSpec[];
+  readonly keepalive?: KeepaliveSettings;
+  /** `queue` (absent: none). */
+  readonly queue?: UpstreamQueueSpec | null;
+}
+
+/** Finding a group by name (what a listener needs of the set; the set may be swapped by a reload). */
+export interface UpstreamLookup {
+  get(name: string): UpstreamGroup | undefined;
+}
+
+export class UpstreamSet implements UpstreamLookup {
+  readonly #groups = new Map<string, UpstreamGroup>();
+  #closed: Promise<void> | null = null;
+
+  constructor(specs: readonly UpstreamGroupSpec[], options: Partial<UpstreamOptions> = {}) {
+    const merged = { ...DEFAULT_UPSTREAM_OPTIONS, ...options };
+    for (const spec of specs) {
+      this.#groups.set(
+        spec.name,
+        new UpstreamGroup(spec.name, spec.servers, merged, spec.keepalive, spec.queue ?? null),
+      );
+    }
+  }
+
+  get(name: string): UpstreamGroup | undefined {
+    return this.#groups.get(name);
+  }
+
+  /** Every group, in the config's order. */
+  groups(): IterableIterator<UpstreamGroup> {
+    return this.#groups.values();
+  }
+
+  /** Closes every idle connection; busy ones close after their response. Idempotent. */
+  close(): Promise<void> {
+    this.#closed ??= Promise.all([...this.#groups.values()].map((group) => group.close())).then(() => {});
+    return this.#closed;
+  }
+}

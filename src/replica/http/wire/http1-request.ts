@@ -1,0 +1,164 @@
+/**
+ * The request half of the upstream HTTP/1.1 client (http1-client.ts): the handler the answer goes to,
+ * the request head as one string, and the client's body streamed after it. Written as undici writes a
+ * request (so upstreams see what they saw before): `host` first, then `connection: keep-alive` (`close`
+ * on a connection's last request), the other headers as given, then the body's framing —
+ * `content-length` as the client sent it, `transfer-encoding: chunked` for a body without one, and
+ * `content-length: 0` for an empty POST, PUT or PATCH.
+ */
+
+import type { Socket } from 'node:net';
+import type { ClientBodyStream } from '../contract/client-request.ts';
+import { containFault, together } from '../contract/fault-boundary.ts';
+
+/** undici's raw dispatch handler, as the exchange implements it. */
+export interface Http1Handler {
+  onConnect(abort: (err?: Error) => void): void;
+  onBodySent(chunk: Buffer): void;
+  onRequestSent(): void;
+  onHeaders(statusCode: number, rawHeaders: string[], resume: () => void, statusText: string): boolean;
+  onData(chunk: Buffer): boolean;
+  /** The read that brought the head or body so far is over, and the response goes on. */
+  onReadEnd(): void;
+  onComplete(): void;
+  onError(err: Error): void;
+  /** The client connection the request came on (ended with this one if a callback of it throws). */
+  readonly clientSocket: Socket | null;
+}
+
+export interface Http1Request {
+  readonly path: string;
+  readonly method: string;
+  /** `[name, value, …]`; `host` and `content-length` among them are taken as undici takes them. */
+  readonly headers: readonly string[];
+  /** The client's body: streamed from its request, or read whole already (client-body.ts). */
+  readonly body: ClientBodyStream | Buffer | null;
+  readonly headersTimeout?: number | undefined;
+  readonly bodyTimeout?: number | undefined;
+  /** The connection's last request: sent with `Connection: close`, closed after the answer. */
+  readonly reset?: boolean;
+}
+
+/** Methods whose request carries a body by their meaning: an empty one is sent as `content-length: 0`. */
+const EXPECTS_PAYLOAD = new Set(['PUT', 'POST', 'PATCH', 'QUERY', 'PROPFIND', 'PROPPATCH']);
+
+/** A request target that can go out on a request line: origin form, bytes 0x21–0xff (as undici checks). */
+export function validTarget(path: string): boolean {
+  return path.charCodeAt(0) === 0x2f /* / */ && !/[^\u0021-\u00ff]/.test(path);
+}
+
+/** A request's head, and how its body goes: `chunked`, by its length, or none. */
+export interface RequestHead {
+  readonly text: string;
+  readonly chunked: boolean;
+}
+
+/** The head of `request` (`hostLine`: the server's own `host:` line, for a request without Host). */
+export function requestHead(request: Http1Request, hostLine: string, close: boolean): RequestHead {
+  let host: string | null = null;
+  let contentLength: string | null = null;
+  let lines = '';
+  const headers = request.headers;
+  for (let i = 0; i < headers.length; i += 2) {
+    const name = headers[i]!;
+    const value = headers[i + 1]!;
+    if (name.length === 4 && name.toLowerCase() === 'host') {
+      host ??= value;
+      continue;
+    }
+    if (name.length === 14 && name.toLowerCase() === 'content-length') {
+      contentLength = value;
+      continue;
+    }
+    lines += `${name}: ${value}\r\n`;
+  }
+  let text = `${request.method} ${request.path} HTTP/1.1\r\n${host === null ? hostLine : `host: ${host}\r\n`}${close ? 'connection: close\r\n' : 'connection: keep-alive\r\n'}${lines}`;
+  let chunked = false;
+  if (request.body === null) {
+    if (contentLength !== null && contentLength !== '0') text += `content-length: ${contentLength}\r\n`;
+    else if (EXPECTS_PAYLOAD.has(request.method)) text += 'content-length: 0\r\n';
+  } else if (Buffer.isBuffer(request.body)) {
+    // read whole: it leaves as it is, so its length frames it — even when the client's Content-Length
+    // is not in `headers` (`Connection: Content-Length` drops it), where `chunked` would announce
+    // chunks the raw bytes are not, and a body holding `0\r\n\r\nGET /…` would be a second request
+    text += `content-length: ${request.body.length}\r\n`;
+  } else if (contentLength === null) {
+    chunked = true;
+    text += 'transfer-encoding: chunked\r\n';
+  } else text += `content-length: ${contentLength}\r\n`;
+  return { text: `${text}\r\n`, chunked };
+}
+
+/** What streaming a body tells the client. */
+export interface BodyProgress {
+  /** The request is still the connection's (not answered, failed or abandoned meanwhile). */
+  current(): boolean;
+  /** A piece went out. */
+  wrote(chunk: Buffer): void;
+  /** The whole body went out. */
+  ended(): void;
+}
+
+/**
+ * Streams the client's body to `socket` (chunked, or as it comes), pausing the client while the socket
+ * is full. Returns what stops it.
+ */
+export function streamBody(
+  body: ClientBodyStream,
+  socket: Socket,
+  chunked: boolean,
+  progress: BodyProgress,
+): () => void {
+  // node:http emits a body it read from its own socket reads: a throw here ends both connections
+  const fault = (error: unknown) => containFault('client', error, together(socket, body.socket), body.socket);
+  const onDrain = () => {
+    try {
+      if (progress.current()) body.resume();
+    } catch (error) {
+      fault(error);
+    }
+  };
+  const onData = (chunk: Buffer) => {
+    try {
+      writePiece(chunk);
+    } catch (error) {
+      fault(error);
+    }
+  };
+  const writePiece = (chunk: Buffer) => {
+    if (!progress.current()) return;
+    let more: boolean;
+    if (chunked) {
+      // size line, data and CRLF leave in one write
+      socket.cork();
+      socket.write(`${chunk.length.toString(16)}\r\n`, 'latin1');
+      socket.write(chunk);
+      more = socket.write('\r\n', 'latin1');
+      socket.uncork();
+    } else more = socket.write(chunk);
+    progress.wrote(chunk);
+    if (!more && progress.current()) {
+      body.pause();
+      socket.once('drain', onDrain);
+    }
+  };
+  const onEnd = () => {
+    try {
+      stop();
+      if (!progress.current()) return;
+      if (chunked) socket.write('0\r\n\r\n', 'latin1');
+      progress.ended();
+    } catch (error) {
+      fault(error);
+    }
+  };
+  const stop = () => {
+    body.off('data', onData);
+    body.off('end', onEnd);
+    socket.off('drain', onDrain);
+  };
+  body.on('data', onData);
+  body.on('end', onEnd);
+  if (body.isPaused()) body.resume();
+  return stop;
+}
