@@ -12,11 +12,11 @@
 import { createServer } from 'node:net';
 import { buildSite } from '../../src/config/build-site.ts';
 import { loadConfigText } from '../../src/config/index.ts';
-import { type DecideHook, type Decision, PASS } from '../../src/replica/http/decision.ts';
-import type { EdgeConf } from '../../src/replica/http/edge-listener.ts';
+import { type DecideHook, type Decision, PASS } from '../../src/replica/http/contract/decision.ts';
+import type { EdgeConf } from '../../src/replica/http/edge/edge-listener.ts';
 import { ProxyServer } from '../../src/replica/http/proxy-server.ts';
-import { UpstreamSet } from '../../src/replica/http/upstream-group.ts';
-import { DEFAULT_KEEPALIVE } from '../../src/replica/http/upstream-keepalive.ts';
+import { UpstreamSet } from '../../src/replica/http/upstream/upstream-group.ts';
+import { DEFAULT_KEEPALIVE } from '../../src/replica/http/upstream/upstream-keepalive.ts';
 import { ErrorLog } from '../../src/replica/logs/error-log.ts';
 import { engineHook } from '../../src/replica/policy/engine-hook.ts';
 import { resolveProxyTargets } from '../../src/replica/policy/proxy-targets.ts';
