@@ -7,7 +7,7 @@ import type {
   Decision,
   UpstreamErrorCallback,
 } from '../contract/decision.ts';
-import type { UpstreamHost } from '../upstream/forwarder.ts';
+import type { UpstreamHost } from '../upstream/upstream-group.ts';
 
 /** What every exchange of one listener shares. */
 export interface ExchangeHost<D extends Decision> extends UpstreamHost {

@@ -24,7 +24,8 @@ import type {
 } from '../contract/decision.ts';
 import { containFault, failpoint } from '../contract/fault-boundary.ts';
 import { readRequestFacts } from '../upstream/forward-headers.ts';
-import { Forwarder, type ForwardOwner } from '../upstream/forwarder.ts';
+import type { ForwardOwner, ForwardSending } from '../upstream/forward-owner.ts';
+import { Forwarder } from '../upstream/forwarder.ts';
 import type { UpstreamPeer } from '../upstream/upstream-group.ts';
 import { closesConnection, pageClosesConnection } from '../wire/status-pages.ts';
 import { INVALID_CHUNKED_BODY, PREMATURELY_CLOSED, SEND_TIMED_OUT } from './client-faults.ts';
@@ -299,7 +300,7 @@ export class Exchange<D extends Decision> implements DownstreamRequest, BodyRead
 
   /** Sends the request to `peer`; the forwarder hears how it goes. */
   send(
-    forwarder: Forwarder,
+    forwarder: ForwardSending,
     peer: UpstreamPeer,
     path: string,
     headers: string[],

@@ -13,7 +13,7 @@ import type { ClientConnection, RemoteAddress } from '../contract/client-connect
 import type { Decision } from '../contract/decision.ts';
 import { containFault } from '../contract/fault-boundary.ts';
 import { switchingProtocolsHeaders } from '../upstream/forward-headers.ts';
-import type { Forwarder } from '../upstream/forwarder.ts';
+import type { ForwardSending } from '../upstream/forward-owner.ts';
 import { dispatchUpgrade } from '../upstream/upgrade-dispatch.ts';
 import type { UpstreamPeer } from '../upstream/upstream-group.ts';
 import { isFieldValue } from '../wire/field-value.ts';
@@ -112,7 +112,7 @@ export class UpgradeExchange<D extends Decision> extends Exchange<D> {
   };
 
   override send(
-    forwarder: Forwarder,
+    forwarder: ForwardSending,
     peer: UpstreamPeer,
     path: string,
     headers: string[],

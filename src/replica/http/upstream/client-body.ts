@@ -8,6 +8,7 @@
  * back because the server takes nothing more is not the client's wait (`proxy_send_timeout`'s).
  */
 import type { ClientBodyStream } from '../contract/client-request.ts';
+import type { ClientFault } from '../contract/decision.ts';
 import { containFault, failpoint } from '../contract/fault-boundary.ts';
 
 function onTimer(body: ClientBody): void {
@@ -25,13 +26,17 @@ export class ClientBody {
   /** The whole body, once read first (null while it is read, or when it streams). */
   buffered: Buffer | null = null;
   readonly #timeoutMs: number;
+  /** `client_max_body_size` for a chunked body, counted as it goes out (0: no limit), and what went. */
+  readonly #maxBytes: number;
+  #sentBytes = 0;
   readonly #timedOut: () => void;
   #timer: NodeJS.Timeout | null = null;
   #stopReading: (() => void) | null = null;
 
-  constructor(req: ClientBodyStream, timeoutMs: number, timedOut: () => void) {
+  constructor(req: ClientBodyStream, timeoutMs: number, maxBytes: number, timedOut: () => void) {
     this.req = req;
     this.#timeoutMs = timeoutMs;
+    this.#maxBytes = maxBytes;
     this.#timedOut = timedOut;
   }
 
@@ -64,9 +69,19 @@ export class ClientBody {
     this.#arm();
   }
 
-  /** A piece of it went on. */
-  progressed(): void {
+  /** `chunk` of it went on; the client's fault when that passed `client_max_body_size` (else null). */
+  progressed(chunk: Buffer): ClientFault | null {
     this.#timer?.refresh();
+    if (this.#maxBytes === 0) return null;
+    const before = this.#sentBytes;
+    this.#sentBytes += chunk.length;
+    if (this.#sentBytes <= this.#maxBytes) return null;
+    // nginx checks each chunk's declared size as it reads it (bytes so far + this chunk); the
+    // parser hands over data, not chunk sizes, so the second figure is the piece that passed.
+    return {
+      level: 'error',
+      message: `client intended to send too large chunked body: ${before}+${chunk.length} bytes`,
+    };
   }
 
   /** It all arrived, or the request is over: no timer, nothing more read for it here. */

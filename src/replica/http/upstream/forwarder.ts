@@ -15,95 +15,27 @@
  */
 
 import type { Socket } from 'node:net';
-import type { ClientTimers } from '../../../engine/http/client-timers.ts';
-import type { ClientRequest } from '../contract/client-request.ts';
+import type { ClientBodyStream } from '../contract/client-request.ts';
 import type { ClientFault, ProxyTarget } from '../contract/decision.ts';
-import { containFault, failpoint } from '../contract/fault-boundary.ts';
 import {
   asUpstreamFailure,
-  CONNECTING,
-  NO_LIVE_UPSTREAMS,
-  QUEUE_FULL,
   QUEUE_TIMED_OUT,
   READING_BODY,
-  READING_HEADER,
-  SENDING,
   serverDisabled,
   UpstreamFailure,
-  type UpstreamPhase,
   upstreamErrorMessage,
 } from '../wire/upstream-failure.ts';
 import { ClientBody } from './client-body.ts';
+import { againOnSameServer, clientsFailure, mayTryNext, phaseOf, type TryFacts } from './failure-rules.ts';
 import { appendForwarded, type RequestHeaderFacts, upstreamRequestHeaders } from './forward-headers.ts';
+import type { ForwardOwner } from './forward-owner.ts';
+import { SendTimeout, type SendWatcher } from './send-timeout.ts';
 import type { UpgradeHandler } from './upgrade-dispatch.ts';
-import type { UpstreamGroup, UpstreamLookup, UpstreamPeer } from './upstream-group.ts';
+import type { UpstreamHost, UpstreamPeer } from './upstream-group.ts';
 import type { QueuedRequest } from './upstream-queue.ts';
+import { UpstreamTries } from './upstream-tries.ts';
 
-/** The listener's upstream groups, which every exchange of it shares. */
-export interface UpstreamHost {
-  readonly upstreams: UpstreamLookup;
-  readonly defaultGroup: UpstreamGroup | null;
-}
-
-/** What the forwarder asks of the exchange it forwards for. */
-export interface ForwardOwner {
-  readonly req: ClientRequest;
-  /** The client connection's timers of the request's location. */
-  readonly timers: ClientTimers;
-  /** The exchange is over: nothing more is sent, and failures are not answered. */
-  readonly done: boolean;
-  /** Still forwarding (a body that finished reading may go out). */
-  readonly forwarding: boolean;
-  readonly clientSocket: Socket | null;
-  /** Sends the request to `peer`, with `forwarder` hearing how it goes. */
-  send(
-    forwarder: Forwarder,
-    peer: UpstreamPeer,
-    path: string,
-    headers: string[],
-    readTimeoutMs: number | undefined,
-  ): void;
-  /** No server answered: nginx's page (502, 504), or the answer cut when its head went out already. */
-  upstreamFailed(code: number): void;
-  /** An upstream failure in nginx's error-log words. */
-  report(level: 'error' | 'warn', message: string, upstream: string): void;
-  /**
-   * The client is at fault: `code` is nginx's answer (a closing code when there is none to send),
-   * `fault` the log line (null: none). The forwarder abandons the request to the server.
-   */
-  clientFault(code: number, fault: ClientFault | null): void;
-  /** The answer's head; false: the exchange wants no answer. */
-  upstreamHead(
-    status: number,
-    rawHeaders: readonly (Buffer | string)[],
-    resume: () => void,
-    statusText: string,
-  ): boolean;
-  /** The read that brought the head (or more of the body) is over. */
-  upstreamReadEnd(): void;
-  /** A piece of the answer's body; false: the client takes no more for now. */
-  upstreamData(chunk: Buffer): boolean;
-  upstreamComplete(): void;
-  /** A 101 (upgrade requests only): the upstream connection is the exchange's now. */
-  upstreamUpgraded?(statusText: string, rawHeaders: readonly string[], socket: Socket, head: Buffer): void;
-}
-
-/** Methods nginx does not send to another server once one had the request (1.9.13+). */
-function nonIdempotent(method: string | undefined): boolean {
-  return method === 'POST' || method === 'LOCK' || method === 'PATCH';
-}
-
-function onSendTimeout(request: Forwarder): void {
-  try {
-    failpoint('timer');
-    request.sendTimedOut();
-  } catch (error) {
-    const socket = request.clientSocket;
-    containFault('timer', error, socket, socket);
-  }
-}
-
-export class Forwarder implements RequestHeaderFacts, QueuedRequest, UpgradeHandler {
+export class Forwarder implements RequestHeaderFacts, QueuedRequest, UpgradeHandler, SendWatcher {
   // RequestHeaderFacts, filled in by upstreamRequestHeaders when the request is forwarded
   host = '';
   hasBody = false;
@@ -118,26 +50,16 @@ export class Forwarder implements RequestHeaderFacts, QueuedRequest, UpgradeHand
   /** The status of the upstream's answer; 0 until its head arrived. */
   #status = 0;
   #headers: string[] = [];
-  #group: UpstreamGroup | null = null;
-  #peer: UpstreamPeer | null = null;
-  /** The server this request is counted on (`max_conns`) until its exchange with it ends. */
-  #holding: UpstreamPeer | null = null;
-  /** Waiting in the group's queue. */
-  #queued = false;
-  /** Servers that failed this request: not picked again. */
-  #tried: UpstreamPeer[] | null = null;
+  /** The servers it tries (upstream-tries.ts); set when it is forwarded. */
+  #tries: UpstreamTries | null = null;
   #path = '';
   #readTimeoutMs: number | undefined = undefined;
   #connectTimeoutMs: number | undefined = undefined;
-  #sendTimeoutMs = 0;
-  /** Runs while a request body goes upstream: `proxy_send_timeout` since the last write. */
-  #sendTimer: NodeJS.Timeout | null = null;
+  /** `proxy_send_timeout` while a body goes out (send-timeout.ts). */
+  #sendTimeout: SendTimeout | null = null;
   /** The whole request went to the upstream (the client's onRequestSent). */
   #sent = false;
   #abort: ((err?: Error) => void) | null = null;
-  /** `client_max_body_size` for a chunked body (0: none or not chunked), and what went out of it. */
-  #maxBodyBytes = 0;
-  #bodyBytes = 0;
   /** The client's body, read whole first or streamed (client-body.ts); null without one. */
   #body: ClientBody | null = null;
 
@@ -167,15 +89,16 @@ export class Forwarder implements RequestHeaderFacts, QueuedRequest, UpgradeHand
     const req = this.#owner.req;
     this.#headers = upstreamRequestHeaders(req.rawHeaders, this);
     appendForwarded(this.#headers, this, this.#remoteAddr, this.#scheme);
-    this.#group = group;
+    this.#tries = new UpstreamTries(group);
     this.#path = target.path ?? req.url ?? '/';
     this.#readTimeoutMs = target.readTimeoutMs;
     this.#connectTimeoutMs = target.connectTimeoutMs;
-    this.#sendTimeoutMs = target.sendTimeoutMs ?? group.sendTimeoutMs;
-    if (this.hasBody && this.contentLength === -1) this.#maxBodyBytes = target.maxBodyBytes ?? 0;
+    if (this.hasBody) this.#sendTimeout = new SendTimeout(target.sendTimeoutMs ?? group.sendTimeoutMs, this);
     if (this.hasBody) {
       const timers = this.#owner.timers;
-      const body = new ClientBody(req, timers.bodyTimeoutMs, () => this.#bodyTimedOut());
+      // a declared length over the limit was refused with the head; a chunked body is counted
+      const maxBytes = this.contentLength === -1 ? (target.maxBodyBytes ?? 0) : 0;
+      const body = new ClientBody(req, timers.bodyTimeoutMs, maxBytes, () => this.#bodyTimedOut());
       this.#body = body;
       if (timers.requestBuffering && this.contentLength > 0 && this.contentLength <= timers.bodyBufferBytes) {
         body.readWhole(() => {
@@ -210,34 +133,20 @@ export class Forwarder implements RequestHeaderFacts, QueuedRequest, UpgradeHand
   }
 
   #dispatch(): void {
-    const group = this.#group!;
-    const tried = this.#tried;
-    const peer = group.pick(tried);
-    if (peer === null) {
-      // A first try that finds no server waits in the group's queue, if it has one (Plus).
-      if (tried === null && group.queue !== null) {
-        if (group.queue.enqueue(this)) {
-          this.#queued = true;
-          return;
-        }
-        this.#owner.report('error', QUEUE_FULL, `http://${group.name}${this.#path}`);
-        this.#fail(502);
-        return;
-      }
-      // Every server tried is nginx's end of tries; servers left but all down is "no live upstreams".
-      if (tried === null || tried.length < group.peers.length) {
-        this.#owner.report('error', NO_LIVE_UPSTREAMS, `http://${group.name}${this.#path}`);
-      }
+    const tries = this.#tries!;
+    const next = tries.next(this);
+    if (next === 'queued') return;
+    if ('message' in next) {
+      if (next.message !== null)
+        this.#owner.report('error', next.message, `http://${tries.group.name}${this.#path}`);
       this.#fail(502);
       return;
     }
-    this.#sendTo(peer);
+    this.#sendTo(next);
   }
 
   #sendTo(peer: UpstreamPeer): void {
-    this.#group!.take(peer);
-    this.#holding = peer;
-    this.#peer = peer;
+    this.#tries!.take(peer);
     this.#abort = null;
     this.reusedConnection = false;
     this.#owner.send(this, peer, this.#path, this.#headers, this.#readTimeoutMs);
@@ -245,18 +154,18 @@ export class Forwarder implements RequestHeaderFacts, QueuedRequest, UpgradeHand
 
   /** @internal QueuedRequest: a server may be free; the request takes it if the group picks one. */
   dequeued(): boolean {
-    const peer = this.#group!.pick(null);
+    const peer = this.#tries!.dequeued();
     if (peer === null) return false;
-    this.#queued = false;
     this.#sendTo(peer);
     return true;
   }
 
   /** @internal QueuedRequest: no server came free within the queue's `timeout`. */
   queueTimedOut(): void {
-    this.#queued = false;
+    const tries = this.#tries!;
+    tries.queueTimedOut();
     if (this.#owner.done) return;
-    this.#owner.report('error', QUEUE_TIMED_OUT, `http://${this.#group!.name}${this.#path}`);
+    this.#owner.report('error', QUEUE_TIMED_OUT, `http://${tries.group.name}${this.#path}`);
     this.#fail(502);
   }
 
@@ -265,10 +174,7 @@ export class Forwarder implements RequestHeaderFacts, QueuedRequest, UpgradeHand
    * tunnel closed): the server's `max_conns` count drops, and a queued request may take it. Once.
    */
   upstreamEnded(): void {
-    const peer = this.#holding;
-    if (peer === null) return;
-    this.#holding = null;
-    this.#group!.free(peer);
+    this.#tries?.free();
   }
 
   /** The location's `proxy_connect_timeout` (absent: the upstream options'). */
@@ -278,23 +184,13 @@ export class Forwarder implements RequestHeaderFacts, QueuedRequest, UpgradeHand
 
   /** The client went away: the request leaves the queue, or the request to the server is aborted. */
   abortUpstream(): void {
-    if (this.#leaveQueue()) return;
+    if (this.#tries?.leaveQueue(this) === true) return;
     this.#abort?.();
     this.upstreamEnded();
   }
 
-  /** Out of the group's queue, if in it (true then). */
-  #leaveQueue(): boolean {
-    if (!this.#queued) return false;
-    this.#queued = false;
-    this.#group!.queue!.leave(this);
-    return true;
-  }
-
   stopSendTimer(): void {
-    if (this.#sendTimer === null) return;
-    clearTimeout(this.#sendTimer);
-    this.#sendTimer = null;
+    this.#sendTimeout?.stop();
   }
 
   // the upstream client's handler (http1-client.ts): the request going out, and failures
@@ -306,26 +202,16 @@ export class Forwarder implements RequestHeaderFacts, QueuedRequest, UpgradeHand
       return;
     }
     if (this.hasBody) {
-      this.#sendTimer = setTimeout(onSendTimeout, this.#sendTimeoutMs, this);
+      this.#sendTimeout?.start();
       if (this.bufferedBody === null) this.#body?.streaming();
     }
   }
 
   /** The client hands over each piece of the body it wrote. */
   onBodySent(chunk: Buffer): void {
-    this.#sendTimer?.refresh();
-    this.#body?.progressed();
-    if (this.#maxBodyBytes === 0) return;
-    const before = this.#bodyBytes;
-    const bytes = chunk.length;
-    this.#bodyBytes += bytes;
-    if (this.#bodyBytes <= this.#maxBodyBytes) return;
-    // nginx checks each chunk's declared size as it reads it (bytes so far + this chunk); the
-    // parser hands over data, not chunk sizes, so the second figure is the piece that passed.
-    this.#clientFault(413, {
-      level: 'error',
-      message: `client intended to send too large chunked body: ${before}+${bytes} bytes`,
-    });
+    this.#sendTimeout?.progressed();
+    const tooLarge = this.#body?.progressed(chunk) ?? null;
+    if (tooLarge !== null) this.#clientFault(413, tooLarge);
   }
 
   /**
@@ -335,7 +221,7 @@ export class Forwarder implements RequestHeaderFacts, QueuedRequest, UpgradeHand
   abandonUpstream(): void {
     this.stopSendTimer();
     this.stopBody();
-    this.#leaveQueue();
+    this.#tries?.leaveQueue(this);
     this.#abort?.();
     this.upstreamEnded();
   }
@@ -346,19 +232,19 @@ export class Forwarder implements RequestHeaderFacts, QueuedRequest, UpgradeHand
     this.stopBody();
   }
 
-  /**
-   * @internal `proxy_send_timeout` passed since the last write of the request. As in nginx it counts
-   * only while the upstream accepts nothing (the client pauses the body until the socket drains); a wait
-   * for more of the client's body is not the upstream's fault.
-   */
+  /** @internal SendWatcher: the server accepted nothing of the request for `proxy_send_timeout`. */
   sendTimedOut(): void {
-    if (!this.#owner.forwarding || this.#sent) return;
-    if (!this.#owner.req.isPaused()) {
-      this.#sendTimer!.refresh();
-      return;
-    }
-    this.#sendTimer = null;
     this.#abort?.(new UpstreamFailure('send-timeout'));
+  }
+
+  /** @internal SendWatcher: the request still goes out. */
+  get stillSending(): boolean {
+    return this.#owner.forwarding && !this.#sent;
+  }
+
+  /** @internal SendWatcher: the client's body. */
+  get body(): ClientBodyStream {
+    return this.#owner.req;
   }
 
   onError(err: Error & { code?: string; syscall?: string }): void {
@@ -366,10 +252,18 @@ export class Forwarder implements RequestHeaderFacts, QueuedRequest, UpgradeHand
     this.upstreamEnded();
     if (this.#owner.done) return;
     const failure = asUpstreamFailure(err);
-    if (this.#clientsDoing(failure)) return;
-    const group = this.#group!;
-    const peer = this.#peer!;
-    const phase = this.#phase(failure);
+    const clients = clientsFailure(failure, this.#owner.clientSocket?.destroyed === true);
+    if (clients !== null) {
+      this.#owner.clientFault(clients, null);
+      return;
+    }
+    const tries = this.#tries!;
+    const peer = tries.peer!;
+    const phase = phaseOf(failure, {
+      connected: this.#abort !== null,
+      sent: this.#sent,
+      status: this.#status,
+    });
     const timedOut = failure.timedOut;
     const upstream = `${peer.origin}${this.#path}`;
     // Before the response head nginx hands the failure to ngx_http_upstream_next, which counts it
@@ -379,15 +273,14 @@ export class Forwarder implements RequestHeaderFacts, QueuedRequest, UpgradeHand
     // nginx logs a failure as it meets it, but "upstream timed out" after freeing the server (which
     // warns when that takes the server out).
     if (!timedOut) this.#owner.report('error', upstreamErrorMessage(failure, phase), upstream);
-    if (beforeHead && group.markFailed(peer)) this.#owner.report('warn', serverDisabled(phase), upstream);
+    if (beforeHead && tries.group.markFailed(peer))
+      this.#owner.report('warn', serverDisabled(phase), upstream);
     if (timedOut) this.#owner.report('error', upstreamErrorMessage(failure, phase), upstream);
-    if (beforeHead && this.#mayTryNext(failure, phase)) {
+    const facts = this.#tryFacts();
+    if (beforeHead && mayTryNext(failure, phase, facts)) {
       // nginx gives a request one more try after an error on a cached connection (`peer.cached`):
       // in a group of one, the same server again (on another connection)
-      if (!this.#againOnSameServer(failure, phase)) {
-        this.#tried ??= [];
-        this.#tried.push(peer);
-      }
+      tries.failed(againOnSameServer(failure, phase, facts));
       this.#sent = false;
       this.#dispatch();
       return;
@@ -395,63 +288,19 @@ export class Forwarder implements RequestHeaderFacts, QueuedRequest, UpgradeHand
     this.#fail(timedOut ? 504 : 502);
   }
 
-  /**
-   * Failures that are the client's, not the server's: handled here, without a word against the server.
-   * - the request cannot go out as written (a target with a space, after a rewrite): 400;
-   * - the client connection is gone (its close also ends the exchange; this is for an error that
-   *   reaches the upstream client first).
-   * A client slow to send its body is not timed out at all: the client's head timer runs out during the
-   * body only while the server takes nothing (a stall that is the server's), and the send timer
-   * waits for the client (`sendTimedOut`).
-   */
-  #clientsDoing(failure: UpstreamFailure): boolean {
-    if (failure.kind === 'unsendable') {
-      this.#owner.clientFault(400, null);
-      return true;
-    }
-    if (this.#owner.clientSocket?.destroyed === true) {
-      this.#owner.clientFault(499, null);
-      return true;
-    }
-    return false;
-  }
-
-  /**
-   * nginx's defaults, `proxy_next_upstream error timeout` and `proxy_next_upstream_tries 0`: every
-   * server of the group once, after an error or a timeout (not a head it rejected). Once the request
-   * went out (connected), not for a non-idempotent method, nor for a body: the replica streams bodies,
-   * so what went is gone (nginx's `proxy_request_buffering off` rule).
-   */
-  #mayTryNext(failure: UpstreamFailure, phase: UpstreamPhase): boolean {
-    if (failure.invalidHeader) return false;
-    // a body read whole first goes again, as nginx's buffered body does; a streamed one is gone
-    const bodyGone = this.hasBody && this.bufferedBody === null;
-    if (phase !== CONNECTING && (bodyGone || nonIdempotent(this.#owner.req.method))) return false;
-    const tried = this.#tried === null ? 1 : this.#tried.length + 1;
-    return tried < this.#group!.peers.length || this.#againOnSameServer(failure, phase);
-  }
-
-  /**
-   * An error (not a timeout) on a connection that had carried requests before — the server closed
-   * it as the request went out — in a group of one server: nginx tries that server again
-   * (ngx_http_upstream_next: `u->peer.cached` adds a try, and the round robin of one server does
-   * not skip a tried one).
-   */
-  #againOnSameServer(failure: UpstreamFailure, phase: UpstreamPhase): boolean {
-    return (
-      this.reusedConnection && phase !== CONNECTING && this.#group!.peers.length === 1 && !failure.timedOut
-    );
+  /** What the next-server rules read of this request (failure-rules.ts). */
+  #tryFacts(): TryFacts {
+    return {
+      method: this.#owner.req.method,
+      bodyStreamed: this.hasBody && this.bufferedBody === null,
+      tried: this.#tries!.count,
+      servers: this.#tries!.group.peers.length,
+      reusedConnection: this.reusedConnection,
+    };
   }
 
   #fail(code: number): void {
     this.#owner.upstreamFailed(code);
-  }
-
-  /** How far the request got with the upstream, for the log's `while …`. */
-  #phase(failure: UpstreamFailure): UpstreamPhase {
-    if (this.#abort === null || failure.beforeConnected) return CONNECTING;
-    if (!this.#sent) return SENDING;
-    return this.#status === 0 ? READING_HEADER : READING_BODY;
   }
 
   // the answer, handed on to the exchange

@@ -36,7 +36,7 @@ export interface UpgradeHandler {
   ): boolean;
   onData(chunk: Buffer): boolean;
   onComplete(): void;
-  onError(err: Error & { code?: string }): void;
+  onError(err: Error): void;
   /** A 101: `socket` is the upstream connection, `head` what the server sent after the response head. */
   onUpgrade(statusText: string, rawHeaders: readonly string[], socket: Socket, head: Buffer): void;
   /** The client connection the request came on (ended with this one if a callback of it throws). */

@@ -272,3 +272,9 @@ export class UpstreamSet implements UpstreamLookup {
     return this.#closed;
   }
 }
+
+/** The listener's upstream groups, which every exchange of it shares. */
+export interface UpstreamHost {
+  readonly upstreams: UpstreamLookup;
+  readonly defaultGroup: UpstreamGroup | null;
+}

@@ -1,0 +1,60 @@
+/** What a forwarder (forwarder.ts) asks of the exchange it forwards for: the request, and where its answer goes. */
+import type { Socket } from 'node:net';
+import type { ClientTimers } from '../../../engine/http/client-timers.ts';
+import type { ClientRequest } from '../contract/client-request.ts';
+import type { ClientFault } from '../contract/decision.ts';
+import type { UpgradeHandler } from './upgrade-dispatch.ts';
+import type { ExchangeHandler } from './upstream-connection.ts';
+import type { UpstreamPeer } from './upstream-group.ts';
+
+/** The forwarder as a send sees it: the handler of the request's way there, its body and connect timeout. */
+export type ForwardSending = ExchangeHandler &
+  UpgradeHandler & {
+    /** The body, when it was read whole before the request went out; else null (it streams). */
+    readonly bufferedBody: Buffer | null;
+    /** The location's `proxy_connect_timeout` (absent: the upstream options'). */
+    readonly connectTimeoutMs: number | undefined;
+  };
+
+/** What the forwarder asks of the exchange it forwards for. */
+export interface ForwardOwner {
+  readonly req: ClientRequest;
+  /** The client connection's timers of the request's location. */
+  readonly timers: ClientTimers;
+  /** The exchange is over: nothing more is sent, and failures are not answered. */
+  readonly done: boolean;
+  /** Still forwarding (a body that finished reading may go out). */
+  readonly forwarding: boolean;
+  readonly clientSocket: Socket | null;
+  /** Sends the request to `peer`, with `forwarder` hearing how it goes. */
+  send(
+    forwarder: ForwardSending,
+    peer: UpstreamPeer,
+    path: string,
+    headers: string[],
+    readTimeoutMs: number | undefined,
+  ): void;
+  /** No server answered: nginx's page (502, 504), or the answer cut when its head went out already. */
+  upstreamFailed(code: number): void;
+  /** An upstream failure in nginx's error-log words. */
+  report(level: 'error' | 'warn', message: string, upstream: string): void;
+  /**
+   * The client is at fault: `code` is nginx's answer (a closing code when there is none to send),
+   * `fault` the log line (null: none). The forwarder abandons the request to the server.
+   */
+  clientFault(code: number, fault: ClientFault | null): void;
+  /** The answer's head; false: the exchange wants no answer. */
+  upstreamHead(
+    status: number,
+    rawHeaders: readonly (Buffer | string)[],
+    resume: () => void,
+    statusText: string,
+  ): boolean;
+  /** The read that brought the head (or more of the body) is over. */
+  upstreamReadEnd(): void;
+  /** A piece of the answer's body; false: the client takes no more for now. */
+  upstreamData(chunk: Buffer): boolean;
+  upstreamComplete(): void;
+  /** A 101 (upgrade requests only): the upstream connection is the exchange's now. */
+  upstreamUpgraded?(statusText: string, rawHeaders: readonly string[], socket: Socket, head: Buffer): void;
+}
