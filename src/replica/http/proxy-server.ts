@@ -4,7 +4,7 @@
  * by the replica itself (http1-inbound.ts) and go to a `node:http` server, which never listens itself,
  * at the first head that is not the common kind (node-http-inbound.ts); HTTP/2 streams are
  * node:http2's (h2-inbound.ts). Upgrade requests (WebSocket) to a location that tunnels them take the
- * same path up to the upstream (upgrade-exchange.ts); to any other location they are plain requests.
+ * same path up to the upstream, with an upgrade leg (upgrade-leg.ts); to any other location they are plain requests.
  *
  * Graceful close: stop accepting, let in-flight and held requests finish (their answers carry
  * `Connection: close`), close keep-alive connections as they fall idle, end open tunnels at once,
@@ -43,9 +43,11 @@ import type {
 import { guarded } from './contract/fault-boundary.ts';
 import { type EdgeConf, EdgeListener } from './edge/edge-listener.ts';
 import { compileRealIp, type RealIpResolver } from './edge/real-ip.ts';
+import { Downstream } from './exchange/downstream.ts';
+import type { ExchangeHost } from './exchange/exchange-host.ts';
 import { Exchange } from './exchange/proxy-exchange.ts';
 import type { Tunnel } from './exchange/tunnel.ts';
-import { UpgradeExchange, type UpgradeHost } from './exchange/upgrade-exchange.ts';
+import { type TunnelHost, UpgradeLeg } from './exchange/upgrade-leg.ts';
 import { H2Inbound, type H2InboundHost } from './inbound/h2-inbound.ts';
 import { Http1Inbound, type Http1InboundHost } from './inbound/http1-inbound.ts';
 import { type NodeHttpHost, NodeHttpInbound } from './inbound/node-http-inbound.ts';
@@ -54,7 +56,7 @@ import type { UpstreamGroup, UpstreamLookup } from './upstream/upstream-group.ts
 
 export type { ProxyServerOptions } from './proxy-server-options.ts';
 
-export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D> {
+export class ProxyServer<D extends Decision = Decision> implements ExchangeHost<D>, TunnelHost {
   readonly server: Server;
   readonly upstreams: UpstreamLookup;
   readonly defaultGroup: UpstreamGroup | null;
@@ -277,28 +279,33 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
 
   /** A request read: its connection counts it, and its exchange starts. */
   #exchange(req: ClientRequest, res: ClientResponse, expectsContinue = false): void {
-    const connection = connectionOf(req.socket);
-    connection.countRequest();
-    const exchange = new Exchange<D>(this, req, res, connection, this.#remoteOf(req, connection));
-    if (expectsContinue) exchange.expectContinue();
+    const exchange = new Exchange<D>(this, this.#downstream(req, res), res);
+    if (expectsContinue) exchange.answer.expectContinue();
     this.#run(exchange);
   }
 
   /** An upgrade request read: its connection counts it, and its exchange is made (run once it tunnels). */
-  #upgradeExchange(req: IncomingMessage, res: ServerResponse, head: Buffer): UpgradeExchange<D> {
-    const connection = connectionOf(req.socket);
-    connection.countRequest();
-    return new UpgradeExchange<D>(this, req, res, connection, this.#remoteOf(req, connection), head);
+  #upgradeExchange(req: IncomingMessage, res: ServerResponse, head: Buffer): Exchange<D> {
+    const exchange = new Exchange<D>(this, this.#downstream(req, res), res);
+    exchange.upgradeBy(new UpgradeLeg(exchange, this, res, head));
+    return exchange;
   }
 
   /** Whether the upgrade request's location tunnels it (`canUpgrade`; a throw is a no). */
-  #canTunnel(exchange: UpgradeExchange<D>): boolean {
+  #canTunnel(exchange: Exchange<D>): boolean {
     try {
-      return this.#canUpgrade!(exchange);
+      return this.#canUpgrade!(exchange.downstream);
     } catch (err) {
       this.#onHookError?.(err);
       return false;
     }
+  }
+
+  /** A request read: its connection counts it; what the hook sees of it. */
+  #downstream(req: ClientRequest, res: ClientResponse): Downstream {
+    const connection = connectionOf(req.socket);
+    connection.countRequest();
+    return new Downstream(req, res, connection, this.#remoteOf(req, connection));
   }
 
   /** `$remote_addr`/`$remote_port`: the peer, or what `real_ip_header` says when the peer is trusted. */
@@ -315,7 +322,7 @@ export class ProxyServer<D extends Decision = Decision> implements UpgradeHost<D
   #run(exchange: Exchange<D>): void {
     let decision: D;
     try {
-      decision = this.#decide(exchange);
+      decision = this.#decide(exchange.downstream);
     } catch (err) {
       this.#onHookError?.(err);
       exchange.sendPage(500);

@@ -12,6 +12,7 @@ import type { ClientConnection } from '../contract/client-connection.ts';
 import type { ClientResponse } from '../contract/client-response.ts';
 import { containFault, failpoint } from '../contract/fault-boundary.ts';
 import { clientResponseHeaders } from '../upstream/forward-headers.ts';
+import type { AnswerSink } from '../upstream/forward-owner.ts';
 import { isPooledBodyChunk, releaseBodyChunk } from '../wire/body-buffers.ts';
 import { uriFieldValue } from '../wire/field-value.ts';
 import { errorPage, statusReason, wireStatus } from '../wire/status-pages.ts';
@@ -29,6 +30,22 @@ export interface AnswerRules {
   clientSendTimedOut(): void;
 }
 
+/** Hears the response's end, or a client that went away before it. */
+export interface ResponseWatcher {
+  responseClosed(): void;
+  readonly clientSocket: Socket | null;
+}
+
+function onResponseClose(watcher: ResponseWatcher): void {
+  try {
+    failpoint('client');
+    watcher.responseClosed();
+  } catch (error) {
+    const socket = watcher.clientSocket;
+    containFault('client', error, socket, socket);
+  }
+}
+
 function onSendTimeout(rules: AnswerRules): void {
   try {
     failpoint('timer');
@@ -39,7 +56,7 @@ function onSendTimeout(rules: AnswerRules): void {
   }
 }
 
-export class Responder {
+export class Responder implements AnswerSink {
   readonly res: ClientResponse;
   /** `$body_bytes_sent`, counted as the body is handed to the client connection. */
   bodyBytes = 0;
@@ -50,8 +67,14 @@ export class Responder {
   #status = 0;
   #statusText = '';
   #headers: string[] | null = null;
+  /** Header fields added to a relayed answer (the RateLimit fields of the decision forwarded). */
+  #added: readonly string[] | undefined = undefined;
+  /** Lets the server's reading go on once the client took what waited. */
+  #resume: (() => void) | null = null;
   /** The first body chunk, held until the head goes out with it. */
   #pending: Buffer | null = null;
+  /** The client sent `Expect: 100-continue` and has not been told to go on yet. */
+  #expectsContinue = false;
   /** `send_timeout`'s timer, while the client takes nothing. */
   #sendWatch: NodeJS.Timeout | null = null;
 
@@ -60,6 +83,27 @@ export class Responder {
     this.#h2 = h2;
     this.#connection = connection;
     this.#rules = rules;
+  }
+
+  /**
+   * The request carries `Expect: 100-continue`: `100 Continue` goes out when the body is wanted — when
+   * the request is forwarded (after a delay, if held), or answered without it (nginx reads and drops
+   * the body then) — and never for a refusal (nginx's 413 is sent instead).
+   */
+  expectContinue(): void {
+    this.#expectsContinue = true;
+  }
+
+  /** The body is wanted: `100 Continue`, if the client waits for it. */
+  continue(): void {
+    if (!this.#expectsContinue) return;
+    this.#expectsContinue = false;
+    if (!this.res.headersSent) this.res.writeContinue();
+  }
+
+  /** The request is refused: no `100 Continue` ever. */
+  noContinue(): void {
+    this.#expectsContinue = false;
   }
 
   /** nginx's page for `code` (not a closing one); `closes`: the connection ends after it, lingering. */
@@ -122,15 +166,22 @@ export class Responder {
 
   // the upstream's answer, relayed
 
+  /** The answer to relay is a server's, with `added` header fields (the decision's). */
+  relaying(added: readonly string[] | undefined): void {
+    this.#added = added;
+  }
+
   /** The upstream's head arrived: kept until the read that brought it ends (or the answer does). */
   upstreamHead(
     status: number,
     statusText: string,
     rawHeaders: readonly (Buffer | string)[],
-    added: readonly string[] | undefined,
+    resume: () => void,
   ): void {
     this.#status = status;
     this.#statusText = statusText;
+    this.#resume = resume;
+    const added = this.#added;
     const headers = clientResponseHeaders(rawHeaders);
     this.#headers = added === undefined || added.length === 0 ? headers : [...headers, ...added];
   }
@@ -148,7 +199,7 @@ export class Responder {
   }
 
   /** A piece of the upstream's body; false: the client takes no more for now (`resume` once it does). */
-  data(chunk: Buffer, resume: () => void): boolean {
+  data(chunk: Buffer): boolean {
     const res = this.res;
     if (!res.headersSent) {
       if (this.#pending === null) {
@@ -159,6 +210,7 @@ export class Responder {
     }
     this.bodyBytes += chunk.length;
     if (this.#write(chunk)) return true;
+    const resume = this.#resume!;
     res.once('drain', () => this.#resumeUpstream(resume));
     this.#watchSend();
     return false;
@@ -178,6 +230,11 @@ export class Responder {
       else res.end(pending);
     }
     this.#watchSendEnd();
+  }
+
+  /** `watcher` hears the response's 'close': it ended, or its client went away before that. */
+  onClose(watcher: ResponseWatcher): void {
+    this.res.on('close', () => onResponseClose(watcher));
   }
 
   /** The exchange is over: `send_timeout` stops. */

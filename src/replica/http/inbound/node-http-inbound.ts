@@ -3,7 +3,7 @@
  * which never listens itself, takes a connection at the first head the replica's own reader leaves to
  * it (http1-connection.ts), a plain one on a TLS address, and its events start the listener's
  * exchanges: requests in turn, `Expect: 100-continue`, CONNECT, and upgrade requests, tunnelled
- * (upgrade-exchange.ts) or replayed as plain ones (upgrade-replay.ts).
+ * (an exchange with an upgrade leg: upgrade-leg.ts) or replayed as plain ones (upgrade-replay.ts).
  *
  * Client input nginx refuses is answered as nginx answers it, and never reaches a server: node:http
  * is given room for any head nginx would read (`maxHeaderSize` from the hook's rules, no cap on the
@@ -18,7 +18,7 @@ import { connectionOf, type PeerInfo } from '../contract/client-connection.ts';
 import type { ClientInputRules, Decision } from '../contract/decision.ts';
 import { guarded } from '../contract/fault-boundary.ts';
 import { isLingering } from '../exchange/lingering-close.ts';
-import type { UpgradeExchange } from '../exchange/upgrade-exchange.ts';
+import type { Exchange } from '../exchange/proxy-exchange.ts';
 import { answerClientError, type ClientError } from './client-error.ts';
 import { replayWithoutUpgrade } from './upgrade-replay.ts';
 
@@ -36,11 +36,11 @@ export interface NodeHttpHost<D extends Decision> {
   /** A request read: its connection counts it, and its exchange starts. */
   exchange(req: IncomingMessage, res: ServerResponse, expectsContinue?: boolean): void;
   /** An upgrade request read: its connection counts it, and its exchange is made (not run yet). */
-  upgradeExchange(req: IncomingMessage, res: ServerResponse, head: Buffer): UpgradeExchange<D>;
+  upgradeExchange(req: IncomingMessage, res: ServerResponse, head: Buffer): Exchange<D>;
   /** Whether the request's location tunnels the upgrade; null: no location does (none is tunnelled). */
-  readonly canTunnel: ((exchange: UpgradeExchange<D>) => boolean) | null;
+  readonly canTunnel: ((exchange: Exchange<D>) => boolean) | null;
   /** The hook decides, and the exchange carries the decision out. */
-  run(exchange: UpgradeExchange<D>): void;
+  run(exchange: Exchange<D>): void;
 }
 
 /**

@@ -43,18 +43,26 @@ export interface ForwardOwner {
    * `fault` the log line (null: none). The forwarder abandons the request to the server.
    */
   clientFault(code: number, fault: ClientFault | null): void;
-  /** The answer's head; false: the exchange wants no answer. */
-  upstreamHead(
-    status: number,
-    rawHeaders: readonly (Buffer | string)[],
-    resume: () => void,
-    statusText: string,
-  ): boolean;
-  /** The read that brought the head (or more of the body) is over. */
-  upstreamReadEnd(): void;
-  /** A piece of the answer's body; false: the client takes no more for now. */
-  upstreamData(chunk: Buffer): boolean;
-  upstreamComplete(): void;
+  /** Where the server's answer goes (the exchange's responder). */
+  readonly answer: AnswerSink;
+  /** The server's answer is complete: the exchange is done. */
+  answered(): void;
   /** A 101 (upgrade requests only): the upstream connection is the exchange's now. */
   upstreamUpgraded?(statusText: string, rawHeaders: readonly string[], socket: Socket, head: Buffer): void;
+}
+
+/** Where the forwarder hands the server's answer: the exchange's responder (responder.ts). */
+export interface AnswerSink {
+  /** The head; it waits for the end of the read that brought it (or for the answer's end). */
+  upstreamHead(
+    status: number,
+    statusText: string,
+    rawHeaders: readonly (Buffer | string)[],
+    resume: () => void,
+  ): void;
+  /** The read that brought the head (or more of the body) is over: the head goes out. */
+  flushHead(): void;
+  /** A piece of the body; false: the client takes no more for now (the server's reading pauses). */
+  data(chunk: Buffer): boolean;
+  complete(): void;
 }

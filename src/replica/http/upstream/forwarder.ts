@@ -314,22 +314,26 @@ export class Forwarder implements RequestHeaderFacts, QueuedRequest, UpgradeHand
     if (statusCode < 200) return true;
     if (this.#owner.done) return false;
     this.#status = statusCode;
-    return this.#owner.upstreamHead(statusCode, rawHeaders, resume, statusText);
+    // The head waits for the end of the read that brought it: a small response then goes out head,
+    // body and all in one write (onComplete); one that goes on leaves at the read's end (onReadEnd).
+    this.#owner.answer.upstreamHead(statusCode, statusText, rawHeaders, resume);
+    return true;
   }
 
   onReadEnd(): void {
-    this.#owner.upstreamReadEnd();
+    if (this.#owner.forwarding) this.#owner.answer.flushHead();
   }
 
   onData(chunk: Buffer): boolean {
-    return this.#owner.upstreamData(chunk);
+    return this.#owner.answer.data(chunk);
   }
 
   onComplete(): void {
     this.stopSendTimer();
     this.upstreamEnded();
     if (this.#owner.done) return;
-    this.#owner.upstreamComplete();
+    this.#owner.answered();
+    this.#owner.answer.complete();
   }
 
   onUpgrade(statusText: string, rawHeaders: readonly string[], socket: Socket, head: Buffer): void {

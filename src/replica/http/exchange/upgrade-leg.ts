@@ -1,16 +1,16 @@
 /**
- * An upgrade request (WebSocket) to a location that tunnels upgrades. Up to the upstream it is the
- * plain exchange: the hook decides once, a rejection gets the zone's page, a delay holds, 444 closes,
+ * What an exchange holds for an upgrade request (WebSocket) to a location that tunnels upgrades. Up to
+ * the upstream it is the plain exchange: the hook decides once, a rejection gets the zone's page, a delay holds, 444 closes,
  * the group picks the server (round robin, failover on a refused connection, 502/504 with nginx's
  * pages). The request then goes out with `Upgrade` and `Connection: upgrade` on a connection of its own
  * (upgrade-dispatch.ts); a 101 splices the two connections (tunnel.ts), any other answer is relayed as
  * a response. Node's parser stops at an upgrade request, so the client connection closes after any
  * answer that is not a 101.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { ClientConnection, RemoteAddress } from '../contract/client-connection.ts';
-import type { Decision } from '../contract/decision.ts';
+import type { ClientRequest } from '../contract/client-request.ts';
+import type { DownstreamRequest, HeldUntilEnd } from '../contract/decision.ts';
 import { containFault } from '../contract/fault-boundary.ts';
 import { switchingProtocolsHeaders } from '../upstream/forward-headers.ts';
 import type { ForwardSending } from '../upstream/forward-owner.ts';
@@ -18,21 +18,36 @@ import { dispatchUpgrade } from '../upstream/upgrade-dispatch.ts';
 import type { UpstreamPeer } from '../upstream/upstream-group.ts';
 import { isFieldValue } from '../wire/field-value.ts';
 import { httpDate } from '../wire/http-date.ts';
-import type { ExchangeHost } from './exchange-host.ts';
-import { Exchange } from './proxy-exchange.ts';
 import { Tunnel } from './tunnel.ts';
 
 /** What the listener does with tunnels: it closes the open ones when it closes. */
-export interface UpgradeHost<D extends Decision> extends ExchangeHost<D> {
+export interface TunnelHost {
   tunnelOpened(tunnel: Tunnel): void;
   tunnelClosed(tunnel: Tunnel): void;
+}
+
+/** What the leg reads of its exchange (proxy-exchange.ts). */
+export interface UpgradingExchange {
+  readonly req: ClientRequest;
+  /** Its `Host` (`""`: none) and `Content-Length` (-1: none) among the rest. */
+  readonly downstream: DownstreamRequest;
+  readonly clientSocket: Socket | null;
+  /** Held, or waiting for the upstream's answer (no byte of it sent yet). */
+  readonly waiting: boolean;
+  /** What the request holds until it ends (its decision's slots); null when nothing. */
+  readonly slots: HeldUntilEnd | null;
+  /** The connection leaves the exchange (a 101): false if it is over already. */
+  handOver(): boolean;
+  /** The exchange with the server is over (its `max_conns` count drops). */
+  upstreamEnded(): void;
 }
 
 /** Bytes a client may send before the 101 that are kept for the upstream; past it, reading pauses. */
 const EARLY_BYTES_MAX = 64 * 1024;
 
-export class UpgradeExchange<D extends Decision> extends Exchange<D> {
-  readonly #listener: UpgradeHost<D>;
+export class UpgradeLeg {
+  readonly #exchange: UpgradingExchange;
+  readonly #listener: TunnelHost;
   /** node:http's response of the upgrade request: the connection leaves it for a tunnel. */
   readonly #response: ServerResponse;
   #early: Buffer[];
@@ -41,35 +56,30 @@ export class UpgradeExchange<D extends Decision> extends Exchange<D> {
   /** The request waits for the rest of its body before it goes out. */
   #sendWhenBodyIn: (() => void) | null = null;
   #body: Buffer | null = null;
+  #reading = false;
 
-  constructor(
-    host: UpgradeHost<D>,
-    req: IncomingMessage,
-    res: ServerResponse,
-    connection: ClientConnection,
-    remote: RemoteAddress,
-    head: Buffer,
-  ) {
-    super(host, req, res, connection, remote);
-    this.#listener = host;
-    this.#response = res;
+  constructor(exchange: UpgradingExchange, listener: TunnelHost, response: ServerResponse, head: Buffer) {
+    this.#exchange = exchange;
+    this.#listener = listener;
+    this.#response = response;
     this.#early = head.length === 0 ? [] : [head];
     this.#earlyBytes = head.length;
   }
 
-  override run(decision: D): void {
-    // The parser left the connection: read it here, to keep early bytes and to see the client leave.
-    const socket = this.req.socket;
+  /** The exchange runs: the parser left the connection, so it is read here (early bytes, a client leaving). */
+  start(): void {
+    if (this.#reading) return;
+    this.#reading = true;
+    const socket = this.#exchange.req.socket;
     socket.on('data', this.#onEarlyData);
     socket.on('end', this.#onEarlyEnd);
-    super.run(decision);
   }
 
   #onEarlyData = (chunk: Buffer): void => {
     try {
       this.#earlyData(chunk);
     } catch (error) {
-      const socket = this.clientSocket;
+      const socket = this.#exchange.clientSocket;
       containFault('client', error, socket, socket);
     }
   };
@@ -77,7 +87,7 @@ export class UpgradeExchange<D extends Decision> extends Exchange<D> {
   #earlyData(chunk: Buffer): void {
     this.#early.push(chunk);
     this.#earlyBytes += chunk.length;
-    if (this.#earlyBytes >= EARLY_BYTES_MAX + this.#bodyBytes) this.req.socket.pause();
+    if (this.#earlyBytes >= EARLY_BYTES_MAX + this.#bodyBytes) this.#exchange.req.socket.pause();
     const send = this.#sendWhenBodyIn;
     if (send !== null && this.#earlyBytes >= this.#bodyBytes) {
       this.#sendWhenBodyIn = null;
@@ -92,7 +102,7 @@ export class UpgradeExchange<D extends Decision> extends Exchange<D> {
    * length was refused with its head.)
    */
   get #bodyBytes(): number {
-    return Math.max(this.contentLength, 0);
+    return Math.max(this.#exchange.downstream.contentLength, 0);
   }
 
   /** The body, taken out of the early bytes once (a request tried on the next server sends it again). */
@@ -108,10 +118,11 @@ export class UpgradeExchange<D extends Decision> extends Exchange<D> {
 
   /** A client that ends its side while held or while the upstream is asked is gone, for nginx too (499). */
   #onEarlyEnd = (): void => {
-    if (this.waiting) this.req.socket.destroy();
+    if (this.#exchange.waiting) this.#exchange.req.socket.destroy();
   };
 
-  override send(
+  /** Sends the upgrade request on a connection of its own (once its body is in). */
+  send(
     forwarder: ForwardSending,
     peer: UpstreamPeer,
     path: string,
@@ -123,13 +134,14 @@ export class UpgradeExchange<D extends Decision> extends Exchange<D> {
       return;
     }
     this.#readTimeoutMs = readTimeoutMs ?? peer.readTimeoutMs;
-    const upgrade = [...headers, 'Upgrade', this.req.headers.upgrade ?? '', 'Connection', 'upgrade'];
+    const req = this.#exchange.req;
+    const upgrade = [...headers, 'Upgrade', req.headers.upgrade ?? '', 'Connection', 'upgrade'];
     // the upstream client adds the server's address as Host; a raw request must do it itself
-    if (this.host === '') upgrade.push('Host', peer.origin.slice('http://'.length));
+    if (this.#exchange.downstream.host === '') upgrade.push('Host', peer.origin.slice('http://'.length));
     dispatchUpgrade(
       peer,
       {
-        method: this.req.method ?? 'GET',
+        method: req.method ?? 'GET',
         path,
         headers: upgrade,
         body: this.#takeBody(),
@@ -140,16 +152,13 @@ export class UpgradeExchange<D extends Decision> extends Exchange<D> {
     );
   }
 
-  upstreamUpgraded(
-    statusText: string,
-    rawHeaders: readonly string[],
-    upstream: Socket,
-    upstreamHead: Buffer,
-  ): void {
-    const client = this.req.socket;
-    if (client.destroyed || !this.handOver()) {
+  /** A 101: the two connections are spliced into a tunnel. */
+  upgraded(statusText: string, rawHeaders: readonly string[], upstream: Socket, upstreamHead: Buffer): void {
+    const exchange = this.#exchange;
+    const client = exchange.req.socket;
+    if (client.destroyed || !exchange.handOver()) {
       upstream.destroy();
-      this.forwarder?.upstreamEnded();
+      exchange.upstreamEnded();
       return;
     }
     client.off('data', this.#onEarlyData);
@@ -160,11 +169,11 @@ export class UpgradeExchange<D extends Decision> extends Exchange<D> {
     const reason = statusText !== '' && isFieldValue(statusText, 0, statusText.length) ? statusText : '';
     let head = `HTTP/1.1 101 ${reason || 'Switching Protocols'}\r\nDate: ${httpDate()}\r\n`;
     for (let i = 0; i < headers.length; i += 2) head += `${headers[i]}: ${headers[i + 1]}\r\n`;
-    const slots = this.slots;
+    const slots = exchange.slots;
     const tunnel = new Tunnel(client, upstream, (closed) => {
       slots?.release(101);
       // as in nginx, the tunnel counts against the server's max_conns until it closes
-      this.forwarder?.upstreamEnded();
+      exchange.upstreamEnded();
       this.#listener.tunnelClosed(closed);
     });
     tunnel.start(`${head}\r\n`, upstreamHead, Buffer.concat(this.#early), this.#readTimeoutMs);

@@ -1,0 +1,25 @@
+/**
+ * A request sent on one of its server's own HTTP/1.1 connections (upgrade requests go on one of their
+ * own: upgrade-dispatch.ts): the body read whole first, or the client's stream, as the forwarder has it.
+ */
+import type { ClientRequest } from '../contract/client-request.ts';
+import type { ForwardSending } from './forward-owner.ts';
+import type { UpstreamPeer } from './upstream-group.ts';
+
+export function sendPlain(
+  forwarder: ForwardSending,
+  peer: UpstreamPeer,
+  req: ClientRequest,
+  hasBody: boolean,
+  path: string,
+  headers: string[],
+  readTimeoutMs: number | undefined,
+): void {
+  const body = hasBody ? (forwarder.bufferedBody ?? req) : null;
+  const request = { path, method: req.method ?? 'GET', headers, body };
+  peer.dispatch(
+    { ...request, headersTimeout: readTimeoutMs, bodyTimeout: readTimeoutMs },
+    forwarder,
+    forwarder.connectTimeoutMs,
+  );
+}
