@@ -1,9 +1,8 @@
 /**
  * node:http's rule for a request's `headers` object (what `IncomingMessage` does with each header
  * line), written out so that requests the replica reads itself fold duplicates exactly as node:http's
- * do: the fields
- * below keep their first value, `set-cookie` becomes a list, `cookie` values are joined with "; ",
- * every other field's with ", ". Names are lower-cased.
+ * do: the fields below keep their first value, `set-cookie` becomes a list, `cookie` values are
+ * joined with "; ", every other field's with ", ". Names are lower-cased.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 
