@@ -13,7 +13,7 @@ import type { ClientConnection } from './client-connection.ts';
 
 /**
  * A request's head as the hook and the logs read it: node:http's `IncomingMessage`, an HTTP/2
- * stream's (h2-request.ts) or one the replica read itself (plain-request.ts).
+ * stream's (h2-request.ts) or one the replica read itself (own-request.ts).
  */
 export interface ClientRequestHead {
   readonly method?: string | undefined;

@@ -23,7 +23,7 @@ import type {
 import { containFault } from '../contract/fault-boundary.ts';
 import type { ForwardOwner, ForwardSending } from '../upstream/forward-owner.ts';
 import { Forwarder } from '../upstream/forwarder.ts';
-import { sendPlain } from '../upstream/plain-send.ts';
+import { sendToPeer } from '../upstream/send-to-peer.ts';
 import type { UpstreamPeer } from '../upstream/upstream-group.ts';
 import { closesConnection, pageClosesConnection } from '../wire/status-pages.ts';
 import { INVALID_CHUNKED_BODY, PREMATURELY_CLOSED, SEND_TIMED_OUT } from './client-faults.ts';
@@ -274,7 +274,7 @@ export class Exchange<D extends Decision>
     readTimeoutMs: number | undefined,
   ): void {
     if (this.#upgrade !== null) this.#upgrade.send(forwarder, peer, path, headers, readTimeoutMs);
-    else sendPlain(forwarder, peer, this.req, this.downstream.hasBody, path, headers, readTimeoutMs);
+    else sendToPeer(forwarder, peer, this.req, this.downstream.hasBody, path, headers, readTimeoutMs);
   }
 
   /** A 101 to an upgrade request: its leg makes the tunnel. */

@@ -1,11 +1,11 @@
 /**
- * What an exchange holds for an upgrade request (WebSocket) to a location that tunnels upgrades. Up to
- * the upstream it is the plain exchange: the hook decides once, a rejection gets the zone's page, a delay holds, 444 closes,
- * the group picks the server (round robin, failover on a refused connection, 502/504 with nginx's
- * pages). The request then goes out with `Upgrade` and `Connection: upgrade` on a connection of its own
- * (upgrade-dispatch.ts); a 101 splices the two connections (tunnel.ts), any other answer is relayed as
- * a response. Node's parser stops at an upgrade request, so the client connection closes after any
- * answer that is not a 101.
+ * What an exchange holds for an upgrade request (WebSocket) to a location that tunnels upgrades. Up
+ * to the upstream the exchange is any other: the hook decides once, a rejection gets the zone's page,
+ * a delay holds, 444 closes, the group picks the server (round robin, failover on a refused
+ * connection, 502/504 with nginx's pages). The request then goes out with `Upgrade` and
+ * `Connection: upgrade` on a connection of its own (upgrade-dispatch.ts); a 101 splices the two
+ * connections (tunnel.ts), any other answer is relayed as a response. Node's parser stops at an
+ * upgrade request, so the client connection closes after any answer that is not a 101.
  */
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';

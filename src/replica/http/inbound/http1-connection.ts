@@ -1,6 +1,6 @@
 /**
  * A client's HTTP/1.1 connection, read by the replica itself while its requests are the common kind
- * (plain-request-head.ts: HTTP/1.1, a body framed by Content-Length if any, nothing unusual), one
+ * (own-request-head.ts: HTTP/1.1, a body framed by Content-Length if any, nothing unusual), one
  * request at a time, keep-alive as node:http keeps it. The first head that is not — a chunked body,
  * `Expect`, an upgrade, a head cut off in the middle of a read, anything malformed — and the rest of
  * the connection go to node:http: the unread bytes are put back in front of the socket and node:http
@@ -14,9 +14,9 @@
  */
 import type { Socket } from 'node:net';
 import { containFault, failpoint } from '../contract/fault-boundary.ts';
-import { type BodySource, PlainRequest } from './plain-request.ts';
-import { readPlainHead } from './plain-request-head.ts';
-import { PlainResponse, type ResponseOwner } from './plain-response.ts';
+import { type BodySource, OwnRequest } from './own-request.ts';
+import { readOwnHead } from './own-request-head.ts';
+import { OwnResponse, type ResponseOwner } from './own-response.ts';
 
 export interface Http1Host {
   readonly keepAliveTimeoutMs: number;
@@ -26,9 +26,9 @@ export interface Http1Host {
   /** The largest head node:http reads; a larger one goes to it (to be refused). */
   maxHeadBytes(): number;
   /** A request read here. */
-  request(req: PlainRequest, res: PlainResponse): void;
+  request(req: OwnRequest, res: OwnResponse): void;
   /** The client closed its side within the request's body (node:http: `HPE_INVALID_EOF_STATE`). */
-  bodyCut(res: PlainResponse): void;
+  bodyCut(res: OwnResponse): void;
   /** node:http takes the connection from here on (its unread bytes are back in the socket). */
   handOver(socket: Socket): void;
   /** The connection closed (or left for node:http). */
@@ -47,9 +47,9 @@ export class Http1Connection implements ResponseOwner, BodySource {
   readonly #maxHeadBytes: number;
   /** Bytes read and not yet taken by a request. */
   #unread: Buffer | null = null;
-  #response: PlainResponse | null = null;
+  #response: OwnResponse | null = null;
   /** The request whose body is still arriving. */
-  #body: PlainRequest | null = null;
+  #body: OwnRequest | null = null;
   /** No more requests are read here (closing, or node:http's). */
   #done = false;
 
@@ -105,7 +105,7 @@ export class Http1Connection implements ResponseOwner, BodySource {
       this.#handOver();
       return;
     }
-    const head = readPlainHead(unread.toString('latin1', 0, end));
+    const head = readOwnHead(unread.toString('latin1', 0, end));
     if (head === null) {
       this.#handOver();
       return;
@@ -114,13 +114,13 @@ export class Http1Connection implements ResponseOwner, BodySource {
     this.#unread = rest === unread.length ? null : unread.subarray(rest);
     const socket = this.socket;
     socket.setTimeout(0);
-    const req = new PlainRequest(head, socket, this);
+    const req = new OwnRequest(head, socket, this);
     if (head.contentLength > 0) {
       this.#body = req;
       // what came with the head waits in the request until it is read
       if (this.#unread !== null) this.#unread = this.#feedBody(this.#unread);
     }
-    const res = new PlainResponse(socket, this, head.keepAlive, head.method);
+    const res = new OwnResponse(socket, this, head.keepAlive, head.method);
     this.#response = res;
     this.#host.request(req, res);
   }
@@ -136,7 +136,7 @@ export class Http1Connection implements ResponseOwner, BodySource {
   }
 
   /** @internal the response's last byte went out. */
-  responseFinished(res: PlainResponse, keepAlive: boolean): void {
+  responseFinished(res: OwnResponse, keepAlive: boolean): void {
     if (this.#response !== res) return;
     this.#response = null;
     const socket = this.socket;

@@ -6,7 +6,7 @@ import type { ClientRequest } from '../contract/client-request.ts';
 import type { ForwardSending } from './forward-owner.ts';
 import type { UpstreamPeer } from './upstream-group.ts';
 
-export function sendPlain(
+export function sendToPeer(
   forwarder: ForwardSending,
   peer: UpstreamPeer,
   req: ClientRequest,

@@ -8,7 +8,7 @@
  */
 
 /** A head read here: an HTTP/1.1 request, its body (if any) framed by `Content-Length`. */
-export interface PlainHead {
+export interface OwnHead {
   readonly method: string;
   readonly url: string;
   /** `[name, value, …]` in the order received, values without surrounding spaces. */
@@ -34,7 +34,7 @@ const LONE_LINE_END = /\r(?!\n)|(?<!\r)\n/;
 /**
  * `text`: a head's bytes (latin1) without its final blank line. Null when node:http should read it.
  */
-export function readPlainHead(text: string): PlainHead | null {
+export function readOwnHead(text: string): OwnHead | null {
   if (LONE_LINE_END.test(text)) return null;
   const lines = text.split('\r\n');
   const requestLine = REQUEST_LINE.exec(lines[0]!);

@@ -18,7 +18,7 @@ export interface ResponseOwner {
   /** Seconds for `Keep-Alive: timeout=N`. */
   readonly keepAliveTimeoutS: number;
   /** The last byte went out (or the connection failed under it): the next request may be read. */
-  responseFinished(res: PlainResponse, keepAlive: boolean): void;
+  responseFinished(res: OwnResponse, keepAlive: boolean): void;
 }
 
 type WriteCallback = (err?: Error | null) => void;
@@ -26,7 +26,7 @@ type WriteCallback = (err?: Error | null) => void;
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const INVALID_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 
-export class PlainResponse extends EventEmitter implements ClientResponse {
+export class OwnResponse extends EventEmitter implements ClientResponse {
   statusCode = 200;
   headersSent = false;
   shouldKeepAlive: boolean;

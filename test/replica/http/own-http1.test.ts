@@ -11,7 +11,7 @@ import { createServer as createHttpServer, IncomingMessage, type ServerResponse 
 import { type AddressInfo, connect, createServer as createNetServer, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { Http1Connection, type Http1Host } from '../../../src/replica/http/inbound/http1-connection.ts';
-import { readPlainHead } from '../../../src/replica/http/inbound/plain-request-head.ts';
+import { readOwnHead } from '../../../src/replica/http/inbound/own-request-head.ts';
 
 /** What a scripted response does: the calls the exchange makes, in its order. */
 type Script = (res: ServerResponse) => void;
@@ -340,18 +340,18 @@ describe('HTTP/1.1 read by the replica itself, against node:http', () => {
   });
 });
 
-describe('the heads read here (readPlainHead)', () => {
+describe('the heads read here (readOwnHead)', () => {
   test('a plain GET is read: method, target, headers as sent, keep-alive', () => {
-    assert.deepEqual(readPlainHead('GET /a?b=c HTTP/1.1\r\nHost: x\r\nAccept:  */*'), {
+    assert.deepEqual(readOwnHead('GET /a?b=c HTTP/1.1\r\nHost: x\r\nAccept:  */*'), {
       method: 'GET',
       url: '/a?b=c',
       rawHeaders: ['Host', 'x', 'Accept', '*/*'],
       keepAlive: true,
       contentLength: 0,
     });
-    assert.equal(readPlainHead('GET / HTTP/1.1\r\nConnection: Close')?.keepAlive, false);
-    assert.equal(readPlainHead('POST / HTTP/1.1\r\nContent-Length: 0')?.contentLength, 0);
-    assert.equal(readPlainHead('POST / HTTP/1.1\r\nContent-Length: 12')?.contentLength, 12);
+    assert.equal(readOwnHead('GET / HTTP/1.1\r\nConnection: Close')?.keepAlive, false);
+    assert.equal(readOwnHead('POST / HTTP/1.1\r\nContent-Length: 0')?.contentLength, 0);
+    assert.equal(readOwnHead('POST / HTTP/1.1\r\nContent-Length: 12')?.contentLength, 12);
   });
 
   const handedOn: Record<string, string> = {
@@ -377,7 +377,7 @@ describe('the heads read here (readPlainHead)', () => {
   };
   for (const [what, head] of Object.entries(handedOn)) {
     test(`${what}: left to node:http`, () => {
-      assert.equal(readPlainHead(head), null);
+      assert.equal(readOwnHead(head), null);
     });
   }
 });

@@ -12,7 +12,7 @@ import type { Socket } from 'node:net';
 import type { ClientRequest } from '../contract/client-request.ts';
 import { containFault } from '../contract/fault-boundary.ts';
 import { foldHeaders } from './fold-headers.ts';
-import type { PlainHead } from './plain-request-head.ts';
+import type { OwnHead } from './own-request-head.ts';
 
 /** Where the body comes from: the connection, which stops and restarts reading. */
 export interface BodySource {
@@ -23,7 +23,7 @@ export interface BodySource {
 /** Body bytes held for a reader that is not reading before the connection stops reading (a Readable's). */
 const WAITING_BYTES_MAX = 16 * 1024;
 
-export class PlainRequest extends EventEmitter implements ClientRequest {
+export class OwnRequest extends EventEmitter implements ClientRequest {
   readonly method: string;
   readonly url: string;
   readonly httpVersion = '1.1';
@@ -46,7 +46,7 @@ export class PlainRequest extends EventEmitter implements ClientRequest {
   /** The body is not wanted any more (the response is over): what comes is dropped. */
   #discarding = false;
 
-  constructor(head: PlainHead, socket: Socket, source: BodySource) {
+  constructor(head: OwnHead, socket: Socket, source: BodySource) {
     super();
     this.method = head.method;
     this.url = head.url;
