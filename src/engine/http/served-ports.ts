@@ -2,7 +2,8 @@
  * The ports a replica serves itself: every `listen` port except those whose servers hold nothing but
  * `api` locations (the NGINX Plus API is the control plane's, and read-only on `--status-listen`).
  */
-import type { Site, SiteLocation } from './site.ts';
+import type { Site } from './site.ts';
+import type { SiteLocation } from './site-server.ts';
 
 export function servedPorts(site: Site): number[] {
   return site

@@ -21,11 +21,6 @@ import type { SiteServer } from './site-server.ts';
 import type { DelayedPhases, Verdict } from './verdict.ts';
 
 // The data path takes these with a Site.
-export type { RefusedHead } from './head-refusal.ts';
-export type { LocationHandler } from './location-handler.ts';
-export type { Route } from './route.ts';
-export type { SiteLocation } from './site-server.ts';
-export type { PriorityClassification } from './verdict.ts';
 
 export interface SiteParts {
   readonly servers: readonly SiteServer[];

@@ -3,8 +3,9 @@
  * for a head it refused, and nginx's error-log lines about refused heads and client faults.
  */
 
+import type { RefusedHead } from '../../engine/http/head-refusal.ts';
 import { rejectedVersion } from '../../engine/http/request-head.ts';
-import type { RefusedHead, Site } from '../../engine/http/site.ts';
+import type { Site } from '../../engine/http/site.ts';
 import { normalizePeerAddress } from '../../engine/net/address-text.ts';
 import type {
   ClientInputRules,

@@ -10,7 +10,8 @@ import {
   misdirectedRefusal,
   type TlsRefusal,
 } from '../../engine/http/client-verify.ts';
-import type { Route, Site } from '../../engine/http/site.ts';
+import type { Route } from '../../engine/http/route.ts';
+import type { Site } from '../../engine/http/site.ts';
 import type { ForwardVerdict, Verdict } from '../../engine/http/verdict.ts';
 import type { LogLine } from '../../engine/log-line.ts';
 import type { DecideHook, Decision, DownstreamRequest, ProxyDecision } from '../http/contract/decision.ts';

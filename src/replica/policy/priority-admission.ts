@@ -5,7 +5,7 @@
  * kube-apiserver answers. An exempt level only counts. The seat is given back when the exchange ends.
  * A dry run lets a rejected request through (counted, logged) without a seat.
  */
-import type { PriorityClassification } from '../../engine/http/site.ts';
+import type { PriorityClassification } from '../../engine/http/verdict.ts';
 import type { LogLine } from '../../engine/log-line.ts';
 import type { FairRequest, RejectReason } from '../../engine/priority/queue-set.ts';
 import { flowHash } from '../../engine/priority/shuffle-shard.ts';

@@ -6,7 +6,9 @@
  */
 
 import type { UpstreamServerSpec, UpstreamSpec } from '../../config/model.ts';
-import type { LocationHandler, Site, SiteLocation } from '../../engine/http/site.ts';
+import type { LocationHandler } from '../../engine/http/location-handler.ts';
+import type { Site } from '../../engine/http/site.ts';
+import type { SiteLocation } from '../../engine/http/site-server.ts';
 import { LimitswitchError } from '../../shared/errors.ts';
 import type { UpstreamGroupSpec } from '../http/upstream/upstream-group.ts';
 import {
