@@ -54,8 +54,6 @@ import { type NodeHttpHost, NodeHttpInbound } from './inbound/node-http-inbound.
 import type { ProxyServerOptions } from './proxy-server-options.ts';
 import type { UpstreamGroup, UpstreamLookup } from './upstream/upstream-group.ts';
 
-export type { ProxyServerOptions } from './proxy-server-options.ts';
-
 export class ProxyServer<D extends Decision = Decision> implements ExchangeHost<D>, TunnelHost {
   readonly server: Server;
   readonly upstreams: UpstreamLookup;

@@ -6,11 +6,8 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import type { Decision } from '../../../src/replica/http/contract/decision.ts';
-import {
-  createProxyServer,
-  type ProxyServer,
-  type ProxyServerOptions,
-} from '../../../src/replica/http/proxy-server.ts';
+import { createProxyServer, type ProxyServer } from '../../../src/replica/http/proxy-server.ts';
+import type { ProxyServerOptions } from '../../../src/replica/http/proxy-server-options.ts';
 import { type UpstreamOptions, UpstreamSet } from '../../../src/replica/http/upstream/upstream-group.ts';
 
 export interface UpstreamRecord {
