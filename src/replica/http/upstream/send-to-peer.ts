@@ -15,10 +15,15 @@ export function sendToPeer(
   headers: string[],
   readTimeoutMs: number | undefined,
 ): void {
-  const body = hasBody ? (forwarder.bufferedBody ?? req) : null;
-  const request = { path, method: req.method ?? 'GET', headers, body };
   peer.dispatch(
-    { ...request, headersTimeout: readTimeoutMs, bodyTimeout: readTimeoutMs },
+    {
+      path,
+      method: req.method ?? 'GET',
+      headers,
+      body: hasBody ? (forwarder.bufferedBody ?? req) : null,
+      headersTimeout: readTimeoutMs,
+      bodyTimeout: readTimeoutMs,
+    },
     forwarder,
     forwarder.connectTimeoutMs,
   );
