@@ -32,13 +32,11 @@ import {
 import type { ClientRequest } from './contract/client-request.ts';
 import type { ClientResponse } from './contract/client-response.ts';
 import type {
-  ClientClosedCallback,
   ClientInputRules,
-  CompletedCallback,
   DecideHook,
   Decision,
   DownstreamRequest,
-  UpstreamErrorCallback,
+  ExchangeEvents,
 } from './contract/decision.ts';
 import { guarded } from './contract/fault-boundary.ts';
 import { type EdgeConf, EdgeListener } from './edge/edge-listener.ts';
@@ -59,9 +57,7 @@ export class ProxyServer<D extends Decision = Decision> implements ExchangeHost<
   readonly upstreams: UpstreamLookup;
   readonly defaultGroup: UpstreamGroup | null;
   readonly scheme: string;
-  readonly onClientClosed: ClientClosedCallback<D> | null;
-  readonly onUpstreamError: UpstreamErrorCallback<D> | null;
-  readonly onCompleted: CompletedCallback<D> | null;
+  readonly events: ExchangeEvents<D>;
   readonly clientInput: ClientInputRules<D> | null;
   readonly #decide: DecideHook<D>;
   #realIp: RealIpResolver | null;
@@ -97,9 +93,11 @@ export class ProxyServer<D extends Decision = Decision> implements ExchangeHost<
       throw new LimitswitchError('InternalError', `unknown upstream "${options.defaultUpstream}"`);
     }
     this.scheme = options.scheme ?? 'http';
-    this.onClientClosed = options.onClientClosed ?? null;
-    this.onUpstreamError = options.onUpstreamError ?? null;
-    this.onCompleted = options.onCompleted ?? null;
+    this.events = {
+      clientClosed: options.onClientClosed ?? ignore,
+      upstreamError: options.onUpstreamError ?? ignore,
+      completed: options.onCompleted ?? ignore,
+    };
     this.#decide = options.decide;
     this.clientInput = options.decide.client ?? null;
     this.#realIp = compileRealIp(options.realIp);
@@ -329,6 +327,8 @@ export class ProxyServer<D extends Decision = Decision> implements ExchangeHost<
     exchange.run(decision);
   }
 }
+
+function ignore(): void {}
 
 /** A listener for `options`; call `listen` to start it. */
 export function createProxyServer<D extends Decision = Decision>(

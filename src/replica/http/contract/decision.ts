@@ -289,5 +289,15 @@ export type UpstreamErrorCallback<D extends Decision = Decision> = (
   error: UpstreamError,
 ) => void;
 
+/**
+ * The one observer of a listener's exchanges: a client gone before its answer (nginx's 499), an
+ * upstream failure in nginx's words, and every exchange once it is over.
+ */
+export interface ExchangeEvents<D extends Decision = Decision> {
+  clientClosed: ClientClosedCallback<D>;
+  upstreamError: UpstreamErrorCallback<D>;
+  completed: CompletedCallback<D>;
+}
+
 /** The shared answer for "limits passed": one object, no allocation per request. */
 export const PASS: PassDecision = Object.freeze({ action: 'pass' });

@@ -1,22 +1,13 @@
 /** What every exchange of one listener shares: the listener's groups, callbacks and counts. */
 import type { ClientTimers } from '../../../engine/http/client-timers.ts';
-import type {
-  ClientClosedCallback,
-  ClientInputRules,
-  CompletedCallback,
-  Decision,
-  UpstreamErrorCallback,
-} from '../contract/decision.ts';
+import type { ClientInputRules, Decision, ExchangeEvents } from '../contract/decision.ts';
 import type { UpstreamHost } from '../upstream/upstream-group.ts';
 
 /** What every exchange of one listener shares. */
 export interface ExchangeHost<D extends Decision> extends UpstreamHost {
   readonly scheme: string;
-  readonly onClientClosed: ClientClosedCallback<D> | null;
-  /** Hears each upstream failure, in nginx's error-log words. */
-  readonly onUpstreamError: UpstreamErrorCallback<D> | null;
-  /** Hears each exchange once it is over (status, body bytes, time). */
-  readonly onCompleted: CompletedCallback<D> | null;
+  /** Hears how each exchange went. */
+  readonly events: ExchangeEvents<D>;
   /** The hook's rules for client input (log lines about client faults), if it has any. */
   readonly clientInput: ClientInputRules<D> | null;
   /** True once a graceful close began: answers say `Connection: close`. */

@@ -317,10 +317,10 @@ export class Exchange<D extends Decision>
     if (state === 'held' || state === 'forwarding') {
       this.#hold?.release();
       this.#forwarder?.abortUpstream();
-      this.#host.onClientClosed?.(this.downstream, this.#decision!, state === 'held' ? 'delay' : 'proxy');
+      this.#host.events.clientClosed(this.downstream, this.#decision!, state === 'held' ? 'delay' : 'proxy');
     }
     this.#host.exchangeEnded();
-    this.#host.onCompleted?.(this.downstream, this.#decision, {
+    this.#host.events.completed(this.downstream, this.#decision, {
       status,
       bodyBytes: this.answer.bodyBytes,
       seconds: (performance.now() - this.#startedMs) / 1000,
@@ -328,7 +328,7 @@ export class Exchange<D extends Decision>
   }
 
   report(level: 'error' | 'warn', message: string, upstream: string): void {
-    this.#host.onUpstreamError?.(this.downstream, this.#decision!, { level, message, upstream });
+    this.#host.events.upstreamError(this.downstream, this.#decision!, { level, message, upstream });
   }
 
   answered(): void {
