@@ -26,7 +26,9 @@
  * Run: npm run bench:replica     (last line: JSON)
  * Knobs: BENCH_ROUNDS (12), BENCH_WARMUP_MS (2000 in the first round, a quarter of it later),
  *        BENCH_DURATION_MS (2500), BENCH_CONNECTIONS (50), BENCH_SIDE_BY_SIDE_ROUNDS (10),
- *        BENCH_BARE=0 to skip the bare case; BENCH_LATENCY_ROUNDS (4), BENCH_LATENCY_RATE (200 req/s),
+ *        BENCH_BARE=0 to skip the bare case; BENCH_BASELINE=<another checkout> measures its data
+ *        path (off) side by side with this one's (`baseline_vs_off`); BENCH_LATENCY_ROUNDS (4),
+ *        BENCH_LATENCY_RATE (200 req/s),
  *        BENCH_LATENCY_DURATION_MS (3000), BENCH_LATENCY_CONNECTIONS (4); BENCH_CPU_PROF=<dir> runs the
  *        proxies under `node --cpu-prof` (summary: bench/replica/profile-summary.ts).
  */
@@ -50,6 +52,8 @@ const LATENCY_ROUNDS = Number(process.env.BENCH_LATENCY_ROUNDS ?? 4);
 const LATENCY_RATE = Number(process.env.BENCH_LATENCY_RATE ?? 200);
 const LATENCY_DURATION_MS = Number(process.env.BENCH_LATENCY_DURATION_MS ?? 3000);
 const LATENCY_CONNECTIONS = Number(process.env.BENCH_LATENCY_CONNECTIONS ?? 4);
+/** Another checkout of the project: its data path (`off`) is measured side by side with this one's. */
+const BASELINE = process.env.BENCH_BASELINE;
 const NGINX_BIN = process.env.NGINX_BIN ?? '/usr/sbin/nginx';
 const HERE = new URL('.', import.meta.url).pathname;
 
@@ -89,6 +93,7 @@ function freePort(): Promise<number> {
 async function startNode<T>(
   script: string,
   args: readonly string[] = [],
+  benchDir = HERE,
 ): Promise<{ child: ChildProcess; first: T }> {
   const profile =
     process.env.BENCH_CPU_PROF !== undefined && script === 'proxy-main.ts'
@@ -96,7 +101,7 @@ async function startNode<T>(
       : [];
   const child = spawn(
     process.execPath,
-    [...profile, '--import', 'tsx', join(HERE, 'replica', script), ...args],
+    [...profile, '--import', 'tsx', join(benchDir, 'replica', script), ...args],
     {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     },
@@ -408,8 +413,10 @@ async function main(): Promise<void> {
   // Side by side: off and on served at the same moment, each by its own generator, so a drift of the
   // machine's speed hits both alike; their req/s ratio is their cost ratio.
   const off = targets.find((t) => t.name === 'off')!;
-  const sideBySideWith = async (name: string): Promise<number[]> => {
-    const on = targets.find((t) => t.name === name)!;
+  const sideBySideWith = async (
+    name: string,
+    on: Target = targets.find((t) => t.name === name)!,
+  ): Promise<number[]> => {
     const ratios: number[] = [];
     for (let r = 0; r < SIDE_BY_SIDE_ROUNDS; r++) {
       const warmupMs = r === 0 ? WARMUP_MS : WARMUP_MS / 4;
@@ -428,6 +435,16 @@ async function main(): Promise<void> {
   };
   const sideBySide = await sideBySideWith('on');
   const connSideBySide = await sideBySideWith('conn');
+  let baselineSideBySide: number[] = [];
+  if (BASELINE !== undefined) {
+    const proxy = await startNode<{ port: number }>(
+      'proxy-main.ts',
+      ['off', String(upstreamPort)],
+      join(BASELINE, 'bench'),
+    );
+    const baseline = { name: 'baseline', port: proxy.first.port, pids: [proxy.child.pid!] };
+    baselineSideBySide = await sideBySideWith('baseline', baseline);
+  }
 
   const rps = (name: string) => median(samples.get(name)?.map((s) => s.rps) ?? [Number.NaN]);
   const cpu = (name: string) => median(samples.get(name)?.map((s) => s.cpuUsPerRequest) ?? [Number.NaN]);
@@ -460,6 +477,8 @@ async function main(): Promise<void> {
     on_cpu_us: round(cpu('on'), 1),
     conn_cpu_us: round(cpu('conn'), 1),
   };
+  // the other checkout's req/s over this one's, side by side (below 1: this one serves more)
+  if (BASELINE !== undefined) result.baseline_vs_off = round(median(baselineSideBySide), 3);
   if (WITH_BARE) {
     result.bare_rps = round(rps('bare'), 0);
     result.bare_vs_nginx = round(ratio('bare', 'nginx'), 3);
