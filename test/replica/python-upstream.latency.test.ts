@@ -22,16 +22,13 @@
  * that starts at 64 MB (with Node's default, the 256 KiB bodies' memory started a full collection
  * every forty or so requests).
  *
- * The comparison is between two servers, not between them and whatever else the machine runs: the
- * test raises its own scheduling priority before it starts them (they inherit it), so that another
- * job keeping every core busy takes time from neither, and both meet it alike. Without the right to
- * (not root, no CAP_SYS_NICE) it says so and runs as it is: on a machine with free cores the result is
- * the same; beside a job that keeps two cores busy the replica's median rose 2.5–4.4 ms above
- * nginx's, which takes about a third of the replica's CPU time per request.
+ * The comparison is between the two servers, not them and another job on the machine: the test runs
+ * them at a raised priority (helpers/measured-priority.ts). Without it, beside a job that keeps two
+ * cores busy, the replica's median rose 2.5–4.4 ms above nginx's, which takes about a third of the
+ * replica's CPU time per request.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { setPriority } from 'node:os';
 import { after, before, describe, test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import {
@@ -41,6 +38,7 @@ import {
   stopAll,
   TempDir,
 } from '../helpers/limitswitch-process.ts';
+import { raiseMeasuredPriority } from '../helpers/measured-priority.ts';
 import { type RunningNginx, startNginx } from '../helpers/nginx.ts';
 import { LARGE_BODY_BYTES, type PythonUpstream, startPythonUpstream } from '../helpers/python-upstream.ts';
 import { type ConnectionKind, quantile, TimedClient, type TimedRequest } from '../helpers/timed-requests.ts';
@@ -50,8 +48,6 @@ const KEPT_SAMPLES = 20;
 const WARM_UP = 20;
 const ROUNDS = 10;
 const ALLOWED_MS = 2;
-/** The niceness of the test and the servers it starts: above an ordinary job's 0 (see above). */
-const MEASURED_PRIORITY = -10;
 /** The tail's bar where nginx waits on delayed acknowledgements: below one more of them (40 ms). */
 const KEPT_TAIL_ALLOWED_MS = 20;
 
@@ -207,13 +203,7 @@ describe('replica: latency in front of a Python http.server, against nginx', () 
   let chosen: Round;
 
   before(async () => {
-    try {
-      setPriority(MEASURED_PRIORITY);
-    } catch (err) {
-      console.log(
-        `# running at the usual priority (${(err as Error).message}): another busy job would count`,
-      );
-    }
+    raiseMeasuredPriority();
     python = await startPythonUpstream();
     const [listen] = await freePorts(1);
     const deployed = deployedNode();
