@@ -114,6 +114,9 @@ export interface Toggle {
  * One write to a keyval zone of the control plane's Plus API (`wait`: `?wait=applied`); `headers`
  * add to the request's (`authorization` when tokens are configured).
  */
+/** A toggle with ?wait=applied answers within the control plane's own wait; past this, it stalled. */
+const TOGGLE_TIMEOUT_MS = 30_000;
+
 export async function toggle(
   controlPlaneUrl: string,
   method: 'POST' | 'PATCH',
@@ -128,6 +131,7 @@ export async function toggle(
     method,
     body: JSON.stringify(entries),
     headers: { 'content-type': 'application/json', ...headers },
+    signal: AbortSignal.timeout(TOGGLE_TIMEOUT_MS),
   });
   const answeredMs = performance.now();
   return { status: res.status, sentMs, answeredMs, body: await res.text() };

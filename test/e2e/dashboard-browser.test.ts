@@ -51,6 +51,9 @@ describe('the dashboard in headless Chromium: 2 replicas, a control plane, Redis
   let dir: string;
 
   before(async () => {
+    // Every step is bounded (the browser's start, the cluster's, each toggle), so a stall fails here
+    // with its name instead of running out the suite's time.
+    browser = await launchChromium();
     dir = mkdtempSync(join(tmpdir(), 'limitswitch-dashboard-'));
     const tokenFile = join(dir, 'tokens');
     writeFileSync(tokenFile, `${TOKEN_ID}:${TOKEN}\n`);
@@ -66,7 +69,6 @@ describe('the dashboard in headless Chromium: 2 replicas, a control plane, Redis
       const seeded = await toggle(cluster.controlPlaneUrl, 'POST', zone, entries, true, AUTH);
       assert.equal(seeded.status, 201, seeded.body);
     }
-    browser = await launchChromium();
   });
 
   after(async () => {

@@ -28,13 +28,33 @@ export interface HeadlessChromium {
   close(): Promise<void>;
 }
 
+/** One launch's bound: a healthy start takes about a second, even on a busy 2-core machine. */
+const LAUNCH_TIMEOUT_MS = 30_000;
+const LAUNCH_ATTEMPTS = 3;
+
 export async function launchChromium(viewport = { width: 1400, height: 1000 }): Promise<HeadlessChromium> {
-  const profile = mkdtempSync(join(tmpdir(), 'limitswitch-chromium-'));
+  const failures: string[] = [];
+  for (let attempt = 1; attempt <= LAUNCH_ATTEMPTS; attempt++) {
+    const profile = mkdtempSync(join(tmpdir(), 'limitswitch-chromium-'));
+    try {
+      return await openPage(profile, viewport);
+    } catch (error) {
+      // A browser that does not come up (its first start on a new machine can stall) is retried with
+      // a fresh profile; each failure is kept so the last error tells the whole story.
+      rmSync(profile, { recursive: true, force: true });
+      failures.push(`attempt ${attempt}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  throw new Error(`Chromium (${CHROMIUM_PATH}) did not start:\n${failures.join('\n')}`);
+}
+
+async function openPage(profile: string, viewport: { width: number; height: number }): Promise<HeadlessChromium> {
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM_PATH,
     headless: true,
     args: ARGS,
     viewport,
+    timeout: LAUNCH_TIMEOUT_MS,
   });
   const page = context.pages()[0] ?? (await context.newPage());
   const errors: string[] = [];
