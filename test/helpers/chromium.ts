@@ -48,7 +48,10 @@ export async function launchChromium(viewport = { width: 1400, height: 1000 }): 
   throw new Error(`Chromium (${CHROMIUM_PATH}) did not start:\n${failures.join('\n')}`);
 }
 
-async function openPage(profile: string, viewport: { width: number; height: number }): Promise<HeadlessChromium> {
+async function openPage(
+  profile: string,
+  viewport: { width: number; height: number },
+): Promise<HeadlessChromium> {
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM_PATH,
     headless: true,
