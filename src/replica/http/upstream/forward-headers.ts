@@ -9,7 +9,7 @@
  * Date and Server are regenerated and X-Pad / X-Accel-* hidden, as nginx's `proxy_hide_header` defaults.
  */
 
-/** What the request pass learned besides the headers to send. */
+/** What the decision and the forwarder read of a request head (`readRequestFacts`, once a request). */
 export interface RequestHeaderFacts {
   /** The Host header as received, `""` when absent. */
   host: string;
@@ -17,8 +17,6 @@ export interface RequestHeaderFacts {
   hasBody: boolean;
   /** The Content-Length value (node:http accepts one, of digits only); -1 when absent. */
   contentLength: number;
-  /** Incoming X-Forwarded-For lines joined with ", ", `""` when absent. */
-  forwardedFor: string;
 }
 
 const DROP = 1;
@@ -97,13 +95,10 @@ function withoutNamed(headers: string[], names: readonly string[]): string[] {
 }
 
 /**
- * What the decision reads of the head before anything is forwarded (the fields of `facts` but
- * `forwardedFor`): a request answered or refused never has its headers rewritten.
+ * What the decision reads of the head before anything is forwarded: a request answered or refused
+ * never has its headers rewritten.
  */
-export function readRequestFacts(
-  rawHeaders: readonly string[],
-  facts: Omit<RequestHeaderFacts, 'forwardedFor'>,
-): void {
+export function readRequestFacts(rawHeaders: readonly string[], facts: RequestHeaderFacts): void {
   for (let i = 0; i < rawHeaders.length; i += 2) {
     switch (knownRequestKind(rawHeaders[i]!)) {
       case HOST:
@@ -123,67 +118,51 @@ export function readRequestFacts(
 }
 
 /**
- * The headers to send upstream, as a flat list. `facts` is filled in (host, body, incoming XFF); the
- * X-Forwarded-* headers are appended last, so `appendForwarded` can be called once the final
- * `$remote_addr` is known.
+ * The headers to send upstream, as a flat list: the client's but the hop-by-hop ones, then
+ * X-Forwarded-For (the incoming list and `remoteAddr`, the final `$remote_addr`), -Proto and -Host
+ * (`host`: the request's Host, from `readRequestFacts`).
  */
-export function upstreamRequestHeaders(rawHeaders: readonly string[], facts: RequestHeaderFacts): string[] {
-  const out: string[] = [];
+export function upstreamRequestHeaders(
+  rawHeaders: readonly string[],
+  host: string,
+  remoteAddr: string,
+  scheme: string,
+): string[] {
+  let out: string[] = [];
   let named: string[] | null = null;
-  facts.host = '';
-  facts.hasBody = false;
-  facts.contentLength = -1;
-  facts.forwardedFor = '';
+  let forwardedFor = '';
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!;
-    const value = rawHeaders[i + 1]!;
     switch (requestKind(name)) {
       case 0:
-        out.push(name, value);
-        break;
       case HOST:
-        if (facts.host === '') facts.host = value;
-        out.push(name, value);
+      case CONTENT_LENGTH:
+        out.push(name, rawHeaders[i + 1]!);
         break;
       case XFF:
-        facts.forwardedFor = facts.forwardedFor === '' ? value : `${facts.forwardedFor}, ${value}`;
+        forwardedFor = forwardedFor === '' ? rawHeaders[i + 1]! : `${forwardedFor}, ${rawHeaders[i + 1]!}`;
         break;
       case CONNECTION:
-        named = connectionTokens(value, named);
-        break;
-      case CONTENT_LENGTH:
-        facts.contentLength = Number(value);
-        if (value !== '0') facts.hasBody = true;
-        out.push(name, value);
-        break;
-      case TRANSFER_ENCODING:
-        facts.hasBody = true;
+        named = connectionTokens(rawHeaders[i + 1]!, named);
         break;
     }
   }
-  if (named === null) return out;
-  // `Connection: Host` does not take the Host the request was routed by away from the server (it would
-  // get its own address instead; nginx passes Host on whatever Connection names)
-  return withoutNamed(
-    out,
-    named.filter((token) => token !== 'host'),
-  );
-}
-
-/** Appends X-Forwarded-For/-Proto/-Host to a list built by `upstreamRequestHeaders`. */
-export function appendForwarded(
-  headers: string[],
-  facts: RequestHeaderFacts,
-  remoteAddr: string,
-  scheme: string,
-): void {
-  headers.push(
+  if (named !== null) {
+    // `Connection: Host` does not take the Host the request was routed by away from the server (it
+    // would get its own address instead; nginx passes Host on whatever Connection names)
+    out = withoutNamed(
+      out,
+      named.filter((token) => token !== 'host'),
+    );
+  }
+  out.push(
     'x-forwarded-for',
-    facts.forwardedFor === '' ? remoteAddr : `${facts.forwardedFor}, ${remoteAddr}`,
+    forwardedFor === '' ? remoteAddr : `${forwardedFor}, ${remoteAddr}`,
     'x-forwarded-proto',
     scheme,
   );
-  if (facts.host !== '') headers.push('x-forwarded-host', facts.host);
+  if (host !== '') out.push('x-forwarded-host', host);
+  return out;
 }
 
 /** True when a response header is not relayed (hop-by-hop, or hidden like nginx's proxy_hide_header). */

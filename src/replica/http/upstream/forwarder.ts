@@ -27,7 +27,7 @@ import {
 } from '../wire/upstream-failure.ts';
 import { ClientBody } from './client-body.ts';
 import { againOnSameServer, clientsFailure, mayTryNext, phaseOf, type TryFacts } from './failure-rules.ts';
-import { appendForwarded, type RequestHeaderFacts, upstreamRequestHeaders } from './forward-headers.ts';
+import { type RequestHeaderFacts, upstreamRequestHeaders } from './forward-headers.ts';
 import type { ForwardOwner } from './forward-owner.ts';
 import { SendTimeout, type SendWatcher } from './send-timeout.ts';
 import type { UpgradeHandler } from './upgrade-dispatch.ts';
@@ -35,17 +35,17 @@ import type { UpstreamHost, UpstreamPeer } from './upstream-group.ts';
 import type { QueuedRequest } from './upstream-queue.ts';
 import { UpstreamTries } from './upstream-tries.ts';
 
-export class Forwarder implements RequestHeaderFacts, QueuedRequest, UpgradeHandler, SendWatcher {
-  // RequestHeaderFacts, filled in by upstreamRequestHeaders when the request is forwarded
-  host = '';
-  hasBody = false;
-  contentLength = -1;
-  forwardedFor = '';
+/** The client side of the request as the forwarder reads it: the head's facts and `$remote_addr`. */
+export interface ForwardedRequest extends RequestHeaderFacts {
+  readonly remoteAddr: string;
+}
+
+export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
   /** The current try went on a connection that carried requests before (set by the connection). */
   reusedConnection = false;
 
   readonly #owner: ForwardOwner;
-  readonly #remoteAddr: string;
+  readonly #request: ForwardedRequest;
   readonly #scheme: string;
   /** The status of the upstream's answer; 0 until its head arrived. */
   #status = 0;
@@ -68,9 +68,9 @@ export class Forwarder implements RequestHeaderFacts, QueuedRequest, UpgradeHand
     return this.#owner.clientSocket;
   }
 
-  constructor(owner: ForwardOwner, remoteAddr: string, scheme: string) {
+  constructor(owner: ForwardOwner, request: ForwardedRequest, scheme: string) {
     this.#owner = owner;
-    this.#remoteAddr = remoteAddr;
+    this.#request = request;
     this.#scheme = scheme;
   }
 
@@ -87,20 +87,20 @@ export class Forwarder implements RequestHeaderFacts, QueuedRequest, UpgradeHand
       return;
     }
     const req = this.#owner.req;
-    this.#headers = upstreamRequestHeaders(req.rawHeaders, this);
-    appendForwarded(this.#headers, this, this.#remoteAddr, this.#scheme);
+    const request = this.#request;
+    this.#headers = upstreamRequestHeaders(req.rawHeaders, request.host, request.remoteAddr, this.#scheme);
     this.#tries = new UpstreamTries(group);
     this.#path = target.path ?? req.url ?? '/';
     this.#readTimeoutMs = target.readTimeoutMs;
     this.#connectTimeoutMs = target.connectTimeoutMs;
-    if (this.hasBody) this.#sendTimeout = new SendTimeout(target.sendTimeoutMs ?? group.sendTimeoutMs, this);
-    if (this.hasBody) {
+    if (request.hasBody) {
+      this.#sendTimeout = new SendTimeout(target.sendTimeoutMs ?? group.sendTimeoutMs, this);
       const timers = this.#owner.timers;
       // a declared length over the limit was refused with the head; a chunked body is counted
-      const maxBytes = this.contentLength === -1 ? (target.maxBodyBytes ?? 0) : 0;
+      const maxBytes = request.contentLength === -1 ? (target.maxBodyBytes ?? 0) : 0;
       const body = new ClientBody(req, timers.bodyTimeoutMs, maxBytes, () => this.#bodyTimedOut());
       this.#body = body;
-      if (timers.requestBuffering && this.contentLength > 0 && this.contentLength <= timers.bodyBufferBytes) {
+      if (timers.requestBuffering && request.contentLength > 0 && request.contentLength <= timers.bodyBufferBytes) {
         body.readWhole(() => {
           if (this.#owner.forwarding) this.#dispatch();
         });
@@ -201,7 +201,7 @@ export class Forwarder implements RequestHeaderFacts, QueuedRequest, UpgradeHand
       abort();
       return;
     }
-    if (this.hasBody) {
+    if (this.#request.hasBody) {
       this.#sendTimeout?.start();
       if (this.bufferedBody === null) this.#body?.streaming();
     }
@@ -292,7 +292,7 @@ export class Forwarder implements RequestHeaderFacts, QueuedRequest, UpgradeHand
   #tryFacts(): TryFacts {
     return {
       method: this.#owner.req.method,
-      bodyStreamed: this.hasBody && this.bufferedBody === null,
+      bodyStreamed: this.#request.hasBody && this.bufferedBody === null,
       tried: this.#tries!.count,
       servers: this.#tries!.group.peers.length,
       reusedConnection: this.reusedConnection,
