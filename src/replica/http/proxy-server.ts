@@ -46,9 +46,10 @@ import type { ExchangeHost } from './exchange/exchange-host.ts';
 import { Exchange } from './exchange/proxy-exchange.ts';
 import type { Tunnel } from './exchange/tunnel.ts';
 import { type TunnelHost, UpgradeLeg } from './exchange/upgrade-leg.ts';
-import { H2Inbound, type H2InboundHost } from './inbound/h2-inbound.ts';
-import { Http1Inbound, type Http1InboundHost } from './inbound/http1-inbound.ts';
-import { type NodeHttpHost, NodeHttpInbound } from './inbound/node-http-inbound.ts';
+import { H2Inbound } from './inbound/h2-inbound.ts';
+import { Http1Inbound } from './inbound/http1-inbound.ts';
+import { NodeHttpInbound } from './inbound/node-http-inbound.ts';
+import { InboundHost } from './inbound-host.ts';
 import type { ProxyServerOptions } from './proxy-server-options.ts';
 import type { UpstreamGroup, UpstreamLookup } from './upstream/upstream-group.ts';
 
@@ -113,25 +114,16 @@ export class ProxyServer<D extends Decision = Decision> implements ExchangeHost<
   }
 
   /** What the listener's readers of connections (HTTP/1: its own, then node:http's; h2) need of it. */
-  #createInboundHost(): NodeHttpHost<D> & Http1InboundHost & H2InboundHost {
-    const proxy = this;
-    return {
-      clientInput: this.clientInput,
-      get clientTimers() {
-        return proxy.#timers();
-      },
-      get closing() {
-        return proxy.closing;
-      },
+  #createInboundHost(): InboundHost<D> {
+    return new InboundHost<D>(this, this.clientInput, {
       peerOf: (socket) => this.#peerOf(socket),
-      exchange: (req: ClientRequest, res: ClientResponse, expectsContinue?: boolean) =>
-        this.#exchange(req, res, expectsContinue),
+      exchange: (req, res, expectsContinue) => this.#exchange(req, res, expectsContinue),
       upgradeExchange: (req, res, head) => this.#upgradeExchange(req, res, head),
       canTunnel: this.#canUpgrade === null ? null : (exchange) => this.#canTunnel(exchange),
       run: (exchange) => this.#run(exchange),
       handOver: (socket) => this.#nodeHttp.take(socket),
       connectionInfo: (message, socket) => this.#onConnectionInfo?.(message, socket),
-    };
+    });
   }
 
   /** New servers and certificates for an `ssl`/`http2` address (a reload); open connections keep theirs. */

@@ -11,6 +11,7 @@ import type { ClientResponse } from '../contract/client-response.ts';
 import type { ClientInputRules } from '../contract/decision.ts';
 import { Http1Connection, type Http1Host } from './http1-connection.ts';
 import { DEFAULT_MAX_HEADER_BYTES } from './node-http-inbound.ts';
+import type { OwnResponse } from './own-response.ts';
 
 /** What the connections need of the listener (proxy-server.ts). */
 export interface Http1InboundHost {
@@ -32,25 +33,7 @@ export class Http1Inbound {
   readonly #host: Http1Host;
 
   constructor(listener: Http1InboundHost) {
-    this.#host = {
-      get keepAliveTimeoutMs() {
-        return listener.clientTimers.keepaliveTimeoutMs;
-      },
-      get headersTimeoutMs() {
-        return listener.clientTimers.headerTimeoutMs;
-      },
-      get closing() {
-        return listener.closing;
-      },
-      maxHeadBytes: () => listener.clientInput?.maxHeaderBytes() ?? DEFAULT_MAX_HEADER_BYTES,
-      request: (req, res) => listener.exchange(req, res),
-      bodyCut: (res) => {
-        const exchange = res.socket === null ? null : connectionOf(res.socket).exchange;
-        if (exchange === null || !exchange.bodyFailed('HPE_INVALID_EOF_STATE')) res.destroy();
-      },
-      handOver: (socket) => listener.handOver(socket),
-      released: (connection) => this.#connections.delete(connection),
-    };
+    this.#host = new ConnectionsHost(listener, this.#connections);
   }
 
   /** A new connection (plain, or TLS after its handshake), its peer noted already. */
@@ -65,5 +48,52 @@ export class Http1Inbound {
   /** A forced close: every connection ends now. */
   destroy(): void {
     for (const connection of this.#connections) connection.socket.destroy();
+  }
+}
+
+/**
+ * What every connection of the listener reads of it. A class, not an object literal with getters:
+ * its accessors live on one prototype, so the compiler inlines them on the per-request path.
+ */
+class ConnectionsHost implements Http1Host {
+  readonly #listener: Http1InboundHost;
+  readonly #connections: Set<Http1Connection>;
+
+  constructor(listener: Http1InboundHost, connections: Set<Http1Connection>) {
+    this.#listener = listener;
+    this.#connections = connections;
+  }
+
+  get keepAliveTimeoutMs(): number {
+    return this.#listener.clientTimers.keepaliveTimeoutMs;
+  }
+
+  get headersTimeoutMs(): number {
+    return this.#listener.clientTimers.headerTimeoutMs;
+  }
+
+  get closing(): boolean {
+    return this.#listener.closing;
+  }
+
+  maxHeadBytes(): number {
+    return this.#listener.clientInput?.maxHeaderBytes() ?? DEFAULT_MAX_HEADER_BYTES;
+  }
+
+  request(req: ClientRequest, res: ClientResponse): void {
+    this.#listener.exchange(req, res);
+  }
+
+  bodyCut(res: OwnResponse): void {
+    const exchange = res.socket === null ? null : connectionOf(res.socket).exchange;
+    if (exchange === null || !exchange.bodyFailed('HPE_INVALID_EOF_STATE')) res.destroy();
+  }
+
+  handOver(socket: Socket): void {
+    this.#listener.handOver(socket);
+  }
+
+  released(connection: Http1Connection): void {
+    this.#connections.delete(connection);
   }
 }

@@ -100,7 +100,11 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
       const maxBytes = request.contentLength === -1 ? (target.maxBodyBytes ?? 0) : 0;
       const body = new ClientBody(req, timers.bodyTimeoutMs, maxBytes, () => this.#bodyTimedOut());
       this.#body = body;
-      if (timers.requestBuffering && request.contentLength > 0 && request.contentLength <= timers.bodyBufferBytes) {
+      if (
+        timers.requestBuffering &&
+        request.contentLength > 0 &&
+        request.contentLength <= timers.bodyBufferBytes
+      ) {
         body.readWhole(() => {
           if (this.#owner.forwarding) this.#dispatch();
         });

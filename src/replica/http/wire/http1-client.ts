@@ -27,7 +27,7 @@ import {
   streamBody,
   validTarget,
 } from './http1-request.ts';
-import { Http1ResponseReader, sharedBufferReads } from './http1-response-reader.ts';
+import { Http1ResponseReader, type ResponseReaderHost, sharedBufferReads } from './http1-response-reader.ts';
 import { UpstreamFailure } from './upstream-failure.ts';
 
 export interface Http1ClientOptions {
@@ -48,7 +48,7 @@ const HEAD = 2;
 const BODY = 3;
 const CLOSED = 4;
 
-export class Http1Client {
+export class Http1Client implements ResponseReaderHost {
   readonly #host: string;
   readonly #port: number;
   readonly #options: Http1ClientOptions;
@@ -72,27 +72,38 @@ export class Http1Client {
     this.#port = port;
     this.#options = options;
     this.#hostHeader = `host: ${host.includes(':') ? `[${host}]` : host}:${port}\r\n`;
-    const client = this;
-    this.#response = new Http1ResponseReader({
-      get socket() {
-        return client.#socket;
-      },
-      get handler() {
-        return client.#handler;
-      },
-      bodyStarted: () => {
-        this.#state = BODY;
-        this.#timer.arm(BODY_TIMER, this.#request!.bodyTimeout ?? this.#options.bodyTimeout);
-      },
-      refreshTimer: () => this.#timer.refresh(),
-      complete: (clean) => this.#complete(clean),
-      fail: (err) => this.#fail(err),
-    });
+    this.#response = new Http1ResponseReader(this);
   }
 
   /** The connection's socket, once it is being made. */
   get socket(): Socket | null {
     return this.#socket;
+  }
+
+  /** @internal (ResponseReaderHost) The request's handler; null once a callback of it ended the request. */
+  get handler(): Http1Handler | null {
+    return this.#handler;
+  }
+
+  /** @internal (ResponseReaderHost) */
+  bodyStarted(): void {
+    this.#state = BODY;
+    this.#timer.arm(BODY_TIMER, this.#request!.bodyTimeout ?? this.#options.bodyTimeout);
+  }
+
+  /** @internal (ResponseReaderHost) */
+  refreshTimer(): void {
+    this.#timer.refresh();
+  }
+
+  /** @internal (ResponseReaderHost) */
+  responseComplete(clean: boolean): void {
+    this.#complete(clean);
+  }
+
+  /** @internal (ResponseReaderHost) */
+  responseFailed(err: Error): void {
+    this.#fail(err);
   }
 
   /** The last response's head came in a read of its own, its body whole in the next (a Nagle server's). */

@@ -52,7 +52,7 @@ export function sharedBufferReads(reader: SocketReader): OnReadOpts {
   };
 }
 
-/** What the reader needs of its connection. */
+/** What the reader needs of its connection (the client itself: one shape for every connection). */
 export interface ResponseReaderHost {
   readonly socket: Socket | null;
   /** The request's handler: another one, or null, once a callback of it ended the request. */
@@ -62,9 +62,9 @@ export interface ResponseReaderHost {
   /** Body bytes came, or reading goes on: the body's wait starts again. */
   refreshTimer(): void;
   /** The response is whole. `clean`: nothing followed it. */
-  complete(clean: boolean): void;
+  responseComplete(clean: boolean): void;
   /** The request ends with `err`, and the connection with it. */
-  fail(err: Error): void;
+  responseFailed(err: Error): void;
 }
 
 export class Http1ResponseReader {
@@ -163,7 +163,7 @@ export class Http1ResponseReader {
       const end = buffer.indexOf(CRLF_CRLF);
       if (end === -1 || end > MAX_HEAD_BYTES) {
         if (end > MAX_HEAD_BYTES || buffer.length > MAX_HEAD_BYTES) {
-          this.#host.fail(new UpstreamFailure('too-big-header', 'Headers Overflow Error'));
+          this.#host.responseFailed(new UpstreamFailure('too-big-header', 'Headers Overflow Error'));
           return;
         }
         this.#headBuffer = owned ? buffer : Buffer.from(buffer);
@@ -173,14 +173,14 @@ export class Http1ResponseReader {
       try {
         head = parseResponseHead(buffer, end, this.#expectBody);
       } catch (err) {
-        this.#host.fail(err as Error);
+        this.#host.responseFailed(err as Error);
         return;
       }
       const rest = buffer.subarray(end + 4);
       // 1xx answers before the final one are not relayed
       if (head.status < 200) {
         if (head.status === 101) {
-          this.#host.fail(new UpstreamFailure('closed', 'bad upgrade'));
+          this.#host.responseFailed(new UpstreamFailure('closed', 'bad upgrade'));
           return;
         }
         buffer = rest;
@@ -208,7 +208,7 @@ export class Http1ResponseReader {
     if (!handler.onHeaders(head.status, head.rawHeaders, this.#resume, head.statusText)) this.#pause();
     if (host.handler !== handler) return;
     if (head.framing === NO_BODY) {
-      host.complete(rest.length === 0);
+      host.responseComplete(rest.length === 0);
       return;
     }
     if (rest.length !== 0) this.#readBody(rest);
@@ -235,13 +235,13 @@ export class Http1ResponseReader {
       if (chunk.length <= remaining) {
         this.#remaining = remaining - chunk.length;
         if (!handler.onData(copyBodyChunk(chunk))) this.#pause();
-        if (this.#remaining === 0 && host.handler === handler) host.complete(true);
+        if (this.#remaining === 0 && host.handler === handler) host.responseComplete(true);
         return;
       }
       // more than the body: the rest is no answer to anything
       handler.onData(copyBodyChunk(chunk.subarray(0, remaining)));
       this.#remaining = 0;
-      if (host.handler === handler) host.complete(false);
+      if (host.handler === handler) host.responseComplete(false);
       return;
     }
     const decoder = this.#chunked!;
@@ -252,10 +252,10 @@ export class Http1ResponseReader {
         if (host.handler === handler && !handler.onData(copyBodyChunk(data))) wantMore = false;
       });
     } catch (err) {
-      host.fail(err as Error);
+      host.responseFailed(err as Error);
       return;
     }
     if (!wantMore) this.#pause();
-    if (done && host.handler === handler) host.complete(decoder.consumed === chunk.length);
+    if (done && host.handler === handler) host.responseComplete(decoder.consumed === chunk.length);
   }
 }
