@@ -37,7 +37,7 @@ function knownRequestKind(name: string): number {
     case 2:
       return name.toLowerCase() === 'te' ? DROP : 0;
     case 4:
-      return name.toLowerCase() === 'host' ? HOST : 0;
+      return isNamed(name, 'host', 'Host') ? HOST : 0;
     case 6:
       // undici refuses `expect`; 100-continue is answered by this server, not relayed.
       return name.toLowerCase() === 'expect' ? DROP : 0;
@@ -45,13 +45,11 @@ function knownRequestKind(name: string): number {
       const lower = name.toLowerCase();
       return lower === 'trailer' || lower === 'upgrade' ? DROP : 0;
     }
-    case 10: {
-      const lower = name.toLowerCase();
-      if (lower === 'connection') return CONNECTION;
-      return lower === 'keep-alive' ? DROP : 0;
-    }
+    case 10:
+      if (isNamed(name, 'connection', 'Connection')) return CONNECTION;
+      return name.toLowerCase() === 'keep-alive' ? DROP : 0;
     case 14:
-      return name.toLowerCase() === 'content-length' ? CONTENT_LENGTH : 0;
+      return isNamed(name, 'content-length', 'Content-Length') ? CONTENT_LENGTH : 0;
     case 15:
       return name.toLowerCase() === 'x-forwarded-for' ? XFF : 0;
     case 16:
@@ -63,6 +61,11 @@ function knownRequestKind(name: string): number {
     }
   }
   return 0;
+}
+
+/** `name` is `lower` in any case; its two usual spellings are matched without making a lower-cased copy. */
+function isNamed(name: string, lower: string, usual: string): boolean {
+  return name === usual || name === lower || name.toLowerCase() === lower;
 }
 
 function isProxyPrefixed(name: string): boolean {
