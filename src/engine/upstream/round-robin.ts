@@ -1,8 +1,11 @@
 /**
  * nginx's round-robin balancer of an `upstream` group (ngx_http_upstream_round_robin.c): the smooth
  * weighted choice of a server, `max_conns`, and a failed server left out for `fail_timeout`. Pure:
- * the caller passes the time and counts requests on the servers.
+ * the caller passes the time (a clock for `pick`, read only while a server is left out) and counts
+ * requests on the servers.
  */
+
+import type { Clock } from '../../shared/clock.ts';
 
 /** What the balancer reads and writes of one server (of nginx's ngx_http_upstream_rr_peer_t). */
 export interface RoundRobinPeer {
@@ -35,11 +38,11 @@ export class RoundRobin<P extends RoundRobinPeer> {
 
   /**
    * ngx_http_upstream_get_peer: the next server, skipping those in `tried` (already tried for this
-   * request), those left out at `nowMs` and those at their `max_conns`; null when none is left ("no
+   * request), those left out now (`clock`, read only while one is) and those at their `max_conns`; null when none is left ("no
    * live upstreams"). Each server that could be chosen gains its weight; the one with the most (the
    * first of equals) is chosen and loses the total, so weights 5, 1, 1 go a a b a c a a.
    */
-  pick(tried: readonly P[] | null, nowMs: number): P | null {
+  pick(tried: readonly P[] | null, clock: Clock): P | null {
     const single = this.#single;
     if (single !== null) return tried === null && !atMaxConns(single) ? single : null;
     let best: P | null = null;
@@ -47,7 +50,7 @@ export class RoundRobin<P extends RoundRobinPeer> {
     for (const peer of this.peers) {
       if (tried?.includes(peer) || atMaxConns(peer)) continue;
       if (peer.downUntilMs !== 0) {
-        if (peer.downUntilMs > nowMs) continue;
+        if (peer.downUntilMs > clock.nowMs()) continue;
         peer.downUntilMs = 0;
       }
       peer.currentWeight += peer.weight;

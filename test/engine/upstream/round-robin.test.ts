@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { RoundRobin, type RoundRobinPeer } from '../../../src/engine/upstream/round-robin.ts';
+import type { Clock } from '../../../src/shared/clock.ts';
 
 interface Peer extends RoundRobinPeer {
   readonly name: string;
@@ -19,9 +20,12 @@ const peer = (name: string, weight = 1, maxConns = 0): Peer => ({
   downUntilMs: 0,
 });
 
+/** A clock that reads `nowMs`. */
+const at = (nowMs: number): Clock => ({ nowMs: () => nowMs });
+
 /** `count` picks at `nowMs`, by name ('-' for none). */
 function picks(rr: RoundRobin<Peer>, count: number, nowMs = 0): string {
-  return Array.from({ length: count }, () => rr.pick(null, nowMs)?.name ?? '-').join(' ');
+  return Array.from({ length: count }, () => rr.pick(null, at(nowMs))?.name ?? '-').join(' ');
 }
 
 describe('round robin (ngx_http_upstream_get_peer)', () => {
@@ -38,9 +42,9 @@ describe('round robin (ngx_http_upstream_get_peer)', () => {
   it('skips the servers already tried for the request; none left is null', () => {
     const [a, b, c] = [peer('a'), peer('b'), peer('c')];
     const rr = new RoundRobin([a, b, c], 10_000);
-    assert.equal(rr.pick([a], 0), b);
-    assert.equal(rr.pick([a, b], 0), c);
-    assert.equal(rr.pick([a, b, c], 0), null);
+    assert.equal(rr.pick([a], at(0)), b);
+    assert.equal(rr.pick([a, b], at(0)), c);
+    assert.equal(rr.pick([a, b, c], at(0)), null);
   });
 
   it('a server carrying its max_conns is skipped until a request on it ends', () => {
@@ -71,8 +75,8 @@ describe('max_fails=1 fail_timeout', () => {
     const rr = new RoundRobin([a, b], 5_000);
     rr.markFailed(a, 0);
     rr.markFailed(b, 100);
-    assert.equal(rr.pick(null, 4_999), null);
-    assert.equal(rr.pick(null, 5_000)?.name, 'a');
+    assert.equal(rr.pick(null, at(4_999)), null);
+    assert.equal(rr.pick(null, at(5_000))?.name, 'a');
   });
 
   it('the only server of a group is never left out, but is still tried once and held to max_conns', () => {
@@ -80,9 +84,9 @@ describe('max_fails=1 fail_timeout', () => {
     const rr = new RoundRobin([only], 10_000);
     assert.equal(rr.markFailed(only, 0), false);
     assert.equal(rr.isDown(only, 0), false);
-    assert.equal(rr.pick(null, 0), only);
-    assert.equal(rr.pick([only], 0), null);
+    assert.equal(rr.pick(null, at(0)), only);
+    assert.equal(rr.pick([only], at(0)), null);
     only.active = 2;
-    assert.equal(rr.pick(null, 0), null);
+    assert.equal(rr.pick(null, at(0)), null);
   });
 });

@@ -179,7 +179,7 @@ export class UpstreamGroup {
    * counts the request on the server (`take`).
    */
   pick(tried: readonly UpstreamPeer[] | null = null): UpstreamPeer | null {
-    return this.#balancer.pick(tried, this.#clock.nowMs());
+    return this.#balancer.pick(tried, this.#clock);
   }
 
   /** A request is on `peer` now. */
