@@ -14,9 +14,16 @@ export function keyNotFoundError(): LimitswitchError {
   return new LimitswitchError('KeyvalKeyNotFound');
 }
 
-/** Several keys POSTed into a zone that already holds keys: 400. */
-export function onlyOneKeyError(): LimitswitchError {
-  return new LimitswitchError('KeyvalFormatError', 'only one key can be added');
+/**
+ * Several keys POSTed into a zone that already holds keys: 400 `KeyvalFormatError`, as NGINX Plus
+ * answers. The text starts with NGINX Plus's words and goes on to say what to do instead (running a
+ * POST of several keys twice, such as the README's first step, lands here).
+ */
+export function onlyOneKeyError(zone: string): LimitswitchError {
+  return new LimitswitchError(
+    'KeyvalFormatError',
+    `only one key can be added: keyval zone "${zone}" already holds keys; change a key with PATCH (one key a request), or empty the zone with DELETE first`,
+  );
 }
 
 /** The entries would not fit in the zone's `size`. */

@@ -17,8 +17,9 @@
  *
  * Precondition failures throw `LimitswitchError` with the NGINX Plus code: `KeyvalKeyExists` (add),
  * `KeyvalKeyNotFound` (change/delete a missing key), `KeyvalFormatError` with text `only one key can be
- * added` (several keys into a non-empty zone), `KeyvalZoneFull` (the entries would not fit in `size`). An unreachable store throws `StoreUnavailable` within
- * the backend's command timeout.
+ * added: …` (several keys into a non-empty zone; the rest of the text says what to do instead),
+ * `KeyvalZoneFull` (the entries would not fit in `size`). The texts are built in `keyval-errors.ts`. An
+ * unreachable store throws `StoreUnavailable` within the backend's command timeout.
  */
 import type { AuditNote } from './audit-trail.ts';
 

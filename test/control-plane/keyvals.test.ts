@@ -79,10 +79,27 @@ describe('keyvals: NGINX Plus semantics', () => {
       await app.inject(post('/api/9/http/keyvals/zone_one', '{"b":"1","c":"2"}')),
       400,
       'KeyvalFormatError',
-      'only one key can be added',
+      'only one key can be added: keyval zone "zone_one" already holds keys; change a key with PATCH (one key a request), or empty the zone with DELETE first',
     );
     assert.equal((await app.inject(post('/api/9/http/keyvals/zone_one', '{"b":"1"}'))).statusCode, 201);
     assert.deepEqual(Object.keys(await store.keyvals.getZone('zone_one', Date.now())).sort(), ['a', 'b']);
+  });
+
+  it('POST of several keys into a zone that holds keys keeps NGINX’s 400 KeyvalFormatError and says what to do instead (issue 34 §4)', async () => {
+    const { app } = await buildApp();
+    const url = '/api/9/http/keyvals/zone_one';
+    // The README's step 1, run twice: the second time the zone already holds its keys.
+    assert.equal((await app.inject(post(url, '{"/coffee":"1","/tea":"0"}'))).statusCode, 201);
+    assertNginxError(
+      await app.inject(post(url, '{"/coffee":"1","/tea":"0"}')),
+      400,
+      'KeyvalFormatError',
+      'only one key can be added: keyval zone "zone_one" already holds keys; change a key with PATCH (one key a request), or empty the zone with DELETE first',
+    );
+    // What the text says works: PATCH changes a key; DELETE empties the zone, and the POST is taken again.
+    assert.equal((await app.inject(patch(url, '{"/coffee":"0"}'))).statusCode, 204);
+    assert.equal((await app.inject({ method: 'DELETE', url })).statusCode, 204);
+    assert.equal((await app.inject(post(url, '{"/coffee":"1","/tea":"0"}'))).statusCode, 201);
   });
 
   it('PATCH: one key only, the key must exist', async () => {

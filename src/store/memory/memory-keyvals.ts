@@ -55,7 +55,7 @@ export class MemoryKeyvals implements KeyvalStore {
     const nowMs = this.#backend.nowMs();
     const current = this.#zones.get(zone);
     const liveCount = current ? [...current.values()].filter((e) => isLive(e, nowMs)).length : 0;
-    if (keys.length > 1 && liveCount > 0) throw onlyOneKeyError();
+    if (keys.length > 1 && liveCount > 0) throw onlyOneKeyError(zone);
     for (const key of keys) {
       const existing = current?.get(key);
       if (existing && isLive(existing, nowMs)) throw keyExistsError(key);

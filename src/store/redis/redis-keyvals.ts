@@ -249,7 +249,7 @@ export class RedisKeyvals implements KeyvalStore {
       case 'not-found':
         throw keyNotFoundError();
       case 'only-one':
-        throw onlyOneKeyError();
+        throw onlyOneKeyError(zone ?? '');
       case 'full':
         throw zoneFullError(zone ?? '');
       default:

@@ -86,7 +86,7 @@ export function keyvalContract(name: string, harness: StoreHarness): void {
         store.add('z', { c: never('3'), d: never('4') }),
         'KeyvalFormatError',
         400,
-        'only one key can be added',
+        'only one key can be added: keyval zone "z" already holds keys; change a key with PATCH (one key a request), or empty the zone with DELETE first',
       );
       assert.equal(await revisionOf(store), 1);
       assert.deepEqual(Object.keys(await store.getZone('z', Date.now())).sort(), ['a', 'b']);
