@@ -35,7 +35,7 @@ import { switchRoutes } from './routes/switches.ts';
 import { upstreamRoutes } from './routes/upstreams.ts';
 import { zoneSyncRoutes } from './routes/zone-sync.ts';
 import { loadApiSpec } from './spec.ts';
-import { type ControlPlaneStore, StoreGateway } from './store-gateway.ts';
+import { type ControlPlaneStore, STORE_GATEWAY_TIMEOUT_MS, StoreGateway } from './store-gateway.ts';
 import { ZoneDirectory } from './zone-directory.ts';
 
 export interface ControlPlaneOptions {
@@ -58,7 +58,7 @@ export interface ControlPlaneOptions {
   readonly metrics?: ControlPlaneMetrics;
   /** Reported by `/api/N/nginx`. Default: package.json's version. */
   readonly version?: string;
-  /** Bound on every store call; past it the request answers 503. Default 2000. */
+  /** Bound on every store call; past it the request answers 503. Default 2500 (store-gateway.ts). */
   readonly storeTimeoutMs?: number;
   /** Request bodies larger than this answer 413. Default 64 KiB. */
   readonly bodyLimitBytes?: number;
@@ -94,7 +94,12 @@ export async function controlPlane(app: FastifyInstance, options: ControlPlaneOp
   const spec = loadApiSpec();
   const metrics = options.metrics ?? new ControlPlaneMetrics();
   const clock = options.clock ?? systemClock;
-  const gateway = new StoreGateway(options.store, options.storeTimeoutMs ?? 2000, metrics, app.log);
+  const gateway = new StoreGateway(
+    options.store,
+    options.storeTimeoutMs ?? STORE_GATEWAY_TIMEOUT_MS,
+    metrics,
+    app.log,
+  );
   const access = new AccessControl(options.auth);
   const browser = new BrowserChecks(options.serverNames);
   const ctx: ControlPlaneContext = {
@@ -160,7 +165,8 @@ export async function controlPlane(app: FastifyInstance, options: ControlPlaneOp
 
   app.setErrorHandler(async (err, request, reply) => {
     const error = toApiError(err);
-    if (error.status >= 500) request.log.error({ err }, error.text);
+    // an unavailable store is said once per outage by the gateway (store-trouble.ts), not per call
+    if (error.status >= 500 && error.code !== 'StoreUnavailable') request.log.error({ err }, error.text);
     if (error.status === 401) reply.header('www-authenticate', 'Bearer realm="limitswitch"');
     const requestId = request.limitswitchRequestId || newRequestId();
     return reply
@@ -203,9 +209,10 @@ export async function controlPlane(app: FastifyInstance, options: ControlPlaneOp
     if (zones.length === 0) return;
     try {
       await gateway.call('registerZones', (s) => s.registry.registerZones(zones));
-    } catch (err) {
-      // Served from the config anyway; replicas register the zones they run themselves.
-      app.log.warn({ err }, 'could not register the configured keyval zones in the store');
+    } catch {
+      // Served from the config anyway; replicas register the zones they run themselves. The gateway
+      // has said why the store did not answer.
+      app.log.info('configured keyval zones not registered: the store did not answer (replicas register theirs)');
     }
   });
 }

@@ -1,7 +1,9 @@
 /**
  * Every store call the control plane makes goes through here: bounded in time (a store that hangs
  * answers 503 StoreUnavailable within `timeoutMs`, never a stuck request), timed for `/metrics`, and
- * unexpected failures (a dropped connection) reported as StoreUnavailable rather than 500.
+ * unexpected failures (a dropped connection) reported as StoreUnavailable rather than 500. The bound
+ * is longer than the store's own wait for a connection (`STORE_GATEWAY_TIMEOUT_MS`), so a store that
+ * is down answers first, naming itself and why (`redis://…: connection refused`).
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { ControlPlaneMetrics } from '../metrics/control-plane-metrics.ts';
@@ -13,6 +15,9 @@ import type { CounterStore } from '../store/counter-store.ts';
 import type { KeyvalReader, KeyvalWriter } from '../store/keyval-store.ts';
 import type { LeaseStore } from '../store/lease-store.ts';
 import { StoreTrouble } from '../store/store-trouble.ts';
+
+/** The gateway's bound: the Redis store's own 2000 ms wait for a connection, and time to say why. */
+export const STORE_GATEWAY_TIMEOUT_MS = 2500;
 
 /** The store ports the control plane uses (it never follows the feed). */
 export interface ControlPlaneStore {
@@ -51,7 +56,8 @@ export class StoreGateway {
         () =>
           reject(
             new LimitswitchError('StoreUnavailable', undefined, {
-              cause: new Error(`no answer to ${op} within ${this.#timeoutMs} ms`),
+              // the same text whatever the call, so an outage is one line however many calls fail
+              cause: new Error(`no answer within ${this.#timeoutMs} ms`),
             }),
           ),
         this.#timeoutMs,
