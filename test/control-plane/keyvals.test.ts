@@ -291,3 +291,41 @@ describe('keyvals: keys that are JavaScript property names', () => {
     );
   });
 });
+
+describe('keyvals: a type=prefix key that can never match a $uri (issue 34 §8)', () => {
+  const url = '/api/9/http/keyvals/prefixes';
+  const warning = (key: string) =>
+    `299 - "key ${JSON.stringify(key).replace(/["\\]/g, '\\$&')} of type=prefix keyval zone \\"prefixes\\" does not start with \\"/\\": it can never match a $uri, which always does"`;
+
+  it('is stored as nginx stores it, and the POST and PATCH answers name it in a Warning header', async () => {
+    const { app } = await buildApp();
+    const created = await app.inject(post(url, '{"coffee":"1"}'));
+    assert.equal(created.statusCode, 201);
+    assert.equal(created.headers.warning, warning('coffee'));
+    const changed = await app.inject(patch(url, '{"coffee":"0"}'));
+    assert.equal(changed.statusCode, 204);
+    assert.equal(changed.headers.warning, warning('coffee'));
+    assert.equal((await app.inject({ method: 'GET', url })).body, '{"coffee":"0"}');
+  });
+
+  it('names each such key of a POST once; keys with "/" first, deletions and other zone types have none', async () => {
+    const { app } = await buildApp();
+    const created = await app.inject(post(url, '{"tea":"1","/coffee":"1","a\\"b":"1"}'));
+    assert.equal(created.statusCode, 201);
+    assert.deepEqual(created.headers.warning, [warning('tea'), warning('a"b')]);
+    assert.equal((await app.inject(post(url, '{"/latte":"1"}'))).headers.warning, undefined);
+    const deleted = await app.inject(patch(url, '{"tea":null}'));
+    assert.equal(deleted.statusCode, 204);
+    assert.equal(deleted.headers.warning, undefined);
+    const exact = await app.inject(post('/api/9/http/keyvals/zone_one', '{"coffee":"1"}'));
+    assert.equal(exact.statusCode, 201);
+    assert.equal(exact.headers.warning, undefined);
+  });
+
+  it('a key outside ASCII is sent as its UTF-8 bytes, as the Kubernetes API server sends warnings', async () => {
+    const { app } = await buildApp();
+    const created = await app.inject(post(url, '{"café":"1"}'));
+    assert.equal(created.statusCode, 201);
+    assert.equal(Buffer.from(String(created.headers.warning), 'latin1').toString('utf8'), warning('café'));
+  });
+});

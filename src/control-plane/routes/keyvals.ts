@@ -2,11 +2,12 @@
  * `/api/{version}/http/keyvals/` and `/{zone}`: NGINX Plus keyval semantics over the shared store.
  * Every check happens before the one atomic store mutation, so a rejected request changes nothing.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { LimitswitchError } from '../../shared/errors.ts';
 import type { AuditNote } from '../../store/audit-trail.ts';
 import type { KeyvalZoneInfo } from '../../store/cluster-registry.ts';
 import { addSpecRoute, type ControlPlaneContext } from '../context.ts';
+import { keyWarnings, WARNING_HEADER, warningHeaderValue } from '../key-warnings.ts';
 import { parsePatchBody, parsePostBody } from '../keyval-body.ts';
 import { answerWrite, auditNote, writeWaitMs } from '../write-outcome.ts';
 
@@ -44,6 +45,7 @@ export function keyvalRoutes(app: FastifyInstance, ctx: ControlPlaneContext): vo
     const result = await ctx.gateway.call('add', (s) =>
       s.keyvals.add(zone, entries, { note, sizeBytes: info.sizeBytes }),
     );
+    warn(reply, keyWarnings(info, Object.keys(entries)));
     const changes = Object.keys(entries).map((key) => ({ key, old: null, new: entries[key]!.value }));
     const outcome = { status: 201, revision: result.revision, zone, op: 'add', changes, note, audited: true };
     return answerWrite(ctx, request, reply, outcome, waitMs);
@@ -58,6 +60,7 @@ export function keyvalRoutes(app: FastifyInstance, ctx: ControlPlaneContext): vo
           s.keyvals.change(zone, key, entry, { note, sizeBytes: info.sizeBytes }),
         )
       : await ctx.gateway.call('delete', (s) => s.keyvals.delete(zone, key, { note }));
+    if (entry) warn(reply, keyWarnings(info, [key]));
     const changes = [{ key, old: result.previous[key] ?? null, new: entry?.value ?? null }];
     const op = entry ? 'change' : 'delete';
     const outcome = { status: 204, revision: result.revision, zone, op, changes, note, audited: true };
@@ -84,6 +87,12 @@ export function keyvalRoutes(app: FastifyInstance, ctx: ControlPlaneContext): vo
     };
     return answerWrite(ctx, request, reply, outcome, waitMs);
   });
+}
+
+/** A stored write's warnings, one `Warning` field each (on 201/204, and on 202 with `wait=applied`). */
+function warn(reply: FastifyReply, warnings: readonly string[]): void {
+  const values = warnings.map(warningHeaderValue);
+  if (values.length > 0) reply.header(WARNING_HEADER, values.length === 1 ? values[0] : values);
 }
 
 async function writeTarget(
