@@ -8,11 +8,13 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { loadConfigFile } from '../config/index.ts';
+import type { Config } from '../config/model.ts';
 import { zonesOfConfig } from '../control-plane/config-zones.ts';
 import { startControlPlaneServer } from '../control-plane/server.ts';
 import { ErrorLog } from '../replica/logs/error-log.ts';
 import { Replica } from '../replica/replica.ts';
 import { bindError } from '../shared/bind-error.ts';
+import { hasCode, LimitswitchError } from '../shared/errors.ts';
 import { checkServerNames } from './control-plane-command.ts';
 import { openCliStore, type StoreFlags, storeOptions } from './open-store.ts';
 import { type LogFlags, logOptions, processLogger } from './process-log.ts';
@@ -24,6 +26,7 @@ interface DemoFlags extends StoreFlags, LogFlags {
   host: string;
   controlPlanePort: string;
   replicaPorts: string;
+  upstreamPorts?: string;
   serverName: string[];
 }
 
@@ -35,6 +38,10 @@ export function registerDemoCommand(program: Command): void {
     .option('--host <address>', 'address everything listens on', '127.0.0.1')
     .option('--control-plane-port <port>', 'control plane port', '8080')
     .option('--replica-ports <ports>', 'one port per replica, comma-separated', '8081,8082,8083')
+    .option(
+      '--upstream-ports <ports>',
+      "one port per upstream block, in the configuration's order, comma-separated (default: the configuration's; the cafe's tea and coffee: 8091,8092)",
+    )
     .option(
       '--server-name <name...>',
       "names of the control plane a write's Host may be, besides IP addresses and localhost",
@@ -48,39 +55,58 @@ export function registerDemoCommand(program: Command): void {
 }
 
 async function runDemo(flags: DemoFlags): Promise<void> {
-  const config = loadConfigFile(flags.config);
+  const ports = parsePorts('--replica-ports', flags.replicaPorts);
+  const controlPlanePort = parsePorts('--control-plane-port', flags.controlPlanePort, 1)[0]!;
+  const loaded = loadConfigFile(flags.config);
+  const upstreamPorts =
+    flags.upstreamPorts === undefined
+      ? loaded.http.upstreams.map((u) => u.servers[0]!.port)
+      : parsePorts('--upstream-ports', flags.upstreamPorts, loaded.http.upstreams.length);
   const redisUrl = flags.redis ?? process.env.REDIS_URL;
-  // The banner says which store runs; the memory store's "one process only" warning is the point here.
   const logger = processLogger('limitswitch-demo', flags);
   // The banner says which store runs; the memory store's "one process only" warning is the point here.
   const store = openCliStore(flags, logger, { warnMemory: false });
   // What is open so far, closed again if a later part cannot start (a port in use).
   const opened: (() => Promise<void>)[] = [() => store.close()];
-  const open = async <T>(start: Promise<T>, close: (part: T) => Promise<void>): Promise<T> => {
-    const part = await start;
+  const open = async <T>(start: Promise<T>, close: (part: T) => Promise<void>, move: string): Promise<T> => {
+    const part = await start.catch((err: unknown) => {
+      throw movable(err, move);
+    });
     opened.unshift(() => close(part));
     return part;
   };
+  let config: Config;
   let controlPlane: Awaited<ReturnType<typeof startControlPlaneServer>>;
   let replicas: Replica[];
-  let upstreams: Server[];
-  const ports = flags.replicaPorts.split(',').map(Number);
+  let upstreams: { name: string; url: string; server: Server }[];
   try {
     upstreams = [];
-    for (const u of config.http.upstreams) {
-      upstreams.push(await open(startCafeApp(u.name, u.servers[0]!.host, u.servers[0]!.port), closeServer));
+    for (const [i, u] of loaded.http.upstreams.entries()) {
+      const host = u.servers[0]!.host;
+      const server = await open(
+        startCafeApp(u.name, host, upstreamPorts[i]!),
+        closeServer,
+        '--upstream-ports <ports>',
+      );
+      upstreams.push({ name: u.name, url: `http://${hostPort(host, boundPort(server))}`, server });
     }
+    // The replicas proxy to the upstreams where they listen now (--upstream-ports moves them).
+    config = withUpstreamPorts(
+      loaded,
+      upstreams.map((u) => boundPort(u.server)),
+    );
     controlPlane = await open(
       startControlPlaneServer({
         store,
         ...zonesOfConfig(config),
         serverNames: checkServerNames(flags.serverName),
         host: flags.host,
-        port: Number(flags.controlPlanePort),
+        port: controlPlanePort,
       }),
       (cp) => cp.close(),
+      '--control-plane-port <port>',
     );
-    const proxyPort = config.http.servers.flatMap((s) => s.listen.map((l) => l.port))[0] ?? 8081;
+    const proxyPort = proxyPortOf(config);
     const errorLog = new ErrorLog((line) => process.stderr.write(line));
     replicas = ports.map(
       (port, i) =>
@@ -95,34 +121,93 @@ async function runDemo(flags: DemoFlags): Promise<void> {
           log: (level, message, fields) => logger[level]({ replica: `replica-${i + 1}`, ...fields }, message),
         }),
     );
-    for (const replica of replicas) await open(replica.start(), () => replica.close());
+    for (const replica of replicas) {
+      await open(replica.start(), () => replica.close(), '--replica-ports <ports>');
+    }
   } catch (err) {
     for (const close of opened) await close();
     throw err;
   }
 
   process.stdout.write(
-    banner(
-      controlPlane.url,
-      flags.host,
-      ports,
-      config.http.upstreams.map((u) => u.name),
-      redisUrl
+    banner({
+      controlPlane: controlPlane.url,
+      replicas: replicas.map((r) => r.addresses().map((a) => `http://${a}`)),
+      replicaPorts: replicas.map((r) => r.ports.get(proxyPortOf(config)) ?? 0),
+      upstreams: upstreams.map((u) => `${u.name} ${u.url}`),
+      store: redisUrl
         ? `Redis at ${store.description}`
         : 'embedded memory store (this process only; --redis URL to share it)',
-    ),
+    }),
   );
 
   const stop = async (): Promise<void> => {
     process.stdout.write('\nstopping…\n');
     await Promise.all(replicas.map((r) => r.close()));
     await controlPlane.close();
-    await Promise.all(upstreams.map(closeServer));
+    await Promise.all(upstreams.map((u) => closeServer(u.server)));
     await store.close();
     process.exit(0);
   };
   process.once('SIGINT', () => void stop());
   process.once('SIGTERM', () => void stop());
+}
+
+/**
+ * `--flag 8081,8082`: ports 0–65535 (0: one the system picks), `count` of them when it is given;
+ * `RL_ERR_CLI_USAGE` otherwise.
+ */
+function parsePorts(flag: string, value: string, count?: number): number[] {
+  const ports = value.split(',').map((p) => p.trim());
+  const bad = ports.find((p) => !/^[0-9]{1,5}$/.test(p) || Number(p) > 65535);
+  if (bad !== undefined) {
+    throw new LimitswitchError('RL_ERR_CLI_USAGE', `${flag} ${value}: "${bad}" is not a port (0–65535)`);
+  }
+  if (count !== undefined && ports.length !== count) {
+    throw new LimitswitchError(
+      'RL_ERR_CLI_USAGE',
+      `${flag} ${value}: expected ${count} port${count === 1 ? '' : 's'}, one per upstream block`,
+    );
+  }
+  return ports.map(Number);
+}
+
+/**
+ * A bind failure names the flag that moves the port (`— move it with --replica-ports <ports>`), or
+ * `--host` when the address is not this machine's.
+ */
+function movable(err: unknown, move: string): unknown {
+  if (!hasCode(err, 'RL_ERR_BIND')) return err;
+  const code = (err.cause as { code?: unknown } | undefined)?.code;
+  const hint = code === 'EADDRNOTAVAIL' && move !== '--upstream-ports <ports>' ? '--host <address>' : move;
+  return new LimitswitchError('RL_ERR_BIND', `${err.message} — move it with ${hint}`, { cause: err.cause });
+}
+
+/** The configuration with each upstream block's first server on the port the demo's app listens on. */
+function withUpstreamPorts(config: Config, ports: readonly number[]): Config {
+  return {
+    ...config,
+    http: {
+      ...config.http,
+      upstreams: config.http.upstreams.map((u, i) => ({
+        ...u,
+        servers: u.servers.map((s, j) => (j === 0 ? { ...s, port: ports[i]! } : s)),
+      })),
+    },
+  };
+}
+
+function proxyPortOf(config: Config): number {
+  return config.http.servers.flatMap((s) => s.listen.map((l) => l.port))[0] ?? 8081;
+}
+
+function boundPort(server: Server): number {
+  const address = server.address();
+  return typeof address === 'object' && address !== null ? address.port : 0;
+}
+
+function hostPort(host: string, port: number): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
 }
 
 function closeServer(server: Server): Promise<void> {
@@ -141,23 +226,33 @@ function startCafeApp(name: string, host: string, port: number): Promise<Server>
   });
 }
 
-function banner(
-  controlPlane: string,
-  host: string,
-  ports: number[],
-  upstreams: string[],
-  store: string,
-): string {
-  const first = `http://${host}:${ports[0]}`;
+interface BannerFacts {
+  readonly controlPlane: string;
+  /** Each replica's listeners, as URLs. */
+  readonly replicas: readonly (readonly string[])[];
+  /** Each replica's port for the configuration's first `listen` (the one `--replica-ports` moves). */
+  readonly replicaPorts: readonly number[];
+  /** `name url` of each upstream app. */
+  readonly upstreams: readonly string[];
+  readonly store: string;
+}
+
+function banner(facts: BannerFacts): string {
+  const { controlPlane, replicaPorts: ports } = facts;
+  const first = facts.replicas[0]?.[0] ?? controlPlane;
+  // As a URL has it: IPv6 in brackets.
+  const host = new URL(first).hostname;
   const keyvals = `${controlPlane}/api/9/http/keyvals`;
   return `
 limitswitch demo — cafe.example.com, limits switched without a reload
 
   control plane   ${controlPlane}   (NGINX Plus API v9, /limit_reqs, /cluster/replicas, /docs)
   dashboard       ${controlPlane}/dashboard
-  store           ${store}
-  replicas        ${ports.map((p) => `http://${host}:${p}`).join('  ')}
-  upstreams       ${upstreams.join(', ')}
+  store           ${facts.store}
+  replicas        ${facts.replicas.map((urls) => urls.join(' ')).join('  ')}
+  upstreams       ${facts.upstreams.join('  ')}
+
+  ports move with --control-plane-port, --replica-ports and --upstream-ports
 
 Try it:
 

@@ -72,32 +72,43 @@ describe('a port that cannot be bound', () => {
     assert.equal(await redis.cli('hexists', 'limitswitch:{default}:replicas', 'r2'), '0');
   });
 
-  it('demo: exits 1 instead of hanging when its control-plane port is taken', async () => {
-    const [cp, r1, r2, tea, coffee] = await freePorts(5);
-    blockers.push(await occupy(cp!));
-    const config = dir.write(
-      'cafe.conf',
-      `events {}\nhttp {\n    upstream tea { server 127.0.0.1:${tea}; }\n    upstream coffee { server 127.0.0.1:${coffee}; }\n    server {\n        listen 8081;\n        location /tea { proxy_pass http://tea; }\n    }\n}\n`,
-    );
-    const demo = new LimitswitchProcess('demo', [
-      '-c',
-      config,
-      '--control-plane-port',
-      String(cp),
-      '--replica-ports',
-      `${r1},${r2}`,
-    ]);
-    const exit = await demo.exited;
-    assert.deepEqual(exit, { code: 1, signal: null }, demo.output());
-    assert.match(
-      demo.stderr,
-      new RegExp(
-        `^limitswitch: \\[emerg\\] ${escapeRegExp(`bind() to 127.0.0.1:${cp} failed (98: Address already in use)`)}$`,
-        'm',
-      ),
-    );
-  });
+  // Issue 34 §6: every port the demo binds has a flag, and the failure names it.
+  const demoCases = [
+    { part: 'control-plane', flag: '--control-plane-port <port>', taken: (p: DemoPorts) => p.cp },
+    { part: 'replica', flag: '--replica-ports <ports>', taken: (p: DemoPorts) => p.r2 },
+    { part: 'upstream (tea)', flag: '--upstream-ports <ports>', taken: (p: DemoPorts) => p.tea },
+  ];
+  for (const { part, flag, taken: takenOf } of demoCases) {
+    it(`demo: exits 1 when its ${part} port is taken, once, naming ${flag.split(' ')[0]}`, async () => {
+      const [cp, r1, r2, tea, coffee] = (await freePorts(5)) as number[];
+      const ports: DemoPorts = { cp: cp!, r1: r1!, r2: r2!, tea: tea!, coffee: coffee! };
+      const taken = takenOf(ports);
+      blockers.push(await occupy(taken));
+      const demo = new LimitswitchProcess('demo', [
+        '--control-plane-port',
+        String(cp),
+        '--replica-ports',
+        `${r1},${r2}`,
+        '--upstream-ports',
+        `${tea},${coffee}`,
+      ]);
+      const exit = await demo.exited;
+      assert.deepEqual(exit, { code: 1, signal: null }, demo.output());
+      const line = `limitswitch: [emerg] bind() to 127.0.0.1:${taken} failed (98: Address already in use) — move it with ${flag}`;
+      assert.match(demo.stderr, new RegExp(`^${escapeRegExp(line)}$`, 'm'));
+      // Issue 34 §9: said once, not also as an error-log line.
+      assert.equal(demo.stderr.split('bind() to').length - 1, 1, demo.output());
+    });
+  }
 });
+
+interface DemoPorts {
+  cp: number;
+  r1: number;
+  r2: number;
+  tea: number;
+  coffee: number;
+}
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

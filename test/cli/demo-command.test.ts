@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
@@ -17,7 +17,6 @@ import { waitFor } from '../helpers/wait-for.ts';
 
 const run = promisify(execFile);
 const BIN = fileURLToPath(new URL('../../bin/limitswitch.js', import.meta.url));
-const CAFE = fileURLToPath(new URL('../../examples/cafe/nginx.conf', import.meta.url));
 const README = fileURLToPath(new URL('../../README.md', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'limitswitch-demo-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -25,25 +24,18 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 it('runs the cafe: banner, /coffee switched on limits every replica, counters add up, Ctrl-C exits 0', async () => {
   // distinct: ports picked at once can come out the same (each is let go before the next is taken)
   const [cp, tea, coffee, ...replicaPorts] = (await freePorts(6)) as number[];
-  // The example's upstream ports, moved to free ones so the test cannot collide with anything.
-  const config = join(dir, 'nginx.conf');
-  writeFileSync(
-    config,
-    readFileSync(CAFE, 'utf8')
-      .replace('127.0.0.1:8091', `127.0.0.1:${tea}`)
-      .replace('127.0.0.1:8092', `127.0.0.1:${coffee}`),
-  );
+  // Every port by flag (issue 34 §6): the example's upstreams too, so the test collides with nothing.
   const child = spawn(
     process.execPath,
     [
       BIN,
       'demo',
-      '-c',
-      config,
       '--control-plane-port',
       String(cp),
       '--replica-ports',
       replicaPorts.join(','),
+      '--upstream-ports',
+      `${tea},${coffee}`,
     ],
     { env: { ...process.env, REDIS_URL: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
@@ -64,6 +56,22 @@ it('runs the cafe: banner, /coffee switched on limits every replica, counters ad
 
   assert.match(stdout, new RegExp(`control plane   http://127\\.0\\.0\\.1:${cp}`));
   assert.match(stdout, /store {11}embedded memory store/);
+  // Issue 34 §6: the banner names every port the demo listens on, and the flags that move them.
+  assert.match(
+    stdout,
+    new RegExp(`replicas {8}${replicaPorts.map((p) => `http://127\\.0\\.0\\.1:${p}`).join(' {2}')}\n`),
+  );
+  assert.match(
+    stdout,
+    new RegExp(`upstreams {7}tea http://127\\.0\\.0\\.1:${tea} {2}coffee http://127\\.0\\.0\\.1:${coffee}\n`),
+  );
+  assert.match(stdout, /ports move with --control-plane-port, --replica-ports and --upstream-ports/);
+  const listening = listeningPorts(child.pid!);
+  assert.deepEqual(
+    listening,
+    [cp, tea, coffee, ...replicaPorts].sort((a, b) => a! - b!),
+  );
+  for (const port of listening) assert.match(stdout, new RegExp(`:${port}\\b`), `port ${port} in the banner`);
   // The banner's writes are the README's, and they work as printed (curl -d alone sends a form: 415).
   const writes = curlWrites(stdout);
   assert.deepEqual(
@@ -127,6 +135,30 @@ it('runs the cafe: banner, /coffee switched on limits every replica, counters ad
   const [code] = await exited;
   assert.equal(code, 0);
 });
+
+/** The TCP ports a process listens on (Linux: its socket inodes among /proc/net/tcp{,6}'s LISTEN rows). */
+function listeningPorts(pid: number): number[] {
+  const inodes = new Set(
+    readdirSync(`/proc/${pid}/fd`)
+      .map((fd) => {
+        try {
+          return /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1];
+        } catch {
+          return undefined;
+        }
+      })
+      .filter((inode) => inode !== undefined),
+  );
+  const ports = new Set<number>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const row of readFileSync(table, 'utf8').split('\n').slice(1)) {
+      const cols = row.trim().split(/\s+/);
+      // local_address is HEX_IP:HEX_PORT, st 0A is LISTEN, the inode is the tenth column.
+      if (cols[3] === '0A' && inodes.has(cols[9]!)) ports.add(Number.parseInt(cols[1]!.split(':')[1]!, 16));
+    }
+  }
+  return [...ports].sort((a, b) => a - b);
+}
 
 /** The `curl -X …` lines of a text, in order, as a user would copy them. */
 function curlWrites(text: string): string[] {
