@@ -146,8 +146,10 @@ async function runReplica(flags: ReplicaFlags): Promise<void> {
     await replica.start();
     if (statusPort) status = await statusPort.serve(replica);
   } catch (err) {
-    // A port it cannot bind: nginx's [emerg] in the error log, nothing left registered or open.
-    if (hasCode(err, 'RL_ERR_BIND')) errorLog.message('emerg', err.message);
+    // A port it cannot bind: nginx's [emerg] in the error log, nothing left registered or open. On the
+    // terminal the process's last word (`limitswitch: [emerg] …`) says it: once, as nginx does when
+    // its error log is stderr.
+    if (hasCode(err, 'RL_ERR_BIND') && errorStream !== process.stderr) errorLog.message('emerg', err.message);
     await replica.close();
     await k8s?.stop();
     await statusPort?.close();
