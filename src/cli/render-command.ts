@@ -3,12 +3,15 @@
  * Kubernetes objects (multi-document YAML or JSON: Ingress in `networking.k8s.io/v1` or the legacy
  * `extensions/v1beta1` shape, ConfigMaps, Services, EndpointSlices, and the Gateway API's GatewayClass,
  * Gateway, HTTPRoute with NGINX Gateway Fabric's RateLimitPolicy) — the way NGINX Ingress Controller
- * users read the generated `nginx.conf`. Problems go to stderr; any rejected object makes the exit code 1.
+ * users read the generated `nginx.conf`. Problems go to stderr, and so do the annotations of served
+ * Ingresses that nothing reads (as `migrate` names what it drops); any rejected object makes the exit
+ * code 1.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { keyOf } from '../k8s/objects.ts';
+import { unreadAnnotations } from '../k8s/translate/annotations.ts';
 import { ClusterTranslator } from '../k8s/translate/cluster-translator.ts';
 import { problemMessage } from '../k8s/watch/event-recorder.ts';
 import { emptyObjects, readYamlObjects, type YamlObjects } from '../k8s/yaml-objects.ts';
@@ -108,8 +111,20 @@ export function render(options: RenderOptions): { text: string; messages: string
       `limitswitch: [warning] none of the ${objs.ingresses.length} Ingresses given is of class "${options.ingressClass}": no server rendered for them`,
     );
   }
+  // What a served Ingress asks for that nothing here reads is named, as `migrate` names it: once per
+  // Ingress and annotation (an Ingress given twice is still one).
+  const dropped = new Set<string>();
+  for (const ing of objs.ingresses) {
+    if (translator.skipReason(ing) !== null) continue;
+    for (const name of unreadAnnotations(ing.metadata?.annotations)) {
+      dropped.add(
+        `limitswitch: [warning] Ingress ${keyOf(ing)}: ${name}: not carried over (limitswitch does not read it)`,
+      );
+    }
+  }
   const messages = [
     ...skipped,
+    ...dropped,
     ...result.problems.map((p) => {
       const level = p.severity === 'error' ? 'error' : 'warning';
       return `limitswitch: [${level}] ${p.object.kind} ${p.object.namespace}/${p.object.name}: ${problemMessage(p)}`;

@@ -201,6 +201,65 @@ describe('limitswitch render', () => {
     }
   });
 
+  it('names on stderr, once per Ingress and annotation, what it does not carry over, as migrate does (issue 34 §5)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'limitswitch-render-'));
+    const ingress = (name: string, className: string, annotations: Record<string, string>) =>
+      [
+        'apiVersion: networking.k8s.io/v1',
+        'kind: Ingress',
+        'metadata:',
+        `  name: ${name}`,
+        '  annotations:',
+        ...Object.entries(annotations).map(([k, v]) => `    ${k}: ${JSON.stringify(v)}`),
+        'spec:',
+        `  ingressClassName: ${className}`,
+        '  rules:',
+        `  - host: ${name}.example.com`,
+        '    http:',
+        '      paths:',
+        '      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}',
+      ].join('\n');
+    try {
+      const file = join(dir, 'ingresses.yaml');
+      writeFileSync(
+        file,
+        [
+          ingress('a', 'limitswitch', {
+            'nginx.org/proxy-read-timeout': '120s',
+            'nginx.org/limit-req-rate': '10r/s',
+            'nginx.org/client-max-body-size': '8m',
+            'kubectl.kubernetes.io/last-applied-configuration': '{}',
+          }),
+          ingress('b', 'limitswitch', {
+            'nginx.ingress.kubernetes.io/limit-connections': '5',
+            'nginx.org/proxy-read-timeout': '120s',
+          }),
+          // Not served: its annotations are not the question.
+          ingress('c', 'nginx', { 'nginx.org/proxy-read-timeout': '120s' }),
+        ].join('\n---\n'),
+      );
+      const r = run(['render', '-f', file, '--ingress-class', 'limitswitch']);
+      assert.equal(r.status, 0);
+      const dropped = (ing: string, annotation: string) =>
+        `limitswitch: [warning] Ingress default/${ing}: ${annotation}: not carried over (limitswitch does not read it)`;
+      assert.deepEqual(
+        r.stderr.split('\n').filter((line) => !line.includes('not served')),
+        [
+          dropped('a', 'nginx.org/client-max-body-size'),
+          dropped('a', 'nginx.org/proxy-read-timeout'),
+          dropped('b', 'nginx.ingress.kubernetes.io/limit-connections'),
+          dropped('b', 'nginx.org/proxy-read-timeout'),
+          '',
+        ],
+      );
+      assert.doesNotMatch(r.stdout, /not carried over/);
+      assert.match(locationBlock(r.stdout, 'location /')?.join('\n') ?? '', /limit_req zone=/);
+      assert.ok(serverBlock(r.stdout, 'b.example.com'));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('asks which ConfigMap to use when several are given', () => {
     const r = run(['render', '-f', cafe, join(fixtures, 'seed-configmap.yaml')]);
     assert.equal(r.status, 1);

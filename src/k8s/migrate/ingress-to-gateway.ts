@@ -17,7 +17,12 @@ import { CONTROLLER_NAME, GATEWAY_GROUP, NGF_GROUP, NGF_VERSION } from '../gatew
 import { ZONE_SYNC_ANNOTATION } from '../gateway/rate-limit-policy.ts';
 import type { ConfigMap, Ingress, KubeObject, Service } from '../objects.ts';
 import { keyOf } from '../objects.ts';
-import { type ANNOTATION_IDS, ANNOTATIONS, readAnnotations } from '../translate/annotations.ts';
+import {
+  type ANNOTATION_IDS,
+  ANNOTATION_PREFIXES,
+  ANNOTATIONS,
+  readAnnotations,
+} from '../translate/annotations.ts';
 import { readConfigMap } from '../translate/configmap-settings.ts';
 import { type NormalBackend, normalizeIngress } from '../translate/ingress-normalize.ts';
 import { problemMessage } from '../watch/event-recorder.ts';
@@ -61,7 +66,6 @@ const CARRIED = new Set<string>([
     'ingressNginxSslRedirect',
   ].map((id) => ANNOTATIONS[id as (typeof ANNOTATION_IDS)[number]].name),
 ]);
-const PREFIXES = ['nginx.org/', 'nginx.ingress.kubernetes.io/', 'limitswitch.io/', 'ingress.kubernetes.io/'];
 
 function sectionName(scheme: 'http' | 'https', host: string): string {
   return host === ''
@@ -94,7 +98,7 @@ export function migrateIngresses(
     const fail = say(errors);
     const annotations = ing.metadata?.annotations ?? {};
     for (const name of Object.keys(annotations).sort())
-      if (PREFIXES.some((p) => name.startsWith(p)) && !CARRIED.has(name))
+      if (ANNOTATION_PREFIXES.some((p) => name.startsWith(p)) && !CARRIED.has(name))
         warn(`${name}: not carried over (a Gateway API object has no place for it)`);
     const { ingress, problems } = normalizeIngress(ing);
     const { values, problems: annotationProblems } = readAnnotations(annotations, ingress.ref);

@@ -268,6 +268,29 @@ export type AnnotationValues = { -readonly [K in AnnotationId]?: ParsedOf<K> };
 
 export const ANNOTATION_IDS = Object.keys(ANNOTATIONS) as AnnotationId[];
 
+/**
+ * The annotation families whose members we judge: a name under one of these prefixes is meant for an
+ * ingress controller, so one the table does not hold is named as not carried over (by `render` and
+ * `migrate`) rather than passed by in silence. Other annotations (`kubectl.kubernetes.io/…`) are not ours.
+ */
+export const ANNOTATION_PREFIXES: readonly string[] = [
+  'nginx.org/',
+  'nginx.ingress.kubernetes.io/',
+  'limitswitch.io/',
+  'ingress.kubernetes.io/',
+];
+
+const READ = new Set<string>(ANNOTATION_IDS.map((id) => ANNOTATIONS[id].name));
+
+/** The annotations of those families that the table does not hold (nothing reads them), sorted. */
+export function unreadAnnotations(
+  annotations: Readonly<Record<string, string>> | null | undefined,
+): string[] {
+  return Object.keys(annotations ?? {})
+    .filter((name) => ANNOTATION_PREFIXES.some((p) => name.startsWith(p)) && !READ.has(name))
+    .sort();
+}
+
 /** The raw annotation field path used in problems and Events. */
 export function annotationField(name: string): string {
   return `metadata.annotations[${name}]`;
