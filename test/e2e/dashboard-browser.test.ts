@@ -10,6 +10,9 @@
  *    click), then writes through the API with the token and `?wait=applied`, shows each replica
  *    applying it, and /coffee is limited by its own zone (req_zone_20) on every replica: the page's
  *    per-replica view shows exactly the 200s and 503s each replica answered.
+ * 4. At 1400 px and at 800 px wide (a fresh page each): nothing is wider than its box (the page, each
+ *    panel and its body), chart labels keep to the page's small print and overlap neither each other
+ *    nor the plot, the audit trail's reasons show whole, and an idle zone's chart draws no line.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -32,14 +35,85 @@ const PAGE_TIMEOUT_MS = 20_000;
 
 /** The page's `document`, as far as the functions run in it use it (the project has no DOM types). */
 declare const document: {
+  readonly documentElement: PageElement;
   querySelector(selector: string): PageElement | null;
-  querySelectorAll(selector: string): { readonly length: number };
+  querySelectorAll(selector: string): ArrayLike<PageElement>;
   getElementById(id: string): PageElement | null;
 };
 interface PageElement {
   readonly textContent: string | null;
+  readonly id: string;
+  readonly scrollWidth: number;
+  readonly clientWidth: number;
   getAttribute(name: string): string | null;
   querySelector(selector: string): PageElement | null;
+  querySelectorAll(selector: string): ArrayLike<PageElement>;
+  getBoundingClientRect(): { left: number; right: number; top: number; bottom: number };
+}
+
+/**
+ * What is wrong with the page's layout, measured in the page: every element wider than its box
+ * (`scrollWidth` beyond `clientWidth`: the page, each panel and each panel's body), each chart label
+ * more than 16 px high or overlapping another label, the plotted area or a drawn series, and each
+ * audit reason cell not wholly inside its panel's visible box or cut inside itself. Empty lists when
+ * the layout is sound.
+ */
+function layoutFaults() {
+  const overflow: string[] = [];
+  const wider = (name: string, el: PageElement) => {
+    if (el.scrollWidth > el.clientWidth)
+      overflow.push(`${name}: scrollWidth ${el.scrollWidth} > clientWidth ${el.clientWidth}`);
+  };
+  wider('page', document.documentElement);
+  for (const section of Array.from(document.querySelectorAll('main > section'))) {
+    wider(`#${section.id}`, section);
+    wider(`#${section.id} .body`, section.querySelector('.body')!);
+  }
+  const box = (el: PageElement) => {
+    const r = el.getBoundingClientRect();
+    return { left: r.left, right: r.right, top: r.top, bottom: r.bottom };
+  };
+  type Box = ReturnType<typeof box>;
+  const meet = (a: Box, b: Box) =>
+    a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+  const chart: string[] = [];
+  let labels = 0;
+  let tallest = 0;
+  for (const block of Array.from(document.querySelectorAll('#rates [data-zone] [data-series]'))) {
+    const where = block.querySelector('svg.chart')?.getAttribute('aria-label');
+    const scales = Array.from(block.querySelectorAll('.scale')).map((el) => ({
+      text: el.textContent,
+      box: box(el),
+    }));
+    labels += scales.length;
+    // The plotted area (the chart's frame) and each series drawn in it.
+    const series = Array.from(block.querySelectorAll('svg.chart .frame, svg.chart polyline')).map((el) => ({
+      text: el.getAttribute('data-field') ?? 'the plotted area',
+      box: box(el),
+    }));
+    for (const [i, label] of scales.entries()) {
+      const height = label.box.bottom - label.box.top;
+      tallest = Math.max(tallest, height);
+      if (height > 16) chart.push(`${where}: label "${label.text}" is ${height.toFixed(1)} px high`);
+      for (const other of [...scales.slice(i + 1), ...series])
+        if (meet(label.box, other.box))
+          chart.push(`${where}: label "${label.text}" overlaps "${other.text}"`);
+    }
+  }
+  const reason: string[] = [];
+  const audit = document.getElementById('audit')!;
+  const visible = box(audit);
+  const cells = Array.from(audit.querySelectorAll('td.reason'));
+  for (const cell of cells) {
+    const b = box(cell);
+    if (b.right > visible.right || b.left < visible.left)
+      reason.push(
+        `"${cell.textContent}": ${b.left.toFixed(0)}–${b.right.toFixed(0)} px, the panel ${visible.left.toFixed(0)}–${visible.right.toFixed(0)} px`,
+      );
+    if (cell.scrollWidth > cell.clientWidth)
+      reason.push(`"${cell.textContent}": scrollWidth ${cell.scrollWidth} > clientWidth ${cell.clientWidth}`);
+  }
+  return { overflow, chart, reason, labels, tallest, reasons: cells.length };
 }
 
 describe('the dashboard in headless Chromium: 2 replicas, a control plane, Redis', {
@@ -214,6 +288,62 @@ describe('the dashboard in headless Chromium: 2 replicas, a control plane, Redis
       await waitForText(total('req_zone_20', replica.id, 'rejected'), String(rejected[i]));
       await waitForText(total('req_zone_20', replica.id, 'passed'), String(passed[i]));
     }
+    assert.deepEqual(browser.errors, []);
+  });
+
+  it('lays out at 1400 px and at 800 px wide: nothing scrolls sideways, chart labels stay apart, reasons show whole', async (t) => {
+    // The audit trail now holds a reason (the toggle above); the charts have drawn load at /coffee.
+    const found: Record<number, unknown> = {};
+    const sound: Record<number, unknown> = {};
+    for (const width of [1400, 800]) {
+      const page = await browser.context.newPage();
+      try {
+        await page.setViewportSize({ width, height: 1000 });
+        // The test runs through tsx, which names inner functions with a `__name` helper the page lacks.
+        await page.addInitScript({ content: 'globalThis.__name = (f) => f;' });
+        await page.goto(`${cluster.controlPlaneUrl}/dashboard`);
+        await page.fill('#token', TOKEN);
+        await page.click('#token-form button[type="submit"]');
+        const chart20 = '#rates [data-zone="req_zone_20"] svg.chart';
+        await page.waitForFunction(
+          (chart) =>
+            Array.from(document.querySelectorAll('#audit td.reason')).some(
+              (cell) => cell.textContent === 'coffee is overloaded',
+            ) && document.querySelector(chart) !== null,
+          chart20,
+          { timeout: PAGE_TIMEOUT_MS },
+        );
+        // The page's rates start with its first sample: a burst at /coffee now gives its chart lines
+        // to lay out (passed and rejected, req_zone_20's burst of 1 is exceeded).
+        await Promise.all(
+          cluster.replicas.map((_, r) =>
+            Promise.all(Array.from({ length: 6 }, () => load.get(r, '/coffee', `10.0.5.${width % 7}`))),
+          ),
+        );
+        await page.waitForFunction(
+          (chart) => Number(document.querySelector(chart)?.getAttribute('data-peak-per-s')) > 0,
+          chart20,
+          { timeout: PAGE_TIMEOUT_MS },
+        );
+        const faults = await page.evaluate(layoutFaults);
+        assert.ok(faults.labels >= 3, `${width} px: ${faults.labels} chart labels`);
+        assert.ok(faults.reasons >= 1, `${width} px: ${faults.reasons} reasons`);
+        t.diagnostic(`${width} px: the tallest chart label is ${faults.tallest.toFixed(1)} px`);
+        // An idle zone (/tea's, no traffic in this suite) draws no series: nothing red, nothing at all.
+        const idle = await page.evaluate(() => ({
+          peak: document
+            .querySelector('#rates [data-zone="req_zone_10"] svg.chart')
+            ?.getAttribute('data-peak-per-s'),
+          lines: document.querySelectorAll('#rates [data-zone="req_zone_10"] svg.chart polyline').length,
+        }));
+        found[width] = { overflow: faults.overflow, chart: faults.chart, reason: faults.reason, idle };
+        sound[width] = { overflow: [], chart: [], reason: [], idle: { peak: '0.00', lines: 0 } };
+      } finally {
+        await page.close();
+      }
+    }
+    // Both widths measured before judging, so a failure shows every fault at once.
+    assert.deepEqual(found, sound);
     assert.deepEqual(browser.errors, []);
   });
 });

@@ -1,18 +1,24 @@
 /**
- * A small rate chart drawn by hand in SVG: one line per field over the history window, a shared
- * y-axis from zero to the peak, the peak written in the corner. Colours come from the style sheet
- * (`.series-<field>`), so the chart has no inline styles.
+ * A small rate chart: one line per field over the history window in a hand-drawn SVG plot, a shared
+ * y-axis from zero to the peak. The labels (the peak above the plot, the window's ends below it) are
+ * HTML beside the SVG, not SVG text: the plot stretches to its card's width, and text inside it would
+ * grow with it and sit under the lines. Colours come from the style sheet (`.series-<field>`), so the
+ * chart has no inline styles.
  */
-import { svg } from './dom.js';
+import { h, svg } from './dom.js';
 import { WINDOW_MS } from './rates.js';
 
+/** The plot's own coordinates; it is stretched to the card's width at a fixed height (see the CSS). */
 const WIDTH = 320;
-const HEIGHT = 72;
-const PAD_TOP = 12;
+const HEIGHT = 60;
+/** Room above the peak so a line at the top stays clear of the frame. */
+const PAD_TOP = 4;
 
 /**
- * `rates` is field → points (`{ atMs, perS }`); `nowMs` is the right edge. The element carries
- * `data-peak-per-s` (the highest rate drawn), which tests and people can read.
+ * `rates` is field → points (`{ atMs, perS }`); `nowMs` is the right edge. The SVG carries
+ * `data-peak-per-s` (the highest rate drawn), which tests and people can read. A field that was zero
+ * throughout the window draws no line: an idle zone shows an empty plot, not a line along its floor
+ * in the colour of the last field drawn (rejected's red).
  */
 export function rateChart(rates, nowMs, label) {
   const points = Object.values(rates).flat();
@@ -21,7 +27,7 @@ export function rateChart(rates, nowMs, label) {
   const x = (atMs) => ((atMs - (nowMs - WINDOW_MS)) / WINDOW_MS) * WIDTH;
   const y = (perS) => HEIGHT - (perS / top) * (HEIGHT - PAD_TOP);
   const lines = Object.entries(rates)
-    .filter(([, series]) => series.length > 0)
+    .filter(([, series]) => series.some((p) => p.perS > 0))
     .map(([field, series]) =>
       svg('polyline', {
         class: `series series-${field}`,
@@ -29,21 +35,30 @@ export function rateChart(rates, nowMs, label) {
         points: series.map((p) => `${x(p.atMs).toFixed(1)},${y(p.perS).toFixed(1)}`).join(' '),
       }),
     );
-  return svg(
-    'svg',
-    {
-      class: 'chart',
-      viewBox: `0 0 ${WIDTH} ${HEIGHT}`,
-      role: 'img',
-      'aria-label': label,
-      'data-peak-per-s': peak.toFixed(2),
-    },
-    svg('rect', { class: 'frame', x: 0, y: 0, width: WIDTH, height: HEIGHT }),
-    svg('line', { class: 'grid', x1: 0, x2: WIDTH, y1: y(top / 2), y2: y(top / 2) }),
-    lines,
-    svg('text', { class: 'scale', x: 4, y: 10 }, `${formatRate(top)}/s`),
-    svg('text', { class: 'scale', x: WIDTH - 4, y: HEIGHT - 4, 'text-anchor': 'end' }, 'now'),
-    svg('text', { class: 'scale', x: 4, y: HEIGHT - 4 }, `−${WINDOW_MS / 60_000} min`),
+  return h(
+    'div',
+    { class: 'rate-chart' },
+    h('div', { class: 'axis' }, h('span', { class: 'scale' }, `${formatRate(top)}/s`)),
+    svg(
+      'svg',
+      {
+        class: 'chart',
+        viewBox: `0 0 ${WIDTH} ${HEIGHT}`,
+        preserveAspectRatio: 'none',
+        role: 'img',
+        'aria-label': label,
+        'data-peak-per-s': peak.toFixed(2),
+      },
+      svg('rect', { class: 'frame', x: 0, y: 0, width: WIDTH, height: HEIGHT }),
+      svg('line', { class: 'grid', x1: 0, x2: WIDTH, y1: y(top / 2), y2: y(top / 2) }),
+      lines,
+    ),
+    h(
+      'div',
+      { class: 'axis' },
+      h('span', { class: 'scale' }, `−${WINDOW_MS / 60_000} min`),
+      h('span', { class: 'scale' }, 'now'),
+    ),
   );
 }
 
