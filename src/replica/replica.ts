@@ -9,7 +9,7 @@
 
 import { createHash } from 'node:crypto';
 import { buildSite } from '../config/build-site.ts';
-import type { Config } from '../config/model.ts';
+import type { Config, ListenSpec } from '../config/model.ts';
 import type { Site } from '../engine/http/site.ts';
 import type { UpstreamInfo } from '../engine/upstream/upstream-info.ts';
 import { type Clock, systemClock } from '../shared/clock.ts';
@@ -53,6 +53,7 @@ export class Replica {
   #targets: ProxyTargets;
   #upstreams: UpstreamSet;
   #configHash: string;
+  #configHashWithoutListen: string;
   readonly #clock: Clock;
   readonly #startedAtMs: number;
   readonly #stateFile: StateFile | null;
@@ -78,6 +79,7 @@ export class Replica {
     this.store = options.store;
     this.#config = options.config;
     this.#configHash = hashConfig(options.config);
+    this.#configHashWithoutListen = hashConfigWithoutListen(options.config);
     this.#site = buildSite(options.config.http);
     this.#targets = resolveProxyTargets(this.#site, options.config.http.upstreams);
     this.#upstreams = new UpstreamSet(this.#targets.groups, { clock });
@@ -173,6 +175,7 @@ export class Replica {
       id: this.id,
       version: REPLICA_VERSION,
       configHash: this.#configHash,
+      configHashWithoutListen: this.#configHashWithoutListen,
       appliedRevision: this.sync.state().appliedRevision,
       appliedCommit: this.sync.state().appliedCommit,
       startedAtMs: this.#startedAtMs,
@@ -242,6 +245,7 @@ export class Replica {
     this.#upstreams = new UpstreamSet(targets.groups, { clock: this.#clock });
     this.#config = config;
     this.#configHash = hashConfig(config);
+    this.#configHashWithoutListen = hashConfigWithoutListen(config);
     void oldUpstreams.close();
     this.#listeners.reload();
     void this.#heartbeat.report();
@@ -272,4 +276,27 @@ export class Replica {
 
 function hashConfig(config: Config): string {
   return createHash('sha256').update(JSON.stringify(config.http)).digest('hex').slice(0, 16);
+}
+
+/**
+ * `hashConfig` without where the block listens and where its text was read: each `listen` keeps its
+ * flags (ssl, http2, default_server) but not its host and port, and the file:line source refs are
+ * left out. Two replicas of one configuration on other ports (or reading copies of one file) get the
+ * same hash; `hashConfig` stays as it was, since it is the API's `config_hash`, which tells them apart.
+ */
+function hashConfigWithoutListen(config: Config): string {
+  const json = JSON.stringify(config.http, (key, value) => {
+    if (isSourceRef(value)) return undefined;
+    if (key === 'listen' && Array.isArray(value))
+      return value.map(({ host: _host, port: _port, ...flags }: ListenSpec) => flags);
+    return value;
+  });
+  return createHash('sha256').update(json).digest('hex').slice(0, 16);
+}
+
+/** A directive's `{ file, line }` (under `source`, `sourceRef` and the like). */
+function isSourceRef(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const keys = Object.keys(value);
+  return keys.length === 2 && keys.includes('file') && keys.includes('line');
 }

@@ -23,6 +23,12 @@ export interface ReplicaInfo {
   readonly id: string;
   readonly version: string;
   readonly configHash: string;
+  /**
+   * The same hash with every server's listen addresses (host and port) and the file:line each
+   * directive came from left out: replicas of one configuration that listen on other ports or read it
+   * from other files report the same one (absent in records of replicas from before it).
+   */
+  readonly configHashWithoutListen?: string;
   readonly appliedRevision: number;
   /** The commit id of `appliedRevision`: tells the store's history from another at the same revision. */
   readonly appliedCommit: string;

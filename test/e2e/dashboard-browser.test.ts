@@ -173,6 +173,10 @@ describe('the dashboard in headless Chromium: 2 replicas, a control plane, Redis
     for (const replica of cluster.replicas) {
       await waitForText(`#replicas [data-replica="${replica.id}"] .badge`, 'live');
     }
+    // The replicas run one configuration on other ports: the page shows them one config hash.
+    const hashes = await page.locator('#replicas [data-replica] td:nth-child(4)').allTextContents();
+    assert.equal(hashes.length, REPLICAS);
+    assert.deepEqual(new Set(hashes).size, 1, `config hashes shown: ${hashes.join(', ')}`);
     const panels = ['automation', 'audit', 'limit-conns', 'upstreams', 'priority-levels', 'zone-sync'];
     for (const id of panels) {
       const body = (await text(`#${id} .body`)) ?? '';

@@ -22,6 +22,7 @@ interface ClusterReplica {
   id: string;
   version: string;
   config_hash: string;
+  config_hash_without_listen?: string;
   applied_revision: number;
   started_at: string;
   last_heartbeat: string;
@@ -99,8 +100,11 @@ http {
       assert.deepEqual(r.keyval_zones, ['limitreq_uri']);
       assert.deepEqual(r.limit_req_zones, ['req_zone_10']);
     }
-    // Same http block apart from the port: the hashes tell the configs apart.
+    // Same http block apart from the port (and the file it is read from): config_hash tells the
+    // configs apart, the hash without listen addresses does not.
     assert.notEqual(replicas[0]!.config_hash, replicas[1]!.config_hash);
+    assert.match(replicas[0]!.config_hash_without_listen ?? '', /^[0-9a-f]{16}$/);
+    assert.equal(replicas[0]!.config_hash_without_listen, replicas[1]!.config_hash_without_listen);
   });
 
   test('SIGTERM deregisters at once', async () => {

@@ -16,6 +16,21 @@ function failStatic(replica) {
   return 'no — synced';
 }
 
+/**
+ * The config column shows the hash that leaves listen addresses out (`config_hash_without_listen`):
+ * replicas of one configuration on other ports show the same one, and a different one is real drift.
+ * `config_hash` (listen addresses included, so it differs there) is in the tooltip; a replica from
+ * before the new field shows only it.
+ */
+function configHash(replica) {
+  const shown = replica.config_hash_without_listen ?? replica.config_hash;
+  const title =
+    replica.config_hash_without_listen === undefined
+      ? replica.config_hash
+      : `${replica.config_hash_without_listen} without listen addresses; ${replica.config_hash} with them`;
+  return h('code', { title }, shown.slice(0, 12));
+}
+
 export function replicasView(cluster) {
   const nowMs = serverNowMs();
   const rows = cluster.replicas.map((r) => {
@@ -27,7 +42,7 @@ export function replicasView(cluster) {
       h('td', {}, h('code', {}, r.id)),
       h('td', {}, h('span', { class: `badge state-${r.state}` }, r.state)),
       h('td', {}, r.version),
-      h('td', {}, h('code', { title: r.config_hash }, r.config_hash.slice(0, 12))),
+      h('td', { 'data-field': 'config' }, configHash(r)),
       h('td', { class: 'num', 'data-field': 'applied_revision' }, r.applied_revision),
       h('td', { class: 'num', 'data-field': 'lag' }, lag),
       h('td', {}, `${duration(ageMs)} ago`),

@@ -34,6 +34,9 @@ export function clusterRoutes(app: FastifyInstance, ctx: ControlPlaneContext): v
         id: r.id,
         version: r.version,
         config_hash: r.configHash,
+        ...(r.configHashWithoutListen === undefined
+          ? {}
+          : { config_hash_without_listen: r.configHashWithoutListen }),
         applied_revision: r.appliedRevision,
         started_at: new Date(r.startedAtMs).toISOString(),
         last_heartbeat: new Date(r.lastHeartbeatMs).toISOString(),
