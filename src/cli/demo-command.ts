@@ -3,8 +3,10 @@
  * control plane, three replicas and the tea/coffee upstreams, on the embedded memory store (or Redis
  * with `--redis`, so replicas and control planes in other processes can join).
  */
+import { createWriteStream, openSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { dirname, join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { loadConfigFile } from '../config/index.ts';
@@ -20,6 +22,8 @@ import { openCliStore, type StoreFlags, storeOptions } from './open-store.ts';
 import { type LogFlags, logOptions, processLogger } from './process-log.ts';
 
 const EXAMPLE = join(dirname(fileURLToPath(import.meta.url)), '../../examples/cafe/nginx.conf');
+/** Where the replicas' error log goes unless `--error-log` says: off the terminal the banner is on. */
+const ERROR_LOG = join(tmpdir(), 'limitswitch-demo-error.log');
 
 interface DemoFlags extends StoreFlags, LogFlags {
   config: string;
@@ -27,6 +31,7 @@ interface DemoFlags extends StoreFlags, LogFlags {
   controlPlanePort: string;
   replicaPorts: string;
   upstreamPorts?: string;
+  errorLog: string;
   serverName: string[];
 }
 
@@ -41,6 +46,11 @@ export function registerDemoCommand(program: Command): void {
     .option(
       '--upstream-ports <ports>',
       "one port per upstream block, in the configuration's order, comma-separated (default: the configuration's; the cafe's tea and coffee: 8091,8092)",
+    )
+    .option(
+      '--error-log <file>',
+      'the replicas’ nginx-format error log, appended to: a line per rejected request ("stderr" for the terminal)',
+      ERROR_LOG,
     )
     .option(
       '--server-name <name...>',
@@ -63,6 +73,8 @@ async function runDemo(flags: DemoFlags): Promise<void> {
       ? loaded.http.upstreams.map((u) => u.servers[0]!.port)
       : parsePorts('--upstream-ports', flags.upstreamPorts, loaded.http.upstreams.length);
   const redisUrl = flags.redis ?? process.env.REDIS_URL;
+  const errorLogFile = flags.errorLog === 'stderr' ? null : resolve(flags.errorLog);
+  const errorStream = errorLogFile === null ? process.stderr : openErrorLog(errorLogFile);
   const logger = processLogger('limitswitch-demo', flags);
   // The banner says which store runs; the memory store's "one process only" warning is the point here.
   const store = openCliStore(flags, logger, { warnMemory: false });
@@ -107,7 +119,9 @@ async function runDemo(flags: DemoFlags): Promise<void> {
       '--control-plane-port <port>',
     );
     const proxyPort = proxyPortOf(config);
-    const errorLog = new ErrorLog((line) => process.stderr.write(line));
+    // The replicas' request lines (one per rejected request under load) go to the error log file:
+    // the terminal keeps the banner and the process log (start, stop, store trouble).
+    const errorLog = new ErrorLog((line) => errorStream.write(line));
     replicas = ports.map(
       (port, i) =>
         new Replica({
@@ -126,6 +140,7 @@ async function runDemo(flags: DemoFlags): Promise<void> {
     }
   } catch (err) {
     for (const close of opened) await close();
+    await endStream(errorStream);
     throw err;
   }
 
@@ -135,6 +150,7 @@ async function runDemo(flags: DemoFlags): Promise<void> {
       replicas: replicas.map((r) => r.addresses().map((a) => `http://${a}`)),
       replicaPorts: replicas.map((r) => r.ports.get(proxyPortOf(config)) ?? 0),
       upstreams: upstreams.map((u) => `${u.name} ${u.url}`),
+      errorLog: errorLogFile,
       store: redisUrl
         ? `Redis at ${store.description}`
         : 'embedded memory store (this process only; --redis URL to share it)',
@@ -147,6 +163,7 @@ async function runDemo(flags: DemoFlags): Promise<void> {
     await controlPlane.close();
     await Promise.all(upstreams.map((u) => closeServer(u.server)));
     await store.close();
+    await endStream(errorStream);
     process.exit(0);
   };
   process.once('SIGINT', () => void stop());
@@ -181,6 +198,24 @@ function movable(err: unknown, move: string): unknown {
   const code = (err.cause as { code?: unknown } | undefined)?.code;
   const hint = code === 'EADDRNOTAVAIL' && move !== '--upstream-ports <ports>' ? '--host <address>' : move;
   return new LimitswitchError('RL_ERR_BIND', `${err.message} — move it with ${hint}`, { cause: err.cause });
+}
+
+/** The error log file, opened (created) for appending now: a path it cannot write stops the demo at once. */
+function openErrorLog(file: string): NodeJS.WritableStream {
+  try {
+    return createWriteStream(file, { fd: openSync(file, 'a') });
+  } catch (err) {
+    throw new LimitswitchError(
+      'RL_ERR_CLI_USAGE',
+      `--error-log ${file}: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
+}
+
+/** Everything written reaches the file before the process exits (stderr is left open). */
+function endStream(stream: NodeJS.WritableStream): Promise<void> {
+  if (stream === process.stderr) return Promise.resolve();
+  return new Promise((done) => stream.end(done));
 }
 
 /** The configuration with each upstream block's first server on the port the demo's app listens on. */
@@ -235,6 +270,8 @@ interface BannerFacts {
   /** `name url` of each upstream app. */
   readonly upstreams: readonly string[];
   readonly store: string;
+  /** The replicas' error log file; null: the terminal (`--error-log stderr`). */
+  readonly errorLog: string | null;
 }
 
 function banner(facts: BannerFacts): string {
@@ -251,6 +288,11 @@ limitswitch demo — cafe.example.com, limits switched without a reload
   store           ${facts.store}
   replicas        ${facts.replicas.map((urls) => urls.join(' ')).join('  ')}
   upstreams       ${facts.upstreams.join('  ')}
+  error log       ${
+    facts.errorLog === null
+      ? 'this terminal (stderr): a line per rejected request'
+      : `${facts.errorLog}   (a line per rejected request, as nginx logs it: tail -f it; --error-log moves it)`
+  }
 
   ports move with --control-plane-port, --replica-ports and --upstream-ports
 

@@ -119,6 +119,9 @@ describe('a port that cannot be bound', () => {
         `${r1},${r2}`,
         '--upstream-ports',
         `${tea},${coffee}`,
+        // Its own file, not the default one in the system's temporary directory.
+        '--error-log',
+        dir.file(`demo-${taken}-error.log`),
       ]);
       const exit = await demo.exited;
       assert.deepEqual(exit, { code: 1, signal: null }, demo.output());

@@ -24,6 +24,7 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 it('runs the cafe: banner, /coffee switched on limits every replica, counters add up, Ctrl-C exits 0', async () => {
   // distinct: ports picked at once can come out the same (each is let go before the next is taken)
   const [cp, tea, coffee, ...replicaPorts] = (await freePorts(6)) as number[];
+  const errorLogFile = join(dir, 'error.log');
   // Every port by flag (issue 34 §6): the example's upstreams too, so the test collides with nothing.
   const child = spawn(
     process.execPath,
@@ -36,6 +37,8 @@ it('runs the cafe: banner, /coffee switched on limits every replica, counters ad
       replicaPorts.join(','),
       '--upstream-ports',
       `${tea},${coffee}`,
+      '--error-log',
+      errorLogFile,
     ],
     { env: { ...process.env, REDIS_URL: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
@@ -64,6 +67,13 @@ it('runs the cafe: banner, /coffee switched on limits every replica, counters ad
   assert.match(
     stdout,
     new RegExp(`upstreams {7}tea http://127\\.0\\.0\\.1:${tea} {2}coffee http://127\\.0\\.0\\.1:${coffee}\n`),
+  );
+  // Issue 34 §9: the replicas' error log is a file, and the banner says where.
+  assert.match(
+    stdout,
+    new RegExp(
+      `\n {2}error log {7}${errorLogFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} {3}\\(a line per rejected request`,
+    ),
   );
   assert.match(stdout, /ports move with --control-plane-port, --replica-ports and --upstream-ports/);
   const listening = listeningPorts(child.pid!);
@@ -134,6 +144,17 @@ it('runs the cafe: banner, /coffee switched on limits every replica, counters ad
   child.kill('SIGINT');
   const [code] = await exited;
   assert.equal(code, 0);
+
+  // Issue 34 §9: the rejections are the error log's, one line each, and the terminal has none of them.
+  assert.doesNotMatch(stdout + stderr, /limiting requests/);
+  const logged = readFileSync(errorLogFile, 'utf8')
+    .split('\n')
+    .filter((line) => line.includes('limiting requests'));
+  assert.equal(logged.length, rejected, logged.join('\n'));
+  assert.match(
+    logged[0]!,
+    /^\S+ \S+ \[error\] \d+#\d+: \*\d+ limiting requests, excess: [\d.]+ by zone "req_zone_20", client: 127\.0\.0\.1, server: cafe\.example\.com, request: "GET \/coffee\/latte HTTP\/1\.1"/,
+  );
 });
 
 /** The TCP ports a process listens on (Linux: its socket inodes among /proc/net/tcp{,6}'s LISTEN rows). */

@@ -39,6 +39,8 @@ it('demo --redis: a Redis restarted empty is a warning naming the epochs and the
     String(cp),
     '--replica-ports',
     `${r1},${r2}`,
+    '--error-log',
+    dir.file('error.log'),
   ]);
   const api = `http://127.0.0.1:${cp}`;
   await waitFor(async () => demo!.stdout.includes('Ctrl-C stops everything.'), { timeoutMs: 30_000 });
