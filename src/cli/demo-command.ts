@@ -66,12 +66,15 @@ export function registerDemoCommand(program: Command): void {
 
 async function runDemo(flags: DemoFlags): Promise<void> {
   const ports = parsePorts('--replica-ports', flags.replicaPorts);
-  const controlPlanePort = parsePorts('--control-plane-port', flags.controlPlanePort, 1)[0]!;
+  const controlPlanePort = parsePorts('--control-plane-port', flags.controlPlanePort, [1, 'one port'])[0]!;
   const loaded = loadConfigFile(flags.config);
   const upstreamPorts =
     flags.upstreamPorts === undefined
       ? loaded.http.upstreams.map((u) => u.servers[0]!.port)
-      : parsePorts('--upstream-ports', flags.upstreamPorts, loaded.http.upstreams.length);
+      : parsePorts('--upstream-ports', flags.upstreamPorts, [
+          loaded.http.upstreams.length,
+          `one port per upstream block (${loaded.http.upstreams.map((u) => u.name).join(', ')})`,
+        ]);
   const redisUrl = flags.redis ?? process.env.REDIS_URL;
   const errorLogFile = flags.errorLog === 'stderr' ? null : resolve(flags.errorLog);
   const errorStream = errorLogFile === null ? process.stderr : openErrorLog(errorLogFile);
@@ -171,20 +174,17 @@ async function runDemo(flags: DemoFlags): Promise<void> {
 }
 
 /**
- * `--flag 8081,8082`: ports 0–65535 (0: one the system picks), `count` of them when it is given;
- * `RL_ERR_CLI_USAGE` otherwise.
+ * `--flag 8081,8082`: ports 0–65535 (0: one the system picks), as many as `expected` says when it is
+ * given (`[1, 'one port']`); `RL_ERR_CLI_USAGE` otherwise.
  */
-function parsePorts(flag: string, value: string, count?: number): number[] {
+function parsePorts(flag: string, value: string, expected?: readonly [number, string]): number[] {
   const ports = value.split(',').map((p) => p.trim());
   const bad = ports.find((p) => !/^[0-9]{1,5}$/.test(p) || Number(p) > 65535);
   if (bad !== undefined) {
     throw new LimitswitchError('RL_ERR_CLI_USAGE', `${flag} ${value}: "${bad}" is not a port (0–65535)`);
   }
-  if (count !== undefined && ports.length !== count) {
-    throw new LimitswitchError(
-      'RL_ERR_CLI_USAGE',
-      `${flag} ${value}: expected ${count} port${count === 1 ? '' : 's'}, one per upstream block`,
-    );
+  if (expected !== undefined && ports.length !== expected[0]) {
+    throw new LimitswitchError('RL_ERR_CLI_USAGE', `${flag} ${value}: expected ${expected[1]}`);
   }
   return ports.map(Number);
 }

@@ -198,3 +198,22 @@ async function shell(command: string): Promise<string> {
   });
   return stdout;
 }
+
+it('refuses a port list that does not fit, before binding anything: exit 1 and what it expected', async () => {
+  const refused = async (args: string[]) => {
+    const err = (await run(process.execPath, [BIN, 'demo', ...args]).then(
+      () => assert.fail(`demo ${args.join(' ')} started`),
+      (e: unknown) => e,
+    )) as { code: number; stderr: string };
+    assert.equal(err.code, 1, err.stderr);
+    return err.stderr;
+  };
+  assert.equal(
+    await refused(['--upstream-ports', '1']),
+    'limitswitch: --upstream-ports 1: expected one port per upstream block (tea, coffee)\n',
+  );
+  assert.equal(
+    await refused(['--replica-ports', '1,x']),
+    'limitswitch: --replica-ports 1,x: "x" is not a port (0–65535)\n',
+  );
+});
