@@ -7,9 +7,8 @@
  * `close()` stops accepting, finishes in-flight and held requests, flushes counters, deregisters.
  */
 
-import { createHash } from 'node:crypto';
 import { buildSite } from '../config/build-site.ts';
-import type { Config, ListenSpec } from '../config/model.ts';
+import type { Config } from '../config/model.ts';
 import type { Site } from '../engine/http/site.ts';
 import type { UpstreamInfo } from '../engine/upstream/upstream-info.ts';
 import { type Clock, systemClock } from '../shared/clock.ts';
@@ -24,6 +23,7 @@ import { applySnapshot } from './cluster/keyval-applier.ts';
 import { followKeyvals, warnIfStartedFromStateFile } from './cluster/keyval-following.ts';
 import { LimitSync } from './cluster/limit-sync.ts';
 import type { StoreResetCounts } from './cluster/store-reset.ts';
+import { hashConfig, hashConfigWithoutListen } from './config-hash.ts';
 import type { CallbackKind } from './http/contract/fault-boundary.ts';
 import { UpstreamSet } from './http/upstream/upstream-group.ts';
 import { KeyExpiry } from './key-expiry.ts';
@@ -272,31 +272,4 @@ export class Replica {
     }
     await this.sync.stop();
   }
-}
-
-function hashConfig(config: Config): string {
-  return createHash('sha256').update(JSON.stringify(config.http)).digest('hex').slice(0, 16);
-}
-
-/**
- * `hashConfig` without where the block listens and where its text was read: each `listen` keeps its
- * flags (ssl, http2, default_server) but not its host and port, and the file:line source refs are
- * left out. Two replicas of one configuration on other ports (or reading copies of one file) get the
- * same hash; `hashConfig` stays as it was, since it is the API's `config_hash`, which tells them apart.
- */
-function hashConfigWithoutListen(config: Config): string {
-  const json = JSON.stringify(config.http, (key, value) => {
-    if (isSourceRef(value)) return undefined;
-    if (key === 'listen' && Array.isArray(value))
-      return value.map(({ host: _host, port: _port, ...flags }: ListenSpec) => flags);
-    return value;
-  });
-  return createHash('sha256').update(json).digest('hex').slice(0, 16);
-}
-
-/** A directive's `{ file, line }` (under `source`, `sourceRef` and the like). */
-function isSourceRef(value: unknown): boolean {
-  if (typeof value !== 'object' || value === null) return false;
-  const keys = Object.keys(value);
-  return keys.length === 2 && keys.includes('file') && keys.includes('line');
 }
