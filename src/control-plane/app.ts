@@ -212,7 +212,9 @@ export async function controlPlane(app: FastifyInstance, options: ControlPlaneOp
     } catch {
       // Served from the config anyway; replicas register the zones they run themselves. The gateway
       // has said why the store did not answer.
-      app.log.info('configured keyval zones not registered: the store did not answer (replicas register theirs)');
+      app.log.info(
+        'configured keyval zones not registered: the store did not answer (replicas register theirs)',
+      );
     }
   });
 }
