@@ -29,10 +29,7 @@ describe('a port that cannot be bound', () => {
   it('replica: exits 1 with "bind() to 0.0.0.0:PORT failed (98: Address already in use)", never registered', async () => {
     const [taken, upstream] = await freePorts(2);
     blockers.push(await occupy(taken!));
-    const config = dir.write(
-      'nginx.conf',
-      `events {}\nhttp {\n    server {\n        listen ${taken};\n        location / { proxy_pass http://127.0.0.1:${upstream}; }\n    }\n}\n`,
-    );
+    const config = dir.write('nginx.conf', proxyConf(taken!, upstream!));
     const replica = new LimitswitchProcess('replica', ['-c', config, '--redis', redis.url, '--id', 'r1']);
     const exit = await replica.exited;
     assert.deepEqual(exit, { code: 1, signal: null }, replica.output());
@@ -46,10 +43,7 @@ describe('a port that cannot be bound', () => {
   it('replica --error-log FILE: the bind failure is in the file as nginx logs it, and once on the terminal', async () => {
     const [taken, upstream] = await freePorts(2);
     blockers.push(await occupy(taken!));
-    const config = dir.write(
-      'logged.conf',
-      `events {}\nhttp {\n    server {\n        listen ${taken};\n        location / { proxy_pass http://127.0.0.1:${upstream}; }\n    }\n}\n`,
-    );
+    const config = dir.write('logged.conf', proxyConf(taken!, upstream!));
     const errorLog = dir.file('error.log');
     const replica = new LimitswitchProcess('replica', [
       '-c',
@@ -143,4 +137,9 @@ interface DemoPorts {
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** A server on `port` proxying everything to `upstream`. */
+function proxyConf(port: number, upstream: number): string {
+  return `events {}\nhttp {\n    server {\n        listen ${port};\n        location / { proxy_pass http://127.0.0.1:${upstream}; }\n    }\n}\n`;
 }

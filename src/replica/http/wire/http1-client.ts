@@ -80,28 +80,25 @@ export class Http1Client implements ResponseReaderHost {
     return this.#socket;
   }
 
-  /** @internal (ResponseReaderHost) The request's handler; null once a callback of it ended the request. */
+  // ResponseReaderHost, @internal: what the connection's response reader asks of it
+
   get handler(): Http1Handler | null {
     return this.#handler;
   }
 
-  /** @internal (ResponseReaderHost) */
   bodyStarted(): void {
     this.#state = BODY;
     this.#timer.arm(BODY_TIMER, this.#request!.bodyTimeout ?? this.#options.bodyTimeout);
   }
 
-  /** @internal (ResponseReaderHost) */
   refreshTimer(): void {
     this.#timer.refresh();
   }
 
-  /** @internal (ResponseReaderHost) */
   responseComplete(clean: boolean): void {
     this.#complete(clean);
   }
 
-  /** @internal (ResponseReaderHost) */
   responseFailed(err: Error): void {
     this.#fail(err);
   }
