@@ -47,10 +47,12 @@ class Probe {
 /** One request, timed from the moment it was due. */
 class Timed {
   status = 0;
-  constructor(
-    readonly probe: Probe,
-    readonly dueMs: number,
-  ) {}
+  readonly probe: Probe;
+  readonly dueMs: number;
+  constructor(probe: Probe, dueMs: number) {
+    this.probe = probe;
+    this.dueMs = dueMs;
+  }
   onConnect(): void {}
   onHeaders(statusCode: number): boolean {
     this.status = statusCode;

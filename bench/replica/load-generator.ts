@@ -82,7 +82,10 @@ class Run {
 class Slot {
   status = 0;
   startedMs = 0;
-  constructor(readonly run: Run) {}
+  readonly run: Run;
+  constructor(run: Run) {
+    this.run = run;
+  }
   onConnect(): void {
     if (this.run.latencies !== null) this.startedMs = performance.now();
   }

@@ -24,7 +24,10 @@ class Harness {
   source!: KubernetesConfigSource;
   private waiters: (() => void)[] = [];
 
-  constructor(readonly api: FakeKubeApiServer) {}
+  readonly api: FakeKubeApiServer;
+  constructor(api: FakeKubeApiServer) {
+    this.api = api;
+  }
 
   start(): Promise<string> {
     this.source = new KubernetesConfigSource({

@@ -95,7 +95,11 @@ export class ClusterTranslator {
   /** The Secrets of the snapshot being translated. */
   private secrets: TlsSecretView = NO_SECRETS;
 
-  constructor(private readonly options: ClusterTranslatorOptions = {}) {}
+  private readonly options: ClusterTranslatorOptions;
+
+  constructor(options: ClusterTranslatorOptions = {}) {
+    this.options = options;
+  }
 
   private check(text: string, sourceName: string): CheckFailure | null {
     const check = this.options.checkConfig === undefined ? loadCheck : this.options.checkConfig;

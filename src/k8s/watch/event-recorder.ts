@@ -64,11 +64,15 @@ export function eventFor(p: TranslationProblem, component: string, instance: str
 export class EventRecorder {
   private posted = new Set<string>();
 
-  constructor(
-    private readonly core: CoreV1Api,
-    private readonly component = 'limitswitch',
-    private readonly instance = process.env.HOSTNAME ?? 'limitswitch',
-  ) {}
+  private readonly core: CoreV1Api;
+  private readonly component: string;
+  private readonly instance: string;
+
+  constructor(core: CoreV1Api, component = 'limitswitch', instance = process.env.HOSTNAME ?? 'limitswitch') {
+    this.core = core;
+    this.component = component;
+    this.instance = instance;
+  }
 
   /**
    * Posts an Event for each problem not posted before; resolves with the failures (never throws).

@@ -84,11 +84,15 @@ export class GatewayStatusWriter {
   /** Object uid → the canonical status last written for its resourceVersion. */
   private readonly written = new Map<string, { version: string; status: string }>();
 
-  constructor(
-    private readonly api: CustomObjectsApi,
-    private readonly logger?: StatusLogger,
-    private readonly now: () => Date = () => new Date(),
-  ) {}
+  private readonly api: CustomObjectsApi;
+  private readonly logger: StatusLogger | undefined;
+  private readonly now: () => Date;
+
+  constructor(api: CustomObjectsApi, logger?: StatusLogger, now: () => Date = () => new Date()) {
+    this.api = api;
+    this.logger = logger;
+    this.now = now;
+  }
 
   /** Writes what differs; `lookup` gives the object as last listed/watched. */
   async write(

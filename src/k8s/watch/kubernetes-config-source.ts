@@ -82,8 +82,11 @@ export class KubernetesConfigSource extends EventEmitter<KubernetesSourceEvents>
   private text: string | null = null;
   private last: ClusterTranslation | null = null;
 
-  constructor(private readonly options: KubernetesSourceOptions) {
+  private readonly options: KubernetesSourceOptions;
+
+  constructor(options: KubernetesSourceOptions) {
     super();
+    this.options = options;
     const { kubeConfig: kc } = options;
     this.translator = new ClusterTranslator(options);
     const ns = options.namespace ?? null;

@@ -36,13 +36,18 @@ export class RestartingInformer<T extends KubernetesObject> extends EventEmitter
   /** Resolves after the first successful list. */
   readonly synced: Promise<void>;
 
+  readonly path: string;
+  private readonly backoff: Backoff;
+
   constructor(
     kubeConfig: KubeConfig,
-    readonly path: string,
+    path: string,
     list: ListPromise<T>,
-    private readonly backoff: Backoff = DEFAULT_BACKOFF,
+    backoff: Backoff = DEFAULT_BACKOFF,
   ) {
     super();
+    this.path = path;
+    this.backoff = backoff;
     this.synced = new Promise((resolve) => {
       this.syncedResolve = resolve;
     });
