@@ -87,6 +87,13 @@ const served: Served[] = [];
 /** Responses whose request body the client cut off (the host's `bodyCut`). */
 const cut: unknown[] = [];
 const closers: (() => void)[] = [];
+/** Every socket of the test, either end: destroyed at the end, so none keeps the process alive. */
+const sockets = new Set<Socket>();
+function tracked(socket: Socket): Socket {
+  sockets.add(socket);
+  socket.on('close', () => sockets.delete(socket));
+  return socket;
+}
 
 function handler(req: IncomingMessage, res: ServerResponse): void {
   served.push({ byPlain: !(req instanceof IncomingMessage), request: seen(req) });
@@ -129,8 +136,9 @@ before(async () => {
     handOver: (socket) => fallback.emit('connection', socket),
     released: (connection) => connections.delete(connection),
   };
+  nodeServer.on('connection', tracked);
   const plain = createNetServer({ allowHalfOpen: true, noDelay: true }, (socket) => {
-    connections.add(new Http1Connection(socket, host));
+    connections.add(new Http1Connection(tracked(socket), host));
   });
   plain.listen(0, '127.0.0.1');
   await once(plain, 'listening');
@@ -148,6 +156,7 @@ before(async () => {
 
 after(() => {
   for (const close of closers) close();
+  for (const socket of sockets) socket.destroy();
 });
 
 /**
@@ -155,7 +164,7 @@ after(() => {
  * server closes or `responses` answers have arrived (counted by their status lines).
  */
 async function exchange(port: number, pieces: readonly string[], responses: number): Promise<string> {
-  const socket: Socket = connect(port, '127.0.0.1');
+  const socket: Socket = tracked(connect(port, '127.0.0.1'));
   await once(socket, 'connect');
   let text = '';
   const done = new Promise<void>((resolve) => {
@@ -323,7 +332,7 @@ describe('HTTP/1.1 read by the replica itself, against node:http', () => {
   test('a client that closes its side within a body: the host hears of it, nothing is answered', async () => {
     cut.length = 0;
     served.length = 0;
-    const socket = connect(plainPort, '127.0.0.1');
+    const socket = tracked(connect(plainPort, '127.0.0.1'));
     await once(socket, 'connect');
     let text = '';
     socket.on('data', (d: Buffer) => {
@@ -346,7 +355,7 @@ describe('HTTP/1.1 read by the replica itself, against node:http', () => {
   });
 
   test('keep-alive: requests one after another on one connection are all read here', async () => {
-    const socket = connect(plainPort, '127.0.0.1');
+    const socket = tracked(connect(plainPort, '127.0.0.1'));
     await once(socket, 'connect');
     served.length = 0;
     let text = '';
