@@ -2,10 +2,28 @@
  * One `limit_conn_zone`: per key, the requests in progress (ngx_http_limit_conn_module.c). A key's
  * node lives while its count is above zero and is charged against the zone's `size` as nginx's slab
  * allocator charges it: the tree node's 32 bytes up to `color`, 4 of count and length, the key, rounded
- * up to a power of two — out of the pages a slab pool leaves after its bookkeeping. Pure.
+ * up to a power of two — out of the pages a slab pool leaves after its bookkeeping.
+ *
+ * The zone's state lives in one SharedArrayBuffer (zone-memory.ts): zone objects of other threads
+ * built on the same `sharedMemory` see one zone, as nginx's workers do, and take its lock around what
+ * nginx does under `shpool->mutex`. The counters are this object's own. Pure.
  */
 import type { ComplexValue } from '../complex-value.ts';
 import { type CounterFamily, type Counters, zeroCounters } from '../counters.ts';
+import { type ConnNode, ConnTable, hashConnKey, MAX_KEY_BYTES } from './conn-table.ts';
+import { ZoneLock } from './zone-lock.ts';
+import {
+  CHARGE_UNIT_BYTES,
+  fitsLayout,
+  IN_PROGRESS_WORD,
+  KEYS_WORD,
+  LOCK_WORD,
+  mapZoneMemory,
+  USED_UNITS_WORD,
+  zoneLayout,
+} from './zone-memory.ts';
+
+export type { ConnNode } from './conn-table.ts';
 
 /** NGINX Plus's `/api/9/http/limit_conns/{zone}` fields, in the API's order. */
 export const LIMIT_CONN_COUNTERS = ['passed', 'rejected', 'rejected_dry_run'] as const;
@@ -28,11 +46,6 @@ export function limitConnNodeBytes(keyBytes: number): number {
   return 2 ** Math.ceil(Math.log2(Math.max(8, NODE_BYTES + keyBytes)));
 }
 
-/** A key's node: its requests in progress (nginx's `ngx_http_limit_conn_node_t.conn`). */
-export interface ConnNode {
-  count: number;
-}
-
 /** What acquiring a slot gave: the key's node (counted), the key at its limit already, or no room. */
 export type AcquireResult = ConnNode | 'busy' | 'full';
 
@@ -41,57 +54,105 @@ export class LimitConnZone {
   readonly key: ComplexValue;
   readonly sizeBytes: number;
   readonly counters: LimitConnCounters = zeroCounters(LIMIT_CONN_COUNTERS);
-  readonly #conns = new Map<string, ConnNode>();
+  /** The zone's state: hand it (postMessage) to another thread's `new LimitConnZone(…, sharedMemory)`. */
+  readonly sharedMemory: SharedArrayBuffer;
+  readonly #header: Int32Array;
+  readonly #lock: ZoneLock;
+  readonly #table: ConnTable;
   readonly #budgetBytes: number;
-  #usedBytes = 0;
-  #inProgress = 0;
 
-  constructor(name: string, key: ComplexValue, sizeBytes: number) {
+  /** A new zone, or, given `sharedMemory` of a zone of the same size, that zone. */
+  constructor(name: string, key: ComplexValue, sizeBytes: number, sharedMemory?: SharedArrayBuffer) {
     this.name = name;
     this.key = key;
     this.sizeBytes = sizeBytes;
     this.#budgetBytes =
       sizeBytes - Math.ceil(sizeBytes / PAGE_BYTES) * PAGE_DESCRIPTOR_BYTES - POOL_HEADER_BYTES;
+    const layout = zoneLayout(this.#budgetBytes);
+    if (sharedMemory !== undefined && !fitsLayout(sharedMemory, layout))
+      throw new RangeError(
+        `shared memory of ${sharedMemory.byteLength} bytes is not a zone "${name}" of ${sizeBytes}`,
+      );
+    this.sharedMemory = sharedMemory ?? mapZoneMemory(layout);
+    this.#header = new Int32Array(this.sharedMemory, 0, IN_PROGRESS_WORD + 1);
+    this.#lock = new ZoneLock(this.#header, LOCK_WORD);
+    this.#table = new ConnTable(this.sharedMemory, layout);
   }
 
-  /** One more request for `key` (a byte string), unless it has `limit` in progress already. */
+  /** One more request for `key` (a byte string of up to 255 bytes), unless it has `limit` in progress already. */
   acquire(key: string, limit: number): AcquireResult {
-    let node = this.#conns.get(key);
-    if (node !== undefined) {
-      if (node.count >= limit) return 'busy';
-      node.count++;
-      this.#inProgress++;
+    if (key.length > MAX_KEY_BYTES) throw new RangeError(`a limit_conn key of ${key.length} bytes`);
+    const hash = hashConnKey(key);
+    const header = this.#header;
+    const table = this.#table;
+    this.#lock.lock();
+    try {
+      let node = table.lookup(key, hash);
+      if (node !== 0) {
+        const conn = table.conn(node);
+        if (conn >= limit) return 'busy';
+        table.setConn(node, conn + 1);
+      } else {
+        const bytes = limitConnNodeBytes(key.length);
+        if (Atomics.load(header, USED_UNITS_WORD) * CHARGE_UNIT_BYTES + bytes > this.#budgetBytes)
+          return 'full';
+        node = table.insert(key, hash);
+        if (node === 0) return 'full'; // never: the slots are counted to hold every node the budget admits
+        Atomics.add(header, USED_UNITS_WORD, bytes / CHARGE_UNIT_BYTES);
+        Atomics.add(header, KEYS_WORD, 1);
+      }
+      Atomics.add(header, IN_PROGRESS_WORD, 1);
       return node;
+    } finally {
+      this.#lock.unlock();
     }
-    const bytes = limitConnNodeBytes(key.length);
-    if (this.#usedBytes + bytes > this.#budgetBytes) return 'full';
-    this.#usedBytes += bytes;
-    node = { count: 1 };
-    this.#conns.set(key, node);
-    this.#inProgress++;
-    return node;
   }
 
-  /** A request for `key`, counted on `node`, is over; the node goes when the last one is. */
-  release(key: string, node: ConnNode): void {
-    this.#inProgress--;
-    if (--node.count > 0) return;
-    this.#conns.delete(key);
-    this.#usedBytes -= limitConnNodeBytes(key.length);
+  /** A request counted on `node` is over; the node goes when the last one is. */
+  release(node: ConnNode): void {
+    const header = this.#header;
+    const table = this.#table;
+    this.#lock.lock();
+    try {
+      Atomics.sub(header, IN_PROGRESS_WORD, 1);
+      const conn = table.conn(node) - 1;
+      if (conn > 0) {
+        table.setConn(node, conn);
+        return;
+      }
+      Atomics.sub(header, USED_UNITS_WORD, limitConnNodeBytes(table.keyLength(node)) / CHARGE_UNIT_BYTES);
+      Atomics.sub(header, KEYS_WORD, 1);
+      table.delete(node);
+    } finally {
+      this.#lock.unlock();
+    }
   }
 
   /** Requests in progress for `key`. */
   inProgress(key: string): number {
-    return this.#conns.get(key)?.count ?? 0;
+    if (key.length > MAX_KEY_BYTES) return 0;
+    const hash = hashConnKey(key);
+    this.#lock.lock();
+    try {
+      const node = this.#table.lookup(key, hash);
+      return node === 0 ? 0 : this.#table.conn(node);
+    } finally {
+      this.#lock.unlock();
+    }
   }
 
   /** Keys with requests in progress. */
   get keys(): number {
-    return this.#conns.size;
+    return Atomics.load(this.#header, KEYS_WORD);
   }
 
   /** Requests in progress, every key together (Kubernetes' current in-flight requests, per zone). */
   get requestsInProgress(): number {
-    return this.#inProgress;
+    return Atomics.load(this.#header, IN_PROGRESS_WORD);
+  }
+
+  /** The bytes charged for the nodes held, out of the zone's size less its slab pool's bookkeeping. */
+  get usedBytes(): number {
+    return Atomics.load(this.#header, USED_UNITS_WORD) * CHARGE_UNIT_BYTES;
   }
 }

@@ -39,14 +39,13 @@ export interface LimitConnPolicy<C> {
  */
 export class ConnectionSlots {
   readonly #zone: LimitConnZone;
-  readonly #key: string;
-  #node: ConnNode | null;
+  /** The key's node in the zone; 0 once given back. */
+  #node: ConnNode;
   readonly #next: ConnectionSlots | null;
 
   /** @internal */
-  constructor(zone: LimitConnZone, key: string, node: ConnNode, next: ConnectionSlots | null) {
+  constructor(zone: LimitConnZone, node: ConnNode, next: ConnectionSlots | null) {
     this.#zone = zone;
-    this.#key = key;
     this.#node = node;
     this.#next = next;
   }
@@ -61,9 +60,9 @@ export class ConnectionSlots {
   release(): void {
     for (let slot: ConnectionSlots | null = this; slot !== null; slot = slot.#next) {
       const node = slot.#node;
-      if (node === null) continue;
-      slot.#node = null;
-      slot.#zone.release(slot.#key, node);
+      if (node === 0) continue;
+      slot.#node = 0;
+      slot.#zone.release(node);
     }
   }
 }
@@ -107,8 +106,8 @@ export function limitConnections<C>(policy: LimitConnPolicy<C>, ctx: C): LimitCo
     status = 'PASSED';
     const zone = rule.zone;
     const result = zone.acquire(key, rule.conn);
-    if (typeof result === 'object') {
-      slots = new ConnectionSlots(zone, key, result, slots);
+    if (typeof result === 'number') {
+      slots = new ConnectionSlots(zone, result, slots);
       continue;
     }
     logs ??= [];
