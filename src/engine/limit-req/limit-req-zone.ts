@@ -4,10 +4,13 @@
  * A `sync` zone is one bucket per key for the whole cluster (zone-sync.ts): each node is this
  * replica's view of the cluster's bucket, a request costing 1000 / the replica's share, and the
  * replica's sync loop reconciles it with the store.
+ * Workers share a zone as nginx's do: each builds its own zone on the buffer one of them
+ * {@link LimitReqZone.share}d, and everything that reads or writes the state runs under the zone's
+ * lock; a node a non-last limit left pending is pinned meanwhile, so that no worker evicts it.
  */
 import type { ComplexValue } from '../complex-value.ts';
 import { type CounterFamily, type Counters, zeroCounters } from '../counters.ts';
-import { StateTable } from './state-table.ts';
+import { StateTable, SYNC_NOT_SHAREABLE } from './state-table.ts';
 import { MIN_ZONE_BYTES } from './zone-size.ts';
 import { SYNC_NODE_BYTES, ZoneSync } from './zone-sync.ts';
 
@@ -50,21 +53,59 @@ export class LimitReqZone {
   /** The cluster-wide state of a `sync` zone; null for a zone of this replica alone. */
   readonly sync: ZoneSync | null;
 
-  constructor(name: string, key: ComplexValue, sizeBytes: number, rateMilli: number, sync = false) {
+  /**
+   * `sharedState`: the buffer another worker's zone {@link share}d (the same zone, as configured
+   * there): this zone works on that state.
+   */
+  constructor(
+    name: string,
+    key: ComplexValue,
+    sizeBytes: number,
+    rateMilli: number,
+    sync = false,
+    sharedState?: SharedArrayBuffer,
+  ) {
     if (sizeBytes < MIN_ZONE_BYTES) throw new RangeError(`zone "${name}" is too small`);
+    if (sync && sharedState !== undefined) throw new Error(`zone "${name}": ${SYNC_NOT_SHAREABLE}`);
     this.name = name;
     this.key = key;
     this.sizeBytes = sizeBytes;
     this.rateMilli = rateMilli;
-    this.table = new StateTable(sizeBytes, sync ? SYNC_NODE_BYTES : 0);
+    this.table =
+      sharedState === undefined
+        ? new StateTable(sizeBytes, sync ? SYNC_NODE_BYTES : 0)
+        : StateTable.attach(sharedState);
+    if (this.table.sizeBytes !== sizeBytes) {
+      throw new RangeError(`zone "${name}": the shared state is of a zone of another size`);
+    }
     this.sync = sync ? new ZoneSync(256) : null;
   }
 
   /**
+   * The zone's state, for the zones of other workers to attach to (postMessage it); from now on this
+   * zone takes the lock too.
+   */
+  share(): SharedArrayBuffer {
+    if (this.sync !== null) throw new Error(`zone "${this.name}": ${SYNC_NOT_SHAREABLE}`);
+    return this.table.share();
+  }
+
+  /**
    * `ngx_http_limit_req_lookup`: check `key` against `burstMilli`; the last limit of a location
-   * (`account`) commits, earlier ones leave the node pending. Sets {@link lastExcessMilli}.
+   * (`account`) commits, earlier ones leave the node pending (and pinned). Sets {@link lastExcessMilli}.
    */
   lookup(key: string, nowMs: number, burstMilli: number, account: boolean): LookupCode {
+    const table = this.table;
+    if (!table.shared) return this.lookupLocked(key, nowMs, burstMilli, account);
+    table.lock();
+    try {
+      return this.lookupLocked(key, nowMs, burstMilli, account);
+    } finally {
+      table.unlock();
+    }
+  }
+
+  private lookupLocked(key: string, nowMs: number, burstMilli: number, account: boolean): LookupCode {
     const table = this.table;
     const sync = this.sync;
     const node = table.find(key);
@@ -106,17 +147,18 @@ export class LimitReqZone {
         if (sync !== null) sync.charged(node);
         return LOOKUP_OK;
       }
+      table.pin(node);
       this.pending = node;
       return LOOKUP_AGAIN;
     }
 
     this.lastExcessMilli = 0;
-    this.expire(nowMs, 1);
+    this.expireLocked(nowMs, 1);
     // A node first seen by a non-last limit is "never accounted" (nginx stores last = 0).
     const lastMs = account ? nowMs : Number.NEGATIVE_INFINITY;
     let created = table.insert(key, 0, lastMs);
     if (created === NONE) {
-      this.expire(nowMs, 0);
+      this.expireLocked(nowMs, 0);
       created = table.insert(key, 0, lastMs);
       if (created === NONE) return LOOKUP_ERROR;
     }
@@ -128,6 +170,7 @@ export class LimitReqZone {
       if (account) sync.charged(created);
     }
     if (account) return LOOKUP_OK;
+    table.pin(created);
     this.pending = created;
     return LOOKUP_AGAIN;
   }
@@ -141,6 +184,17 @@ export class LimitReqZone {
     if (node === NONE) return -1;
     this.pending = NONE;
     const table = this.table;
+    if (!table.shared) return this.commitLocked(node, nowMs);
+    table.lock();
+    try {
+      return this.commitLocked(node, nowMs);
+    } finally {
+      table.unlock();
+    }
+  }
+
+  private commitLocked(node: number, nowMs: number): number {
+    const table = this.table;
     const sync = this.sync;
     const ms = elapsedMs(nowMs, table.records[node * 4 + 1]!);
     const cost = sync === null ? 1000 : sync.costMilli(node, nowMs);
@@ -148,24 +202,51 @@ export class LimitReqZone {
     if (excess < 0) excess = 0;
     if (ms !== 0) table.records[node * 4 + 1] = nowMs;
     table.records[node * 4] = excess;
+    table.unpin(node);
     if (sync !== null) sync.charged(node);
     return excess;
   }
 
   /** Releases a pending node without committing (nginx's `ngx_http_limit_req_unlock`). */
   release(): void {
+    const node = this.pending;
+    if (node === NONE) return;
     this.pending = NONE;
+    const table = this.table;
+    if (!table.shared) {
+      table.unpin(node);
+      return;
+    }
+    table.lock();
+    table.unpin(node);
+    table.unlock();
   }
 
   /**
    * `ngx_http_limit_req_expire`: `n = 1` removes up to two LRU-tail nodes idle ≥ 60 s and drained;
-   * `n = 0` first evicts the tail unconditionally, then up to two stale ones.
+   * `n = 0` first evicts the tail unconditionally, then up to two stale ones. A pinned tail stops it:
+   * nodes are bumped on lookup, so the ones before are pinned or newer too.
    */
   expire(nowMs: number, n: number): void {
+    const table = this.table;
+    if (!table.shared) {
+      this.expireLocked(nowMs, n);
+      return;
+    }
+    table.lock();
+    try {
+      this.expireLocked(nowMs, n);
+    } finally {
+      table.unlock();
+    }
+  }
+
+  private expireLocked(nowMs: number, n: number): void {
     const table = this.table;
     while (n < 3) {
       const node = table.tail;
       if (node === NONE) return;
+      if (table.pinsOf(node) !== 0) return;
       if (n++ !== 0) {
         const last = table.records[node * 4 + 1]!;
         const ms = last === Number.NEGATIVE_INFINITY ? Number.POSITIVE_INFINITY : Math.abs(nowMs - last);

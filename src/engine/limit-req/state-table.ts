@@ -2,23 +2,52 @@
  * The per-zone state table of `limit_req`: one node per distinct key, holding nginx's `excess`
  * (milli-requests) and `last` (ms), kept in an LRU queue, bounded by the zone's `size`.
  *
- * Layout is typed arrays, not a Map of objects. A node is one 32-byte record, so one cache line holds
+ * All of it lives in one SharedArrayBuffer (state-layout.ts), so that tables of several workers
+ * attached to it ({@link StateTable.attach}) are one zone, as nginx's workers share the zone's memory;
+ * a zone nobody attached to is simply not shared. A node is one 32-byte record, so one cache line holds
  * all of it: `excess` and `last` as float64, then its 4-byte key (`$binary_remote_addr` for IPv4, as an
- * int32) and its LRU links as int32 words, read through two views of one buffer. Clients arrive in no
- * order, so a decision for a client not seen lately misses the index slot and the node's one line
- * (with the fields split over arrays, it missed two node lines). 4-byte keys are found through an
+ * int32), its LRU links and a word holding its kind and nginx's `count` (pins) as int32 words, read
+ * through two views of the buffer. Clients arrive in no order, so a decision for a client not seen
+ * lately misses the index slot and the node's one line. 4-byte keys are found through an
  * open-addressing index (a power of two, Fibonacci hashing) whose slots hold the node and a tag of the
  * key's hash: a probe past another key's slot almost never reads that key's node, so the index can be
  * 7/8 full. An IPv4 state costs {@link IPV4_NODE_BYTES} bytes plus its share of the index (4.6–9.1
- * bytes). Other keys (IPv6, text) are indexed by a `Map<string, node>`. Keys are byte strings (one char
- * per byte, 0..255), compared exactly, as nginx compares raw bytes. Every byte allocated is charged to
- * the zone's `size` (zone-size.ts), so a zone never holds more than it. A node keeps its id for its life (synced zones
- * keep per-node state by id).
+ * bytes). Other keys (IPv6, text) keep their bytes in the key heap (text-key-store.ts). Keys are byte
+ * strings (one char per byte, 0..255), compared exactly, as nginx compares raw bytes. Every byte
+ * allocated is charged to the zone's `size` (zone-size.ts), so a zone never holds more than it. A node
+ * keeps its id for its life (synced zones keep per-node state by id, workers their pending node).
+ * Nothing here locks: the zone takes the lock around what it does (limit-req-zone.ts).
  */
 
+import { Int32KeyIndex } from './int32-key-index.ts';
+import { initialCapacity, RecordAllocator } from './record-allocator.ts';
+import {
+  COUNT,
+  EXTRA_NODE_BYTES,
+  HEAD,
+  HEADER_BYTES,
+  HEADER_WORDS,
+  INT32_KEYS,
+  KEY,
+  KIND,
+  LOCK,
+  NEXT,
+  NODE_WORDS,
+  PREV,
+  RECORD_F64S,
+  SHARED,
+  SIZE_BYTES,
+  SLOT_COUNT,
+  stateLayout,
+  TAIL,
+  USED_BYTES,
+} from './state-layout.ts';
+import { TextKeyStore } from './text-key-store.ts';
+import { lockZone, unlockZone } from './zone-lock.ts';
 import {
   IPV4_NODE_BYTES,
   indexHasRoom,
+  keyStateBytes,
   maxIpv4Nodes,
   SLOT_BYTES,
   slotsFor,
@@ -27,90 +56,125 @@ import {
 } from './zone-size.ts';
 
 const NIL = -1;
-const INITIAL_NODES = 256;
-/** 2^32 / φ, odd: multiplicative (Fibonacci) hashing spreads nearby addresses over the table. */
-const FIBONACCI = 0x9e3779b1;
-/** Another odd multiplier (murmur3's) for the tag, so that it is not made of the home slot's bits. */
-const TAG_MULTIPLIER = 0x85ebca6b;
-/** Float64s per record: `excess` at 4·node, `last` at 4·node + 1 (the zone reads them in place). */
-const RECORD_F64S = 4;
-/** Int32 words per record; the key and the LRU `prev` and `next` follow the two float64s. */
-const NODE_WORDS = 8;
-const KEY = 4;
-const PREV = 5;
-const NEXT = 6;
+const KIND_MASK = 3;
+const FREE_NODE = 0;
+const INT32_NODE = 1;
+const TEXT_NODE = 2;
+const ONE_PIN = 4;
+
+/** Sharing is refused for tables whose nodes carry state outside the buffer. */
+export const SYNC_NOT_SHAREABLE = 'sharing a sync zone between workers is not supported yet';
 
 export class StateTable {
+  /** The zone's `size`. */
+  readonly sizeBytes: number;
   /** Bytes available for nodes and index: `size` minus the zone header. */
   readonly budgetBytes: number;
-  /** Bytes charged: every node, and the index as allocated. */
-  usedBytes = 0;
-  count = 0;
-
   /**
    * The node records as float64s: `excess` at 4·node, `last` at 4·node + 1. `last` is -Infinity for a
    * node created by a non-last limit and never committed.
    */
-  records: Float64Array;
+  readonly records: Float64Array;
 
-  /** LRU queue: head is most recently used. */
-  head = NIL;
-  tail = NIL;
-
-  /** The same records as int32 words: key, `prev` and `next` at 8·node + KEY, PREV, NEXT. */
-  private words: Int32Array;
-  /** Key of a node that is not 4 bytes long; `undefined` for int32-keyed nodes. */
-  private keyText: (string | undefined)[] = [];
-  private capacity: number;
-  /** Node arrays never grow past what the budget could hold (all IPv4, the densest case). */
-  private readonly maxNodes: number;
+  readonly #buffer: SharedArrayBuffer;
+  #shared: boolean;
+  /** The header's int32 words (the lock, the queue's ends, counts) and float64 words (byte counters). */
+  private readonly header: Int32Array;
+  private readonly headerF64: Float64Array;
+  /** The same records as int32 words; the index's slots are the top words of the same region. */
+  private readonly words: Int32Array;
+  private readonly index: Int32KeyIndex;
+  private readonly text: TextKeyStore;
+  private readonly allocator: RecordAllocator;
   /** Bytes each node costs beyond the table's own (what a synced zone keeps per node), charged too. */
   private readonly extraNodeBytes: number;
-  private freeList: number[] = [];
-  private highWater = 0;
 
-  /** Open addressing for int32 keys: slot → tag | node + 1 (0 = empty). */
-  private slots: Int32Array;
-  /** 32 − log2(slots.length): Fibonacci hashing keeps the top bits of the product. */
-  private slotShift: number;
-  /** A slot's low bits hold node + 1 (every node id fits: each node costs at least 28 bytes)… */
-  private readonly nodeMask: number;
-  /** …and its high bits the key's tag. */
-  private readonly tagMask: number;
-  private int32Keys = 0;
-  private readonly byText = new Map<string, number>();
-
-  constructor(sizeBytes: number, extraNodeBytes = 0) {
+  /** A new, unshared table; `attachTo`: the buffer of an existing one instead (see {@link attach}). */
+  constructor(sizeBytes: number, extraNodeBytes = 0, attachTo?: SharedArrayBuffer) {
+    this.sizeBytes = sizeBytes;
     this.budgetBytes = Math.max(0, sizeBytes - ZONE_HEADER_BYTES);
     this.extraNodeBytes = extraNodeBytes;
-    this.maxNodes = Math.max(1, maxIpv4Nodes(this.budgetBytes, IPV4_NODE_BYTES + extraNodeBytes));
-    const nodeBits = Math.min(31, Math.ceil(Math.log2(this.budgetBytes / IPV4_NODE_BYTES + 2)));
-    this.nodeMask = 2 ** nodeBits - 1;
-    this.tagMask = ~this.nodeMask;
-    this.capacity = Math.min(INITIAL_NODES, this.maxNodes);
-    this.records = new Float64Array(this.capacity * RECORD_F64S);
-    this.words = new Int32Array(this.records.buffer);
-    this.slots = new Int32Array(slotsFor(this.capacity));
-    this.slotShift = 32 - Math.log2(this.slots.length);
-    this.usedBytes = this.slots.byteLength;
+    const maxNodes = Math.max(1, maxIpv4Nodes(this.budgetBytes, IPV4_NODE_BYTES + extraNodeBytes));
+    const initialSlots = slotsFor(initialCapacity(maxNodes));
+    const layout = stateLayout(this.budgetBytes, initialSlots * SLOT_BYTES + IPV4_NODE_BYTES);
+    const buffer = attachTo ?? new SharedArrayBuffer(layout.totalBytes);
+    if (buffer.byteLength !== layout.totalBytes)
+      throw new RangeError('not the state buffer of this zone size');
+    this.#buffer = buffer;
+    this.#shared = attachTo !== undefined;
+    this.header = new Int32Array(buffer, 0, HEADER_WORDS);
+    this.headerF64 = new Float64Array(buffer, 0, HEADER_BYTES / 8);
+    this.records = new Float64Array(buffer, layout.nodesOffset, layout.nodesBytes / 8);
+    this.words = new Int32Array(buffer, layout.nodesOffset, layout.nodesBytes / 4);
+    this.allocator = new RecordAllocator(this.header, this.words, this.budgetBytes, maxNodes);
+    this.index = new Int32KeyIndex(this.header, this.words, this.budgetBytes);
+    this.text = new TextKeyStore(buffer, layout, this.header, this.words);
+    if (attachTo !== undefined) return;
+    const header = this.header;
+    header[HEAD] = NIL;
+    header[TAIL] = NIL;
+    this.allocator.reset();
+    this.index.clear(initialSlots);
+    header[EXTRA_NODE_BYTES] = extraNodeBytes;
+    this.headerF64[SIZE_BYTES] = sizeBytes;
+    this.headerF64[USED_BYTES] = initialSlots * SLOT_BYTES;
+  }
+
+  /**
+   * Another table on the state of the one that {@link share}d `buffer`, in this worker or another
+   * (the buffer can be posted to a worker): both see one zone. Its zone takes the lock.
+   */
+  static attach(buffer: SharedArrayBuffer): StateTable {
+    const header = new Int32Array(buffer, 0, HEADER_WORDS);
+    if (header[EXTRA_NODE_BYTES] !== 0) throw new Error(SYNC_NOT_SHAREABLE);
+    const table = new StateTable(new Float64Array(buffer, 0, HEADER_BYTES / 8)[SIZE_BYTES]!, 0, buffer);
+    Atomics.store(header, SHARED, 1);
+    return table;
+  }
+
+  /** The buffer, to {@link attach} other tables to; from now on this table is shared too. */
+  share(): SharedArrayBuffer {
+    if (this.extraNodeBytes !== 0) throw new Error(SYNC_NOT_SHAREABLE);
+    Atomics.store(this.header, SHARED, 1);
+    this.#shared = true;
+    return this.#buffer;
+  }
+
+  /** Whether other tables may use this state: its zone then works under {@link lock}. */
+  get shared(): boolean {
+    return this.#shared;
+  }
+
+  /** Takes the zone's lock (waits for it while another worker holds it). */
+  lock(): void {
+    lockZone(this.header, LOCK);
+  }
+
+  unlock(): void {
+    unlockZone(this.header, LOCK);
+  }
+
+  /** Bytes charged: every node, and the index as allocated. */
+  get usedBytes(): number {
+    return this.headerF64[USED_BYTES]!;
+  }
+
+  get count(): number {
+    return this.header[COUNT]!;
+  }
+
+  /** LRU queue: head is most recently used. */
+  get head(): number {
+    return this.header[HEAD]!;
+  }
+
+  get tail(): number {
+    return this.header[TAIL]!;
   }
 
   /** The node holding `key`, or -1. */
   find(key: string): number {
-    if (key.length !== 4) return this.byText.get(key) ?? NIL;
-    const k = packI32(key);
-    const slots = this.slots;
-    const mask = slots.length - 1;
-    const tagMask = this.tagMask;
-    const tag = Math.imul(k, TAG_MULTIPLIER) & tagMask;
-    for (let slot = Math.imul(k, FIBONACCI) >>> this.slotShift; ; slot = (slot + 1) & mask) {
-      const entry = slots[slot]!;
-      if (entry === 0) return NIL;
-      if ((entry & tagMask) === tag) {
-        const node = (entry & this.nodeMask) - 1;
-        if (this.words[node * NODE_WORDS + KEY] === k) return node;
-      }
-    }
+    return key.length === 4 ? this.index.find(packI32(key)) : this.text.find(key);
   }
 
   /**
@@ -119,7 +183,8 @@ export class StateTable {
    * the found path is not inlined when the zone's lookup was optimized while it mostly created nodes.
    */
   touch(node: number): void {
-    const head = this.head;
+    const header = this.header;
+    const head = header[HEAD]!;
     if (node === head || node === NIL) return;
     const words = this.words;
     const at = node * NODE_WORDS;
@@ -127,11 +192,11 @@ export class StateTable {
     const next = words[at + NEXT]!;
     words[prev * NODE_WORDS + NEXT] = next;
     if (next !== NIL) words[next * NODE_WORDS + PREV] = prev;
-    else this.tail = prev;
+    else header[TAIL] = prev;
     words[at + PREV] = NIL;
     words[at + NEXT] = head;
     words[head * NODE_WORDS + PREV] = node;
-    this.head = node;
+    header[HEAD] = node;
   }
 
   /** Whether a node for `key` fits in the zone now (its bytes, and the index growth it needs). */
@@ -144,35 +209,37 @@ export class StateTable {
 
   /** The key a node holds (a byte string). */
   keyOf(node: number): string {
-    const text = this.keyText[node];
-    if (text !== undefined) return text;
+    if ((this.words[node * NODE_WORDS + KIND]! & KIND_MASK) === TEXT_NODE) return this.text.keyOf(node);
     const k = this.words[node * NODE_WORDS + KEY]!;
     return String.fromCharCode(k >>> 24, (k >>> 16) & 0xff, (k >>> 8) & 0xff, k & 0xff);
   }
 
   /** Whether `node` is in use (not freed since it was handed out). */
   isLive(node: number): boolean {
-    return node < this.highWater && this.find(this.keyOf(node)) === node;
+    return (
+      this.allocator.wasHandedOut(node) && (this.words[node * NODE_WORDS + KIND]! & KIND_MASK) !== FREE_NODE
+    );
   }
 
   /** Allocates a node for `key` at the MRU head, or returns -1 when the zone has no room left. */
   insert(key: string, excessMilli: number, lastMs: number): number {
     if (!this.hasRoomFor(key)) return NIL;
-    if (this.indexGrowthBytes(key) !== 0) this.rehash(this.slots.length * 2);
-    const node = this.allocNode();
-    this.usedBytes += this.nodeBytes(key);
-    this.count++;
+    const header = this.header;
+    if (this.indexGrowthBytes(key) !== 0) this.rehash(header[SLOT_COUNT]! * 2);
+    const node = this.allocator.alloc();
+    this.headerF64[USED_BYTES]! += this.nodeBytes(key);
+    header[COUNT]!++;
     this.records[node * RECORD_F64S] = excessMilli;
     this.records[node * RECORD_F64S + 1] = lastMs;
     if (key.length === 4) {
       const k = packI32(key);
       this.words[node * NODE_WORDS + KEY] = k;
-      this.keyText[node] = undefined;
-      this.slotInsert(k, node);
-      this.int32Keys++;
+      this.words[node * NODE_WORDS + KIND] = INT32_NODE;
+      this.index.insert(k, node);
+      header[INT32_KEYS]!++;
     } else {
-      this.keyText[node] = key;
-      this.byText.set(key, node);
+      this.words[node * NODE_WORDS + KIND] = TEXT_NODE;
+      this.text.add(node, key);
     }
     this.linkHead(node);
     return node;
@@ -181,18 +248,19 @@ export class StateTable {
   /** Removes a node from the queue and the index and frees its bytes (the index keeps its size). */
   remove(node: number): void {
     this.unlink(node);
-    const text = this.keyText[node];
-    if (text === undefined) {
-      this.slotDelete(node);
-      this.int32Keys--;
-      this.usedBytes -= IPV4_NODE_BYTES + this.extraNodeBytes;
+    const words = this.words;
+    const header = this.header;
+    if ((words[node * NODE_WORDS + KIND]! & KIND_MASK) === INT32_NODE) {
+      this.index.delete(node);
+      header[INT32_KEYS]!--;
+      this.headerF64[USED_BYTES]! -= IPV4_NODE_BYTES + this.extraNodeBytes;
     } else {
-      this.byText.delete(text);
-      this.keyText[node] = undefined;
-      this.usedBytes -= stateBytes(text) + this.extraNodeBytes;
+      this.headerF64[USED_BYTES]! -= keyStateBytes(this.text.lengthOf(node)) + this.extraNodeBytes;
+      this.text.delete(node);
     }
-    this.count--;
-    this.freeList.push(node);
+    header[COUNT]!--;
+    words[node * NODE_WORDS + KIND] = FREE_NODE;
+    this.allocator.free(node);
   }
 
   /** The next node towards the LRU tail, or -1. */
@@ -210,9 +278,22 @@ export class StateTable {
     return this.records[node * RECORD_F64S + 1]!;
   }
 
-  /** Bytes of typed arrays and index actually allocated (for the density benchmark). */
+  /** nginx's `count` of a node: the pending lookups that keep `expire` from removing it. */
+  pinsOf(node: number): number {
+    return this.words[node * NODE_WORDS + KIND]! >> 2;
+  }
+
+  pin(node: number): void {
+    this.words[node * NODE_WORDS + KIND]! += ONE_PIN;
+  }
+
+  unpin(node: number): void {
+    this.words[node * NODE_WORDS + KIND]! -= ONE_PIN;
+  }
+
+  /** Bytes of records and index the budget is charged for ahead of use (for the density benchmark). */
   allocatedBytes(): number {
-    return this.records.byteLength + this.slots.byteLength;
+    return this.allocator.capacity * IPV4_NODE_BYTES + this.header[SLOT_COUNT]! * SLOT_BYTES;
   }
 
   private nodeBytes(key: string): number {
@@ -221,84 +302,32 @@ export class StateTable {
 
   /** Extra index bytes inserting `key` needs: the index doubles before it is more than 7/8 full. */
   private indexGrowthBytes(key: string): number {
-    return key.length === 4 && !indexHasRoom(this.int32Keys, this.slots.length) ? this.slots.byteLength : 0;
+    const slotCount = this.header[SLOT_COUNT]!;
+    return key.length === 4 && !indexHasRoom(this.header[INT32_KEYS]!, slotCount)
+      ? slotCount * SLOT_BYTES
+      : 0;
   }
 
-  private allocNode(): number {
-    const reused = this.freeList.pop();
-    if (reused !== undefined) return reused;
-    if (this.highWater === this.capacity) this.grow();
-    return this.highWater++;
-  }
-
-  /**
-   * Doubles node storage up to what an all-IPv4 zone can hold. A zone that mixes in longer keys (charged
-   * more per node, but filling the index less) can hold a few more nodes: past the cap, grow by an eighth,
-   * never past the records the budget beside the index could hold (every node is charged a record at
-   * least, so the node being added always fits).
-   */
-  private grow(): void {
-    const length = this.capacity;
-    const mostRecords = Math.floor((this.budgetBytes - this.slots.byteLength) / IPV4_NODE_BYTES);
-    this.capacity =
-      length < this.maxNodes
-        ? Math.min(length * 2, this.maxNodes)
-        : Math.min(length + Math.ceil(length / 8), mostRecords);
-    this.records = growArray(this.records, new Float64Array(this.capacity * RECORD_F64S));
-    this.words = new Int32Array(this.records.buffer);
-  }
-
+  /** Grows the index down into the free room below it and rebuilds it from the queue. */
   private rehash(slotCount: number): void {
-    this.usedBytes += (slotCount - this.slots.length) * SLOT_BYTES;
-    this.slots = new Int32Array(slotCount);
-    this.slotShift = 32 - Math.log2(slotCount);
-    for (let node = this.head; node !== NIL; node = this.nextOf(node)) {
-      if (this.keyText[node] === undefined) this.slotInsert(this.words[node * NODE_WORDS + KEY]!, node);
-    }
-  }
-
-  private slotInsert(k: number, node: number): void {
-    const mask = this.slots.length - 1;
-    let slot = this.home(k);
-    while (this.slots[slot] !== 0) slot = (slot + 1) & mask;
-    this.slots[slot] = (Math.imul(k, TAG_MULTIPLIER) & this.tagMask) | (node + 1);
-  }
-
-  /** Linear-probing delete with backward shift, so no tombstones accumulate. */
-  private slotDelete(node: number): void {
-    const slots = this.slots;
-    const mask = slots.length - 1;
-    const next = (slot: number): number => (slot + 1) & mask;
-    const homeOf = (entry: number): number =>
-      this.home(this.words[((entry & this.nodeMask) - 1) * NODE_WORDS + KEY]!);
-    let slot = this.home(this.words[node * NODE_WORDS + KEY]!);
-    while (slots[slot] !== 0 && (slots[slot]! & this.nodeMask) !== node + 1) slot = next(slot);
-    if (slots[slot] === 0) return;
-    let hole = slot;
-    for (let probe = next(hole); slots[probe] !== 0; probe = next(probe)) {
-      const want = homeOf(slots[probe]!);
-      // Move the entry back if its home is not cyclically within (hole, probe].
-      const inRange = hole <= probe ? want > hole && want <= probe : want > hole || want <= probe;
-      if (!inRange) {
-        slots[hole] = slots[probe]!;
-        hole = probe;
+    this.headerF64[USED_BYTES]! += (slotCount - this.header[SLOT_COUNT]!) * SLOT_BYTES;
+    this.index.clear(slotCount);
+    for (let node = this.header[HEAD]!; node !== NIL; node = this.nextOf(node)) {
+      if ((this.words[node * NODE_WORDS + KIND]! & KIND_MASK) === INT32_NODE) {
+        this.index.insert(this.words[node * NODE_WORDS + KEY]!, node);
       }
     }
-    slots[hole] = 0;
-  }
-
-  /** The home slot of an int32 key. */
-  private home(k: number): number {
-    return Math.imul(k, FIBONACCI) >>> this.slotShift;
   }
 
   private linkHead(node: number): void {
     const words = this.words;
+    const header = this.header;
+    const head = header[HEAD]!;
     words[node * NODE_WORDS + PREV] = NIL;
-    words[node * NODE_WORDS + NEXT] = this.head;
-    if (this.head !== NIL) words[this.head * NODE_WORDS + PREV] = node;
-    this.head = node;
-    if (this.tail === NIL) this.tail = node;
+    words[node * NODE_WORDS + NEXT] = head;
+    if (head !== NIL) words[head * NODE_WORDS + PREV] = node;
+    header[HEAD] = node;
+    if (header[TAIL] === NIL) header[TAIL] = node;
   }
 
   private unlink(node: number): void {
@@ -306,18 +335,13 @@ export class StateTable {
     const prev = words[node * NODE_WORDS + PREV]!;
     const next = words[node * NODE_WORDS + NEXT]!;
     if (prev !== NIL) words[prev * NODE_WORDS + NEXT] = next;
-    else this.head = next;
+    else this.header[HEAD] = next;
     if (next !== NIL) words[next * NODE_WORDS + PREV] = prev;
-    else this.tail = prev;
+    else this.header[TAIL] = prev;
   }
 }
 
 /** A 4-byte key as an int32 (big-endian, as the address reads). */
 function packI32(key: string): number {
   return (key.charCodeAt(0) << 24) | (key.charCodeAt(1) << 16) | (key.charCodeAt(2) << 8) | key.charCodeAt(3);
-}
-
-function growArray(from: Float64Array, to: Float64Array): Float64Array {
-  to.set(from);
-  return to;
 }

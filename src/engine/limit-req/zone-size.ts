@@ -19,7 +19,12 @@ const INDEX_LOAD_EIGHTHS = 7;
 
 /** Bytes a node with this key costs against the zone size (the index is charged apart). */
 export function stateBytes(key: string): number {
-  return key.length === 4 ? IPV4_NODE_BYTES : KEYED_STATE_BYTES + ((key.length + 7) & ~7);
+  return keyStateBytes(key.length);
+}
+
+/** Bytes a node whose key is `keyLength` bytes long costs. */
+export function keyStateBytes(keyLength: number): number {
+  return keyLength === 4 ? IPV4_NODE_BYTES : KEYED_STATE_BYTES + ((keyLength + 7) & ~7);
 }
 
 /** Whether an index of `slots` slots can take one more key beyond `keys`. */
