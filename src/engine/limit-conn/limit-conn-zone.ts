@@ -6,7 +6,10 @@
  *
  * The zone's state lives in one SharedArrayBuffer (zone-memory.ts): zone objects of other threads
  * built on the same `sharedMemory` see one zone, as nginx's workers do, and take its lock around what
- * nginx does under `shpool->mutex`. The counters are this object's own. Pure.
+ * nginx does under `shpool->mutex`: the lookup, the count's check and change, the node's allocation
+ * and its freeing. The header's totals are written under the lock too and read without it (a 32-bit
+ * word of a SharedArrayBuffer never tears: a reader sees it before or after). The counters are this
+ * object's own. Pure.
  */
 import type { ComplexValue } from '../complex-value.ts';
 import { type CounterFamily, type Counters, zeroCounters } from '../counters.ts';
@@ -94,14 +97,13 @@ export class LimitConnZone {
         table.setConn(node, conn + 1);
       } else {
         const bytes = limitConnNodeBytes(key.length);
-        if (Atomics.load(header, USED_UNITS_WORD) * CHARGE_UNIT_BYTES + bytes > this.#budgetBytes)
-          return 'full';
+        if (header[USED_UNITS_WORD]! * CHARGE_UNIT_BYTES + bytes > this.#budgetBytes) return 'full';
         node = table.insert(key, hash);
         if (node === 0) return 'full'; // never: the slots are counted to hold every node the budget admits
-        Atomics.add(header, USED_UNITS_WORD, bytes / CHARGE_UNIT_BYTES);
-        Atomics.add(header, KEYS_WORD, 1);
+        header[USED_UNITS_WORD]! += bytes / CHARGE_UNIT_BYTES;
+        header[KEYS_WORD]! += 1;
       }
-      Atomics.add(header, IN_PROGRESS_WORD, 1);
+      header[IN_PROGRESS_WORD]! += 1;
       return node;
     } finally {
       this.#lock.unlock();
@@ -114,14 +116,14 @@ export class LimitConnZone {
     const table = this.#table;
     this.#lock.lock();
     try {
-      Atomics.sub(header, IN_PROGRESS_WORD, 1);
+      header[IN_PROGRESS_WORD]! -= 1;
       const conn = table.conn(node) - 1;
       if (conn > 0) {
         table.setConn(node, conn);
         return;
       }
-      Atomics.sub(header, USED_UNITS_WORD, limitConnNodeBytes(table.keyLength(node)) / CHARGE_UNIT_BYTES);
-      Atomics.sub(header, KEYS_WORD, 1);
+      header[USED_UNITS_WORD]! -= limitConnNodeBytes(table.keyLength(node)) / CHARGE_UNIT_BYTES;
+      header[KEYS_WORD]! -= 1;
       table.delete(node);
     } finally {
       this.#lock.unlock();
