@@ -241,11 +241,18 @@ export async function sendStream(
         fetch(`${url}${options.path}`, {
           headers: { 'x-forwarded-for': options.addr },
           signal: AbortSignal.timeout(10_000),
-        }).then(async (res) => {
-          await res.arrayBuffer();
-          if (res.status === 200) admitted[j]!++;
-          else refused[j]!++;
-        }),
+        }).then(
+          async (res) => {
+            await res.arrayBuffer();
+            if (res.status === 200) admitted[j]!++;
+            else refused[j]!++;
+          },
+          (err: Error) => {
+            // undici says only "fetch failed": what failed is in its cause
+            const cause = err.cause as { code?: string; message?: string } | undefined;
+            throw new Error(`${url}${options.path}: ${err.message} (${cause?.code ?? cause?.message})`);
+          },
+        ),
       );
     }
   }

@@ -4,7 +4,8 @@
  * `send`s with Nagle's algorithm on — the way many Python, Ruby and Java servers write.
  *
  * `GET /small` answers 17 bytes of JSON, `GET /large` 256 KiB; a POST is read whole and answered with
- * its length. The server prints its port on its first line.
+ * its length. Every answer says in `X-Connection-Requests` how many requests its connection has
+ * served. The server prints its port on its first line.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -21,9 +22,13 @@ LARGE = b'x' * ${LARGE_BODY_BYTES}
 class Handler(BaseHTTPRequestHandler):
     protocol_version = 'HTTP/1.1'
 
+    served = 0
+
     def answer(self, body):
+        self.served += 1
         self.send_response(200)
         self.send_header('Content-Type', 'application/octet-stream')
+        self.send_header('X-Connection-Requests', str(self.served))
         self.send_header('Content-Length', str(len(body)))
         self.end_headers()
         self.wfile.write(body)
