@@ -36,7 +36,10 @@ export function slotsForKey(keyBytes: number): number {
   return past <= 0 ? 1 : 1 + Math.ceil(past / (SLOT_BYTES - NEXT_KEY_BYTE));
 }
 
-/** A key's hash (FNV-1a, then murmur3's finalizer so the low bits the index uses are mixed); outside the lock, as nginx's crc32. */
+/**
+ * A key's hash: FNV-1a, then murmur3's finalizer so the low bits the index uses are mixed. Taken
+ * outside the lock, as nginx's crc32.
+ */
 export function hashConnKey(key: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < key.length; i++) h = Math.imul(h ^ (key.charCodeAt(i) & 0xff), 0x01000193);

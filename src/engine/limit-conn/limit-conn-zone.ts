@@ -74,7 +74,7 @@ export class LimitConnZone {
     const layout = zoneLayout(this.#budgetBytes);
     if (sharedMemory !== undefined && !fitsLayout(sharedMemory, layout))
       throw new RangeError(
-        `shared memory of ${sharedMemory.byteLength} bytes is not a zone "${name}" of ${sizeBytes}`,
+        `shared memory of ${sharedMemory.byteLength} bytes was not mapped for limit_conn_zone "${name}" of ${sizeBytes} bytes`,
       );
     this.sharedMemory = sharedMemory ?? mapZoneMemory(layout);
     this.#header = new Int32Array(this.sharedMemory, 0, IN_PROGRESS_WORD + 1);

@@ -19,6 +19,8 @@ export const TOUCHED_SLOTS_WORD = 5;
 /** The number of slots, written once: a buffer of another zone's geometry is refused on attach. */
 export const SLOT_COUNT_WORD = 6;
 const HEADER_BYTES = 64;
+/** The index takes whole 64-byte lines, so the slots after it start on one. */
+const MIN_INDEX_ENTRIES = 16;
 
 export const SLOT_BYTES = 64;
 export const SLOT_WORDS = SLOT_BYTES / 4;
@@ -39,11 +41,11 @@ export interface ZoneLayout {
 /**
  * The layout for a zone that may charge `budgetBytes` to its nodes. A node takes at most as many slots
  * as it is charged in 64-byte units (conn-table.ts), so budget / 64 slots hold whatever mix of keys the
- * accounting lets in; the index and header come on top of the zone's size.
+ * accounting lets in; the index (8 to 16 bytes per slot) and the header come on top of the zone's size.
  */
 export function zoneLayout(budgetBytes: number): ZoneLayout {
   const slotCount = Math.max(0, Math.floor(budgetBytes / SLOT_BYTES));
-  let indexEntries = SLOT_WORDS;
+  let indexEntries = MIN_INDEX_ENTRIES;
   while (indexEntries < 2 * slotCount) indexEntries *= 2;
   const indexWord = HEADER_BYTES / 4;
   const slotsWord = indexWord + indexEntries;
