@@ -87,6 +87,12 @@ describe('limit_conn zone in shared memory', () => {
     const zone = new LimitConnZone('addr', KEY, SMALL);
     assert.throws(() => new LimitConnZone('addr', KEY, 1 << 20, zone.sharedMemory), RangeError);
     assert.throws(() => new LimitConnZone('addr', KEY, SMALL + 4096, zone.sharedMemory), RangeError);
+    // 9 pages: a budget of 31592 bytes, 493 slots as 32k's, the same buffer length, another size
+    assert.equal(
+      new LimitConnZone('addr', KEY, SMALL + 64).sharedMemory.byteLength,
+      zone.sharedMemory.byteLength,
+    );
+    assert.throws(() => new LimitConnZone('addr', KEY, SMALL + 64, zone.sharedMemory), RangeError);
   });
 
   it('a key never takes more slots than the bytes nginx’s slab charges its node', () => {

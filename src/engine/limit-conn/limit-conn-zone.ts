@@ -71,7 +71,7 @@ export class LimitConnZone {
     this.sizeBytes = sizeBytes;
     this.#budgetBytes =
       sizeBytes - Math.ceil(sizeBytes / PAGE_BYTES) * PAGE_DESCRIPTOR_BYTES - POOL_HEADER_BYTES;
-    const layout = zoneLayout(this.#budgetBytes);
+    const layout = zoneLayout(sizeBytes, this.#budgetBytes);
     if (sharedMemory !== undefined && !fitsLayout(sharedMemory, layout))
       throw new RangeError(
         `shared memory of ${sharedMemory.byteLength} bytes was not mapped for limit_conn_zone "${name}" of ${sizeBytes} bytes`,
