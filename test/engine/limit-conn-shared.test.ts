@@ -29,6 +29,65 @@ function random(seed: number): () => number {
   };
 }
 
+/**
+ * Random acquires (limits 1 to 3) and releases over `keyCount` keys of 1 to 255 bytes, by two zone
+ * objects in turn, checked step by step against a Map that counts as the zone did before its state was
+ * shared; releases grow with what is held, so about `heldRequests` are.
+ */
+function checkAgainstModel(
+  sizeBytes: number,
+  budgetBytes: number,
+  keyCount: number,
+  heldRequests: number,
+): void {
+  const [a, b] = pair(sizeBytes);
+  const next = random(7);
+  const pool = Array.from({ length: keyCount }, (_, i) => {
+    const length = 1 + Math.floor(next() ** 2 * 255);
+    return Array.from({ length }, (_, j) => String.fromCharCode((i * 31 + j * 7) & 0xff)).join('');
+  });
+  const model = new Map<string, number>();
+  let modelBytes = 0;
+  const held: [string, ConnNode][] = [];
+  let fullTimes = 0;
+  for (let step = 0; step < 40_000; step++) {
+    const zone = next() < 0.5 ? a : b;
+    if (next() < held.length / (2 * heldRequests)) {
+      const [key, node] = held.splice(Math.floor(next() * held.length), 1)[0]!;
+      zone.release(node);
+      const count = model.get(key)! - 1;
+      if (count > 0) model.set(key, count);
+      else {
+        model.delete(key);
+        modelBytes -= limitConnNodeBytes(key.length);
+      }
+    } else {
+      const key = pool[Math.floor(next() * pool.length)]!;
+      const limit = 1 + Math.floor(next() * 3);
+      const result = zone.acquire(key, limit);
+      const count = model.get(key) ?? 0;
+      let expected: 'node' | 'busy' | 'full' = 'node';
+      if (count >= limit) expected = 'busy';
+      else if (count === 0 && modelBytes + limitConnNodeBytes(key.length) > budgetBytes) expected = 'full';
+      assert.equal(typeof result === 'number' ? 'node' : result, expected, `step ${step}`);
+      if (result === 'full') fullTimes++;
+      if (typeof result === 'number') {
+        if (count === 0) modelBytes += limitConnNodeBytes(key.length);
+        model.set(key, count + 1);
+        held.push([key, result]);
+      }
+    }
+    assert.deepEqual(
+      [zone.usedBytes, zone.keys, zone.requestsInProgress],
+      [modelBytes, model.size, held.length],
+    );
+  }
+  assert.ok(fullTimes > 1000, `the zone was full often (${fullTimes} times)`);
+  for (const key of pool) assert.equal(a.inProgress(key), model.get(key) ?? 0);
+  for (const [, node] of held) b.release(node);
+  assert.deepEqual([a.usedBytes, a.keys, a.requestsInProgress], [0, 0, 0]);
+}
+
 describe('limit_conn zone in shared memory', () => {
   it('two zone objects on one buffer see each other’s acquires and releases', () => {
     const [a, b] = pair();
@@ -101,51 +160,11 @@ describe('limit_conn zone in shared memory', () => {
   });
 
   it('any mix of key lengths, acquired and released at random, is counted as the one-map model counts it', () => {
-    const [a, b] = pair(SMALL);
-    const next = random(7);
-    const pool = Array.from({ length: 400 }, (_, i) => {
-      const length = 1 + Math.floor(next() ** 2 * 255);
-      return Array.from({ length }, (_, j) => String.fromCharCode((i * 31 + j * 7) & 0xff)).join('');
-    });
-    const model = new Map<string, number>();
-    let modelBytes = 0;
-    const held: [string, ConnNode][] = [];
-    let fullTimes = 0;
-    for (let step = 0; step < 40_000; step++) {
-      const zone = next() < 0.5 ? a : b;
-      if (next() < held.length / 600) {
-        const [key, node] = held.splice(Math.floor(next() * held.length), 1)[0]!;
-        zone.release(node);
-        const count = model.get(key)! - 1;
-        if (count > 0) model.set(key, count);
-        else {
-          model.delete(key);
-          modelBytes -= limitConnNodeBytes(key.length);
-        }
-      } else {
-        const key = pool[Math.floor(next() * pool.length)]!;
-        const limit = 1 + Math.floor(next() * 3);
-        const result = zone.acquire(key, limit);
-        const count = model.get(key) ?? 0;
-        let expected: 'node' | 'busy' | 'full' = 'node';
-        if (count >= limit) expected = 'busy';
-        else if (count === 0 && modelBytes + limitConnNodeBytes(key.length) > SMALL_BUDGET) expected = 'full';
-        assert.equal(typeof result === 'number' ? 'node' : result, expected, `step ${step}`);
-        if (result === 'full') fullTimes++;
-        if (typeof result === 'number') {
-          if (count === 0) modelBytes += limitConnNodeBytes(key.length);
-          model.set(key, count + 1);
-          held.push([key, result]);
-        }
-      }
-      assert.deepEqual(
-        [zone.usedBytes, zone.keys, zone.requestsInProgress],
-        [modelBytes, model.size, held.length],
-      );
-    }
-    assert.ok(fullTimes > 1000, `the zone was full often (${fullTimes} times)`);
-    for (const key of pool) assert.equal(a.inProgress(key), model.get(key) ?? 0);
-    for (const [, node] of held) b.release(node);
-    assert.deepEqual([a.usedBytes, a.keys, a.requestsInProgress], [0, 0, 0]);
+    checkAgainstModel(SMALL, SMALL_BUDGET, 400, 300);
+  });
+
+  it('so is a zone of 15 slots, whose 32 index entries are probed past each other all the time', () => {
+    // 2048 − 24 − 1024 = 1000 bytes
+    checkAgainstModel(2048, 1000, 40, 20);
   });
 });
