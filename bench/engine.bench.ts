@@ -69,15 +69,20 @@ function visitKeys(): string[] {
  * One `limit_req zone=z burst=… nodelay` on `$binary_remote_addr`, never limiting (the allow path).
  * `keyFetchOnly`: the shuffled visits read their key strings as usual, but each decision is made for
  * one of 8 keys (picked by the visited key's last byte), whose states stay in cache: what the visit
- * itself and the decision's code cost, without the state table's cache misses.
+ * itself and the decision's code cost, without the state table's cache misses. `shared`: the decisions
+ * go through a zone attached to another's shared state, taking the zone lock for each (uncontended).
  */
-function engineCase(hot: boolean, shuffled = false, keyFetchOnly = false): () => number {
-  const zone = new LimitReqZone(
-    'z',
-    parseComplexValue('$binary_remote_addr'),
-    10 * 1024 * 1024,
-    1_000_000_000,
-  );
+function engineCase(hot: boolean, shuffled = false, keyFetchOnly = false, shared = false): () => number {
+  const newZone = (sharedMemory?: SharedArrayBuffer): LimitReqZone =>
+    new LimitReqZone(
+      'z',
+      parseComplexValue('$binary_remote_addr'),
+      10 * 1024 * 1024,
+      1_000_000_000,
+      false,
+      sharedMemory,
+    );
+  const zone = shared ? newZone(newZone().share()) : newZone();
   const policy: LimitReqPolicy<Ctx> = {
     rules: [
       {
@@ -221,6 +226,8 @@ const CASES: Record<string, () => () => number | Promise<number>> = {
   site_seed_chain_1e5: siteCase,
   plain_map_1e5: () => mapCase(),
   engine_1e5_shuffled: () => engineCase(false, true),
+  engine_1e5_shared: () => engineCase(false, false, false, true),
+  engine_1e5_shuffled_shared: () => engineCase(false, true, false, true),
   engine_1e5_shuffled_key_fetch: () => engineCase(false, true, true),
   plain_map_1e5_shuffled: () => mapCase(true),
   rate_limiter_flexible_1e5: rateLimiterFlexibleCase,
@@ -276,6 +283,10 @@ async function main(): Promise<void> {
       ns_per_decision_1e5_shuffled: round1(ns.engine_1e5_shuffled!),
       ns_per_decision_plain_map_1e5_shuffled: round1(ns.plain_map_1e5_shuffled!),
       ns_per_decision_1e5_shuffled_key_fetch: round1(ns.engine_1e5_shuffled_key_fetch!),
+      ns_per_decision_1e5_shared: round1(ns.engine_1e5_shared!),
+      ns_per_decision_1e5_shuffled_shared: round1(ns.engine_1e5_shuffled_shared!),
+      ratio_shared_vs_private: round2(ns.engine_1e5_shared! / ns.engine_1e5!),
+      ratio_shuffled_shared_vs_private: round2(ns.engine_1e5_shuffled_shared! / ns.engine_1e5_shuffled!),
       ratio_vs_plain_map: round1(ns.plain_map_1e5! / ns.engine_1e5!),
       ratio_shuffled_vs_plain_map: round1(ns.plain_map_1e5_shuffled! / ns.engine_1e5_shuffled!),
       ratio_vs_rate_limiter_flexible: round1(ns.rate_limiter_flexible_1e5! / ns.engine_1e5!),
@@ -285,6 +296,7 @@ async function main(): Promise<void> {
 }
 
 const round1 = (x: number): number => Math.round(x * 10) / 10;
+const round2 = (x: number): number => Math.round(x * 100) / 100;
 
 const caseIndex = process.argv.indexOf('--case');
 if (caseIndex === -1) await main();

@@ -54,7 +54,7 @@ export class LimitReqZone {
   readonly sync: ZoneSync | null;
 
   /**
-   * `sharedState`: the buffer another worker's zone {@link share}d (the same zone, as configured
+   * `sharedMemory`: the buffer another worker's zone {@link share}d (the same zone, as configured
    * there): this zone works on that state.
    */
   constructor(
@@ -63,18 +63,18 @@ export class LimitReqZone {
     sizeBytes: number,
     rateMilli: number,
     sync = false,
-    sharedState?: SharedArrayBuffer,
+    sharedMemory?: SharedArrayBuffer,
   ) {
     if (sizeBytes < MIN_ZONE_BYTES) throw new RangeError(`zone "${name}" is too small`);
-    if (sync && sharedState !== undefined) throw new Error(`zone "${name}": ${SYNC_NOT_SHAREABLE}`);
+    if (sync && sharedMemory !== undefined) throw new Error(`zone "${name}": ${SYNC_NOT_SHAREABLE}`);
     this.name = name;
     this.key = key;
     this.sizeBytes = sizeBytes;
     this.rateMilli = rateMilli;
     this.table =
-      sharedState === undefined
+      sharedMemory === undefined
         ? new StateTable(sizeBytes, sync ? SYNC_NODE_BYTES : 0)
-        : StateTable.attach(sharedState);
+        : StateTable.attach(sharedMemory);
     if (this.table.sizeBytes !== sizeBytes) {
       throw new RangeError(`zone "${name}": the shared state is of a zone of another size`);
     }
