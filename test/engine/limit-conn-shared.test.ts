@@ -159,7 +159,7 @@ describe('limit_conn zone in shared memory', () => {
       assert.ok(slotsForKey(length) * 64 <= limitConnNodeBytes(length), `${length} bytes`);
   });
 
-  it('any mix of key lengths, acquired and released at random, is counted as the one-map model counts it', () => {
+  it('any mix of key lengths, acquired and released at random, is counted as a Map counts it', () => {
     checkAgainstModel(SMALL, SMALL_BUDGET, 400, 300);
   });
 

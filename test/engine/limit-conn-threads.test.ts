@@ -21,12 +21,13 @@ const KEYS = Array.from({ length: 160 }, (_, i) =>
   Array.from({ length: 1 + ((i * 97) % 255) }, (_, j) => String.fromCharCode((i + j * 13) & 0xff)).join(''),
 );
 
-/** The thread's entry: the sources are TypeScript, which Node.js 20 loads through tsx (as bin/limitswitch.js). */
+const WORKER_URL = new URL('./limit-conn-threads.worker.ts', import.meta.url).href;
+/** The thread's entry: the sources are TypeScript, which Node.js 20 loads through tsx (as the bin does). */
 const BOOT = `
   const typescript = process.features.typescript !== undefined
     ? Promise.resolve()
     : import('tsx/esm/api').then(({ register }) => register());
-  typescript.then(() => import(${JSON.stringify(new URL('./limit-conn-threads.worker.ts', import.meta.url).href)}));
+  typescript.then(() => import(${JSON.stringify(WORKER_URL)}));
 `;
 
 /** What the thread reports when it is done; an error, or an exit without it, fails the test. */

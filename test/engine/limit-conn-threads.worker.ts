@@ -13,7 +13,7 @@ export interface ThreadData {
   readonly limit: number;
   readonly steps: number;
   readonly seed: number;
-  /** Word 0: the start gate (0 closed); per key, from word 1: requests held (counted after acquire, before release). */
+  /** Word 0: the start gate (0: closed); then per key the requests held (after acquire, before release). */
   readonly held: SharedArrayBuffer;
   /** Per key: the most requests in progress seen at a successful acquire (the zone's and the held words'). */
   readonly maxSeen: SharedArrayBuffer;

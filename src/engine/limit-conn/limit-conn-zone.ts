@@ -74,7 +74,8 @@ export class LimitConnZone {
     const layout = zoneLayout(sizeBytes, this.#budgetBytes);
     if (sharedMemory !== undefined && !fitsLayout(sharedMemory, layout))
       throw new RangeError(
-        `shared memory of ${sharedMemory.byteLength} bytes was not mapped for limit_conn_zone "${name}" of ${sizeBytes} bytes`,
+        `shared memory of ${sharedMemory.byteLength} bytes was not mapped for ` +
+          `limit_conn_zone "${name}" of ${sizeBytes} bytes`,
       );
     this.sharedMemory = sharedMemory ?? mapZoneMemory(layout);
     this.#header = new Int32Array(this.sharedMemory, 0, IN_PROGRESS_WORD + 1);
@@ -82,7 +83,7 @@ export class LimitConnZone {
     this.#table = new ConnTable(this.sharedMemory, layout);
   }
 
-  /** One more request for `key` (a byte string of up to 255 bytes), unless it has `limit` in progress already. */
+  /** One more request for `key` (a byte string, ≤ 255 bytes), unless it has `limit` in progress already. */
   acquire(key: string, limit: number): AcquireResult {
     if (key.length > MAX_KEY_BYTES) throw new RangeError(`a limit_conn key of ${key.length} bytes`);
     const hash = hashConnKey(key);

@@ -41,9 +41,10 @@ export interface ZoneLayout {
 }
 
 /**
- * The layout for a zone of `sizeBytes` that may charge `budgetBytes` to its nodes. A node takes at most as many slots
- * as it is charged in 64-byte units (conn-table.ts), so budget / 64 slots hold whatever mix of keys the
- * accounting lets in; the index (8 to 16 bytes per slot) and the header come on top of the zone's size.
+ * The layout for a zone of `sizeBytes` that may charge `budgetBytes` to its nodes. A node takes at
+ * most as many slots as it is charged in 64-byte units (conn-table.ts), so budget / 64 slots hold
+ * whatever mix of keys the accounting lets in; the index (8 to 16 bytes per slot) and the header
+ * come on top of the zone's size.
  */
 export function zoneLayout(sizeBytes: number, budgetBytes: number): ZoneLayout {
   const slotCount = Math.max(0, Math.floor(budgetBytes / SLOT_BYTES));
