@@ -28,6 +28,9 @@ export class KeyExpiry {
 
   expire(): void {
     const nowMs = this.#clock.nowMs();
-    for (const zone of this.#site().keyvalZones.values()) zone.expire(nowMs);
+    for (const zone of this.#site().keyvalZones.values()) {
+      zone.expire(nowMs);
+      zone.publish();
+    }
   }
 }

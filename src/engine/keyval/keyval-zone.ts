@@ -5,6 +5,7 @@
  */
 import { parseCidr } from '../net/address-text.ts';
 import { CidrTable } from '../net/cidr-table.ts';
+import { type KeyvalPublicationMemory, KeyvalPublisher, KeyvalSubscriber } from './keyval-publication.ts';
 
 export type KeyvalType = 'string' | 'ip' | 'prefix';
 
@@ -29,6 +30,11 @@ export class KeyvalZone {
   private prefixLengths: number[] = [];
   /** `ip`: CIDR index over the records. */
   private readonly cidrs = new CidrTable<KeyvalRecord>();
+  /** The writer's side of a zone other threads read (keyval-publication.ts), and whether it is behind. */
+  private publisher: KeyvalPublisher | null = null;
+  private unpublished = false;
+  /** A reader's side: the zone is the writer's, read from its publications. */
+  private subscriber: KeyvalSubscriber | null = null;
 
   constructor(name: string, type: KeyvalType, timeoutMs: number | null) {
     this.name = name;
@@ -36,7 +42,28 @@ export class KeyvalZone {
     this.timeoutMs = timeoutMs;
   }
 
+  /** Makes this zone the writer of `memory`: what it holds now, and after each {@link publish}. */
+  publishTo(memory: KeyvalPublicationMemory): void {
+    this.publisher = new KeyvalPublisher(memory);
+    this.unpublished = true;
+    this.publish();
+  }
+
+  /** Makes this zone a reader of `memory`: it holds what the writer last published, and is not written. */
+  readFrom(memory: KeyvalPublicationMemory): void {
+    this.subscriber = new KeyvalSubscriber(memory);
+    this.follow();
+  }
+
+  /** Shows the zone's records to its readers, if they changed since the last publication. */
+  publish(): void {
+    if (this.publisher === null || !this.unpublished) return;
+    this.publisher.publish(this.records);
+    this.unpublished = false;
+  }
+
   get size(): number {
+    this.follow();
     return this.records.size;
   }
 
@@ -46,6 +73,7 @@ export class KeyvalZone {
   }
 
   set(key: string, record: KeyvalRecord): void {
+    this.written();
     const isNew = !this.records.has(key);
     this.records.set(key, record);
     if (this.type === 'ip') this.cidrs.set(key, record);
@@ -53,6 +81,7 @@ export class KeyvalZone {
   }
 
   delete(key: string): boolean {
+    this.written();
     if (!this.records.delete(key)) return false;
     if (this.type === 'ip') this.rebuildCidrs();
     else if (this.type === 'prefix') this.reindexPrefixes();
@@ -60,6 +89,7 @@ export class KeyvalZone {
   }
 
   clear(): void {
+    this.written();
     this.records.clear();
     this.cidrs.clear();
     this.prefixLengths = [];
@@ -67,6 +97,11 @@ export class KeyvalZone {
 
   /** Replaces the whole content (a snapshot from the store). */
   replaceAll(entries: Iterable<[string, KeyvalRecord]>): void {
+    this.written();
+    this.fill(entries);
+  }
+
+  private fill(entries: Iterable<[string, KeyvalRecord]>): void {
     this.records.clear();
     for (const [key, record] of entries) this.records.set(key, record);
     if (this.type === 'ip') this.rebuildCidrs();
@@ -74,12 +109,14 @@ export class KeyvalZone {
   }
 
   entries(): IterableIterator<[string, KeyvalRecord]> {
+    this.follow();
     return this.records.entries();
   }
 
-  /** Removes records whose time has come; returns their keys. */
+  /** Removes records whose time has come; returns their keys. A reader leaves it to the writer. */
   expire(nowMs: number): string[] {
     const expired: string[] = [];
+    if (this.subscriber !== null) return expired;
     for (const [key, record] of this.records) {
       if (record.expireAtMs !== null && record.expireAtMs <= nowMs) expired.push(key);
     }
@@ -89,10 +126,21 @@ export class KeyvalZone {
 
   /** The value the `keyval` variable takes for `searchKey`; `''` when nothing (live) matches. */
   lookup(searchKey: string, nowMs: number): string {
+    if (this.subscriber?.changed()) this.follow();
     const record = this.find(searchKey);
     if (record === undefined) return '';
     if (record.expireAtMs !== null && record.expireAtMs <= nowMs) return '';
     return record.value;
+  }
+
+  private written(): void {
+    if (this.subscriber !== null) throw new Error(`keyval zone "${this.name}" is written by another thread`);
+    this.unpublished = true;
+  }
+
+  /** A reader takes the writer's last publication, if it has not yet. */
+  private follow(): void {
+    if (this.subscriber?.changed()) this.fill(this.subscriber.read());
   }
 
   private find(searchKey: string): KeyvalRecord | undefined {

@@ -1,7 +1,8 @@
 /**
  * Applies the store's keyval state to the engine's keyval zones, in place and without a reload:
  * a snapshot replaces every zone's content, a change touches one zone. Zones the config does not
- * declare are ignored (another replica's config may have them).
+ * declare are ignored (another replica's config may have them). What was applied is published to the
+ * zones' readers in other threads at once.
  */
 import type { KeyvalZone } from '../../engine/keyval/keyval-zone.ts';
 import type { KeyvalChange, KeyvalEntry, KeyvalSnapshot } from '../../store/keyval-store.ts';
@@ -12,12 +13,18 @@ export function applySnapshot(zones: Zones, snapshot: KeyvalSnapshot): void {
   for (const [name, zone] of zones) {
     const entries = snapshot.zones[name] ?? {};
     zone.replaceAll(Object.entries(entries).map(([key, entry]) => [key, toRecord(entry)]));
+    zone.publish();
   }
 }
 
 export function applyChange(zones: Zones, change: KeyvalChange): void {
   const zone = zones.get(change.zone);
   if (zone === undefined) return;
+  applyToZone(zone, change);
+  zone.publish();
+}
+
+function applyToZone(zone: KeyvalZone, change: KeyvalChange): void {
   switch (change.op) {
     case 'set':
       zone.set(change.key, { value: change.value, expireAtMs: change.expireAtMs });
