@@ -1,0 +1,125 @@
+/**
+ * A limit_req zone shared by worker threads, as nginx's workers share a zone: threads decide requests
+ * at once on their own zone objects, and what they did under the zone lock, replayed one step at a
+ * time in the order they took the lock, on a zone of one thread, gives the same decisions and the same
+ * final state (nothing was lost or torn between threads).
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Worker } from 'node:worker_threads';
+import { parseComplexValue } from '../../src/engine/complex-value.ts';
+import { LimitReqZone } from '../../src/engine/limit-req/limit-req-zone.ts';
+import type { StateTable } from '../../src/engine/limit-req/state-table.ts';
+import type { Step, ThreadData } from './limit-req-threads.worker.ts';
+
+const THREADS = 3;
+const REQUESTS = 30_000;
+/** 32k: about 800 IPv4 states, fewer than the keys, so the zone is full and evicts all along. */
+const SIZE_BYTES = 32 * 1024;
+const RATE_MILLI = 10_000;
+
+/** 1500 IPv4 addresses and 120 text keys of 1 to 400 bytes. */
+const KEYS = [
+  ...Array.from({ length: 1500 }, (_, i) => String.fromCharCode(10, 0, i >> 8, i & 255)),
+  ...Array.from({ length: 120 }, (_, i) =>
+    Array.from({ length: 1 + ((i * 211) % 400) }, (_, j) =>
+      String.fromCharCode((i * 7 + j * 13) & 0xff),
+    ).join(''),
+  ),
+];
+
+/** The thread's entry: the sources are TypeScript, which Node.js 20 loads through tsx (as bin/limitswitch.js). */
+const BOOT = `
+  const typescript = process.features.typescript !== undefined
+    ? Promise.resolve()
+    : import('tsx/esm/api').then(({ register }) => register());
+  typescript.then(() => import(${JSON.stringify(new URL('./limit-req-threads.worker.ts', import.meta.url).href)}));
+`;
+
+function stepsOf(worker: Worker): Promise<Step[]> {
+  return new Promise((resolve, reject) => {
+    worker.on('message', (message) => resolve(message as Step[]));
+    worker.on('error', reject);
+    worker.on('exit', (code) => reject(new Error(`the thread exited (${code}) without its steps`)));
+  });
+}
+
+function stateOf(table: StateTable): unknown {
+  const nodes: string[] = [];
+  for (let node = table.head; node !== -1; node = table.nextOf(node)) {
+    nodes.push(
+      `${JSON.stringify(table.keyOf(node))}=${table.excessOf(node)}@${table.lastOf(node)}/${table.pinsOf(node)}`,
+    );
+  }
+  return { nodes, count: table.count, usedBytes: table.usedBytes, allocatedBytes: table.allocatedBytes() };
+}
+
+const newZone = (sharedMemory?: SharedArrayBuffer): LimitReqZone =>
+  new LimitReqZone('one', parseComplexValue('$a'), SIZE_BYTES, RATE_MILLI, false, sharedMemory);
+
+describe('limit_req zone shared by worker threads', () => {
+  it('decides as one thread would, taking the threads’ steps in the order they held the lock', {
+    timeout: 60_000,
+  }, async (t) => {
+    const shared = newZone();
+    const order = new SharedArrayBuffer(12);
+    const sharedMemory = shared.share();
+    const workers = Array.from({ length: THREADS }, (_, i) => {
+      const workerData: ThreadData = {
+        sharedMemory,
+        sizeBytes: SIZE_BYTES,
+        rateMilli: RATE_MILLI,
+        keys: KEYS,
+        requests: REQUESTS,
+        seed: i + 1,
+        order,
+      };
+      return new Worker(BOOT, { eval: true, workerData });
+    });
+    t.after(() => Promise.all(workers.map((w) => w.terminate())));
+    const finished = workers.map(stepsOf);
+    const gate = new Int32Array(order);
+    // Open the gate once every thread is at it, so that they run at once.
+    while (Atomics.load(gate, 2) < THREADS) await new Promise((resolve) => setTimeout(resolve, 10));
+    Atomics.store(gate, 0, 1);
+    Atomics.notify(gate, 0);
+    const stepsByThread = await Promise.all(finished);
+
+    const all = stepsByThread.flatMap((steps, thread) => steps.map((step) => ({ thread, step })));
+    all.sort((a, b) => a.step[0] - b.step[0]);
+    assert.equal(all.length, Atomics.load(gate, 1), 'one step for every time the lock was held');
+    assert.deepEqual(
+      all.map(({ step }) => step[0]),
+      all.map((_, i) => i),
+      'every order number once',
+    );
+
+    const alone = newZone();
+    const pending = Array.from({ length: THREADS }, () => -1);
+    const kinds = { lookup: 0, commit: 0, release: 0, busy: 0, error: 0 };
+    for (const { thread, step } of all) {
+      alone.pending = pending[thread]!;
+      if (step[1] === 'lookup') {
+        const [, , key, nowMs, burstMilli, account, code, excess] = step;
+        const replayed = alone.lookup(key, nowMs, burstMilli, account);
+        assert.deepEqual([replayed, alone.lastExcessMilli], [code, excess], `step ${step[0]}`);
+        if (code === 2) kinds.busy++;
+        if (code === 3) kinds.error++;
+      } else if (step[1] === 'commit') {
+        assert.equal(alone.commit(step[2]), step[3], `step ${step[0]}`);
+      } else {
+        alone.release();
+      }
+      kinds[step[1]]++;
+      pending[thread] = alone.pending;
+    }
+    // Allocation failures come when a thread is descheduled holding a pin that reached the tail.
+    assert.ok(kinds.commit > 1000 && kinds.release > 100 && kinds.busy > 1000, JSON.stringify(kinds));
+    assert.deepEqual(stateOf(shared.table), stateOf(alone.table));
+    const interleaved = all.filter(({ thread }, i) => i > 0 && thread !== all[i - 1]!.thread).length;
+    assert.ok(interleaved > 100, `the threads took turns (${interleaved} times)`);
+    t.diagnostic(
+      `${all.length} steps under the lock, threads alternating ${interleaved} times: ${JSON.stringify(kinds)}`,
+    );
+  });
+});
