@@ -34,10 +34,8 @@ export const SLOT_SHIFT = 8;
 export const INT32_KEYS = 9;
 /** The key heap's top, in 8-byte units. */
 export const HEAP_TOP = 10;
-/** Non-zero once the buffer has been handed to another table. */
-export const SHARED = 11;
 /** What each node costs beyond the table's own (a synced zone's per-node state, kept elsewhere). */
-export const EXTRA_NODE_BYTES = 12;
+export const EXTRA_NODE_BYTES = 11;
 /** Float64 words of the header (byte offset / 8). */
 export const USED_BYTES = 12;
 export const SIZE_BYTES = 13;

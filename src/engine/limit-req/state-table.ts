@@ -35,7 +35,6 @@ import {
   NODE_WORDS,
   PREV,
   RECORD_F64S,
-  SHARED,
   SIZE_BYTES,
   SLOT_COUNT,
   stateLayout,
@@ -127,15 +126,12 @@ export class StateTable {
   static attach(buffer: SharedArrayBuffer): StateTable {
     const header = new Int32Array(buffer, 0, HEADER_WORDS);
     if (header[EXTRA_NODE_BYTES] !== 0) throw new Error(SYNC_NOT_SHAREABLE);
-    const table = new StateTable(new Float64Array(buffer, 0, HEADER_BYTES / 8)[SIZE_BYTES]!, 0, buffer);
-    Atomics.store(header, SHARED, 1);
-    return table;
+    return new StateTable(new Float64Array(buffer, 0, HEADER_BYTES / 8)[SIZE_BYTES]!, 0, buffer);
   }
 
   /** The buffer, to {@link attach} other tables to; from now on this table is shared too. */
   share(): SharedArrayBuffer {
     if (this.extraNodeBytes !== 0) throw new Error(SYNC_NOT_SHAREABLE);
-    Atomics.store(this.header, SHARED, 1);
     this.#shared = true;
     return this.#buffer;
   }
