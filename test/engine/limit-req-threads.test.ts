@@ -1,7 +1,7 @@
 /**
- * A limit_req zone shared by worker threads, as nginx's workers share a zone: threads decide requests
- * at once on their own zone objects, and what they did under the zone lock, replayed one step at a
- * time in the order they took the lock, on a zone of one thread, gives the same decisions and the same
+ * limit_req zones shared by worker threads, as nginx's workers share a zone: threads decide requests
+ * at once on their own zone objects, and what they did under the zones' locks, replayed one step at a
+ * time in the order they took the locks, on zones of one thread, gives the same decisions and the same
  * final state (nothing was lost or torn between threads).
  */
 import assert from 'node:assert/strict';
@@ -54,16 +54,16 @@ function stateOf(table: StateTable): unknown {
   return { nodes, count: table.count, usedBytes: table.usedBytes, allocatedBytes: table.allocatedBytes() };
 }
 
-const newZone = (sharedMemory?: SharedArrayBuffer): LimitReqZone =>
-  new LimitReqZone('one', parseComplexValue('$a'), SIZE_BYTES, RATE_MILLI, false, sharedMemory);
+const newZone = (name: string): LimitReqZone =>
+  new LimitReqZone(name, parseComplexValue('$a'), SIZE_BYTES, RATE_MILLI);
 
-describe('limit_req zone shared by worker threads', () => {
+describe('limit_req zones shared by worker threads', () => {
   it('decides as one thread would, taking the threads’ steps in the order they held the lock', {
     timeout: 60_000,
   }, async (t) => {
-    const shared = newZone();
+    const shared = [newZone('one'), newZone('two')];
     const order = new SharedArrayBuffer(12);
-    const sharedMemory = shared.share();
+    const sharedMemory = shared.map((zone) => zone.share());
     const workers = Array.from({ length: THREADS }, (_, i) => {
       const workerData: ThreadData = {
         sharedMemory,
@@ -94,32 +94,34 @@ describe('limit_req zone shared by worker threads', () => {
       'every order number once',
     );
 
-    const alone = newZone();
-    const pending = Array.from({ length: THREADS }, () => -1);
+    const alone = [newZone('one'), newZone('two')];
+    // Each thread's zone objects hold their own pending node, as each nginx worker's context does.
+    const pending = Array.from({ length: THREADS }, () => [-1, -1]);
     const kinds = { lookup: 0, commit: 0, release: 0, busy: 0, error: 0 };
     for (const { thread, step } of all) {
-      alone.pending = pending[thread]!;
-      if (step[1] === 'lookup') {
-        const [, , key, nowMs, burstMilli, account, code, excess] = step;
-        const replayed = alone.lookup(key, nowMs, burstMilli, account);
-        assert.deepEqual([replayed, alone.lastExcessMilli], [code, excess], `step ${step[0]}`);
+      const zone = alone[step[1]]!;
+      zone.pending = pending[thread]![step[1]]!;
+      if (step[2] === 'lookup') {
+        const [, , , key, nowMs, burstMilli, account, code, excess] = step;
+        const replayed = zone.lookup(key, nowMs, burstMilli, account);
+        assert.deepEqual([replayed, zone.lastExcessMilli], [code, excess], `step ${step[0]}`);
         if (code === 2) kinds.busy++;
         if (code === 3) kinds.error++;
-      } else if (step[1] === 'commit') {
-        assert.equal(alone.commit(step[2]), step[3], `step ${step[0]}`);
+      } else if (step[2] === 'commit') {
+        assert.equal(zone.commit(step[3]), step[4], `step ${step[0]}`);
       } else {
-        alone.release();
+        zone.release();
       }
-      kinds[step[1]]++;
-      pending[thread] = alone.pending;
+      kinds[step[2]]++;
+      pending[thread]![step[1]] = zone.pending;
     }
     // Allocation failures come when a thread is descheduled holding a pin that reached the tail.
     assert.ok(kinds.commit > 1000 && kinds.release > 100 && kinds.busy > 1000, JSON.stringify(kinds));
-    assert.deepEqual(stateOf(shared.table), stateOf(alone.table));
+    for (const [z, zone] of shared.entries()) assert.deepEqual(stateOf(zone.table), stateOf(alone[z]!.table));
     const interleaved = all.filter(({ thread }, i) => i > 0 && thread !== all[i - 1]!.thread).length;
     assert.ok(interleaved > 100, `the threads took turns (${interleaved} times)`);
     t.diagnostic(
-      `${all.length} steps under the lock, threads alternating ${interleaved} times: ${JSON.stringify(kinds)}`,
+      `${all.length} steps under the locks, threads alternating ${interleaved} times: ${JSON.stringify(kinds)}`,
     );
   });
 });

@@ -1,7 +1,7 @@
 /**
- * One worker thread of limit-req-threads.test.ts: its own zone object on the shared zone, deciding
- * requests through two locations (one with a non-last limit), and writing down every step it took
- * under the zone lock with the order number it took while holding the lock.
+ * One worker thread of limit-req-threads.test.ts: its own zone objects on the two shared zones,
+ * deciding requests through two locations (one with a non-last limit), and writing down every step it
+ * took under a zone lock with the order number it took while holding the lock.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { parseComplexValue } from '../../src/engine/complex-value.ts';
@@ -9,7 +9,8 @@ import { type LimitReqPolicy, limitRequest, newOutcome } from '../../src/engine/
 import { LimitReqZone } from '../../src/engine/limit-req/limit-req-zone.ts';
 
 export interface ThreadData {
-  readonly sharedMemory: SharedArrayBuffer;
+  /** The two zones' state, by zone: 0 is `one`, 1 is `two`. */
+  readonly sharedMemory: readonly SharedArrayBuffer[];
   readonly sizeBytes: number;
   readonly rateMilli: number;
   readonly keys: readonly string[];
@@ -19,55 +20,63 @@ export interface ThreadData {
   readonly order: SharedArrayBuffer;
 }
 
-/** A step under the lock: [order, 'lookup', key, nowMs, burstMilli, account, code, excess] or [order, 'commit' | 'release', nowMs, excess]. */
+/**
+ * A step under a zone's lock: [order, zone, 'lookup', key, nowMs, burstMilli, account, code, excess],
+ * [order, zone, 'commit', nowMs, excess] or [order, zone, 'release'].
+ */
 export type Step =
-  | readonly [number, 'lookup', string, number, number, boolean, number, number]
-  | readonly [number, 'commit', number, number]
-  | readonly [number, 'release'];
+  | readonly [number, number, 'lookup', string, number, number, boolean, number, number]
+  | readonly [number, number, 'commit', number, number]
+  | readonly [number, number, 'release'];
 
 type Ctx = { a: string; b: string };
 
 const data = workerData as ThreadData;
 const order = new Int32Array(data.order);
-const zone = new LimitReqZone(
-  'one',
-  parseComplexValue('$a'),
-  data.sizeBytes,
-  data.rateMilli,
-  false,
-  data.sharedMemory,
-);
 const steps: Step[] = [];
 
-// The order number is taken while the lock is still held: the zone unlocks through its table.
-let taken = -1;
-const table = zone.table;
-const unlock = table.unlock.bind(table);
-table.unlock = () => {
-  taken = Atomics.add(order, 1, 1);
-  unlock();
-};
-const lookup = zone.lookup.bind(zone);
-zone.lookup = (key, nowMs, burstMilli, account) => {
-  const code = lookup(key, nowMs, burstMilli, account);
-  steps.push([taken, 'lookup', key, nowMs, burstMilli, account, code, zone.lastExcessMilli]);
-  return code;
-};
-const commit = zone.commit.bind(zone);
-zone.commit = (nowMs) => {
-  const pending = zone.pending !== -1;
-  const excess = commit(nowMs);
-  if (pending) steps.push([taken, 'commit', nowMs, excess]);
-  return excess;
-};
-const release = zone.release.bind(zone);
-zone.release = () => {
-  const pending = zone.pending !== -1;
-  release();
-  if (pending) steps.push([taken, 'release']);
-};
+/** The zone, its steps written down; the order number is taken while the lock is still held. */
+function recordedZone(name: string, z: number): LimitReqZone {
+  const zone = new LimitReqZone(
+    name,
+    parseComplexValue('$a'),
+    data.sizeBytes,
+    data.rateMilli,
+    false,
+    data.sharedMemory[z],
+  );
+  let taken = -1;
+  const table = zone.table;
+  const unlock = table.unlock.bind(table);
+  table.unlock = () => {
+    taken = Atomics.add(order, 1, 1);
+    unlock();
+  };
+  const lookup = zone.lookup.bind(zone);
+  zone.lookup = (key, nowMs, burstMilli, account) => {
+    const code = lookup(key, nowMs, burstMilli, account);
+    steps.push([taken, z, 'lookup', key, nowMs, burstMilli, account, code, zone.lastExcessMilli]);
+    return code;
+  };
+  const commit = zone.commit.bind(zone);
+  zone.commit = (nowMs) => {
+    const pending = zone.pending !== -1;
+    const excess = commit(nowMs);
+    if (pending) steps.push([taken, z, 'commit', nowMs, excess]);
+    return excess;
+  };
+  const release = zone.release.bind(zone);
+  zone.release = () => {
+    const pending = zone.pending !== -1;
+    release();
+    if (pending) steps.push([taken, z, 'release']);
+  };
+  return zone;
+}
 
-const rule = (keyOf: (ctx: Ctx) => string, burst: number, delay: number) => ({
+const one = recordedZone('one', 0);
+const two = recordedZone('two', 1);
+const rule = (zone: LimitReqZone, keyOf: (ctx: Ctx) => string, burst: number, delay: number) => ({
   zone,
   keyOf,
   keyText: '$a',
@@ -75,14 +84,14 @@ const rule = (keyOf: (ctx: Ctx) => string, burst: number, delay: number) => ({
   delayMilli: delay,
 });
 const policies: LimitReqPolicy<Ctx>[] = [
-  // A non-last limit (pinned while the last one decides), then a nodelay one, both on the zone.
+  // A non-last limit (its node pinned while the last one decides), then a nodelay one.
   {
-    rules: [rule((c) => c.a, 5, 0), rule((c) => c.b, 2, Number.MAX_SAFE_INTEGER)],
+    rules: [rule(one, (c) => c.a, 5, 0), rule(two, (c) => c.b, 2, Number.MAX_SAFE_INTEGER)],
     status: 503,
     logLevel: 'error',
     dryRun: false,
   },
-  { rules: [rule((c) => c.a, 3, 1000)], status: 503, logLevel: 'error', dryRun: false },
+  { rules: [rule(one, (c) => c.a, 3, 1000)], status: 503, logLevel: 'error', dryRun: false },
 ];
 
 let x = data.seed;
@@ -92,7 +101,6 @@ const random = (n: number): number => {
   x ^= x << 5;
   return (x >>> 0) % n;
 };
-
 /** Half the time one of 16 hot keys (some over their burst), else any key (the zone fills and evicts). */
 const pickKey = (): string =>
   data.keys[random(2) === 0 ? (random(16) * 101) % data.keys.length : random(data.keys.length)]!;

@@ -162,12 +162,4 @@ describe('the pin on a pending node (nginx’s lr->count)', () => {
     z.release();
     assert.equal(z.table.pinsOf(node), 0, 'a second release has nothing pending');
   });
-
-  it('holds in a zone alone too: a location’s later limit on the same zone does not evict the pending node', () => {
-    const z = zone(MIN_ZONE_BYTES);
-    assert.equal(z.lookup('first', 0, 0, false), LOOKUP_AGAIN);
-    assert.equal(z.lookup('second', 120_000, 0, true), LOOKUP_OK);
-    assert.notEqual(z.table.find('first'), -1);
-    assert.equal(z.commit(120_000), 0);
-  });
 });
