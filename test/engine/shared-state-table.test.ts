@@ -36,6 +36,16 @@ function stateOf(table: StateTable): unknown {
   };
 }
 
+/** What `use` does with the table under the zone lock, as a shared table is used. */
+function locked<T>(table: StateTable, use: (table: StateTable) => T): T {
+  table.lock();
+  try {
+    return use(table);
+  } finally {
+    table.unlock();
+  }
+}
+
 function zone(sizeBytes: number, sharedMemory?: SharedArrayBuffer): LimitReqZone {
   return new LimitReqZone('one', parseComplexValue('$key'), sizeBytes, 1000, false, sharedMemory);
 }
@@ -45,26 +55,37 @@ describe('a state table shared by two tables', () => {
     const first = new StateTable(MIN_ZONE_BYTES);
     const second = StateTable.attach(first.share());
     assert.ok(first.shared && second.shared);
-    const a = first.insert(ip(1), 1000, 5);
-    const b = second.insert('a text key', 2000, 6);
-    assert.equal(second.find(ip(1)), a);
-    assert.equal(first.find('a text key'), b);
+    const a = locked(first, (t) => t.insert(ip(1), 1000, 5));
+    const b = locked(second, (t) => t.insert('a text key', 2000, 6));
+    assert.equal(
+      locked(second, (t) => t.find(ip(1))),
+      a,
+    );
+    assert.equal(
+      locked(first, (t) => t.find('a text key')),
+      b,
+    );
     assert.equal(second.excessOf(a), 1000);
     assert.equal(first.lastOf(b), 6);
-    second.touch(a);
+    locked(second, (t) => t.touch(a));
     assert.equal(first.head, a);
     assert.equal(first.tail, b);
     assert.equal(first.usedBytes, second.usedBytes);
     assert.equal(first.count, 2);
-    first.remove(b);
-    assert.equal(second.find('a text key'), -1);
+    locked(first, (t) => t.remove(b));
+    assert.equal(
+      locked(second, (t) => t.find('a text key')),
+      -1,
+    );
     assert.deepEqual(stateOf(second), stateOf(first));
-    // Filling through one: the other's room is gone too, and it sees the index grown by the first.
+    // Filling through one (its index grows): the other finds every key, and has no room either.
     let i = 2;
-    while (first.insert(ip(i), 0, 0) !== -1) i++;
-    assert.equal(second.hasRoomFor(ip(i)), false);
-    assert.equal(second.insert(ip(i), 0, 0), -1);
-    for (let k = 1; k < i; k++) assert.notEqual(second.find(ip(k)), -1);
+    while (locked(first, (t) => t.insert(ip(i), 0, 0)) !== -1) i++;
+    locked(second, (t) => {
+      assert.equal(t.hasRoomFor(ip(i)), false);
+      assert.equal(t.insert(ip(i), 0, 0), -1);
+      for (let k = 1; k < i; k++) assert.notEqual(t.find(ip(k)), -1);
+    });
     assert.deepEqual(stateOf(second), stateOf(first));
   });
 
@@ -86,17 +107,25 @@ describe('a state table shared by two tables', () => {
         const second = StateTable.attach(first.share());
         for (const [useSecond, kind, key] of ops) {
           const shared = useSecond ? second : first;
-          for (const table of [alone, shared]) {
+          const apply = (table: StateTable): void => {
             const node = table.find(key);
             if (kind === 'insert' && node === -1) table.insert(key, key.length, 1);
             else if (kind === 'touch') table.touch(node);
             else if (kind === 'remove' && node !== -1) table.remove(node);
             else if (kind === 'evict' && table.tail !== -1) table.remove(table.tail);
-          }
+          };
+          apply(alone);
+          locked(shared, apply);
           assert.ok(shared.usedBytes <= shared.budgetBytes);
         }
         assert.deepEqual(stateOf(first), stateOf(alone));
         assert.deepEqual(stateOf(second), stateOf(alone));
+        for (const table of [first, second]) {
+          locked(table, (t) => {
+            for (let node = t.head; node !== -1; node = t.nextOf(node))
+              assert.equal(t.find(t.keyOf(node)), node);
+          });
+        }
       }),
       { numRuns: 60 },
     );
@@ -134,7 +163,7 @@ describe('the pin on a pending node (nginx’s lr->count)', () => {
     const mine = zone(MIN_ZONE_BYTES);
     const theirs = zone(MIN_ZONE_BYTES, mine.share());
     assert.equal(mine.lookup(ip(0), 100_000, 0, false), LOOKUP_AGAIN);
-    const pending = mine.table.find(ip(0));
+    const pending = locked(mine.table, (t) => t.find(ip(0)));
     assert.equal(mine.table.pinsOf(pending), 1);
     // Never accounted and idle: unpinned, the next new key's expire would take it at once.
     let i = 1;
@@ -142,12 +171,18 @@ describe('the pin on a pending node (nginx’s lr->count)', () => {
     assert.equal(theirs.lastExcessMilli, 0);
     assert.equal(mine.table.tail, pending, 'the pinned node is the tail, and stops the forced eviction');
     assert.equal(theirs.lookup(ip(i), 100_000, 0, true), LOOKUP_ERROR);
-    assert.equal(mine.table.find(ip(0)), pending);
+    assert.equal(
+      locked(mine.table, (t) => t.find(ip(0))),
+      pending,
+    );
     assert.equal(mine.commit(100_000), 0);
     assert.equal(mine.table.pinsOf(pending), 0);
     assert.equal(mine.table.lastOf(pending), 100_000);
     assert.equal(theirs.lookup(ip(i), 100_000, 0, true), LOOKUP_OK, 'unpinned, the tail is evicted');
-    assert.equal(mine.table.find(ip(0)), -1);
+    assert.equal(
+      locked(mine.table, (t) => t.find(ip(0))),
+      -1,
+    );
   });
 
   it('is taken on a found node too, and released without a commit when a later limit rejects', () => {

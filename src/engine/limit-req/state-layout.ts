@@ -20,27 +20,32 @@
 
 import { KEYED_STATE_BYTES } from './zone-size.ts';
 
-/** Int32 words of the header. */
+/**
+ * Int32 words of the header, in three cache lines: the lock alone (threads waiting for it read it
+ * while the holder writes the queue); what a decision writes (the queue's ends) and what inserts and
+ * removals write; what a decision only reads (the index's size), so that its loads are not held up
+ * behind the last decision's stores to the same line.
+ */
 export const LOCK = 0;
-export const HEAD = 1;
-export const TAIL = 2;
-export const COUNT = 3;
-export const HIGH_WATER = 4;
+export const HEAD = 16;
+export const TAIL = 17;
+export const COUNT = 18;
+export const HIGH_WATER = 19;
 /** Records the budget has been charged for ahead of use (the growth the table had when unshared). */
-export const CAPACITY = 5;
-export const FREE_HEAD = 6;
-export const SLOT_COUNT = 7;
-export const SLOT_SHIFT = 8;
-export const INT32_KEYS = 9;
+export const CAPACITY = 20;
+export const FREE_HEAD = 21;
+export const INT32_KEYS = 22;
 /** The key heap's top, in 8-byte units. */
-export const HEAP_TOP = 10;
+export const HEAP_TOP = 23;
+export const SLOT_COUNT = 32;
+export const SLOT_SHIFT = 33;
 /** What each node costs beyond the table's own (a synced zone's per-node state, kept elsewhere). */
-export const EXTRA_NODE_BYTES = 11;
+export const EXTRA_NODE_BYTES = 34;
 /** Float64 words of the header (byte offset / 8). */
 export const USED_BYTES = 12;
-export const SIZE_BYTES = 13;
+export const SIZE_BYTES = 20;
 
-export const HEADER_BYTES = 128;
+export const HEADER_BYTES = 192;
 export const HEADER_WORDS = HEADER_BYTES / 4;
 
 /** Float64s per node record: `excess` at 4·node, `last` at 4·node + 1 (the zone reads them in place). */

@@ -141,9 +141,13 @@ export class StateTable {
     return this.#shared;
   }
 
-  /** Takes the zone's lock (waits for it while another worker holds it). */
+  /**
+   * Takes the zone's lock (waits for it while another worker holds it). A shared table is used only
+   * between `lock` and `unlock`: it catches up then with what other tables changed.
+   */
   lock(): void {
     lockZone(this.header, LOCK);
+    this.index.refresh();
   }
 
   unlock(): void {
