@@ -16,7 +16,7 @@ const SMALL_BUDGET = 31552;
 
 function pair(sizeBytes = 1 << 20): [LimitConnZone, LimitConnZone] {
   const first = new LimitConnZone('addr', KEY, sizeBytes);
-  return [first, new LimitConnZone('addr', KEY, sizeBytes, first.sharedMemory)];
+  return [first, new LimitConnZone('addr', KEY, sizeBytes, first.share())];
 }
 
 /** A deterministic generator (mulberry32), so a failure replays. */
@@ -144,14 +144,11 @@ describe('limit_conn zone in shared memory', () => {
 
   it('refuses a buffer mapped for another size', () => {
     const zone = new LimitConnZone('addr', KEY, SMALL);
-    assert.throws(() => new LimitConnZone('addr', KEY, 1 << 20, zone.sharedMemory), RangeError);
-    assert.throws(() => new LimitConnZone('addr', KEY, SMALL + 4096, zone.sharedMemory), RangeError);
+    assert.throws(() => new LimitConnZone('addr', KEY, 1 << 20, zone.share()), RangeError);
+    assert.throws(() => new LimitConnZone('addr', KEY, SMALL + 4096, zone.share()), RangeError);
     // 9 pages: a budget of 31592 bytes, 493 slots as 32k's, the same buffer length, another size
-    assert.equal(
-      new LimitConnZone('addr', KEY, SMALL + 64).sharedMemory.byteLength,
-      zone.sharedMemory.byteLength,
-    );
-    assert.throws(() => new LimitConnZone('addr', KEY, SMALL + 64, zone.sharedMemory), RangeError);
+    assert.equal(new LimitConnZone('addr', KEY, SMALL + 64).share().byteLength, zone.share().byteLength);
+    assert.throws(() => new LimitConnZone('addr', KEY, SMALL + 64, zone.share()), RangeError);
   });
 
   it('a key never takes more slots than the bytes nginx’s slab charges its node', () => {

@@ -46,7 +46,7 @@ describe('limit_conn zone shared by worker threads', () => {
     const maxSeen = new SharedArrayBuffer(4 * KEYS.length);
     const workers = Array.from({ length: THREADS }, (_, i) => {
       const workerData: ThreadData = {
-        sharedMemory: zone.sharedMemory,
+        sharedMemory: zone.share(),
         sizeBytes: SIZE_BYTES,
         keys: KEYS,
         limit: LIMIT,

@@ -14,7 +14,7 @@
  * `size` (store/keyval-bytes.ts), so a half the zone's size holds any content the store lets in. A
  * half grows if a replica's own configuration gives the zone less than the store's does.
  */
-import type { KeyvalRecord } from './keyval-zone.ts';
+import type { KeyvalRecord } from './keyval-record.ts';
 
 /** Header words: the generation, and the encoded bytes of each half. */
 const GENERATION = 0;

@@ -6,6 +6,7 @@
 import { parseCidr } from '../net/address-text.ts';
 import { CidrTable } from '../net/cidr-table.ts';
 import { type KeyvalPublicationMemory, KeyvalPublisher, KeyvalSubscriber } from './keyval-publication.ts';
+import type { KeyvalRecord } from './keyval-record.ts';
 
 export type KeyvalType = 'string' | 'ip' | 'prefix';
 
@@ -15,11 +16,7 @@ export function isKeyvalKey(type: KeyvalType, key: string): boolean {
   return type !== 'ip' || parseCidr(key) !== null;
 }
 
-export interface KeyvalRecord {
-  readonly value: string;
-  /** Same clock as the `nowMs` lookups are made with; `null` never expires. */
-  readonly expireAtMs: number | null;
-}
+export type { KeyvalRecord };
 
 export class KeyvalZone {
   readonly name: string;

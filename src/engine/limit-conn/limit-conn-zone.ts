@@ -5,16 +5,16 @@
  * up to a power of two — out of the pages a slab pool leaves after its bookkeeping.
  *
  * The zone's state lives in one SharedArrayBuffer (zone-memory.ts): zone objects of other threads
- * built on the same `sharedMemory` see one zone, as nginx's workers do, and take its lock around what
- * nginx does under `shpool->mutex`: the lookup, the count's check and change, the node's allocation
+ * built on the memory it {@link LimitConnZone.share}s see one zone, as nginx's workers do, and take its
+ * lock (zone-lock.ts) around what nginx does under `shpool->mutex`: the lookup, the count's check and change, the node's allocation
  * and its freeing. The header's totals are written under the lock too and read without it (a 32-bit
  * word of a SharedArrayBuffer never tears: a reader sees it before or after). The counters are this
  * object's own. Pure.
  */
 import type { ComplexValue } from '../complex-value.ts';
 import { type CounterFamily, type Counters, zeroCounters } from '../counters.ts';
+import { lockZone, unlockZone } from '../zone-lock.ts';
 import { type ConnNode, ConnTable, hashConnKey, MAX_KEY_BYTES } from './conn-table.ts';
-import { ZoneLock } from './zone-lock.ts';
 import {
   CHARGE_UNIT_BYTES,
   fitsLayout,
@@ -57,10 +57,10 @@ export class LimitConnZone {
   readonly key: ComplexValue;
   readonly sizeBytes: number;
   readonly counters: LimitConnCounters = zeroCounters(LIMIT_CONN_COUNTERS);
-  /** The zone's state: hand it (postMessage) to another thread's `new LimitConnZone(…, sharedMemory)`. */
-  readonly sharedMemory: SharedArrayBuffer;
+  readonly #memory: SharedArrayBuffer;
   readonly #header: Int32Array;
-  readonly #lock: ZoneLock;
+  /** Other threads attached: take the lock (a zone nobody attached to takes none). */
+  #shared: boolean;
   readonly #table: ConnTable;
   readonly #budgetBytes: number;
 
@@ -77,10 +77,27 @@ export class LimitConnZone {
         `shared memory of ${sharedMemory.byteLength} bytes was not mapped for ` +
           `limit_conn_zone "${name}" of ${sizeBytes} bytes`,
       );
-    this.sharedMemory = sharedMemory ?? mapZoneMemory(layout);
-    this.#header = new Int32Array(this.sharedMemory, 0, IN_PROGRESS_WORD + 1);
-    this.#lock = new ZoneLock(this.#header, LOCK_WORD);
-    this.#table = new ConnTable(this.sharedMemory, layout);
+    this.#memory = sharedMemory ?? mapZoneMemory(layout);
+    this.#shared = sharedMemory !== undefined;
+    this.#header = new Int32Array(this.#memory, 0, IN_PROGRESS_WORD + 1);
+    this.#table = new ConnTable(this.#memory, layout);
+  }
+
+  /**
+   * The zone's state, for the zones of other threads to attach to (postMessage it to their
+   * `new LimitConnZone(…, sharedMemory)`); from now on this zone takes the lock too.
+   */
+  share(): SharedArrayBuffer {
+    this.#shared = true;
+    return this.#memory;
+  }
+
+  #lock(): void {
+    if (this.#shared) lockZone(this.#header, LOCK_WORD);
+  }
+
+  #unlock(): void {
+    if (this.#shared) unlockZone(this.#header, LOCK_WORD);
   }
 
   /** One more request for `key` (a byte string, ≤ 255 bytes), unless it has `limit` in progress already. */
@@ -89,7 +106,7 @@ export class LimitConnZone {
     const hash = hashConnKey(key);
     const header = this.#header;
     const table = this.#table;
-    this.#lock.lock();
+    this.#lock();
     try {
       let node = table.lookup(key, hash);
       if (node !== 0) {
@@ -107,7 +124,7 @@ export class LimitConnZone {
       header[IN_PROGRESS_WORD]! += 1;
       return node;
     } finally {
-      this.#lock.unlock();
+      this.#unlock();
     }
   }
 
@@ -115,7 +132,7 @@ export class LimitConnZone {
   release(node: ConnNode): void {
     const header = this.#header;
     const table = this.#table;
-    this.#lock.lock();
+    this.#lock();
     try {
       header[IN_PROGRESS_WORD]! -= 1;
       const conn = table.conn(node) - 1;
@@ -127,7 +144,7 @@ export class LimitConnZone {
       header[KEYS_WORD]! -= 1;
       table.delete(node);
     } finally {
-      this.#lock.unlock();
+      this.#unlock();
     }
   }
 
@@ -135,12 +152,12 @@ export class LimitConnZone {
   inProgress(key: string): number {
     if (key.length > MAX_KEY_BYTES) return 0;
     const hash = hashConnKey(key);
-    this.#lock.lock();
+    this.#lock();
     try {
       const node = this.#table.lookup(key, hash);
       return node === 0 ? 0 : this.#table.conn(node);
     } finally {
-      this.#lock.unlock();
+      this.#unlock();
     }
   }
 

@@ -19,6 +19,7 @@
  * Nothing here locks: the zone takes the lock around what it does (limit-req-zone.ts).
  */
 
+import { lockZone, unlockZone } from '../zone-lock.ts';
 import { Int32KeyIndex } from './int32-key-index.ts';
 import { initialCapacity, RecordAllocator } from './record-allocator.ts';
 import {
@@ -42,7 +43,6 @@ import {
   USED_BYTES,
 } from './state-layout.ts';
 import { TextKeyStore } from './text-key-store.ts';
-import { lockZone, unlockZone } from './zone-lock.ts';
 import {
   IPV4_NODE_BYTES,
   indexHasRoom,

@@ -1,6 +1,7 @@
 /**
- * The zone's mutex (nginx's `ngx_shmtx_t` on the zone's slab pool): one int32 word in the state
- * buffer, so every worker attached to the zone takes the same lock. Ulrich Drepper's three-state
+ * A shared zone's mutex (nginx's `ngx_shmtx_t` on the zone's slab pool): one int32 word in the zone's
+ * SharedArrayBuffer, so every worker thread attached to the zone takes the same lock (limit_req's
+ * state table, limit_conn's counts). Ulrich Drepper's three-state
  * futex mutex: 0 free, 1 held, 2 held with sleepers, so an unlock that nobody waits for is a single
  * exchange and never a system call. A short spin first: a holder keeps the lock for one lookup, far
  * less than a sleep and a wake-up cost.
