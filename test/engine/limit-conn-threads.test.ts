@@ -6,9 +6,10 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { describe, it } from 'node:test';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { parseComplexValue } from '../../src/engine/complex-value.ts';
 import { LimitConnZone } from '../../src/engine/limit-conn/limit-conn-zone.ts';
+import { startTypeScriptWorker } from '../helpers/typescript-worker.ts';
 import type { ThreadData, ThreadReport } from './limit-conn-threads.worker.ts';
 
 const THREADS = 3;
@@ -20,15 +21,6 @@ const SIZE_BYTES = 32 * 1024;
 const KEYS = Array.from({ length: 160 }, (_, i) =>
   Array.from({ length: 1 + ((i * 97) % 255) }, (_, j) => String.fromCharCode((i + j * 13) & 0xff)).join(''),
 );
-
-const WORKER_URL = new URL('./limit-conn-threads.worker.ts', import.meta.url).href;
-/** The thread's entry: the sources are TypeScript, which Node.js 20 loads through tsx (as the bin does). */
-const BOOT = `
-  const typescript = process.features.typescript !== undefined
-    ? Promise.resolve()
-    : import('tsx/esm/api').then(({ register }) => register());
-  typescript.then(() => import(${JSON.stringify(WORKER_URL)}));
-`;
 
 /** What the thread reports when it is done; an error, or an exit without it, fails the test. */
 function reportOf(worker: Worker): Promise<ThreadReport> {
@@ -55,7 +47,7 @@ describe('limit_conn zone shared by worker threads', () => {
         held,
         maxSeen,
       };
-      return new Worker(BOOT, { eval: true, workerData });
+      return startTypeScriptWorker(new URL('./limit-conn-threads.worker.ts', import.meta.url), workerData);
     });
     t.after(() => Promise.all(workers.map((w) => w.terminate())));
     const finished = workers.map((w) => reportOf(w));

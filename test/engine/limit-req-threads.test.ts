@@ -6,10 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { parseComplexValue } from '../../src/engine/complex-value.ts';
 import { LimitReqZone } from '../../src/engine/limit-req/limit-req-zone.ts';
 import type { StateTable } from '../../src/engine/limit-req/state-table.ts';
+import { startTypeScriptWorker } from '../helpers/typescript-worker.ts';
 import type { Step, ThreadData } from './limit-req-threads.worker.ts';
 
 const THREADS = 3;
@@ -27,14 +28,6 @@ const KEYS = [
     ).join(''),
   ),
 ];
-
-/** The thread's entry: the sources are TypeScript, which Node.js 20 loads through tsx (as bin/limitswitch.js). */
-const BOOT = `
-  const typescript = process.features.typescript !== undefined
-    ? Promise.resolve()
-    : import('tsx/esm/api').then(({ register }) => register());
-  typescript.then(() => import(${JSON.stringify(new URL('./limit-req-threads.worker.ts', import.meta.url).href)}));
-`;
 
 function stepsOf(worker: Worker): Promise<Step[]> {
   return new Promise((resolve, reject) => {
@@ -74,7 +67,7 @@ describe('limit_req zones shared by worker threads', () => {
         seed: i + 1,
         order,
       };
-      return new Worker(BOOT, { eval: true, workerData });
+      return startTypeScriptWorker(new URL('./limit-req-threads.worker.ts', import.meta.url), workerData);
     });
     t.after(() => Promise.all(workers.map((w) => w.terminate())));
     const finished = workers.map(stepsOf);
