@@ -17,6 +17,7 @@ import { loadConfigText } from '../src/config/index.ts';
 import { parseComplexValue } from '../src/engine/complex-value.ts';
 import { type LimitReqPolicy, limitRequest, newOutcome } from '../src/engine/limit-req/limit-req.ts';
 import { LimitReqZone } from '../src/engine/limit-req/limit-req-zone.ts';
+import type { SharedZoneMemory } from '../src/engine/shared-zone.ts';
 import type { RequestFacts } from '../src/engine/variables/request-context.ts';
 
 const require = createRequire(import.meta.url);
@@ -73,14 +74,14 @@ function visitKeys(): string[] {
  * go through a zone attached to another's shared state, taking the zone lock for each (uncontended).
  */
 function engineCase(hot: boolean, shuffled = false, keyFetchOnly = false, shared = false): () => number {
-  const newZone = (sharedMemory?: SharedArrayBuffer): LimitReqZone =>
+  const newZone = (memory?: SharedZoneMemory): LimitReqZone =>
     new LimitReqZone(
       'z',
       parseComplexValue('$binary_remote_addr'),
       10 * 1024 * 1024,
       1_000_000_000,
       false,
-      sharedMemory,
+      memory === undefined ? undefined : { memory, slice: 1 },
     );
   const zone = shared ? newZone(newZone().share()) : newZone();
   const policy: LimitReqPolicy<Ctx> = {

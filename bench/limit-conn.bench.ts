@@ -73,7 +73,7 @@ function round(step: () => void): number {
 const keyExpr = parseComplexValue('$binary_remote_addr');
 const alone = new LimitConnZone('addr', keyExpr, 1 << 20);
 const owner = new LimitConnZone('addr', keyExpr, 1 << 20);
-const attached = new LimitConnZone('addr', keyExpr, 1 << 20, owner.share());
+const attached = new LimitConnZone('addr', keyExpr, 1 << 20, { memory: owner.share(), slice: 1 });
 const map = new MapZone();
 
 const cases: Record<string, () => void> = {

@@ -7,6 +7,8 @@ import {
   type ConnNode,
   LimitConnZone,
   limitConnNodeBytes,
+  PASSED,
+  REJECTED,
 } from '../../src/engine/limit-conn/limit-conn-zone.ts';
 
 const KEY = parseComplexValue('$binary_remote_addr');
@@ -16,7 +18,7 @@ const SMALL_BUDGET = 31552;
 
 function pair(sizeBytes = 1 << 20): [LimitConnZone, LimitConnZone] {
   const first = new LimitConnZone('addr', KEY, sizeBytes);
-  return [first, new LimitConnZone('addr', KEY, sizeBytes, first.share())];
+  return [first, new LimitConnZone('addr', KEY, sizeBytes, { memory: first.share(), slice: 1 })];
 }
 
 /** A deterministic generator (mulberry32), so a failure replays. */
@@ -107,10 +109,13 @@ describe('limit_conn zone in shared memory', () => {
     assert.deepEqual([b.keys, b.requestsInProgress, b.usedBytes], [0, 0, 0]);
   });
 
-  it('keeps its own counters per object', () => {
+  it('counts what each object counts in one set of counters', () => {
     const [a, b] = pair();
-    a.counters.passed++;
-    assert.deepEqual(b.counters, { passed: 0, rejected: 0, rejected_dry_run: 0 });
+    a.counts[PASSED]!++;
+    b.counts[PASSED]! += 2;
+    b.counts[REJECTED]!++;
+    assert.deepEqual({ ...a.counters }, { passed: 3, rejected: 1, rejected_dry_run: 0 });
+    assert.deepEqual({ ...b.counters }, { ...a.counters });
   });
 
   it('is full for every object at once; a release by one makes room for the other', () => {
@@ -144,11 +149,15 @@ describe('limit_conn zone in shared memory', () => {
 
   it('refuses a buffer mapped for another size', () => {
     const zone = new LimitConnZone('addr', KEY, SMALL);
-    assert.throws(() => new LimitConnZone('addr', KEY, 1 << 20, zone.share()), RangeError);
-    assert.throws(() => new LimitConnZone('addr', KEY, SMALL + 4096, zone.share()), RangeError);
+    const attached = { memory: zone.share(), slice: 1 };
+    assert.throws(() => new LimitConnZone('addr', KEY, 1 << 20, attached), RangeError);
+    assert.throws(() => new LimitConnZone('addr', KEY, SMALL + 4096, attached), RangeError);
     // 9 pages: a budget of 31592 bytes, 493 slots as 32k's, the same buffer length, another size
-    assert.equal(new LimitConnZone('addr', KEY, SMALL + 64).share().byteLength, zone.share().byteLength);
-    assert.throws(() => new LimitConnZone('addr', KEY, SMALL + 64, zone.share()), RangeError);
+    assert.equal(
+      new LimitConnZone('addr', KEY, SMALL + 64).share().state.byteLength,
+      attached.memory.state.byteLength,
+    );
+    assert.throws(() => new LimitConnZone('addr', KEY, SMALL + 64, attached), RangeError);
   });
 
   it('a key never takes more slots than the bytes nginx’s slab charges its node', () => {

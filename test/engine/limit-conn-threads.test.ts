@@ -39,6 +39,7 @@ describe('limit_conn zone shared by worker threads', () => {
     const workers = Array.from({ length: THREADS }, (_, i) => {
       const workerData: ThreadData = {
         sharedMemory: zone.share(),
+        slice: i + 1,
         sizeBytes: SIZE_BYTES,
         keys: KEYS,
         limit: LIMIT,
@@ -64,5 +65,10 @@ describe('limit_conn zone shared by worker threads', () => {
     assert.ok(total('busy') > 0 && total('full') > 0, JSON.stringify(reports));
     for (const key of KEYS) assert.equal(zone.inProgress(key), 0);
     assert.deepEqual([zone.keys, zone.requestsInProgress, zone.usedBytes], [0, 0, 0]);
+    // every thread's counts, each in its own slice, are the zone's: none lost
+    assert.deepEqual(
+      { ...zone.counters },
+      { passed: total('acquired'), rejected: total('busy') + total('full'), rejected_dry_run: 0 },
+    );
   });
 });

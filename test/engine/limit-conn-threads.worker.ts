@@ -4,10 +4,18 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { parseComplexValue } from '../../src/engine/complex-value.ts';
-import { type ConnNode, LimitConnZone } from '../../src/engine/limit-conn/limit-conn-zone.ts';
+import {
+  type ConnNode,
+  LimitConnZone,
+  PASSED,
+  REJECTED,
+} from '../../src/engine/limit-conn/limit-conn-zone.ts';
+import type { SharedZoneMemory } from '../../src/engine/shared-zone.ts';
 
 export interface ThreadData {
-  readonly sharedMemory: SharedArrayBuffer;
+  readonly sharedMemory: SharedZoneMemory;
+  /** This thread's counter slice. */
+  readonly slice: number;
   readonly sizeBytes: number;
   readonly keys: readonly string[];
   readonly limit: number;
@@ -26,7 +34,10 @@ export interface ThreadReport {
 }
 
 const data = workerData as ThreadData;
-const zone = new LimitConnZone('addr', parseComplexValue('$addr'), data.sizeBytes, data.sharedMemory);
+const zone = new LimitConnZone('addr', parseComplexValue('$addr'), data.sizeBytes, {
+  memory: data.sharedMemory,
+  slice: data.slice,
+});
 const held = new Int32Array(data.held);
 const maxSeen = new Int32Array(data.maxSeen);
 
@@ -66,6 +77,9 @@ for (let step = 0; step < data.steps; step++) {
   }
   const at = Math.floor(next() * data.keys.length);
   const result = zone.acquire(data.keys[at]!, data.limit);
+  // counted in the zone as limit_conn counts: what passed, and what was refused
+  if (result === 'busy' || result === 'full') zone.counts[REJECTED]!++;
+  else zone.counts[PASSED]!++;
   if (result === 'busy') report.busy++;
   else if (result === 'full') report.full++;
   else {

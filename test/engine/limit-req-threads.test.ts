@@ -60,6 +60,7 @@ describe('limit_req zones shared by worker threads', () => {
     const workers = Array.from({ length: THREADS }, (_, i) => {
       const workerData: ThreadData = {
         sharedMemory,
+        slice: i + 1,
         sizeBytes: SIZE_BYTES,
         rateMilli: RATE_MILLI,
         keys: KEYS,

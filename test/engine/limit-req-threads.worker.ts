@@ -7,10 +7,13 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { parseComplexValue } from '../../src/engine/complex-value.ts';
 import { type LimitReqPolicy, limitRequest, newOutcome } from '../../src/engine/limit-req/limit-req.ts';
 import { LimitReqZone } from '../../src/engine/limit-req/limit-req-zone.ts';
+import type { SharedZoneMemory } from '../../src/engine/shared-zone.ts';
 
 export interface ThreadData {
   /** The two zones' state, by zone: 0 is `one`, 1 is `two`. */
-  readonly sharedMemory: readonly SharedArrayBuffer[];
+  readonly sharedMemory: readonly SharedZoneMemory[];
+  /** This thread's counter slice. */
+  readonly slice: number;
   readonly sizeBytes: number;
   readonly rateMilli: number;
   readonly keys: readonly string[];
@@ -37,14 +40,10 @@ const steps: Step[] = [];
 
 /** The zone, its steps written down; the order number is taken while the lock is still held. */
 function recordedZone(name: string, z: number): LimitReqZone {
-  const zone = new LimitReqZone(
-    name,
-    parseComplexValue('$a'),
-    data.sizeBytes,
-    data.rateMilli,
-    false,
-    data.sharedMemory[z],
-  );
+  const zone = new LimitReqZone(name, parseComplexValue('$a'), data.sizeBytes, data.rateMilli, false, {
+    memory: data.sharedMemory[z]!,
+    slice: data.slice,
+  });
   let taken = -1;
   const table = zone.table;
   const unlock = table.unlock.bind(table);

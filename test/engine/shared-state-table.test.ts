@@ -14,6 +14,7 @@ import {
 } from '../../src/engine/limit-req/limit-req-zone.ts';
 import { StateTable } from '../../src/engine/limit-req/state-table.ts';
 import { MIN_ZONE_BYTES, ZONE_HEADER_BYTES } from '../../src/engine/limit-req/zone-size.ts';
+import type { SharedZoneMemory } from '../../src/engine/shared-zone.ts';
 
 const ip = (i: number): string => String.fromCharCode(10, (i >> 16) & 255, (i >> 8) & 255, i & 255);
 const text = (i: number, length: number): string =>
@@ -46,8 +47,9 @@ function locked<T>(table: StateTable, use: (table: StateTable) => T): T {
   }
 }
 
-function zone(sizeBytes: number, sharedMemory?: SharedArrayBuffer): LimitReqZone {
-  return new LimitReqZone('one', parseComplexValue('$key'), sizeBytes, 1000, false, sharedMemory);
+function zone(sizeBytes: number, memory?: SharedZoneMemory): LimitReqZone {
+  const shared = memory === undefined ? undefined : { memory, slice: 1 };
+  return new LimitReqZone('one', parseComplexValue('$key'), sizeBytes, 1000, false, shared);
 }
 
 describe('a state table shared by two tables', () => {
@@ -152,7 +154,11 @@ describe('a state table shared by two tables', () => {
     assert.throws(() => synced.share(), /sharing a sync zone between workers is not supported yet/);
     assert.throws(() => synced.table.share(), /sharing a sync zone between workers is not supported yet/);
     assert.throws(
-      () => new LimitReqZone('s', parseComplexValue('$key'), MIN_ZONE_BYTES, 1000, true, owner.share()),
+      () =>
+        new LimitReqZone('s', parseComplexValue('$key'), MIN_ZONE_BYTES, 1000, true, {
+          memory: owner.share(),
+          slice: 1,
+        }),
       /sharing a sync zone between workers is not supported yet/,
     );
   });

@@ -4,15 +4,17 @@
  * allocator charges it: the tree node's 32 bytes up to `color`, 4 of count and length, the key, rounded
  * up to a power of two — out of the pages a slab pool leaves after its bookkeeping.
  *
- * The zone's state lives in one SharedArrayBuffer (zone-memory.ts): zone objects of other threads
- * built on the memory it {@link LimitConnZone.share}s see one zone, as nginx's workers do, and take its
- * lock (zone-lock.ts) around what nginx does under `shpool->mutex`: the lookup, the count's check and change, the node's allocation
- * and its freeing. The header's totals are written under the lock too and read without it (a 32-bit
- * word of a SharedArrayBuffer never tears: a reader sees it before or after). The counters are this
- * object's own. Pure.
+ * The zone's state lives in one SharedArrayBuffer (zone-memory.ts), its counters in another
+ * (counter-slices.ts): zone objects of other threads built on the memory it shares see one zone, as
+ * nginx's workers do, and take its lock (zone-lock.ts) around what nginx does under `shpool->mutex`:
+ * the lookup, the count's check and change, the node's allocation and its freeing. The header's
+ * totals are written under the lock too and read without it (a 32-bit word of a SharedArrayBuffer
+ * never tears: a reader sees it before or after). Pure.
  */
 import type { ComplexValue } from '../complex-value.ts';
-import { type CounterFamily, type Counters, zeroCounters } from '../counters.ts';
+import { CounterSlices } from '../counter-slices.ts';
+import type { CounterFamily, Counters } from '../counters.ts';
+import type { SharedZoneMemory, ZoneAttachment } from '../shared-zone.ts';
 import { lockZone, unlockZone } from '../zone-lock.ts';
 import { type ConnNode, ConnTable, hashConnKey, MAX_KEY_BYTES } from './conn-table.ts';
 import {
@@ -36,6 +38,10 @@ export const LIMIT_CONN: CounterFamily<LimitConnCounter> = {
   kind: 'limit_conn',
   fields: LIMIT_CONN_COUNTERS,
 };
+/** Each counter's place in a zone's {@link LimitConnZone.counts}. */
+export const PASSED = 0;
+export const REJECTED = 1;
+export const REJECTED_DRY_RUN = 2;
 
 /** `offsetof(ngx_rbtree_node_t, color) + offsetof(ngx_http_limit_conn_node_t, data)` on 64-bit. */
 const NODE_BYTES = 36;
@@ -56,7 +62,11 @@ export class LimitConnZone {
   readonly name: string;
   readonly key: ComplexValue;
   readonly sizeBytes: number;
-  readonly counters: LimitConnCounters = zeroCounters(LIMIT_CONN_COUNTERS);
+  /** The zone's counters, every thread's counts summed (read-only). */
+  readonly counters: Readonly<LimitConnCounters>;
+  /** This thread's counts, in the order of {@link LIMIT_CONN_COUNTERS}: `counts[PASSED]++`. */
+  readonly counts: Float64Array;
+  readonly #counterSlices: CounterSlices<LimitConnCounter>;
   readonly #memory: SharedArrayBuffer;
   readonly #header: Int32Array;
   /** Other threads attached: take the lock (a zone nobody attached to takes none). */
@@ -64,8 +74,12 @@ export class LimitConnZone {
   readonly #table: ConnTable;
   readonly #budgetBytes: number;
 
-  /** A new zone, or, given `sharedMemory` of a zone of the same size, that zone. */
-  constructor(name: string, key: ComplexValue, sizeBytes: number, sharedMemory?: SharedArrayBuffer) {
+  /**
+   * A new zone, or, given the memory of a zone of the same size another thread {@link share}d, that
+   * zone, counted in the attachment's counter slice.
+   */
+  constructor(name: string, key: ComplexValue, sizeBytes: number, shared?: ZoneAttachment) {
+    const sharedMemory = shared?.memory.state;
     this.name = name;
     this.key = key;
     this.sizeBytes = sizeBytes;
@@ -81,15 +95,18 @@ export class LimitConnZone {
     this.#shared = sharedMemory !== undefined;
     this.#header = new Int32Array(this.#memory, 0, IN_PROGRESS_WORD + 1);
     this.#table = new ConnTable(this.#memory, layout);
+    this.#counterSlices = new CounterSlices(LIMIT_CONN_COUNTERS, shared?.memory.counters, shared?.slice);
+    this.counters = this.#counterSlices.counters;
+    this.counts = this.#counterSlices.own;
   }
 
   /**
    * The zone's state, for the zones of other threads to attach to (postMessage it to their
    * `new LimitConnZone(…, sharedMemory)`); from now on this zone takes the lock too.
    */
-  share(): SharedArrayBuffer {
+  share(): SharedZoneMemory {
     this.#shared = true;
-    return this.#memory;
+    return { state: this.#memory, counters: this.#counterSlices.memory };
   }
 
   #lock(): void {

@@ -6,7 +6,7 @@
  * line, and a request is counted once however often its phases run (nginx's `r->main->limit_conn_status`).
  */
 import type { LogLevel, LogLine } from '../log-line.ts';
-import type { ConnNode, LimitConnZone } from './limit-conn-zone.ts';
+import { type ConnNode, type LimitConnZone, PASSED, REJECTED, REJECTED_DRY_RUN } from './limit-conn-zone.ts';
 
 export type LimitConnStatus = '' | 'PASSED' | 'REJECTED' | 'REJECTED_DRY_RUN';
 
@@ -53,7 +53,7 @@ export class ConnectionSlots {
   /** @internal every zone that counted the request has passed it (a zone appears once per location). */
   countPassed(): void {
     for (let slot: ConnectionSlots | null = this; slot !== null; slot = slot.#next)
-      slot.#zone.counters.passed++;
+      slot.#zone.counts[PASSED]!++;
   }
 
   /** The request is over (answered, or its client gone): every slot is given back, latest first. Idempotent. */
@@ -125,10 +125,10 @@ export function limitConnections<C>(policy: LimitConnPolicy<C>, ctx: C): LimitCo
     }
     slots?.release();
     if (policy.dryRun) {
-      zone.counters.rejected_dry_run++;
+      zone.counts[REJECTED_DRY_RUN]!++;
       return { status: 'REJECTED_DRY_RUN', rejectCode: 0, zone, slots: null, logs };
     }
-    zone.counters.rejected++;
+    zone.counts[REJECTED]!++;
     return { status: 'REJECTED', rejectCode: policy.status, zone, slots: null, logs };
   }
   slots?.countPassed();

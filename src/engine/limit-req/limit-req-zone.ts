@@ -9,7 +9,9 @@
  * lock; a node a non-last limit left pending is pinned meanwhile, so that no worker evicts it.
  */
 import type { ComplexValue } from '../complex-value.ts';
-import { type CounterFamily, type Counters, zeroCounters } from '../counters.ts';
+import { CounterSlices } from '../counter-slices.ts';
+import type { CounterFamily, Counters } from '../counters.ts';
+import type { SharedZoneMemory, ZoneAttachment } from '../shared-zone.ts';
 import { StateTable, SYNC_NOT_SHAREABLE } from './state-table.ts';
 import { MIN_ZONE_BYTES } from './zone-size.ts';
 import { SYNC_NODE_BYTES, ZoneSync } from './zone-sync.ts';
@@ -37,6 +39,12 @@ export const LIMIT_REQ_COUNTERS = [
 export type LimitReqCounter = (typeof LIMIT_REQ_COUNTERS)[number];
 export type LimitReqCounters = Counters<LimitReqCounter>;
 export const LIMIT_REQ: CounterFamily<LimitReqCounter> = { kind: 'limit_req', fields: LIMIT_REQ_COUNTERS };
+/** Each counter's place in a zone's {@link LimitReqZone.counts}. */
+export const PASSED = 0;
+export const DELAYED = 1;
+export const REJECTED = 2;
+export const DELAYED_DRY_RUN = 3;
+export const REJECTED_DRY_RUN = 4;
 
 export class LimitReqZone {
   readonly name: string;
@@ -45,7 +53,11 @@ export class LimitReqZone {
   /** Requests per second × 1000 (`1r/m` → 16). Mutable: a reload with a new `rate=` keeps the state. */
   rateMilli: number;
   readonly table: StateTable;
-  readonly counters: LimitReqCounters = zeroCounters(LIMIT_REQ_COUNTERS);
+  /** The zone's counters, every thread's counts summed (read-only). */
+  readonly counters: Readonly<LimitReqCounters>;
+  /** This thread's counts, in the order of {@link LIMIT_REQ_COUNTERS}: `counts[PASSED]++`. */
+  readonly counts: Float64Array;
+  readonly #counterSlices: CounterSlices<LimitReqCounter>;
   /** The node a non-last lookup left pending for `commit` (nginx's `ctx->node`). */
   pending = NONE;
   /** Would-be excess of the last lookup (nginx's `*ep`), milli-requests. */
@@ -54,8 +66,8 @@ export class LimitReqZone {
   readonly sync: ZoneSync | null;
 
   /**
-   * `sharedMemory`: the buffer another worker's zone {@link share}d (the same zone, as configured
-   * there): this zone works on that state.
+   * `shared`: the memory another worker's zone {@link share}d (the same zone, as configured
+   * there): this zone works on that state, and counts in the attachment's counter slice.
    */
   constructor(
     name: string,
@@ -63,31 +75,34 @@ export class LimitReqZone {
     sizeBytes: number,
     rateMilli: number,
     sync = false,
-    sharedMemory?: SharedArrayBuffer,
+    shared?: ZoneAttachment,
   ) {
     if (sizeBytes < MIN_ZONE_BYTES) throw new RangeError(`zone "${name}" is too small`);
-    if (sync && sharedMemory !== undefined) throw new Error(`zone "${name}": ${SYNC_NOT_SHAREABLE}`);
+    if (sync && shared !== undefined) throw new Error(`zone "${name}": ${SYNC_NOT_SHAREABLE}`);
     this.name = name;
     this.key = key;
     this.sizeBytes = sizeBytes;
     this.rateMilli = rateMilli;
     this.table =
-      sharedMemory === undefined
+      shared === undefined
         ? new StateTable(sizeBytes, sync ? SYNC_NODE_BYTES : 0)
-        : StateTable.attach(sharedMemory);
+        : StateTable.attach(shared.memory.state);
     if (this.table.sizeBytes !== sizeBytes) {
       throw new RangeError(`zone "${name}": the shared state is of a zone of another size`);
     }
     this.sync = sync ? new ZoneSync(256) : null;
+    this.#counterSlices = new CounterSlices(LIMIT_REQ_COUNTERS, shared?.memory.counters, shared?.slice);
+    this.counters = this.#counterSlices.counters;
+    this.counts = this.#counterSlices.own;
   }
 
   /**
-   * The zone's state, for the zones of other workers to attach to (postMessage it); from now on this
-   * zone takes the lock too.
+   * The zone's state and counters, for the zones of other workers to attach to (postMessage it);
+   * from now on this zone takes the lock too.
    */
-  share(): SharedArrayBuffer {
+  share(): SharedZoneMemory {
     if (this.sync !== null) throw new Error(`zone "${this.name}": ${SYNC_NOT_SHAREABLE}`);
-    return this.table.share();
+    return { state: this.table.share(), counters: this.#counterSlices.memory };
   }
 
   /**

@@ -5,11 +5,16 @@
  */
 import type { LogLevel, LogLine } from '../log-line.ts';
 import {
+  DELAYED,
+  DELAYED_DRY_RUN,
   type LimitReqZone,
   LOOKUP_AGAIN,
   LOOKUP_BUSY,
   LOOKUP_OK,
   type LookupCode,
+  PASSED,
+  REJECTED,
+  REJECTED_DRY_RUN,
 } from './limit-req-zone.ts';
 
 export type LimitReqStatus = '' | 'PASSED' | 'DELAYED' | 'REJECTED' | 'DELAYED_DRY_RUN' | 'REJECTED_DRY_RUN';
@@ -142,11 +147,11 @@ export function limitRequest<C>(
     }
     if (policy.dryRun) {
       out.status = 'REJECTED_DRY_RUN';
-      zone.counters.rejected_dry_run++;
+      zone.counts[REJECTED_DRY_RUN]!++;
     } else {
       out.status = 'REJECTED';
       out.rejectCode = policy.status;
-      zone.counters.rejected++;
+      zone.counts[REJECTED]!++;
     }
     return out;
   }
@@ -181,7 +186,7 @@ export function limitRequest<C>(
     out.zone = zone;
     out.burstMilli = rules[accounted]!.burstMilli;
     out.excessMilli = excess;
-    zone.counters.passed++;
+    zone.counts[PASSED]!++;
     return out;
   }
 
@@ -195,11 +200,11 @@ export function limitRequest<C>(
   });
   if (policy.dryRun) {
     out.status = 'DELAYED_DRY_RUN';
-    zone.counters.delayed_dry_run++;
+    zone.counts[DELAYED_DRY_RUN]!++;
   } else {
     out.status = 'DELAYED';
     out.delayMs = maxDelayMs;
-    zone.counters.delayed++;
+    zone.counts[DELAYED]!++;
   }
   return out;
 }
