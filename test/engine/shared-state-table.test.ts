@@ -55,7 +55,7 @@ function zone(sizeBytes: number, memory?: SharedZoneMemory): LimitReqZone {
 describe('a state table shared by two tables', () => {
   it('each sees the other’s inserts, touches, removals and size accounting', () => {
     const first = new StateTable(MIN_ZONE_BYTES);
-    const second = StateTable.attach(first.share());
+    const second = StateTable.attach(first.share(), 2);
     assert.ok(first.shared && second.shared);
     const a = locked(first, (t) => t.insert(ip(1), 1000, 5));
     const b = locked(second, (t) => t.insert('a text key', 2000, 6));
@@ -106,7 +106,7 @@ describe('a state table shared by two tables', () => {
       fc.property(fc.array(op, { maxLength: 1500 }), (ops) => {
         const alone = new StateTable(32768 + ZONE_HEADER_BYTES);
         const first = new StateTable(32768 + ZONE_HEADER_BYTES);
-        const second = StateTable.attach(first.share());
+        const second = StateTable.attach(first.share(), 2);
         for (const [useSecond, kind, key] of ops) {
           const shared = useSecond ? second : first;
           const apply = (table: StateTable): void => {

@@ -15,7 +15,7 @@ import type { ComplexValue } from '../complex-value.ts';
 import { CounterSlices } from '../counter-slices.ts';
 import type { CounterFamily, Counters } from '../counters.ts';
 import type { SharedZoneMemory, ZoneAttachment } from '../shared-zone.ts';
-import { lockZone, unlockZone } from '../zone-lock.ts';
+import { forceUnlockZone, lockZone, unlockZone } from '../zone-lock.ts';
 import { type ConnNode, ConnTable, hashConnKey, MAX_KEY_BYTES } from './conn-table.ts';
 import {
   CHARGE_UNIT_BYTES,
@@ -71,6 +71,8 @@ export class LimitConnZone {
   readonly #header: Int32Array;
   /** Other threads attached: take the lock (a zone nobody attached to takes none). */
   #shared: boolean;
+  /** Who this object's thread is when it holds the lock (its counter slice + 1). */
+  readonly #holder: number;
   readonly #table: ConnTable;
   readonly #budgetBytes: number;
 
@@ -93,6 +95,7 @@ export class LimitConnZone {
       );
     this.#memory = sharedMemory ?? mapZoneMemory(layout);
     this.#shared = sharedMemory !== undefined;
+    this.#holder = (shared?.slice ?? 0) + 1;
     this.#header = new Int32Array(this.#memory, 0, IN_PROGRESS_WORD + 1);
     this.#table = new ConnTable(this.#memory, layout);
     this.#counterSlices = new CounterSlices(LIMIT_CONN_COUNTERS, shared?.memory.counters, shared?.slice);
@@ -109,8 +112,16 @@ export class LimitConnZone {
     return { state: this.#memory, counters: this.#counterSlices.memory };
   }
 
+  /**
+   * The thread that counted in `slice` is gone: opens the zone's lock if it died holding it (nginx's
+   * master does so for a worker that exits holding a zone's mutex). Whether it did.
+   */
+  forceUnlock(slice: number): boolean {
+    return forceUnlockZone(this.#header, LOCK_WORD, slice + 1);
+  }
+
   #lock(): void {
-    if (this.#shared) lockZone(this.#header, LOCK_WORD);
+    if (this.#shared) lockZone(this.#header, LOCK_WORD, this.#holder);
   }
 
   #unlock(): void {

@@ -6,19 +6,19 @@
  * no key ever reached are never touched.
  */
 
-/** Header words. */
+/** Header words. The lock takes two (zone-lock.ts). */
 export const LOCK_WORD = 0;
 /** The bytes charged for nodes, in `CHARGE_UNIT_BYTES` (a zone may hold more than 2 GiB of them). */
-export const USED_UNITS_WORD = 1;
-export const KEYS_WORD = 2;
-export const IN_PROGRESS_WORD = 3;
+export const USED_UNITS_WORD = 2;
+export const KEYS_WORD = 3;
+export const IN_PROGRESS_WORD = 4;
 /** The first slot of the free list (linked through each slot's first word); 0: empty. */
-export const FREE_SLOT_WORD = 4;
+export const FREE_SLOT_WORD = 5;
 /** Slots ever handed out: slots past this one were never written. */
-export const TOUCHED_SLOTS_WORD = 5;
+export const TOUCHED_SLOTS_WORD = 6;
 /** The zone's size (low and high 32 bits), written once: a buffer mapped for another size is refused. */
-const SIZE_LOW_WORD = 6;
-const SIZE_HIGH_WORD = 7;
+const SIZE_LOW_WORD = 7;
+const SIZE_HIGH_WORD = 8;
 const HEADER_BYTES = 64;
 /** The index takes whole 64-byte lines, so the slots after it start on one. */
 const MIN_INDEX_ENTRIES = 16;

@@ -86,7 +86,7 @@ export class LimitReqZone {
     this.table =
       shared === undefined
         ? new StateTable(sizeBytes, sync ? SYNC_NODE_BYTES : 0)
-        : StateTable.attach(shared.memory.state);
+        : StateTable.attach(shared.memory.state, shared.slice + 1);
     if (this.table.sizeBytes !== sizeBytes) {
       throw new RangeError(`zone "${name}": the shared state is of a zone of another size`);
     }
@@ -103,6 +103,14 @@ export class LimitReqZone {
   share(): SharedZoneMemory {
     if (this.sync !== null) throw new Error(`zone "${this.name}": ${SYNC_NOT_SHAREABLE}`);
     return { state: this.table.share(), counters: this.#counterSlices.memory };
+  }
+
+  /**
+   * The thread that counted in `slice` is gone: opens the zone's lock if it died holding it (nginx's
+   * master does so for a worker that exits holding a zone's mutex). Whether it did.
+   */
+  forceUnlock(slice: number): boolean {
+    return this.table.forceUnlock(slice + 1);
   }
 
   /**

@@ -19,7 +19,7 @@
  * Nothing here locks: the zone takes the lock around what it does (limit-req-zone.ts).
  */
 
-import { lockZone, unlockZone } from '../zone-lock.ts';
+import { forceUnlockZone, lockZone, unlockZone } from '../zone-lock.ts';
 import { Int32KeyIndex } from './int32-key-index.ts';
 import { initialCapacity, RecordAllocator } from './record-allocator.ts';
 import {
@@ -77,6 +77,8 @@ export class StateTable {
 
   readonly #buffer: SharedArrayBuffer;
   #shared: boolean;
+  /** Who this table's thread is when it holds the lock (its counter slice + 1). */
+  #holder = 1;
   /** The header's int32 words (the lock, the queue's ends, counts) and float64 words (byte counters). */
   private readonly header: Int32Array;
   private readonly headerF64: Float64Array;
@@ -123,10 +125,12 @@ export class StateTable {
    * Another table on the state of the one that {@link share}d `buffer`, in this worker or another
    * (the buffer can be posted to a worker): both see one zone. Its zone takes the lock.
    */
-  static attach(buffer: SharedArrayBuffer): StateTable {
+  static attach(buffer: SharedArrayBuffer, holder: number): StateTable {
     const header = new Int32Array(buffer, 0, HEADER_WORDS);
     if (header[EXTRA_NODE_BYTES] !== 0) throw new Error(SYNC_NOT_SHAREABLE);
-    return new StateTable(new Float64Array(buffer, 0, HEADER_BYTES / 8)[SIZE_BYTES]!, 0, buffer);
+    const table = new StateTable(new Float64Array(buffer, 0, HEADER_BYTES / 8)[SIZE_BYTES]!, 0, buffer);
+    table.#holder = holder;
+    return table;
   }
 
   /** The buffer, to {@link attach} other tables to; from now on this table is shared too. */
@@ -146,12 +150,17 @@ export class StateTable {
    * between `lock` and `unlock`: it catches up then with what other tables changed.
    */
   lock(): void {
-    lockZone(this.header, LOCK);
+    lockZone(this.header, LOCK, this.#holder);
     this.index.refresh();
   }
 
   unlock(): void {
     unlockZone(this.header, LOCK);
+  }
+
+  /** Opens the lock if `holder`, a thread that is gone, held it; whether it did. */
+  forceUnlock(holder: number): boolean {
+    return forceUnlockZone(this.header, LOCK, holder);
   }
 
   /** Bytes charged: every node, and the index as allocated. */
