@@ -1,7 +1,12 @@
 /**
  * Builds, from the validated model, the engine's {@link Site}. Given the previous site (a reload),
  * limit_req and limit_conn zones whose name, key and size are unchanged keep their state and counters
- * (nginx keeps the shared memory), with the new `rate=` applied; keyval zones keep their content.
+ * (nginx keeps the shared memory), with the new `rate=` applied; keyval zones keep their content (and,
+ * of the same type and timeout, the memory they are shared through).
+ *
+ * Given an attachment instead (a worker thread's site), the zones are those of the site that shared
+ * them (engine/http/site-memory.ts): its limit_req and limit_conn zones' state and counters, its
+ * keyval zones read from their publications.
  */
 
 import { ApiLimiter } from '../engine/api-limiter/api-limiter.ts';
@@ -15,6 +20,7 @@ import type {
   PriorityLevelRule,
 } from '../engine/http/location-handler.ts';
 import { Site } from '../engine/http/site.ts';
+import type { SiteAttachment } from '../engine/http/site-memory.ts';
 import type { SiteLocation, SiteServer } from '../engine/http/site-server.ts';
 import { KeyvalZone } from '../engine/keyval/keyval-zone.ts';
 import type { LimitConnPolicy, LimitConnRule } from '../engine/limit-conn/limit-conn.ts';
@@ -44,7 +50,13 @@ import { proxiesUpgrades } from './proxy-upgrade.ts';
 /** The shared empty list: most levels have no `if`. */
 const NO_IFS: readonly CompiledIfReturn[] = [];
 
-export function buildSite(http: HttpConf, previous?: Site): Site {
+export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachment): Site {
+  if (attach !== undefined) refuseUnshared(http);
+  const shared = <M>(memories: ReadonlyMap<string, M> | undefined, name: string): M => {
+    const memory = memories?.get(name);
+    if (memory === undefined) throw new Error(`zone "${name}" was not shared with this worker`);
+    return memory;
+  };
   const variables = new VariableTable();
   for (const map of http.maps) variables.declare(map.variable);
   for (const geo of http.geos) variables.declare(geo.variable);
@@ -53,8 +65,13 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
   const keyvalZones = new Map<string, KeyvalZone>();
   for (const spec of http.keyvalZones) {
     const old = previous?.keyvalZones.get(spec.name);
+    if (old !== undefined && old.type === spec.type && old.timeoutMs === spec.timeoutMs) {
+      keyvalZones.set(spec.name, old);
+      continue;
+    }
     const zone = new KeyvalZone(spec.name, spec.type, spec.timeoutMs);
-    if (old !== undefined) zone.replaceAll(old.entries());
+    if (attach !== undefined) zone.readFrom(shared(attach.memory.keyval, spec.name));
+    else if (old !== undefined) zone.replaceAll(old.entries());
     keyvalZones.set(spec.name, zone);
   }
 
@@ -80,7 +97,8 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
       zone = old;
       zone.rateMilli = spec.rateMilli;
     } else {
-      zone = new LimitReqZone(spec.name, spec.key, spec.sizeBytes, spec.rateMilli, spec.sync);
+      const memory = attach && { memory: shared(attach.memory.limitReq, spec.name), slice: attach.slice };
+      zone = new LimitReqZone(spec.name, spec.key, spec.sizeBytes, spec.rateMilli, spec.sync, memory);
     }
     limitReqZones.set(spec.name, zone);
   }
@@ -109,7 +127,11 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
   for (const spec of http.limitConnZones) {
     const old = previous?.limitConnZones.get(spec.name);
     const kept = old !== undefined && old.key.raw === spec.key.raw && old.sizeBytes === spec.sizeBytes;
-    limitConnZones.set(spec.name, kept ? old : new LimitConnZone(spec.name, spec.key, spec.sizeBytes));
+    const memory = attach && { memory: shared(attach.memory.limitConn, spec.name), slice: attach.slice };
+    limitConnZones.set(
+      spec.name,
+      kept ? old : new LimitConnZone(spec.name, spec.key, spec.sizeBytes, memory),
+    );
   }
   const connKeyOf = new Map([...limitConnZones].map(([name, zone]) => [name, variables.compile(zone.key)]));
 
@@ -259,4 +281,18 @@ export function buildSite(http: HttpConf, previous?: Site): Site {
     priorityLevels,
     keyvalZones,
   });
+}
+
+/**
+ * Zones whose state worker threads do not share yet: a worker's site would enforce its own, so it is
+ * refused rather than built.
+ */
+function refuseUnshared(http: HttpConf): void {
+  const unshared = [
+    ...http.limitReqZones.filter((z) => z.sync).map((z) => `limit_req_zone "${z.name}" … sync`),
+    ...http.apiRateLimitZones.map((z) => `api_rate_limit_zone "${z.name}"`),
+    ...http.priorityLevelZones.map((z) => `priority_level_zone "${z.name}"`),
+  ];
+  if (unshared.length > 0)
+    throw new Error(`worker threads do not share these zones yet: ${unshared.join(', ')}`);
 }

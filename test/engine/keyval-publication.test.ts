@@ -6,7 +6,6 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { describe, it } from 'node:test';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { newKeyvalPublicationMemory } from '../../src/engine/keyval/keyval-publication.ts';
 import { KeyvalZone } from '../../src/engine/keyval/keyval-zone.ts';
 import { startTypeScriptWorker } from '../helpers/typescript-worker.ts';
 
@@ -35,11 +34,10 @@ if (!isMainThread && workerData?.test === 'keyval-publication') readUntilLast();
 else
   describe('keyval zones read by other threads', () => {
     it('a reader holds the last publication: set, delete, clear, replaceAll; not what is unpublished', () => {
-      const memory = newKeyvalPublicationMemory(64 * 1024);
       const writer = new KeyvalZone('switches', 'prefix', null);
       const reader = new KeyvalZone('switches', 'prefix', null);
       writer.set('/coffee', forever('1'));
-      writer.publishTo(memory);
+      const memory = writer.share();
       reader.readFrom(memory);
       assert.equal(reader.lookup('/coffee/latte', 0), '1');
       writer.set('/tea', { value: '0', expireAtMs: 5000 });
@@ -61,9 +59,8 @@ else
     });
 
     it('an ip zone is read as the writer matches it', () => {
-      const memory = newKeyvalPublicationMemory(64 * 1024);
       const writer = new KeyvalZone('allow', 'ip', null);
-      writer.publishTo(memory);
+      const memory = writer.share();
       const reader = new KeyvalZone('allow', 'ip', null);
       reader.readFrom(memory);
       writer.set('10.0.0.0/8', forever('a'));
@@ -75,10 +72,9 @@ else
     });
 
     it('a reader is not written, and leaves expiry to the writer', () => {
-      const memory = newKeyvalPublicationMemory(64 * 1024);
       const writer = new KeyvalZone('z', 'string', null);
       writer.set('a', { value: '1', expireAtMs: 10 });
-      writer.publishTo(memory);
+      const memory = writer.share();
       const reader = new KeyvalZone('z', 'string', null);
       reader.readFrom(memory);
       assert.throws(() => reader.set('b', forever('2')), /written by another thread/);
@@ -89,10 +85,9 @@ else
       assert.equal(reader.size, 0);
     });
 
-    it('a zone whose records outgrow the memory made for its size still publishes them all', () => {
-      const memory = newKeyvalPublicationMemory(4096);
+    it('a zone whose records outgrow the memory it started with still publishes them all', () => {
       const writer = new KeyvalZone('z', 'string', null);
-      writer.publishTo(memory);
+      const memory = writer.share();
       for (let i = 0; i < 2000; i++) writer.set(`key-${i}`, forever('v'.repeat(i % 100)));
       writer.publish();
       const reader = new KeyvalZone('z', 'string', null);
@@ -102,10 +97,9 @@ else
     });
 
     it('worker threads reading while the writer publishes never see a publication half written', async () => {
-      const memory = newKeyvalPublicationMemory(4096);
       const writer = new KeyvalZone('switches', 'prefix', null);
       writer.replaceAll(Array.from({ length: KEYS }, (_, k) => [`/k${k}`, forever('0')]));
-      writer.publishTo(memory);
+      const memory = writer.share();
       const workers = [0, 1].map(() =>
         startTypeScriptWorker(new URL(import.meta.url), { test: 'keyval-publication', memory }),
       );

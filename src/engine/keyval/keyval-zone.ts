@@ -5,7 +5,12 @@
  */
 import { parseCidr } from '../net/address-text.ts';
 import { CidrTable } from '../net/cidr-table.ts';
-import { type KeyvalPublicationMemory, KeyvalPublisher, KeyvalSubscriber } from './keyval-publication.ts';
+import {
+  type KeyvalPublicationMemory,
+  KeyvalPublisher,
+  KeyvalSubscriber,
+  newKeyvalPublicationMemory,
+} from './keyval-publication.ts';
 import type { KeyvalRecord } from './keyval-record.ts';
 
 export type KeyvalType = 'string' | 'ip' | 'prefix';
@@ -29,6 +34,7 @@ export class KeyvalZone {
   private readonly cidrs = new CidrTable<KeyvalRecord>();
   /** The writer's side of a zone other threads read (keyval-publication.ts), and whether it is behind. */
   private publisher: KeyvalPublisher | null = null;
+  private memory: KeyvalPublicationMemory | null = null;
   private unpublished = false;
   /** A reader's side: the zone is the writer's, read from its publications. */
   private subscriber: KeyvalSubscriber | null = null;
@@ -39,11 +45,18 @@ export class KeyvalZone {
     this.timeoutMs = timeoutMs;
   }
 
-  /** Makes this zone the writer of `memory`: what it holds now, and after each {@link publish}. */
-  publishTo(memory: KeyvalPublicationMemory): void {
-    this.publisher = new KeyvalPublisher(memory);
-    this.unpublished = true;
-    this.publish();
+  /**
+   * The memory other threads' zones read this one through ({@link readFrom}); from now on this zone
+   * publishes what it holds there, now and at each {@link publish}.
+   */
+  share(): KeyvalPublicationMemory {
+    if (this.memory === null) {
+      this.memory = newKeyvalPublicationMemory(0);
+      this.publisher = new KeyvalPublisher(this.memory);
+      this.unpublished = true;
+      this.publish();
+    }
+    return this.memory;
   }
 
   /** Makes this zone a reader of `memory`: it holds what the writer last published, and is not written. */
