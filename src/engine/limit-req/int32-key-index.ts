@@ -115,3 +115,8 @@ export class Int32KeyIndex {
     return Math.imul(k, FIBONACCI) >>> this.slotShift;
   }
 }
+
+/** A 4-byte key as an int32 (big-endian, as the address reads). */
+export function packI32(key: string): number {
+  return (key.charCodeAt(0) << 24) | (key.charCodeAt(1) << 16) | (key.charCodeAt(2) << 8) | key.charCodeAt(3);
+}

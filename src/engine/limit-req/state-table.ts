@@ -20,7 +20,7 @@
  */
 
 import { forceUnlockZone, lockZone, unlockZone } from '../zone-lock.ts';
-import { Int32KeyIndex } from './int32-key-index.ts';
+import { Int32KeyIndex, packI32 } from './int32-key-index.ts';
 import { initialCapacity, RecordAllocator } from './record-allocator.ts';
 import {
   COUNT,
@@ -78,7 +78,7 @@ export class StateTable {
   readonly #buffer: SharedArrayBuffer;
   #shared: boolean;
   /** Who this table's thread is when it holds the lock (its counter slice + 1). */
-  #holder = 1;
+  readonly #holder: number;
   /** The header's int32 words (the lock, the queue's ends, counts) and float64 words (byte counters). */
   private readonly header: Int32Array;
   private readonly headerF64: Float64Array;
@@ -90,9 +90,10 @@ export class StateTable {
   /** Bytes each node costs beyond the table's own (what a synced zone keeps per node), charged too. */
   private readonly extraNodeBytes: number;
 
-  /** A new, unshared table; `attachTo`: the buffer of an existing one instead (see {@link attach}). */
-  constructor(sizeBytes: number, extraNodeBytes = 0, attachTo?: SharedArrayBuffer) {
+  /** A new table; given `attachTo` ({@link attach}), one on that state, locking it as `holder`. */
+  constructor(sizeBytes: number, extraNodeBytes = 0, attachTo?: SharedArrayBuffer, holder = 1) {
     this.sizeBytes = sizeBytes;
+    this.#holder = holder;
     this.budgetBytes = Math.max(0, sizeBytes - ZONE_HEADER_BYTES);
     this.extraNodeBytes = extraNodeBytes;
     const maxNodes = Math.max(1, maxIpv4Nodes(this.budgetBytes, IPV4_NODE_BYTES + extraNodeBytes));
@@ -128,9 +129,7 @@ export class StateTable {
   static attach(buffer: SharedArrayBuffer, holder: number): StateTable {
     const header = new Int32Array(buffer, 0, HEADER_WORDS);
     if (header[EXTRA_NODE_BYTES] !== 0) throw new Error(SYNC_NOT_SHAREABLE);
-    const table = new StateTable(new Float64Array(buffer, 0, HEADER_BYTES / 8)[SIZE_BYTES]!, 0, buffer);
-    table.#holder = holder;
-    return table;
+    return new StateTable(new Float64Array(buffer, 0, HEADER_BYTES / 8)[SIZE_BYTES]!, 0, buffer, holder);
   }
 
   /** The buffer, to {@link attach} other tables to; from now on this table is shared too. */
@@ -145,10 +144,7 @@ export class StateTable {
     return this.#shared;
   }
 
-  /**
-   * Takes the zone's lock (waits for it while another worker holds it). A shared table is used only
-   * between `lock` and `unlock`: it catches up then with what other tables changed.
-   */
+  /** Takes the zone's lock: a shared table is used only while it holds it, and catches up then. */
   lock(): void {
     lockZone(this.header, LOCK, this.#holder);
     this.index.refresh();
@@ -348,9 +344,4 @@ export class StateTable {
     if (next !== NIL) words[next * NODE_WORDS + PREV] = prev;
     else this.header[TAIL] = prev;
   }
-}
-
-/** A 4-byte key as an int32 (big-endian, as the address reads). */
-function packI32(key: string): number {
-  return (key.charCodeAt(0) << 24) | (key.charCodeAt(1) << 16) | (key.charCodeAt(2) << 8) | key.charCodeAt(3);
 }
