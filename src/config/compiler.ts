@@ -114,11 +114,14 @@ export function compileConfig(
   options: CompileOptions = {},
 ): Config {
   const reader = new Reader(pending, options, file);
-  const main: MainState = { http: null, events: false };
+  const main: MainState = { http: null, events: false, workerProcesses: null };
   reader.walk(directives, rootScope(reader, main));
   reader.finish();
   if (main.http) checkSharedMemory(main.http);
-  return { file, http: main.http ? buildHttpConf(main.http) : emptyHttpConf() };
+  const http = main.http ? buildHttpConf(main.http) : emptyHttpConf();
+  return main.workerProcesses === null
+    ? { file, http }
+    : { file, http, workerProcesses: main.workerProcesses };
 }
 
 /**
@@ -133,7 +136,7 @@ export function checkSnippet(
   options: CompileOptions = {},
 ): void {
   const reader = new Reader(pending, options, source.file);
-  const main: MainState = { http: newHttp(source), events: false };
+  const main: MainState = { http: newHttp(source), events: false, workerProcesses: null };
   const server = context === 'http' ? null : newServer(source);
   // an empty prefix: any nested location is inside it
   const location = context === 'location' ? newLocation(source, 'prefix', '', null, false) : null;

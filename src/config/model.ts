@@ -414,4 +414,12 @@ export interface LogFormatSpec {
 export interface Config {
   readonly file: string;
   readonly http: HttpConf;
+  /** `worker_processes`; absent: one, as nginx's default. */
+  readonly workerProcesses?: WorkerProcessesConf;
+}
+
+/** `worker_processes N | auto` and where it was written. */
+export interface WorkerProcessesConf {
+  readonly count: number | 'auto';
+  readonly source: SourceRef;
 }

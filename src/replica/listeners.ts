@@ -22,7 +22,7 @@ import { engineHook, type RoutedDecision, upgradeHook } from './policy/engine-ho
 import type { ProxyTargets } from './policy/proxy-targets.ts';
 
 /** How long a listener that stops (a reload dropped it, or the replica stops) finishes its requests. */
-const DRAIN_MS = 30_000;
+export const DRAIN_MS = 30_000;
 
 export interface ListenersOptions {
   /** The configuration running now and what was built from it: a reload swaps them under the listeners. */
@@ -36,6 +36,8 @@ export interface ListenersOptions {
   readonly host?: string;
   /** Config port → actual port (0 = any free one). */
   readonly portMap?: ReadonlyMap<number, number>;
+  /** Listen with SO_REUSEPORT: one of several worker threads on the same ports. */
+  readonly reusePort?: boolean;
   /** Every request routed, by server name and location name. */
   countRequest(server: string, location: string): void;
   readonly onCompleted?: (req: ClientRequestHead, outcome: ResponseFacts) => void;
@@ -111,10 +113,13 @@ export class Listeners {
     }
   }
 
-  /** Stops accepting; resolves once every listener, those a reload dropped too, has finished. */
-  async stop(): Promise<void> {
+  /**
+   * Stops accepting; resolves once every listener, those a reload dropped too, has finished (what is
+   * still open after `drainMs` is closed).
+   */
+  async stop(drainMs = DRAIN_MS): Promise<void> {
     await Promise.all([
-      ...[...this.#byPort.values()].map(({ server }) => server.close({ forceAfterMs: DRAIN_MS })),
+      ...[...this.#byPort.values()].map(({ server }) => server.close({ forceAfterMs: drainMs })),
       ...this.#closing,
     ]);
   }
@@ -165,7 +170,7 @@ export class Listeners {
           : (ctx, _decision, outcome) => onCompleted(ctx.req, { ...outcome, remoteAddr: ctx.remoteAddr }),
     });
     const host = options.host ?? listenHost ?? '0.0.0.0';
-    const address = await proxy.listen(port, host);
+    const address = await proxy.listen(port, host, options.reusePort ?? false);
     this.#byPort.set(configuredPort, { server: proxy, host, port: address.port, edge: edgeKind(edge) });
   }
 }

@@ -11,9 +11,8 @@ import type { KeyvalFeed, KeyvalWriter } from '../store/keyval-store.ts';
 import type { LeaseStore } from '../store/lease-store.ts';
 import type { LimitSyncStore } from '../store/limit-sync-store.ts';
 import type { StoreResetPolicy } from './cluster/store-reset.ts';
-import type { ClientRequestHead } from './http/contract/decision.ts';
 import type { CallbackKind } from './http/contract/fault-boundary.ts';
-import type { ResponseFacts } from './logs/access-log.ts';
+import type { LoggedRequest, ResponseFacts } from './logs/access-log.ts';
 import type { ErrorLog } from './logs/error-log.ts';
 import type { ProcessLog } from './logs/process-log.ts';
 
@@ -52,7 +51,7 @@ export interface ReplicaOptions {
   readonly heartbeatIntervalMs?: number;
   readonly heartbeatTtlMs?: number;
   /** Called for every finished exchange (access log, latency metrics). */
-  readonly onCompleted?: (req: ClientRequestHead, outcome: ResponseFacts) => void;
+  readonly onCompleted?: (req: LoggedRequest, outcome: ResponseFacts) => void;
   /** A client went away while held or forwarded (nginx 499). */
   readonly onClientClosed?: (phase: string) => void;
   /** A data path callback threw and its connection was ended (http/fault-boundary.ts). */

@@ -8,6 +8,7 @@
  */
 
 import { buildSite } from '../config/build-site.ts';
+import { configError } from '../config/config-error.ts';
 import type { Config } from '../config/model.ts';
 import type { Site } from '../engine/http/site.ts';
 import type { UpstreamInfo } from '../engine/upstream/upstream-info.ts';
@@ -34,6 +35,12 @@ import type { ProcessLog } from './logs/process-log.ts';
 import { type ProxyTargets, resolveProxyTargets } from './policy/proxy-targets.ts';
 import type { ReplicaOptions, ReplicaStore } from './replica-options.ts';
 import { RequestCounts } from './request-counts.ts';
+import { WorkerPool } from './workers/worker-pool.ts';
+import { oneWorkerNotice, reusePortSupported, workerCount } from './workers/worker-runtime.ts';
+import { refuseUnsharedWithWorkers } from './workers/worker-zones.ts';
+
+/** What serves the ports: listeners on this thread, or `worker_processes` worker threads. */
+type Serving = Pick<Listeners, 'start' | 'reload' | 'stop' | 'ports' | 'addresses'>;
 
 export const REPLICA_VERSION = '0.1.0';
 
@@ -60,7 +67,9 @@ export class Replica {
   readonly #errorLog: ErrorLog;
   readonly #onDataPathFault: ((kind: CallbackKind) => void) | undefined;
   readonly #log: ProcessLog;
-  readonly #listeners: Listeners;
+  readonly #serving: Serving;
+  /** With `worker_processes` above 1 (where this Node.js can run them): the worker threads. */
+  readonly workerPool: WorkerPool | null;
   readonly #heartbeat: Heartbeat;
   readonly #keyExpiry: KeyExpiry;
   #closed: Promise<void> | null = null;
@@ -129,19 +138,45 @@ export class Replica {
       log,
     });
     this.#keyExpiry = new KeyExpiry(site, clock);
-    this.#listeners = new Listeners({
+    const workers = workerCount(options.config.workerProcesses);
+    this.workerPool = workers > 1 ? this.#workerPool(options, workers) : null;
+    this.#serving =
+      this.workerPool ??
+      new Listeners({
+        config: () => this.#config,
+        site,
+        targets: () => this.#targets,
+        upstreams: () => this.#upstreams,
+        clock,
+        errorLog: this.#errorLog,
+        host: options.host,
+        portMap: options.portMap,
+        countRequest: (server, location) => this.locationRequests.count(server, location),
+        onCompleted: options.onCompleted,
+        onClientClosed: options.onClientClosed,
+        log,
+      });
+  }
+
+  /** The worker threads, or null (and a notice) where this Node.js cannot listen from several. */
+  #workerPool(options: ReplicaOptions, workers: number): WorkerPool | null {
+    if (!reusePortSupported()) {
+      this.#log('warn', oneWorkerNotice(workers));
+      return null;
+    }
+    refuseUnsharedWithWorkers(options.config, workers);
+    return new WorkerPool({
       config: () => this.#config,
-      site,
-      targets: () => this.#targets,
-      upstreams: () => this.#upstreams,
-      clock,
+      site: () => this.#site,
+      count: () => workerCount(this.#config.workerProcesses),
       errorLog: this.#errorLog,
       host: options.host,
       portMap: options.portMap,
-      countRequest: (server, location) => this.locationRequests.count(server, location),
+      countRequests: (server, location, count) => this.locationRequests.count(server, location, count),
       onCompleted: options.onCompleted,
       onClientClosed: options.onClientClosed,
-      log,
+      onDataPathFault: options.onDataPathFault,
+      log: this.#log,
     });
   }
 
@@ -155,12 +190,12 @@ export class Replica {
 
   /** Actual listen port per configured port. */
   get ports(): ReadonlyMap<number, number> {
-    return this.#listeners.ports;
+    return this.#serving.ports;
   }
 
   /** `host:port` of every listener, as bound (`[::]:80` for IPv6). */
   addresses(): string[] {
-    return this.#listeners.addresses();
+    return this.#serving.addresses();
   }
 
   /** Ready once the keyval state came from the store or the state file. */
@@ -195,6 +230,7 @@ export class Replica {
 
   /** The config's `upstream` blocks as they are now (implicit `proxy_pass host:port` groups left out). */
   upstreamInfo(): UpstreamInfo[] {
+    if (this.workerPool !== null) return this.workerPool.upstreamInfo();
     const out: UpstreamInfo[] = [];
     for (const upstream of this.#config.http.upstreams) {
       const group = this.#upstreams.get(upstream.name);
@@ -215,7 +251,7 @@ export class Replica {
     await this.limitSync.refreshLive();
     this.#stopFaultReports = reportFaults(this.#errorLog, this.#onDataPathFault);
     try {
-      await this.#listeners.start();
+      await this.#serving.start();
     } catch (err) {
       await this.#upstreams.close();
       await this.sync.stop();
@@ -233,6 +269,14 @@ export class Replica {
 
   /** Swaps in a new configuration; throws (keeping the old one) when it cannot be built. */
   reload(config: Config): void {
+    const workers = workerCount(config.workerProcesses);
+    if (this.workerPool !== null) refuseUnsharedWithWorkers(config, workers);
+    else if (workers > 1 && reusePortSupported() && config.workerProcesses !== undefined) {
+      throw configError(
+        `"worker_processes" ${workers}: this replica started with one worker, serving on its main thread; worker threads start with the process (restart it)`,
+        config.workerProcesses.source,
+      );
+    }
     const site = buildSite(config.http, this.#site);
     const targets = resolveProxyTargets(site, config.http.upstreams);
     applySnapshot(site.keyvalZones, this.sync.snapshot());
@@ -247,7 +291,7 @@ export class Replica {
     this.#configHash = hashConfig(config);
     this.#configHashWithoutListen = hashConfigWithoutListen(config);
     void oldUpstreams.close();
-    this.#listeners.reload();
+    this.#serving.reload();
     void this.#heartbeat.report();
   }
 
@@ -260,7 +304,7 @@ export class Replica {
     this.counters.stop();
     this.#heartbeat.stop();
     this.#keyExpiry.stop();
-    await this.#listeners.stop();
+    await this.#serving.stop();
     await this.#upstreams.close();
     this.#stopFaultReports();
     await this.limitSync.stop();

@@ -19,7 +19,6 @@ const U: readonly ContextKind[] = ['upstream'];
 
 const ENTRIES: readonly (readonly [string, readonly ContextKind[], ArgSpec])[] = [
   // main and events: process management
-  ['worker_processes', M, [1]],
   ['daemon', M, [1]],
   ['master_process', M, [1]],
   ['pid', M, [1]],

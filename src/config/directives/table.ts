@@ -22,10 +22,12 @@ import { serverDirectives } from './server.ts';
 import { sslDirectives } from './ssl.ts';
 import type { DirectiveSpec } from './types.ts';
 import { upstreamDirectives } from './upstream.ts';
+import { workerProcessesDirectives } from './worker-processes.ts';
 
 const TABLE = new Map<string, DirectiveSpec[]>();
 for (const spec of [
   ...coreDirectives,
+  ...workerProcessesDirectives,
   ...serverDirectives,
   ...sslDirectives,
   ...locationDirectives,

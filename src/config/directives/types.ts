@@ -4,7 +4,7 @@
  */
 import type { HttpBuilder, LocationBuilder, ServerBuilder, UpstreamBuilder } from '../builders.ts';
 import type { Directive } from '../directive.ts';
-import type { SourceRef } from '../model.ts';
+import type { SourceRef, WorkerProcessesConf } from '../model.ts';
 
 /** nginx's configuration contexts that limitswitch reads (`map`, `geo`, `types` read their own lines). */
 export type ContextKind = 'main' | 'events' | 'http' | 'server' | 'location' | 'upstream';
@@ -38,6 +38,7 @@ export interface Session {
 export interface MainState {
   http: HttpBuilder | null;
   events: boolean;
+  workerProcesses: WorkerProcessesConf | null;
 }
 
 /** Where a directive stands: the context kind and the builders of every enclosing block. */

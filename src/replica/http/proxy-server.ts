@@ -144,13 +144,14 @@ export class ProxyServer<D extends Decision = Decision> implements ExchangeHost<
   }
 
   /** Starts listening; resolves with the bound address, rejects with nginx's `bind() … failed`. */
-  listen(port: number, host = '127.0.0.1'): Promise<AddressInfo> {
+  listen(port: number, host = '127.0.0.1', reusePort = false): Promise<AddressInfo> {
     const listener =
       this.#edgeConf === null ? this.#createPlainListener() : this.#createEdge(this.#edgeConf).server;
     return new Promise((resolve, reject) => {
       const fail = (err: unknown) => reject(bindError(host, port, err));
       listener.once('error', fail);
-      listener.listen(port, host, () => {
+      // reusePort: worker threads each listen on the port, the kernel spreads connections among them
+      listener.listen({ port, host, ...(reusePort ? { reusePort } : {}) }, () => {
         listener.off('error', fail);
         this.#nodeHttp.listening();
         resolve(listener.address() as AddressInfo);

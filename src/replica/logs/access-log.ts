@@ -10,8 +10,27 @@ export interface ResponseFacts extends ExchangeOutcome {
   readonly remoteAddr: string;
 }
 
+/** What the access log reads of a request (plain data: a worker thread's entries cross to the main thread). */
+export type LoggedRequest = Pick<ClientRequestHead, 'method' | 'url' | 'httpVersion'> & {
+  readonly headers: { readonly referer?: string | undefined; readonly 'user-agent'?: string | undefined };
+};
+
+/** The request's part of an access-log entry, copied out of the request. */
+export function loggedRequest(req: ClientRequestHead): LoggedRequest {
+  const { referer, 'user-agent': agent } = req.headers;
+  return {
+    method: req.method,
+    url: req.url,
+    httpVersion: req.httpVersion,
+    headers: {
+      ...(referer === undefined ? {} : { referer }),
+      ...(agent === undefined ? {} : { 'user-agent': agent }),
+    },
+  };
+}
+
 /** nginx's `combined` log format. */
-export function formatAccessLine(req: ClientRequestHead, facts: ResponseFacts, now = new Date()): string {
+export function formatAccessLine(req: LoggedRequest, facts: ResponseFacts, now = new Date()): string {
   const referer = req.headers.referer ?? '-';
   const agent = req.headers['user-agent'] ?? '-';
   return `${facts.remoteAddr} - - [${timeLocal(now)}] "${req.method} ${req.url} HTTP/${req.httpVersion}" ${facts.status} ${facts.bodyBytes} "${referer}" "${agent}"\n`;

@@ -71,6 +71,7 @@ export function requestLogContext(
 }
 
 export class ErrorLog {
+  readonly level: ErrorLogLevel;
   readonly #threshold: number;
   readonly #write: (line: string) => void;
   readonly #pid = process.pid;
@@ -78,7 +79,13 @@ export class ErrorLog {
   /** `level` is nginx's `error_log … level` (default `error`: delays, logged at `warn`, stay silent). */
   constructor(write: (line: string) => void, level: ErrorLogLevel = 'error') {
     this.#write = write;
+    this.level = level;
     this.#threshold = SEVERITY[level];
+  }
+
+  /** A line a worker thread's log wrote (already filtered by this level and cut). */
+  forward(line: string): void {
+    this.#write(line);
   }
 
   /** True when a line at `level` would be written (callers skip building the context otherwise). */

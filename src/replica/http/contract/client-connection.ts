@@ -48,11 +48,20 @@ export interface BodyReader {
   bodyFailed(parserCode: string): boolean;
 }
 
-let connectionSerial = 0;
+/**
+ * The last connection number given: this thread's own, or one word the worker threads of a replica
+ * share (shareConnectionNumbers), as nginx's workers share `ngx_connection_counter`.
+ */
+let connectionSerial: Uint32Array<ArrayBufferLike> = new Uint32Array(1);
+
+/** From now on, connection numbers are counted in `memory` (4 bytes) with the threads sharing it. */
+export function shareConnectionNumbers(memory: SharedArrayBuffer): void {
+  connectionSerial = new Uint32Array(memory, 0, 1);
+}
 
 /** A number for a log line about no connection in reach (not shared with any). */
 export function unsharedConnectionNumber(): number {
-  return ++connectionSerial;
+  return Atomics.add(connectionSerial, 0, 1) + 1;
 }
 
 export class ClientConnection {

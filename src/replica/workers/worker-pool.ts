@@ -1,0 +1,318 @@
+/**
+ * The main thread's side of `worker_processes N`, as nginx's master: starts N worker threads on the
+ * site's shared zones (worker-thread.ts), starts a new one in the place of one that dies (its counter
+ * slice, after opening any zone lock it held), and on a reload starts a generation on the new
+ * configuration and lets the old one finish its requests. The main thread itself does not serve.
+ */
+import { Worker } from 'node:worker_threads';
+import type { Config } from '../../config/model.ts';
+import { COUNTER_SLICES } from '../../engine/counter-slices.ts';
+import type { Site } from '../../engine/http/site.ts';
+import { type SiteMemory, shareSite } from '../../engine/http/site-memory.ts';
+import type { UpstreamInfo } from '../../engine/upstream/upstream-info.ts';
+import { LimitswitchError } from '../../shared/errors.ts';
+import { shareConnectionNumbers } from '../http/contract/client-connection.ts';
+import type { CallbackKind } from '../http/contract/fault-boundary.ts';
+import { DRAIN_MS } from '../listeners.ts';
+import type { LoggedRequest, ResponseFacts } from '../logs/access-log.ts';
+import type { ErrorLog } from '../logs/error-log.ts';
+import type { ProcessLog } from '../logs/process-log.ts';
+import type { WorkerCommand, WorkerEvent } from './worker-events.ts';
+import type { WorkerStart } from './worker-start.ts';
+
+export interface WorkerPoolOptions {
+  config(): Config;
+  site(): Site;
+  count(): number;
+  readonly errorLog: ErrorLog;
+  readonly host?: string;
+  readonly portMap?: ReadonlyMap<number, number>;
+  countRequests(server: string, location: string, count: number): void;
+  readonly onCompleted?: (req: LoggedRequest, outcome: ResponseFacts) => void;
+  readonly onClientClosed?: (phase: string) => void;
+  readonly onDataPathFault?: (kind: CallbackKind) => void;
+  readonly log: ProcessLog;
+  /** How often workers report upstreams and routed requests (default 1 s). */
+  readonly reportIntervalMs?: number;
+}
+
+/** One worker thread and what it was started on. */
+interface Member {
+  readonly worker: Worker;
+  readonly slice: number;
+  readonly generation: Generation;
+  upstreams: readonly UpstreamInfo[];
+  /** Listened on every port: one that dies after this is started again. */
+  listening: boolean;
+  stopping: boolean;
+}
+
+/** The workers started on one configuration. */
+interface Generation {
+  readonly config: Config;
+  readonly site: Site;
+  readonly memory: SiteMemory;
+  readonly members: Set<Member>;
+}
+
+/** Slice 0 is the main thread's (keyval publications, key expiry); workers count in the rest. */
+const MAIN_SLICE = 0;
+
+export class WorkerPool {
+  readonly #options: WorkerPoolOptions;
+  readonly #freeSlices: number[] = [];
+  #current: Generation | null = null;
+  readonly #draining = new Set<Promise<void>>();
+  #ports = new Map<number, number>();
+  #addresses: string[] = [];
+  #stopping = false;
+  /** Generations and replacement workers still starting. */
+  readonly #starting = new Set<Promise<unknown>>();
+  /** Workers started since the pool started, replacements included (the first N are not restarts). */
+  #restarts = 0;
+  readonly #connectionNumbers = new SharedArrayBuffer(4);
+
+  constructor(options: WorkerPoolOptions) {
+    this.#options = options;
+    shareConnectionNumbers(this.#connectionNumbers);
+    for (let slice = COUNTER_SLICES - 1; slice > MAIN_SLICE; slice--) this.#freeSlices.push(slice);
+  }
+
+  get ports(): ReadonlyMap<number, number> {
+    return this.#ports;
+  }
+
+  addresses(): string[] {
+    return this.#addresses;
+  }
+
+  /** Worker threads serving now (not those a reload or a stop is draining). */
+  get workers(): readonly Worker[] {
+    return [...(this.#current?.members ?? [])].filter((m) => !m.stopping).map((m) => m.worker);
+  }
+
+  /** Workers started in the place of one that died. */
+  get restarts(): number {
+    return this.#restarts;
+  }
+
+  /** The current workers' upstream groups, each group summed over them. */
+  upstreamInfo(): UpstreamInfo[] {
+    const members = [...(this.#current?.members ?? [])];
+    return this.#options.config().http.upstreams.flatMap((u) => {
+      const infos = members.flatMap((m) => m.upstreams.filter((info) => info.name === u.name));
+      return infos.length === 0 ? [] : [sumUpstreams(infos)];
+    });
+  }
+
+  /** Starts the workers; throws (none left running) when one cannot listen. */
+  async start(): Promise<void> {
+    this.#current = await this.#startGeneration();
+  }
+
+  /**
+   * Resolves once every generation and replacement worker being started has started (or failed), and
+   * every generation being drained has ended.
+   */
+  async settled(): Promise<void> {
+    while (this.#starting.size + this.#draining.size > 0)
+      await Promise.allSettled([...this.#starting, ...this.#draining]);
+  }
+
+  /** A new generation on the configuration a reload swapped in; the old one drains once it listens. */
+  reload(): void {
+    this.#track(this.#startGeneration()).then(
+      (next) => {
+        const old = this.#current;
+        this.#current = next;
+        if (old !== null) this.#drain(old);
+      },
+      (err: unknown) =>
+        this.#options.log('error', 'the workers of the reloaded configuration could not start', {
+          err: String(err),
+        }),
+    );
+  }
+
+  /** Stops every worker: each stops accepting and finishes its requests (forced after `drainMs`). */
+  async stop(drainMs = DRAIN_MS): Promise<void> {
+    this.#stopping = true;
+    if (this.#current !== null) this.#drain(this.#current, drainMs);
+    this.#current = null;
+    while (this.#draining.size > 0) await Promise.all([...this.#draining]);
+  }
+
+  async #startGeneration(): Promise<Generation> {
+    const site = this.#options.site();
+    const generation: Generation = {
+      config: this.#options.config(),
+      site,
+      memory: shareSite(site),
+      members: new Set(),
+    };
+    try {
+      // the first binds any port 0; the others listen on what it bound
+      await this.#spawn(generation, this.#takeSlice());
+      const rest = Array.from({ length: this.#options.count() - 1 }, () => this.#takeSlice());
+      await Promise.all(rest.map((slice) => this.#spawn(generation, slice)));
+    } catch (err) {
+      this.#drain(generation, 0);
+      throw err;
+    }
+    return generation;
+  }
+
+  #takeSlice(): number {
+    const slice = this.#freeSlices.pop();
+    if (slice === undefined)
+      throw new LimitswitchError('InternalError', 'no counter slice left for a worker');
+    return slice;
+  }
+
+  /** Starts one worker; resolves once it listens on every port. */
+  #spawn(generation: Generation, slice: number): Promise<void> {
+    const options = this.#options;
+    const start: WorkerStart = {
+      config: generation.config,
+      memory: generation.memory,
+      slice,
+      connectionNumbers: this.#connectionNumbers,
+      host: options.host,
+      portMap: this.#ports.size > 0 ? this.#ports : options.portMap,
+      errorLogLevel: options.errorLog.level,
+      reportCompleted: options.onCompleted !== undefined,
+      reportIntervalMs: options.reportIntervalMs ?? 1000,
+    };
+    const worker = new Worker(new URL('./worker-thread.ts', import.meta.url), {
+      workerData: start,
+      // where the runtime cannot strip types itself, the worker loads its sources as the process does
+      ...((process.features as { typescript?: unknown }).typescript
+        ? {}
+        : { execArgv: [...process.execArgv, '--import', 'tsx'] }),
+    });
+    const member: Member = { worker, slice, generation, upstreams: [], listening: false, stopping: false };
+    generation.members.add(member);
+    return new Promise((resolve, reject) => {
+      worker.on('message', (events: WorkerEvent[]) => {
+        for (const event of events) {
+          if (event.kind === 'listening') {
+            member.listening = true;
+            if (this.#ports.size === 0) {
+              this.#ports = new Map(event.ports);
+              this.#addresses = event.addresses;
+            }
+            resolve();
+          } else if (event.kind === 'failed') {
+            reject(
+              new LimitswitchError(
+                event.code === 'RL_ERR_BIND' ? 'RL_ERR_BIND' : 'InternalError',
+                event.message,
+              ),
+            );
+          } else this.#dispatch(member, event);
+        }
+      });
+      worker.on('error', (err) => {
+        if (!member.listening) reject(err);
+        else options.log('error', 'a worker thread failed', { slice, err: String(err) });
+      });
+      worker.on('exit', (code) => {
+        generation.members.delete(member);
+        if (!member.listening)
+          reject(
+            new LimitswitchError('InternalError', `a worker thread exited (code ${code}) before it listened`),
+          );
+        this.#exited(member, code);
+      });
+    });
+  }
+
+  #dispatch(member: Member, event: WorkerEvent): void {
+    const options = this.#options;
+    switch (event.kind) {
+      case 'error-log':
+        options.errorLog.forward(event.line);
+        break;
+      case 'completed':
+        options.onCompleted?.(event.req, event.facts);
+        break;
+      case 'client-closed':
+        options.onClientClosed?.(event.phase);
+        break;
+      case 'data-path-fault':
+        options.onDataPathFault?.(event.callback);
+        break;
+      case 'log':
+        options.log(event.level, event.message, event.fields);
+        break;
+      case 'requests':
+        for (const { server, location, count } of event.counts)
+          options.countRequests(server, location, count);
+        break;
+      case 'upstreams':
+        member.upstreams = event.upstreams;
+        break;
+      case 'stopped':
+        member.stopping = true;
+        break;
+    }
+  }
+
+  /**
+   * A worker ended. One that was not asked to stop died: any zone lock it held is opened (it ran no
+   * `finally`), and a new worker takes its slice, as nginx's master respawns a worker.
+   */
+  #exited(member: Member, code: number): void {
+    const { generation, slice } = member;
+    if (!member.listening || member.stopping || this.#stopping || generation !== this.#current) {
+      this.#freeSlices.push(slice);
+      return;
+    }
+    for (const zone of generation.site.limitReqZones.values()) zone.forceUnlock(slice);
+    for (const zone of generation.site.limitConnZones.values()) zone.forceUnlock(slice);
+    this.#options.errorLog.message('alert', `worker thread of slice ${slice} exited with code ${code}`);
+    this.#restarts++;
+    this.#track(this.#spawn(generation, slice)).catch((err: unknown) => {
+      this.#freeSlices.push(slice);
+      this.#options.log('error', 'a worker thread could not be started again', { slice, err: String(err) });
+    });
+  }
+
+  #track<T>(starting: Promise<T>): Promise<T> {
+    const tracked = starting.finally(() => this.#starting.delete(tracked));
+    this.#starting.add(tracked);
+    return tracked;
+  }
+
+  /** Asks a generation's workers to stop; tracked until they have all exited. */
+  #drain(generation: Generation, drainMs = DRAIN_MS): void {
+    const exits = [...generation.members].map((member) => {
+      member.stopping = true;
+      const exited = new Promise<void>((resolve) => member.worker.once('exit', () => resolve()));
+      const command: WorkerCommand = { kind: 'stop', drainMs };
+      member.worker.postMessage(command);
+      return exited;
+    });
+    const drained = Promise.all(exits).then(() => {
+      this.#draining.delete(drained);
+    });
+    this.#draining.add(drained);
+  }
+}
+
+/** One group as several workers report it: their loads added up (no queue: refused with workers). */
+function sumUpstreams(infos: readonly UpstreamInfo[]): UpstreamInfo {
+  const [first, ...rest] = infos as [UpstreamInfo, ...UpstreamInfo[]];
+  const peers = first.peers.map((peer) => ({ ...peer }));
+  let keepalive = first.keepalive;
+  for (const info of rest) {
+    keepalive += info.keepalive;
+    info.peers.forEach((other, i) => {
+      const peer = peers[i];
+      if (peer === undefined) return;
+      peer.active += other.active;
+      if (other.state === 'up') peer.state = 'up';
+    });
+  }
+  return { ...first, peers, keepalive };
+}

@@ -1,0 +1,31 @@
+/**
+ * What worker threads do not share yet, refused at the directive that needs it: these would be
+ * enforced per thread (N times the limit), which a configuration must not get silently.
+ */
+import { configError } from '../../config/config-error.ts';
+import type { Config, SourceRef } from '../../config/model.ts';
+
+export function refuseUnsharedWithWorkers(config: Config, count: number): void {
+  const unshared: { what: string; source: SourceRef }[] = [
+    ...config.http.limitReqZones
+      .filter((z) => z.sync)
+      .map((z) => ({ what: `limit_req_zone "${z.name}" … sync`, source: z.source })),
+    ...config.http.apiRateLimitZones.map((z) => ({
+      what: `api_rate_limit_zone "${z.name}"`,
+      source: z.source,
+    })),
+    ...config.http.priorityLevelZones.map((z) => ({
+      what: `priority_level_zone "${z.name}"`,
+      source: z.source,
+    })),
+    ...config.http.upstreams
+      .filter((u) => u.queue !== null || u.servers.some((s) => (s.maxConns ?? 0) > 0))
+      .map((u) => ({ what: `upstream "${u.name}" with max_conns or queue`, source: u.source })),
+  ];
+  const first = unshared[0];
+  if (first === undefined) return;
+  throw configError(
+    `${first.what} is kept per worker thread, not shared between the ${count} workers of "worker_processes" yet; use "worker_processes 1" with it`,
+    first.source,
+  );
+}
