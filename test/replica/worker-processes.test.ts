@@ -13,7 +13,7 @@ import { ErrorLog } from '../../src/replica/logs/error-log.ts';
 import { Replica } from '../../src/replica/replica.ts';
 import { reusePortSupported } from '../../src/replica/workers/worker-runtime.ts';
 import { openStore } from '../../src/store/open-store.ts';
-import { startUpstream, type TestUpstream } from './http/harness.ts';
+import { echo, startUpstream, type TestUpstream } from './http/harness.ts';
 
 const WORKERS_RUN = reusePortSupported();
 
@@ -27,7 +27,8 @@ http {
     server {
         listen 80;
         location /burst { limit_req zone=one burst=5 nodelay; proxy_pass http://backend; }
-        location /conn { limit_conn addr 100; proxy_pass http://backend; }${extra}
+        location /conn { limit_conn addr 100; proxy_pass http://backend; }
+        location /held { proxy_pass http://backend; }${extra}
     }
 }
 `;
@@ -100,15 +101,30 @@ describe('replica: worker_processes', () => {
   });
 });
 
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve = () => {};
+  const promise = new Promise<void>((done) => {
+    resolve = done;
+  });
+  return { promise, resolve };
+}
+
 /** What only runs where the workers do (the Node 24 pass of CI). */
 if (WORKERS_RUN) {
   describe('replica: worker_processes 2, a worker dies, a reload', () => {
+    const held = deferred();
+    const reachedHeld = deferred();
     let upstream: TestUpstream;
     let replica: Replica;
     let port: number;
 
     before(async () => {
-      upstream = await startUpstream();
+      // `/held` is answered once the test lets it go
+      upstream = await startUpstream((req, res, record) => {
+        if (req.url !== '/held') return echo(req, res, record);
+        void held.promise.then(() => echo(req, res, record));
+        reachedHeld.resolve();
+      });
       replica = new Replica({
         id: 'workers-die',
         config: loadConfigText(configText(upstream.port, 2), 'nginx.conf'),
@@ -205,6 +221,17 @@ if (WORKERS_RUN) {
           ) && (err as { line?: number }).line === 5,
       );
       assert.equal(await get('/added'), 200);
+    });
+
+    test('a graceful stop: the workers stop accepting and finish the request they hold', async () => {
+      const response = get('/held');
+      await reachedHeld.promise;
+      const closed = replica.close();
+      held.resolve();
+      assert.equal(await response, 200);
+      await closed;
+      assert.equal(replica.workerPool!.workers.length, 0);
+      await assert.rejects(get('/conn'), /ECONNREFUSED/);
     });
   });
 }
