@@ -289,7 +289,6 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
  */
 function refuseUnshared(http: HttpConf): void {
   const unshared = [
-    ...http.limitReqZones.filter((z) => z.sync).map((z) => `limit_req_zone "${z.name}" … sync`),
     ...http.apiRateLimitZones.map((z) => `api_rate_limit_zone "${z.name}"`),
     ...http.priorityLevelZones.map((z) => `priority_level_zone "${z.name}"`),
   ];

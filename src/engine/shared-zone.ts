@@ -5,6 +5,8 @@
 export interface SharedZoneMemory {
   readonly state: SharedArrayBuffer;
   readonly counters: SharedArrayBuffer;
+  /** A `limit_req_zone … sync`'s cluster-wide state (limit-req/zone-sync.ts). */
+  readonly sync?: SharedArrayBuffer;
 }
 
 export interface ZoneAttachment {

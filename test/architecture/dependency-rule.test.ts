@@ -33,10 +33,29 @@ const ALLOWED: Record<string, readonly string[]> = {
  */
 const SUB_LAYERS: Record<string, Record<string, readonly string[]>> = {
   replica: {
-    // replica.ts and listeners.ts compose the replica: start, reload, stop, a listener per port
+    // replica.ts composes the replica: start, reload, stop; it serves through listening/ or workers/
     replica: [
+      'replica/workers',
+      'replica/listening',
       'replica/policy',
       'replica/cluster',
+      'replica/logs',
+      'replica/http',
+      'replica/http/contract',
+      'replica/http/edge',
+      'replica/http/upstream',
+    ],
+    // worker threads: each serves through listening/; the pool forwards their logs and counts
+    'replica/workers': [
+      'replica/listening',
+      'replica/policy',
+      'replica/logs',
+      'replica/http/contract',
+      'replica/http/upstream',
+    ],
+    // a listener per port, wired to the engine, the upstreams and the logs
+    'replica/listening': [
+      'replica/policy',
       'replica/logs',
       'replica/http',
       'replica/http/contract',

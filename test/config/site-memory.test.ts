@@ -11,6 +11,7 @@ import { buildSite } from '../../src/config/build-site.ts';
 import { loadConfigText } from '../../src/config/index.ts';
 import type { Site } from '../../src/engine/http/site.ts';
 import { shareSite } from '../../src/engine/http/site-memory.ts';
+import { LOOKUP_BUSY, LOOKUP_OK } from '../../src/engine/limit-req/limit-req-zone.ts';
 import type { RequestFacts } from '../../src/engine/variables/request-context.ts';
 import { startTypeScriptWorker } from '../helpers/typescript-worker.ts';
 
@@ -101,16 +102,36 @@ else
     });
 
     it('zones workers do not share yet are refused in a worker’s site, not enforced per thread', () => {
-      const synced = CONFIG.replace('rate=1r/s;', 'rate=1r/s sync;');
-      const owner = buildSite(loadConfigText(synced, 'owner.conf').http);
+      const limited = CONFIG.replace(
+        '  server {',
+        '  api_rate_limit_zone create rate-limit=1/s rate-burst=4 parallel-requests=4 max-wait-duration=1200ms;\n  server {',
+      );
       assert.throws(
         () =>
-          buildSite(loadConfigText(synced, 'worker.conf').http, undefined, {
+          buildSite(loadConfigText(limited, 'worker.conf').http, undefined, {
             memory: { limitReq: new Map(), limitConn: new Map(), keyval: new Map() },
             slice: 1,
           }),
-        /worker threads do not share these zones yet: limit_req_zone "per_client" … sync/,
+        /worker threads do not share these zones yet: api_rate_limit_zone "create"/,
       );
-      assert.throws(() => shareSite(owner), /sharing a sync zone between workers is not supported yet/);
+    });
+
+    it('a sync zone is shared: a worker’s decisions are in the zone’s sync state the owner collects', () => {
+      const synced = CONFIG.replace('rate=1r/s;', 'rate=1r/s sync;');
+      const owner = buildSite(loadConfigText(synced, 'owner.conf').http);
+      const worker = buildSite(loadConfigText(synced, 'worker.conf').http, undefined, {
+        memory: shareSite(owner),
+        slice: 1,
+      });
+      const zone = worker.limitReqZones.get('per_client')!;
+      const [first, second] = [0, 1].map(() => zone.lookup('\x0a\x00\x00\x01', NOW_MS, 0, true));
+      assert.deepEqual([first, second], [LOOKUP_OK, LOOKUP_BUSY]);
+      const ownerZone = owner.limitReqZones.get('per_client')!;
+      assert.equal(ownerZone.sync!.pending, 1);
+      const [entry] = ownerZone.sync!.collect(ownerZone.table);
+      assert.deepEqual({ charged: entry!.charged, seen: entry!.seen }, { charged: 1, seen: 2 });
+      // the store's answer, applied by the owner, is what the worker's next lookup costs
+      ownerZone.sync!.apply(ownerZone.table, entry!, { excessMilli: 0, share: 0.5 }, NOW_MS);
+      assert.equal(zone.sync!.costMilli(entry!.node, NOW_MS), 2000);
     });
   });

@@ -147,20 +147,24 @@ describe('a state table shared by two tables', () => {
     assert.ok(table.usedBytes <= table.budgetBytes);
   });
 
-  it('a second table of another size, or of a sync zone, is refused', () => {
+  it('a second table of another size, or with sync where the first has none (or the reverse), is refused', () => {
     const owner = zone(MIN_ZONE_BYTES);
     assert.throws(() => zone(2 * MIN_ZONE_BYTES, owner.share()), RangeError);
     const synced = new LimitReqZone('s', parseComplexValue('$key'), MIN_ZONE_BYTES, 1000, true);
-    assert.throws(() => synced.share(), /sharing a sync zone between workers is not supported yet/);
-    assert.throws(() => synced.table.share(), /sharing a sync zone between workers is not supported yet/);
+    const attached = new LimitReqZone('s', parseComplexValue('$key'), MIN_ZONE_BYTES, 1000, true, {
+      memory: synced.share(),
+      slice: 1,
+    });
+    assert.equal(attached.sync!.memory, synced.sync!.memory);
     assert.throws(
       () =>
         new LimitReqZone('s', parseComplexValue('$key'), MIN_ZONE_BYTES, 1000, true, {
           memory: owner.share(),
           slice: 1,
         }),
-      /sharing a sync zone between workers is not supported yet/,
+      /the shared state is of a zone without sync/,
     );
+    assert.throws(() => zone(MIN_ZONE_BYTES, synced.share()), /the shared state is of a zone with sync/);
   });
 });
 

@@ -211,27 +211,104 @@ if (WORKERS_RUN) {
     test('a reload with a zone the workers do not share is refused at its line; the old configuration stays', async () => {
       const text = configText(upstream.port, 2).replace(
         'limit_conn_zone',
-        'limit_req_zone $binary_remote_addr zone=synced:1m rate=1r/s sync;\n    limit_conn_zone',
+        'api_rate_limit_zone create rate-limit=1/s rate-burst=4 parallel-requests=4 max-wait-duration=1s;\n    limit_conn_zone',
       );
       assert.throws(
         () => replica.reload(loadConfigText(text, 'nginx.conf')),
         (err: Error) =>
-          /limit_req_zone "synced" … sync is kept per worker thread, not shared between the 2 workers/.test(
+          /api_rate_limit_zone "create" is kept per worker thread, not shared between the 2 workers/.test(
             err.message,
           ) && (err as { line?: number }).line === 5,
       );
       assert.equal(await get('/added'), 200);
     });
 
-    test('a graceful stop: the workers stop accepting and finish the request they hold', async () => {
+    test('a graceful stop: the workers stop accepting and finish the request they hold, those of a reload too', async () => {
       const response = get('/held');
       await reachedHeld.promise;
+      // a reload whose workers are still starting when the stop comes: they stop too
+      replica.reload(loadConfigText(configText(upstream.port, 2), 'nginx.conf'));
       const closed = replica.close();
       held.resolve();
       assert.equal(await response, 200);
       await closed;
       assert.equal(replica.workerPool!.workers.length, 0);
       await assert.rejects(get('/conn'), /ECONNREFUSED/);
+    });
+  });
+}
+
+if (WORKERS_RUN) {
+  describe('replica: worker_processes 2 with a sync zone', () => {
+    let upstream: TestUpstream;
+    const store = openStore();
+    const replicas: Replica[] = [];
+
+    const synced = (port: number, workers: number) =>
+      loadConfigText(
+        `worker_processes ${workers};
+events {}
+http {
+    limit_req_zone $binary_remote_addr zone=fleet:1m rate=1r/m sync;
+    server {
+        listen 80;
+        location / { limit_req zone=fleet burst=5 nodelay; proxy_pass http://127.0.0.1:${port}; }
+    }
+}
+`,
+        'nginx.conf',
+      );
+
+    async function started(id: string, workers: number): Promise<{ replica: Replica; port: number }> {
+      const replica = new Replica({
+        id,
+        config: synced(upstream.port, workers),
+        store,
+        host: '127.0.0.1',
+        portMap: new Map([[80, 0]]),
+        errorLog: new ErrorLog(() => {}),
+        // rounds run when the test says (tick), not on a timer
+        limitSyncIntervalMs: 3_600_000,
+      });
+      replicas.push(replica);
+      await replica.start();
+      return { replica, port: replica.ports.get(80)! };
+    }
+
+    before(async () => {
+      upstream = await startUpstream();
+    });
+
+    after(async () => {
+      for (const replica of replicas) await replica.close();
+      await upstream?.close();
+    });
+
+    test('the workers’ decisions are one replica’s share: the sync loop carries them to the store', async () => {
+      const a = await started('synced-a', 2);
+      assert.equal(a.replica.workerPool?.workers.length, 2);
+      const statuses = await Promise.all(
+        Array.from({ length: 12 }, async () => {
+          const res = await request(`http://127.0.0.1:${a.port}/`, { dispatcher: new Agent() });
+          await res.body.dump();
+          return res.statusCode;
+        }),
+      );
+      // alone in the cluster, the replica holds the whole bucket: as one nginx
+      assert.equal(statuses.filter((s) => s === 200).length, 6);
+      await a.replica.limitSync.tick();
+      assert.equal(a.replica.limitSync.info()?.zones.fleet?.recordsPending, 0);
+      // another replica: its first request for the key is free (the store has not answered it yet);
+      // once it has, the cluster's bucket (the workers' 6 charges) is over the burst
+      const b = await started('synced-b', 1);
+      const get = async () => {
+        const res = await request(`http://127.0.0.1:${b.port}/`);
+        await res.body.dump();
+        return res.statusCode;
+      };
+      assert.equal(await get(), 200);
+      await b.replica.limitSync.tick();
+      assert.deepEqual([await get(), await get()], [503, 503]);
     });
   });
 }

@@ -12,7 +12,7 @@ import type { ComplexValue } from '../complex-value.ts';
 import { CounterSlices } from '../counter-slices.ts';
 import type { CounterFamily, Counters } from '../counters.ts';
 import type { SharedZoneMemory, ZoneAttachment } from '../shared-zone.ts';
-import { StateTable, SYNC_NOT_SHAREABLE } from './state-table.ts';
+import { StateTable } from './state-table.ts';
 import { MIN_ZONE_BYTES } from './zone-size.ts';
 import { SYNC_NODE_BYTES, ZoneSync } from './zone-sync.ts';
 
@@ -78,7 +78,6 @@ export class LimitReqZone {
     shared?: ZoneAttachment,
   ) {
     if (sizeBytes < MIN_ZONE_BYTES) throw new RangeError(`zone "${name}" is too small`);
-    if (sync && shared !== undefined) throw new Error(`zone "${name}": ${SYNC_NOT_SHAREABLE}`);
     this.name = name;
     this.key = key;
     this.sizeBytes = sizeBytes;
@@ -90,7 +89,10 @@ export class LimitReqZone {
     if (this.table.sizeBytes !== sizeBytes) {
       throw new RangeError(`zone "${name}": the shared state is of a zone of another size`);
     }
-    this.sync = sync ? new ZoneSync(256) : null;
+    if (sync !== (shared?.memory.sync !== undefined) && shared !== undefined) {
+      throw new RangeError(`zone "${name}": the shared state is of a zone ${sync ? 'without' : 'with'} sync`);
+    }
+    this.sync = sync ? new ZoneSync(this.table.maxNodes, shared?.memory.sync) : null;
     this.#counterSlices = new CounterSlices(LIMIT_REQ_COUNTERS, shared?.memory.counters, shared?.slice);
     this.counters = this.#counterSlices.counters;
     this.counts = this.#counterSlices.own;
@@ -101,8 +103,8 @@ export class LimitReqZone {
    * from now on this zone takes the lock too.
    */
   share(): SharedZoneMemory {
-    if (this.sync !== null) throw new Error(`zone "${this.name}": ${SYNC_NOT_SHAREABLE}`);
-    return { state: this.table.share(), counters: this.#counterSlices.memory };
+    const memory = { state: this.table.share(), counters: this.#counterSlices.memory };
+    return this.sync === null ? memory : { ...memory, sync: this.sync.memory };
   }
 
   /**

@@ -62,7 +62,6 @@ const TEXT_NODE = 2;
 const ONE_PIN = 4;
 
 /** Sharing is refused for tables whose nodes carry state outside the buffer. */
-export const SYNC_NOT_SHAREABLE = 'sharing a sync zone between workers is not supported yet';
 
 export class StateTable {
   /** The zone's `size`. */
@@ -89,6 +88,8 @@ export class StateTable {
   private readonly allocator: RecordAllocator;
   /** Bytes each node costs beyond the table's own (what a synced zone keeps per node), charged too. */
   private readonly extraNodeBytes: number;
+  /** The most nodes the zone's size holds (all with 4-byte keys): node numbers are below it. */
+  readonly maxNodes: number;
 
   /** A new table; given `attachTo` ({@link attach}), one on that state, locking it as `holder`. */
   constructor(sizeBytes: number, extraNodeBytes = 0, attachTo?: SharedArrayBuffer, holder = 1) {
@@ -97,6 +98,7 @@ export class StateTable {
     this.budgetBytes = Math.max(0, sizeBytes - ZONE_HEADER_BYTES);
     this.extraNodeBytes = extraNodeBytes;
     const maxNodes = Math.max(1, maxIpv4Nodes(this.budgetBytes, IPV4_NODE_BYTES + extraNodeBytes));
+    this.maxNodes = maxNodes;
     const initialSlots = slotsFor(initialCapacity(maxNodes));
     const layout = stateLayout(this.budgetBytes, initialSlots * SLOT_BYTES + IPV4_NODE_BYTES);
     const buffer = attachTo ?? new SharedArrayBuffer(layout.totalBytes);
@@ -127,14 +129,13 @@ export class StateTable {
    * (the buffer can be posted to a worker): both see one zone. Its zone takes the lock.
    */
   static attach(buffer: SharedArrayBuffer, holder: number): StateTable {
-    const header = new Int32Array(buffer, 0, HEADER_WORDS);
-    if (header[EXTRA_NODE_BYTES] !== 0) throw new Error(SYNC_NOT_SHAREABLE);
-    return new StateTable(new Float64Array(buffer, 0, HEADER_BYTES / 8)[SIZE_BYTES]!, 0, buffer, holder);
+    const extraNodeBytes = new Int32Array(buffer, 0, HEADER_WORDS)[EXTRA_NODE_BYTES]!;
+    const sizeBytes = new Float64Array(buffer, 0, HEADER_BYTES / 8)[SIZE_BYTES]!;
+    return new StateTable(sizeBytes, extraNodeBytes, buffer, holder);
   }
 
   /** The buffer, to {@link attach} other tables to; from now on this table is shared too. */
   share(): SharedArrayBuffer {
-    if (this.extraNodeBytes !== 0) throw new Error(SYNC_NOT_SHAREABLE);
     this.#shared = true;
     return this.#buffer;
   }

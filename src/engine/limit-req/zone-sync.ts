@@ -53,6 +53,15 @@ const FIRST_SEEN = 5;
 const STRIDE = 6;
 const UNMARKED = Number.NEGATIVE_INFINITY;
 
+/** The zone's own numbers, ahead of the nodes': what the sync loop sets and every lookup reads. */
+const DEFAULT_SHARE = 0;
+const LOST_SINCE = 1;
+const HELD_FRACTION = 2;
+const FRESH_MS = 3;
+const ZONE_F64S = 4;
+/** `lostSinceMs` null, stored. */
+const NOT_LOST = Number.NaN;
+
 /** What a node of a synced zone keeps beyond the table's own: six numbers. */
 export const SYNC_NODE_BYTES = STRIDE * 8;
 
@@ -64,34 +73,86 @@ function wholeCost(share: number): number {
   return Math.ceil(1000 / share - 1e-9);
 }
 
+/** Bytes of a zone's sync state for `capacity` nodes: its numbers, the nodes', the dirty list. */
+function syncBytes(capacity: number): number {
+  return (ZONE_F64S + capacity * STRIDE) * 8 + (1 + capacity) * 4;
+}
+
+/**
+ * All of it lives in one SharedArrayBuffer sized for the table's most nodes (whose `size` accounting
+ * charges each node SYNC_NODE_BYTES already): the zone's worker threads read and write it under the
+ * zone's lock, as they do the table; the thread that syncs sets the zone's numbers between rounds.
+ */
 export class ZoneSync {
+  readonly memory: SharedArrayBuffer;
+  readonly #zone: Float64Array;
+  readonly #state: Float64Array;
+  /** Nodes with activity since the last collect: `[count, node…]`. */
+  readonly #dirty: Int32Array;
+
+  /** A new zone's sync state for nodes 0..capacity-1; given `memory` ({@link memory} of one), that one. */
+  constructor(capacity: number, memory?: SharedArrayBuffer) {
+    this.memory = memory ?? new SharedArrayBuffer(syncBytes(capacity));
+    if (this.memory.byteLength !== syncBytes(capacity))
+      throw new RangeError('not the sync state of this zone');
+    this.#zone = new Float64Array(this.memory, 0, ZONE_F64S);
+    this.#state = new Float64Array(this.memory, ZONE_F64S * 8, capacity * STRIDE);
+    this.#dirty = new Int32Array(this.memory, (ZONE_F64S + capacity * STRIDE) * 8, 1 + capacity);
+    if (memory !== undefined) return;
+    this.defaultShare = 1;
+    this.lostSinceMs = null;
+    this.heldFraction = 1;
+    this.freshMs = 200;
+    for (let at = FIRST_SEEN; at < this.#state.length; at += STRIDE) this.#state[at] = UNMARKED;
+  }
+
   /** The share of a key this replica has no word of from the store: 1 / live replicas. */
-  defaultShare = 1;
+  get defaultShare(): number {
+    return this.#zone[DEFAULT_SHARE]!;
+  }
+
+  set defaultShare(share: number) {
+    this.#zone[DEFAULT_SHARE] = share;
+  }
+
   /**
    * Cut off from the store since this time (this replica's clock; the last answer it had), or null.
    * Meanwhile each key keeps the share it had then — the part the store holds for this replica
    * while its heartbeat is live — times {@link heldFraction}.
    */
-  lostSinceMs: number | null = null;
+  get lostSinceMs(): number | null {
+    const since = this.#zone[LOST_SINCE]!;
+    return Number.isNaN(since) ? null : since;
+  }
+
+  set lostSinceMs(since: number | null) {
+    this.#zone[LOST_SINCE] = since ?? NOT_LOST;
+  }
+
   /**
    * While cut off: 1 at first, down to 0 by the time this replica's heartbeat lapses in the store,
    * when the others take its part (the sync loop sets it).
    */
-  heldFraction = 1;
+  get heldFraction(): number {
+    return this.#zone[HELD_FRACTION]!;
+  }
+
+  set heldFraction(fraction: number) {
+    this.#zone[HELD_FRACTION] = fraction;
+  }
+
   /**
    * How long the store's word on a key holds: past it (the replica did not sync the key since, or
    * could not), the other replicas' use of the bucket is unknown and the key falls back to the
    * default share. Two sync intervals.
    */
-  freshMs = 200;
-  #state: Float64Array;
-  #dirty: number[] = [];
-
-  constructor(capacity: number) {
-    this.#state = new Float64Array(capacity * STRIDE);
-    for (let at = FIRST_SEEN; at < this.#state.length; at += STRIDE) this.#state[at] = UNMARKED;
+  get freshMs(): number {
+    return this.#zone[FRESH_MS]!;
   }
 
+  set freshMs(ms: number) {
+    this.#zone[FRESH_MS] = ms;
+  }
   /**
    * What a request for `node` raises this replica's view of the cluster's bucket by, in
    * milli-requests: 1000 / its share, rounded up (a node's excess stays whole milli-requests, as
@@ -131,7 +192,8 @@ export class ZoneSync {
     this.#state[at + SEEN]!++;
     if (this.#state[at + FIRST_SEEN] !== UNMARKED) return;
     this.#state[at + FIRST_SEEN] = nowMs;
-    this.#dirty.push(node);
+    const dirty = this.#dirty;
+    dirty[++dirty[0]!] = node;
   }
 
   /** A request `seen` already raised `node`'s bucket. */
@@ -141,7 +203,6 @@ export class ZoneSync {
 
   /** A node was created (possibly reusing a freed one): nothing known of it yet. */
   reset(node: number): void {
-    this.#grow(node);
     const at = node * STRIDE;
     this.#state[at + SHARE] = UNKNOWN;
     this.#state[at + SYNCED_AT] = Number.NEGATIVE_INFINITY;
@@ -149,7 +210,7 @@ export class ZoneSync {
     this.#state[at + CHARGED] = 0;
     this.#state[at + SEEN] = 0;
     // FIRST_SEEN stays: a freed node still in the dirty list is skipped by `collect` (not live) or
-    // collected with its new key; a new node's array slot starts UNMARKED (#grow).
+    // collected with its new key; every node's slot starts UNMARKED.
   }
 
   /**
@@ -158,9 +219,21 @@ export class ZoneSync {
    * it once.
    */
   collect(table: StateTable): SyncEntry[] {
+    if (!table.shared) return this.#collectLocked(table);
+    table.lock();
+    try {
+      return this.#collectLocked(table);
+    } finally {
+      table.unlock();
+    }
+  }
+
+  #collectLocked(table: StateTable): SyncEntry[] {
     const entries: SyncEntry[] = [];
     const state = this.#state;
-    for (const node of this.#dirty) {
+    const dirty = this.#dirty;
+    for (let i = 1; i <= dirty[0]!; i++) {
+      const node = dirty[i]!;
       const at = node * STRIDE;
       const firstSeenMs = state[at + FIRST_SEEN]!;
       state[at + FIRST_SEEN] = UNMARKED;
@@ -171,7 +244,7 @@ export class ZoneSync {
       state[at + CHARGED] = 0;
       state[at + SEEN] = 0;
     }
-    this.#dirty = [];
+    dirty[0] = 0;
     return entries;
   }
 
@@ -181,6 +254,16 @@ export class ZoneSync {
    * when the node now holds another key.
    */
   apply(table: StateTable, entry: SyncEntry, bucket: SyncedBucket, nowMs: number): void {
+    if (!table.shared) return this.#applyLocked(table, entry, bucket, nowMs);
+    table.lock();
+    try {
+      this.#applyLocked(table, entry, bucket, nowMs);
+    } finally {
+      table.unlock();
+    }
+  }
+
+  #applyLocked(table: StateTable, entry: SyncEntry, bucket: SyncedBucket, nowMs: number): void {
     const node = entry.node;
     if (!table.isLive(node) || table.keyOf(node) !== entry.key) return;
     const at = node * STRIDE;
@@ -191,15 +274,6 @@ export class ZoneSync {
 
   /** Nodes whose activity the store has not heard of yet (`records_pending`). */
   get pending(): number {
-    return this.#dirty.length;
-  }
-
-  #grow(node: number): void {
-    if ((node + 1) * STRIDE <= this.#state.length) return;
-    const nodes = Math.max(node + 1, (this.#state.length / STRIDE) * 2);
-    const state = new Float64Array(nodes * STRIDE);
-    state.set(this.#state);
-    for (let at = this.#state.length + FIRST_SEEN; at < state.length; at += STRIDE) state[at] = UNMARKED;
-    this.#state = state;
+    return Atomics.load(this.#dirty, 0);
   }
 }

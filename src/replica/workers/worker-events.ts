@@ -5,9 +5,9 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { UpstreamInfo } from '../../engine/upstream/upstream-info.ts';
 import type { CallbackKind } from '../http/contract/fault-boundary.ts';
+import type { RoutedCount } from '../listening/request-counts.ts';
 import type { LoggedRequest, ResponseFacts } from '../logs/access-log.ts';
 import type { ProcessLogLevel } from '../logs/process-log.ts';
-import type { RoutedCount } from '../request-counts.ts';
 
 export type WorkerEvent =
   /** Every port listens: configured port → bound port, and `host:port` of each. */
@@ -28,9 +28,7 @@ export type WorkerEvent =
   /** Requests routed since the last such event, by server and location. */
   | { readonly kind: 'requests'; readonly counts: readonly RoutedCount[] }
   /** The worker's upstream groups as they are now (each worker balances on its own, as nginx's do). */
-  | { readonly kind: 'upstreams'; readonly upstreams: readonly UpstreamInfo[] }
-  /** The worker has finished its requests and is about to end. */
-  | { readonly kind: 'stopped' };
+  | { readonly kind: 'upstreams'; readonly upstreams: readonly UpstreamInfo[] };
 
 /** The worker's side: events queued and posted together. */
 export class WorkerEventBatch {

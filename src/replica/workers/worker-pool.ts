@@ -13,7 +13,7 @@ import type { UpstreamInfo } from '../../engine/upstream/upstream-info.ts';
 import { LimitswitchError } from '../../shared/errors.ts';
 import { shareConnectionNumbers } from '../http/contract/client-connection.ts';
 import type { CallbackKind } from '../http/contract/fault-boundary.ts';
-import { DRAIN_MS } from '../listeners.ts';
+import { DRAIN_MS } from '../listening/listeners.ts';
 import type { LoggedRequest, ResponseFacts } from '../logs/access-log.ts';
 import type { ErrorLog } from '../logs/error-log.ts';
 import type { ProcessLog } from '../logs/process-log.ts';
@@ -53,6 +53,8 @@ interface Generation {
   readonly site: Site;
   readonly memory: SiteMemory;
   readonly members: Set<Member>;
+  /** Set once it is being drained: how long its workers finish their requests. */
+  drainMs: number | null;
 }
 
 /** Slice 0 is the main thread's (keyval publications, key expiry); workers count in the rest. */
@@ -123,6 +125,8 @@ export class WorkerPool {
   reload(): void {
     this.#track(this.#startGeneration()).then(
       (next) => {
+        // stopped while it started: it goes the way of the others
+        if (this.#stopping) return this.#drain(next);
         const old = this.#current;
         this.#current = next;
         if (old !== null) this.#drain(old);
@@ -139,7 +143,7 @@ export class WorkerPool {
     this.#stopping = true;
     if (this.#current !== null) this.#drain(this.#current, drainMs);
     this.#current = null;
-    while (this.#draining.size > 0) await Promise.all([...this.#draining]);
+    await this.settled();
   }
 
   async #startGeneration(): Promise<Generation> {
@@ -149,6 +153,7 @@ export class WorkerPool {
       site,
       memory: shareSite(site),
       members: new Set(),
+      drainMs: null,
     };
     try {
       // the first binds any port 0; the others listen on what it bound
@@ -201,6 +206,8 @@ export class WorkerPool {
               this.#ports = new Map(event.ports);
               this.#addresses = event.addresses;
             }
+            // a replacement that started after its generation was told to stop
+            if (generation.drainMs !== null) this.#stop(member, generation.drainMs);
             resolve();
           } else if (event.kind === 'failed') {
             reject(
@@ -252,9 +259,6 @@ export class WorkerPool {
       case 'upstreams':
         member.upstreams = event.upstreams;
         break;
-      case 'stopped':
-        member.stopping = true;
-        break;
     }
   }
 
@@ -284,19 +288,22 @@ export class WorkerPool {
     return tracked;
   }
 
-  /** Asks a generation's workers to stop; tracked until they have all exited. */
+  /** Asks a generation's workers to stop, and any that starts later (a replacement) as it listens. */
   #drain(generation: Generation, drainMs = DRAIN_MS): void {
-    const exits = [...generation.members].map((member) => {
-      member.stopping = true;
-      const exited = new Promise<void>((resolve) => member.worker.once('exit', () => resolve()));
-      const command: WorkerCommand = { kind: 'stop', drainMs };
-      member.worker.postMessage(command);
-      return exited;
+    generation.drainMs = drainMs;
+    for (const member of generation.members) this.#stop(member, drainMs);
+  }
+
+  /** Asks one worker to stop; tracked until it has exited. */
+  #stop(member: Member, drainMs: number): void {
+    if (member.stopping) return;
+    member.stopping = true;
+    const exited = new Promise<void>((resolve) => member.worker.once('exit', () => resolve())).then(() => {
+      this.#draining.delete(exited);
     });
-    const drained = Promise.all(exits).then(() => {
-      this.#draining.delete(drained);
-    });
-    this.#draining.add(drained);
+    this.#draining.add(exited);
+    const command: WorkerCommand = { kind: 'stop', drainMs };
+    member.worker.postMessage(command);
   }
 }
 

@@ -9,12 +9,12 @@ import { buildSite } from '../../config/build-site.ts';
 import { systemClock } from '../../shared/clock.ts';
 import { shareConnectionNumbers } from '../http/contract/client-connection.ts';
 import { UpstreamSet } from '../http/upstream/upstream-group.ts';
-import { Listeners } from '../listeners.ts';
+import { Listeners } from '../listening/listeners.ts';
+import { RequestCounts } from '../listening/request-counts.ts';
 import { loggedRequest } from '../logs/access-log.ts';
 import { reportFaults } from '../logs/data-path-faults.ts';
 import { ErrorLog } from '../logs/error-log.ts';
 import { resolveProxyTargets } from '../policy/proxy-targets.ts';
-import { RequestCounts } from '../request-counts.ts';
 import { type WorkerCommand, WorkerEventBatch } from './worker-events.ts';
 import type { WorkerStart } from './worker-start.ts';
 
@@ -70,7 +70,6 @@ async function stop(drainMs: number): Promise<void> {
   await upstreams.close();
   stopFaultReports();
   report();
-  events.push({ kind: 'stopped' });
   events.flush();
   port.close();
 }

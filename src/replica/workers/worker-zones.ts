@@ -7,9 +7,6 @@ import type { Config, SourceRef } from '../../config/model.ts';
 
 export function refuseUnsharedWithWorkers(config: Config, count: number): void {
   const unshared: { what: string; source: SourceRef }[] = [
-    ...config.http.limitReqZones
-      .filter((z) => z.sync)
-      .map((z) => ({ what: `limit_req_zone "${z.name}" … sync`, source: z.source })),
     ...config.http.apiRateLimitZones.map((z) => ({
       what: `api_rate_limit_zone "${z.name}"`,
       source: z.source,

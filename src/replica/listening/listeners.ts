@@ -5,21 +5,21 @@
  * port's listener (with the new realip and edge settings) unless the port is gone or went between
  * plain and TLS/h2: that one drains while a new one listens.
  */
-import type { Config, RealIpConf, ServerConf } from '../config/model.ts';
-import { NGINX_CLIENT_TIMERS } from '../engine/http/client-timers.ts';
-import { servedPorts } from '../engine/http/served-ports.ts';
-import type { Site } from '../engine/http/site.ts';
-import type { Clock } from '../shared/clock.ts';
-import type { ClientRequestHead } from './http/contract/decision.ts';
-import type { EdgeConf } from './http/edge/edge-listener.ts';
-import { ProxyServer } from './http/proxy-server.ts';
-import type { UpstreamSet } from './http/upstream/upstream-group.ts';
-import type { ResponseFacts } from './logs/access-log.ts';
-import type { ErrorLog } from './logs/error-log.ts';
-import { logClosedInDelay, logConnectionInfo, logUpstreamError } from './logs/listener-log-lines.ts';
-import type { ProcessLog } from './logs/process-log.ts';
-import { engineHook, type RoutedDecision, upgradeHook } from './policy/engine-hook.ts';
-import type { ProxyTargets } from './policy/proxy-targets.ts';
+import type { Config, RealIpConf, ServerConf } from '../../config/model.ts';
+import { NGINX_CLIENT_TIMERS } from '../../engine/http/client-timers.ts';
+import { servedPorts } from '../../engine/http/served-ports.ts';
+import type { Site } from '../../engine/http/site.ts';
+import type { Clock } from '../../shared/clock.ts';
+import type { ClientRequestHead } from '../http/contract/decision.ts';
+import type { EdgeConf } from '../http/edge/edge-listener.ts';
+import { ProxyServer } from '../http/proxy-server.ts';
+import type { UpstreamSet } from '../http/upstream/upstream-group.ts';
+import type { ResponseFacts } from '../logs/access-log.ts';
+import type { ErrorLog } from '../logs/error-log.ts';
+import { logClosedInDelay, logConnectionInfo, logUpstreamError } from '../logs/listener-log-lines.ts';
+import type { ProcessLog } from '../logs/process-log.ts';
+import { engineHook, type RoutedDecision, upgradeHook } from '../policy/engine-hook.ts';
+import type { ProxyTargets } from '../policy/proxy-targets.ts';
 
 /** How long a listener that stops (a reload dropped it, or the replica stops) finishes its requests. */
 export const DRAIN_MS = 30_000;
