@@ -29,6 +29,7 @@ import type {
   SourceRef,
   UpstreamQueueSpec,
   UpstreamServerSpec,
+  UpstreamZoneSpec,
 } from './model.ts';
 import { newSslBuilder, type SslBuilder } from './ssl.ts';
 
@@ -109,6 +110,7 @@ export interface UpstreamBuilder {
   keepaliveTimeMs: number | null;
   keepaliveTimeoutMs: number | null;
   queue: UpstreamQueueSpec | null;
+  zone: UpstreamZoneSpec | null;
   readonly source: SourceRef;
 }
 

@@ -170,6 +170,7 @@ export function buildHttpConf(http: HttpBuilder): HttpConf {
       keepaliveTimeMs: upstream.keepaliveTimeMs ?? 3_600_000,
       keepaliveTimeoutMs: upstream.keepaliveTimeoutMs ?? 60_000,
       queue: upstream.queue,
+      ...(upstream.zone === null ? {} : { zone: upstream.zone }),
       source: upstream.source,
     })),
     servers: withSslAddresses(http.servers.map((server) => buildServer(server, root, http))),

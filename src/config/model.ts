@@ -224,6 +224,13 @@ export interface UpstreamSpec {
   readonly keepaliveTimeoutMs: number;
   /** `queue`: null without the directive (a request no server can take gets its 502 at once). */
   readonly queue: UpstreamQueueSpec | null;
+  /** `zone name [size]`: absent without it. */
+  readonly zone?: UpstreamZoneSpec;
+  readonly source: SourceRef;
+}
+
+export interface UpstreamZoneSpec {
+  readonly name: string;
   readonly source: SourceRef;
 }
 

@@ -17,7 +17,7 @@ const errorText = (http: string): string => {
   return 'loaded';
 };
 
-test('upstream: servers with default port 80, weights and max_conns, keepalive, queue; tuning parameters accepted', () => {
+test('upstream: servers with default port 80, weights and max_conns, keepalive, queue, zone; tuning parameters accepted', () => {
   const http = load(`
     upstream tea {
         zone tea 64k;
@@ -39,8 +39,14 @@ test('upstream: servers with default port 80, weights and max_conns, keepalive, 
     keepaliveTimeMs: 3_600_000,
     keepaliveTimeoutMs: 60_000,
     queue: { size: 100, timeoutMs: 70_000 },
+    zone: { name: 'tea', source: { file: '/etc/limitswitch/nginx.conf', line: 5 } },
     source: { file: '/etc/limitswitch/nginx.conf', line: 4 },
   });
+  assert.match(
+    errorText('upstream u { server 127.0.0.1; zone u 64k; zone u; }'),
+    /"zone" directive is duplicate/,
+  );
+  assert.match(errorText('upstream u { server 127.0.0.1; zone u 64q; }'), /invalid zone size "64q"/);
 });
 
 test('upstream: keepalive_requests, keepalive_time and keepalive_timeout, in any order', () => {

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import { ConfigError } from '../../src/config/config-error.ts';
 import { loadConfigText } from '../../src/config/index.ts';
 import { workerCount } from '../../src/replica/workers/worker-runtime.ts';
+import { refuseUnsharedWithWorkers } from '../../src/replica/workers/worker-zones.ts';
 
 const located = (text: string): string => {
   try {
@@ -45,4 +46,31 @@ test('worker_processes: nginx’s messages for what nginx refuses; 0 and more th
     located('http { worker_processes 2; }\n'),
     '"worker_processes" directive is not allowed here in nginx.conf:1',
   );
+});
+
+test('with workers, state nginx shares and the workers do not yet is refused at its line', () => {
+  const config = (http: string) => loadConfigText(`worker_processes 2;\nhttp {\n${http}\n}\n`, 'nginx.conf');
+  const refused = (http: string): string => {
+    try {
+      refuseUnsharedWithWorkers(config(http), 2);
+    } catch (err) {
+      if (err instanceof ConfigError) return err.located;
+      throw err;
+    }
+    return 'accepted';
+  };
+  // without `zone`, nginx's workers each count max_conns and the queue: so do ours
+  assert.equal(refused('upstream u { server 127.0.0.1 max_conns=2; queue 10; }'), 'accepted');
+  assert.equal(
+    refused('upstream u {\n  server 127.0.0.1 max_conns=2;\n  zone u 64k;\n}'),
+    `upstream "u"'s zone (its max_conns and queue) is kept per worker thread, not shared between the 2 workers of "worker_processes" yet; use "worker_processes 1" with it in nginx.conf:5`,
+  );
+  assert.equal(refused('upstream u { server 127.0.0.1; zone u 64k; }'), 'accepted');
+  assert.match(
+    refused(
+      'api_rate_limit_zone create rate-limit=1/s rate-burst=4 parallel-requests=4 max-wait-duration=1s;',
+    ),
+    /api_rate_limit_zone "create" is kept per worker thread.* in nginx\.conf:3/,
+  );
+  assert.equal(refused('limit_req_zone $binary_remote_addr zone=s:1m rate=1r/s sync;'), 'accepted');
 });

@@ -113,7 +113,6 @@ const ENTRIES: readonly (readonly [string, readonly ContextKind[], ArgSpec])[] =
   ['variables_hash_bucket_size', H, [1]],
   ['variables_hash_max_size', H, [1]],
   // upstream
-  ['zone', U, [1, 2]],
 ];
 
 /** Families ignored by prefix: `proxy_ssl_*`, `gzip_*`, `open_file_cache*`. */

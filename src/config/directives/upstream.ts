@@ -9,7 +9,7 @@ import { parseHostPort } from '../../engine/net/address-text.ts';
 import type { UpstreamBuilder } from '../builders.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
-import { atoi, parseTimeMs } from '../values.ts';
+import { atoi, parseSize, parseTimeMs } from '../values.ts';
 import { duplicate, httpOf, ref } from './helpers.ts';
 import type { DirectiveSpec, Scope } from './types.ts';
 
@@ -28,6 +28,7 @@ function upstream(d: Directive, scope: Scope): void {
     keepaliveTimeMs: null,
     keepaliveTimeoutMs: null,
     queue: null,
+    zone: null,
     source: ref(d),
   };
   http.upstreams.push(builder);
@@ -124,6 +125,19 @@ function queue(d: Directive, scope: Scope): void {
   upstream.queue = { size, timeoutMs };
 }
 
+/**
+ * `zone name [size];`: in nginx, the group's state (peers' connections and failures, `max_conns`,
+ * the queue) is then shared by the workers. Recorded so that, with worker threads, what it would
+ * share and they do not yet is refused (replica/workers/worker-zones.ts).
+ */
+function zone(d: Directive, scope: Scope): void {
+  const upstream = scope.upstream!;
+  if (upstream.zone !== null) throw duplicate(d);
+  const size = d.args[1];
+  if (size !== undefined && parseSize(size) === null) throw configError(`invalid zone size "${size}"`, d);
+  upstream.zone = { name: d.args[0]!, source: ref(d) };
+}
+
 export const upstreamDirectives: readonly DirectiveSpec[] = [
   { name: 'upstream', contexts: ['http'], block: true, args: [1], handle: upstream },
   { name: 'server', contexts: ['upstream'], args: '1+', handle: upstreamServer },
@@ -132,4 +146,5 @@ export const upstreamDirectives: readonly DirectiveSpec[] = [
   { name: 'keepalive_time', contexts: ['upstream'], args: [1], handle: keepaliveMs('keepaliveTimeMs') },
   { name: 'keepalive_timeout', contexts: ['upstream'], args: [1], handle: keepaliveMs('keepaliveTimeoutMs') },
   { name: 'queue', contexts: ['upstream'], args: [1, 2], handle: queue },
+  { name: 'zone', contexts: ['upstream'], args: [1, 2], handle: zone },
 ];

@@ -15,9 +15,12 @@ export function refuseUnsharedWithWorkers(config: Config, count: number): void {
       what: `priority_level_zone "${z.name}"`,
       source: z.source,
     })),
-    ...config.http.upstreams
-      .filter((u) => u.queue !== null || u.servers.some((s) => (s.maxConns ?? 0) > 0))
-      .map((u) => ({ what: `upstream "${u.name}" with max_conns or queue`, source: u.source })),
+    // without `zone`, nginx's workers count max_conns and queue each for itself too
+    ...config.http.upstreams.flatMap((u) =>
+      u.zone !== undefined && (u.queue !== null || u.servers.some((s) => (s.maxConns ?? 0) > 0))
+        ? [{ what: `upstream "${u.name}"'s zone (its max_conns and queue)`, source: u.zone.source }]
+        : [],
+    ),
   ];
   const first = unshared[0];
   if (first === undefined) return;
