@@ -6,7 +6,8 @@
  *
  * Given an attachment instead (a worker thread's site), the zones are those of the site that shared
  * them (engine/http/site-memory.ts): its limit_req and limit_conn zones' state and counters, its
- * keyval zones read from their publications.
+ * keyval zones read from their publications. Its API limiters and priority levels are its own but
+ * unused: a worker's requests are admitted by the main thread's (replica/workers/admission-desk.ts).
  */
 
 import { ApiLimiter } from '../engine/api-limiter/api-limiter.ts';
@@ -51,7 +52,6 @@ import { proxiesUpgrades } from './proxy-upgrade.ts';
 const NO_IFS: readonly CompiledIfReturn[] = [];
 
 export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachment): Site {
-  if (attach !== undefined) refuseUnshared(http);
   const shared = <M>(memories: ReadonlyMap<string, M> | undefined, name: string): M => {
     const memory = memories?.get(name);
     if (memory === undefined) throw new Error(`zone "${name}" was not shared with this worker`);
@@ -281,17 +281,4 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
     priorityLevels,
     keyvalZones,
   });
-}
-
-/**
- * Zones whose state worker threads do not share yet: a worker's site would enforce its own, so it is
- * refused rather than built.
- */
-function refuseUnshared(http: HttpConf): void {
-  const unshared = [
-    ...http.apiRateLimitZones.map((z) => `api_rate_limit_zone "${z.name}"`),
-    ...http.priorityLevelZones.map((z) => `priority_level_zone "${z.name}"`),
-  ];
-  if (unshared.length > 0)
-    throw new Error(`worker threads do not share these zones yet: ${unshared.join(', ')}`);
 }

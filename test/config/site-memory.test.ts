@@ -101,21 +101,6 @@ else
       );
     });
 
-    it('zones workers do not share yet are refused in a worker’s site, not enforced per thread', () => {
-      const limited = CONFIG.replace(
-        '  server {',
-        '  api_rate_limit_zone create rate-limit=1/s rate-burst=4 parallel-requests=4 max-wait-duration=1200ms;\n  server {',
-      );
-      assert.throws(
-        () =>
-          buildSite(loadConfigText(limited, 'worker.conf').http, undefined, {
-            memory: { limitReq: new Map(), limitConn: new Map(), keyval: new Map() },
-            slice: 1,
-          }),
-        /worker threads do not share these zones yet: api_rate_limit_zone "create"/,
-      );
-    });
-
     it('a sync zone is shared: a worker’s decisions are in the zone’s sync state the owner collects', () => {
       const synced = CONFIG.replace('rate=1r/s;', 'rate=1r/s sync;');
       const owner = buildSite(loadConfigText(synced, 'owner.conf').http);

@@ -210,15 +210,15 @@ if (WORKERS_RUN) {
 
     test('a reload with a zone the workers do not share is refused at its line; the old configuration stays', async () => {
       const text = configText(upstream.port, 2).replace(
-        'limit_conn_zone',
-        'api_rate_limit_zone create rate-limit=1/s rate-burst=4 parallel-requests=4 max-wait-duration=1s;\n    limit_conn_zone',
+        `upstream backend { server 127.0.0.1:${upstream.port}; }`,
+        `upstream backend {\n        server 127.0.0.1:${upstream.port} max_conns=10;\n        zone backend 64k;\n    }`,
       );
       assert.throws(
         () => replica.reload(loadConfigText(text, 'nginx.conf')),
         (err: Error) =>
-          /api_rate_limit_zone "create" is kept per worker thread, not shared between the 2 workers/.test(
+          /upstream "backend"'s zone \(its max_conns and queue\) is kept per worker thread, not shared between the 2 workers/.test(
             err.message,
-          ) && (err as { line?: number }).line === 5,
+          ) && (err as { line?: number }).line === 8,
       );
       assert.equal(await get('/added'), 200);
     });

@@ -18,6 +18,7 @@ import type { ResponseFacts } from '../logs/access-log.ts';
 import type { ErrorLog } from '../logs/error-log.ts';
 import { logClosedInDelay, logConnectionInfo, logUpstreamError } from '../logs/listener-log-lines.ts';
 import type { ProcessLog } from '../logs/process-log.ts';
+import type { Admissions } from '../policy/admissions.ts';
 import { engineHook, type RoutedDecision, upgradeHook } from '../policy/engine-hook.ts';
 import type { ProxyTargets } from '../policy/proxy-targets.ts';
 
@@ -38,6 +39,8 @@ export interface ListenersOptions {
   readonly portMap?: ReadonlyMap<number, number>;
   /** Listen with SO_REUSEPORT: one of several worker threads on the same ports. */
   readonly reusePort?: boolean;
+  /** Who admits requests waiting for an API limiter or a priority level (default: this thread). */
+  readonly admissions?: Admissions;
   /** Every request routed, by server name and location name. */
   countRequest(server: string, location: string): void;
   readonly onCompleted?: (req: ClientRequestHead, outcome: ResponseFacts) => void;
@@ -145,6 +148,7 @@ export class Listeners {
       errorLog,
       port: configuredPort,
       countRequest: (server, location) => options.countRequest(server, location),
+      admissions: options.admissions,
     });
     const onCompleted = options.onCompleted;
     const proxy = new ProxyServer<RoutedDecision>({

@@ -17,10 +17,9 @@ import type { LogLine } from '../../engine/log-line.ts';
 import type { DecideHook, Decision, DownstreamRequest, ProxyDecision } from '../http/contract/decision.ts';
 import { connectionTls } from '../http/edge/tls-facts.ts';
 import { type ErrorLog, requestLogContext } from '../logs/error-log.ts';
-import { apiLimiterWait } from './api-limiter-admission.ts';
+import { type Admissions, LOCAL_ADMISSIONS } from './admissions.ts';
 import { clientRules, logRefusedHead } from './client-input-rules.ts';
 import { ExchangeFacts } from './exchange-facts.ts';
-import { priorityWait } from './priority-admission.ts';
 import { dynamicTarget, type ProxyTargets, rewriteTarget } from './proxy-targets.ts';
 
 /**
@@ -48,6 +47,8 @@ export interface EngineHookOptions {
   readonly nowMs: () => number;
   /** The listener's address is `ssl`: a plain HTTP request on it gets nginx's 497 page. */
   readonly ssl?: boolean;
+  /** Who admits requests waiting for an API limiter or a priority level (default: this thread). */
+  readonly admissions?: Admissions;
 }
 
 const BAD_REQUEST: RoutedDecision = Object.freeze({ action: 'return', code: 400 });
@@ -105,6 +106,7 @@ export function engineHook(options: EngineHookOptions): DecideHook<RoutedDecisio
       ctx,
       errorLog: options.errorLog,
       nowMs: now,
+      admissions: options.admissions ?? LOCAL_ADMISSIONS,
     });
   };
   return Object.assign(decide, { client: clientRules<RoutedDecision>(options) });
@@ -151,6 +153,7 @@ interface Deciding {
   readonly ctx: DownstreamRequest;
   readonly errorLog: ErrorLog;
   readonly nowMs: () => number;
+  readonly admissions: Admissions;
 }
 
 function toDataPath(verdict: Verdict, deciding: Deciding): RoutedDecision {
@@ -200,18 +203,19 @@ function toDataPath(verdict: Verdict, deciding: Deciding): RoutedDecision {
         deciding.errorLog.request(line, requestLogContext(deciding.ctx, route.serverName));
       if (verdict.priority !== undefined) {
         const clock = { nowMs: deciding.nowMs };
-        return Object.assign(priorityWait({ classification: verdict.priority, clock, proceed, log }), extras);
+        const classification = verdict.priority;
+        return Object.assign(deciding.admissions.priority({ classification, clock, proceed, log }), extras);
       }
       const rule = verdict.apiRateLimit;
       return Object.assign(
-        apiLimiterWait({
+        deciding.admissions.apiLimiter({
           limiter: rule.limiter,
           clock: { nowMs: deciding.nowMs },
           proceed,
           refuse: { action: 'reject', code: rule.status },
-          log: (line) => deciding.errorLog.request(line, requestLogContext(deciding.ctx, route.serverName)),
+          log,
         }),
-        { limitReqStatus: verdict.status, zone: verdict.zone, serverName: route.serverName },
+        extras,
       );
     }
     case 'delay': {

@@ -5,8 +5,9 @@
  * kube-apiserver answers. An exempt level only counts. The seat is given back when the exchange ends.
  * A dry run lets a rejected request through (counted, logged) without a seat.
  */
-import type { PriorityClassification } from '../../engine/http/verdict.ts';
+import type { PriorityLevelRule } from '../../engine/http/location-handler.ts';
 import type { LogLine } from '../../engine/log-line.ts';
+import type { PriorityLevel } from '../../engine/priority/priority-level.ts';
 import type { FairRequest, RejectReason } from '../../engine/priority/queue-set.ts';
 import { flowHash } from '../../engine/priority/shuffle-shard.ts';
 import type { Clock } from '../../shared/clock.ts';
@@ -23,8 +24,15 @@ import { admissionTimer, INTERNAL_ERROR } from '../http/contract/fault-boundary.
 /** The header that names the level a request went to (`priority_level_headers on`). */
 export const PRIORITY_LEVEL_HEADER = 'X-Limitswitch-Priority-Level';
 
+/** What admission reads of a request's classification: its level and flow, and its rule's answers. */
+export interface PriorityClass {
+  readonly level: PriorityLevel;
+  readonly flow: string;
+  readonly rule: Pick<PriorityLevelRule, 'status' | 'logLevel' | 'dryRun' | 'headers'>;
+}
+
 export interface PriorityAdmission {
-  readonly classification: PriorityClassification;
+  readonly classification: PriorityClass;
   readonly clock: Clock;
   /** What to do once admitted: the location's forward decision (its `slots` are kept). */
   readonly proceed: PassDecision | ProxyDecision;

@@ -8,6 +8,7 @@ import type { CallbackKind } from '../http/contract/fault-boundary.ts';
 import type { RoutedCount } from '../listening/request-counts.ts';
 import type { LoggedRequest, ResponseFacts } from '../logs/access-log.ts';
 import type { ProcessLogLevel } from '../logs/process-log.ts';
+import type { AdmissionAnswer, AdmissionRequest } from './admission-messages.ts';
 
 export type WorkerEvent =
   /** Every port listens: configured port → bound port, and `host:port` of each. */
@@ -28,7 +29,9 @@ export type WorkerEvent =
   /** Requests routed since the last such event, by server and location. */
   | { readonly kind: 'requests'; readonly counts: readonly RoutedCount[] }
   /** The worker's upstream groups as they are now (each worker balances on its own, as nginx's do). */
-  | { readonly kind: 'upstreams'; readonly upstreams: readonly UpstreamInfo[] };
+  | { readonly kind: 'upstreams'; readonly upstreams: readonly UpstreamInfo[] }
+  /** A request waiting for an API limiter or a priority level, which the main thread holds. */
+  | { readonly kind: 'admission'; readonly request: AdmissionRequest };
 
 /** The worker's side: events queued and posted together. */
 export class WorkerEventBatch {
@@ -53,4 +56,6 @@ export class WorkerEventBatch {
 }
 
 /** What the main thread sends a worker. */
-export type WorkerCommand = { readonly kind: 'stop'; readonly drainMs: number };
+export type WorkerCommand =
+  | { readonly kind: 'stop'; readonly drainMs: number }
+  | { readonly kind: 'admission'; readonly answer: AdmissionAnswer };

@@ -10,6 +10,7 @@ import { COUNTER_SLICES } from '../../engine/counter-slices.ts';
 import type { Site } from '../../engine/http/site.ts';
 import { type SiteMemory, shareSite } from '../../engine/http/site-memory.ts';
 import type { UpstreamInfo } from '../../engine/upstream/upstream-info.ts';
+import { systemClock } from '../../shared/clock.ts';
 import { LimitswitchError } from '../../shared/errors.ts';
 import { shareConnectionNumbers } from '../http/contract/client-connection.ts';
 import type { CallbackKind } from '../http/contract/fault-boundary.ts';
@@ -17,6 +18,8 @@ import { DRAIN_MS } from '../listening/listeners.ts';
 import type { LoggedRequest, ResponseFacts } from '../logs/access-log.ts';
 import type { ErrorLog } from '../logs/error-log.ts';
 import type { ProcessLog } from '../logs/process-log.ts';
+import { AdmissionDesk } from './admission-desk.ts';
+import type { AdmissionAnswer } from './admission-messages.ts';
 import type { WorkerCommand, WorkerEvent } from './worker-events.ts';
 import type { WorkerStart } from './worker-start.ts';
 
@@ -42,6 +45,8 @@ interface Member {
   readonly slice: number;
   readonly generation: Generation;
   upstreams: readonly UpstreamInfo[];
+  /** Its requests waiting for, or holding, the main thread's API limiters and priority levels. */
+  readonly desk: AdmissionDesk;
   /** Listened on every port: one that dies after this is started again. */
   listening: boolean;
   stopping: boolean;
@@ -195,7 +200,20 @@ export class WorkerPool {
         ? {}
         : { execArgv: [...process.execArgv, '--import', 'tsx'] }),
     });
-    const member: Member = { worker, slice, generation, upstreams: [], listening: false, stopping: false };
+    const answer = (answer: AdmissionAnswer) => {
+      const command: WorkerCommand = { kind: 'admission', answer };
+      worker.postMessage(command);
+    };
+    const desk = new AdmissionDesk(() => generation.site, systemClock, answer);
+    const member: Member = {
+      worker,
+      slice,
+      generation,
+      upstreams: [],
+      desk,
+      listening: false,
+      stopping: false,
+    };
     generation.members.add(member);
     return new Promise((resolve, reject) => {
       worker.on('message', (events: WorkerEvent[]) => {
@@ -259,6 +277,9 @@ export class WorkerPool {
       case 'upstreams':
         member.upstreams = event.upstreams;
         break;
+      case 'admission':
+        member.desk.take(event.request);
+        break;
     }
   }
 
@@ -268,6 +289,7 @@ export class WorkerPool {
    */
   #exited(member: Member, code: number): void {
     const { generation, slice } = member;
+    member.desk.close();
     if (!member.listening || member.stopping || this.#stopping || generation !== this.#current) {
       this.#freeSlices.push(slice);
       return;

@@ -15,6 +15,7 @@ import { loggedRequest } from '../logs/access-log.ts';
 import { reportFaults } from '../logs/data-path-faults.ts';
 import { ErrorLog } from '../logs/error-log.ts';
 import { resolveProxyTargets } from '../policy/proxy-targets.ts';
+import { RemoteAdmissions } from './remote-admissions.ts';
 import { type WorkerCommand, WorkerEventBatch } from './worker-events.ts';
 import type { WorkerStart } from './worker-start.ts';
 
@@ -32,6 +33,8 @@ const stopFaultReports = reportFaults(errorLog, (callback) =>
   events.push({ kind: 'data-path-fault', callback }),
 );
 
+const admissions = new RemoteAdmissions((request) => events.push({ kind: 'admission', request }));
+
 /** Routed requests since the last report. */
 let routed = new RequestCounts();
 const listeners = new Listeners({
@@ -44,6 +47,7 @@ const listeners = new Listeners({
   host: start.host,
   portMap: start.portMap,
   reusePort: true,
+  admissions,
   countRequest: (server, location) => routed.count(server, location),
   onCompleted: start.reportCompleted
     ? (req, facts) => events.push({ kind: 'completed', req: loggedRequest(req), facts })
@@ -76,6 +80,7 @@ async function stop(drainMs: number): Promise<void> {
 
 port.on('message', (command: WorkerCommand) => {
   if (command.kind === 'stop') void stop(command.drainMs);
+  else admissions.answer(command.answer);
 });
 
 try {

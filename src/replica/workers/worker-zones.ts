@@ -7,14 +7,6 @@ import type { Config, SourceRef } from '../../config/model.ts';
 
 export function refuseUnsharedWithWorkers(config: Config, count: number): void {
   const unshared: { what: string; source: SourceRef }[] = [
-    ...config.http.apiRateLimitZones.map((z) => ({
-      what: `api_rate_limit_zone "${z.name}"`,
-      source: z.source,
-    })),
-    ...config.http.priorityLevelZones.map((z) => ({
-      what: `priority_level_zone "${z.name}"`,
-      source: z.source,
-    })),
     // without `zone`, nginx's workers count max_conns and queue each for itself too
     ...config.http.upstreams.flatMap((u) =>
       u.zone !== undefined && (u.queue !== null || u.servers.some((s) => (s.maxConns ?? 0) > 0))
