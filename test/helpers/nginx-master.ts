@@ -7,11 +7,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './free-port.ts';
-import { NGINX_BIN } from './nginx.ts';
+import { canConnect, NGINX_BIN } from './nginx.ts';
 
 export interface NginxMaster {
   readonly port: number;
@@ -98,15 +97,4 @@ async function startOnPort(port: number, text: string): Promise<NginxMaster> {
     throw new Error(`nginx did not start on port ${port}:\n${log}`);
   }
   return { port, errorLog: () => finalLog ?? read(), stop };
-}
-
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }

@@ -200,7 +200,8 @@ async function waitForPort(
   return 'timeout';
 }
 
-function canConnect(port: number): Promise<boolean> {
+/** Whether something accepts a connection on 127.0.0.1:`port` now. */
+export function canConnect(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1');
     socket.once('connect', () => {

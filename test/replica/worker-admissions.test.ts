@@ -7,11 +7,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
-import { loadConfigText } from '../../src/config/index.ts';
-import { ErrorLog } from '../../src/replica/logs/error-log.ts';
-import { Replica } from '../../src/replica/replica.ts';
+import type { Replica } from '../../src/replica/replica.ts';
 import { reusePortSupported } from '../../src/replica/workers/worker-runtime.ts';
-import { openStore } from '../../src/store/open-store.ts';
+import { startInProcessReplica } from '../helpers/in-process-replica.ts';
 import { echo, startUpstream, type TestUpstream } from './http/harness.ts';
 
 const WORKERS_RUN = reusePortSupported();
@@ -44,16 +42,7 @@ http {
     }
 }
 `;
-    replica = new Replica({
-      id: 'admissions',
-      config: loadConfigText(config, 'nginx.conf'),
-      store: openStore(),
-      host: '127.0.0.1',
-      portMap: new Map([[80, 0]]),
-      errorLog: new ErrorLog(() => {}),
-    });
-    await replica.start();
-    port = replica.ports.get(80)!;
+    ({ replica, port } = await startInProcessReplica('admissions', config));
   });
 
   after(async () => {

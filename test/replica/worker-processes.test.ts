@@ -9,10 +9,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Agent, type Dispatcher, request } from 'undici';
 import { loadConfigText } from '../../src/config/index.ts';
-import { ErrorLog } from '../../src/replica/logs/error-log.ts';
-import { Replica } from '../../src/replica/replica.ts';
+import type { Replica } from '../../src/replica/replica.ts';
 import { reusePortSupported } from '../../src/replica/workers/worker-runtime.ts';
 import { openStore } from '../../src/store/open-store.ts';
+import { startInProcessReplica } from '../helpers/in-process-replica.ts';
 import { echo, startUpstream, type TestUpstream } from './http/harness.ts';
 
 const WORKERS_RUN = reusePortSupported();
@@ -42,18 +42,11 @@ describe('replica: worker_processes', () => {
 
   before(async () => {
     upstream = await startUpstream();
-    replica = new Replica({
-      id: 'workers',
-      config: loadConfigText(configText(upstream.port, 2), 'nginx.conf'),
-      store: openStore(),
-      host: '127.0.0.1',
-      portMap: new Map([[80, 0]]),
+    ({ replica, port } = await startInProcessReplica('workers', configText(upstream.port, 2), {
       log: (level, message) => {
         if (level === 'warn') warnings.push(message);
       },
-    });
-    await replica.start();
-    port = replica.ports.get(80)!;
+    }));
   });
 
   after(async () => {
@@ -125,16 +118,7 @@ if (WORKERS_RUN) {
         void held.promise.then(() => echo(req, res, record));
         reachedHeld.resolve();
       });
-      replica = new Replica({
-        id: 'workers-die',
-        config: loadConfigText(configText(upstream.port, 2), 'nginx.conf'),
-        store: openStore(),
-        host: '127.0.0.1',
-        portMap: new Map([[80, 0]]),
-        errorLog: new ErrorLog(() => {}),
-      });
-      await replica.start();
-      port = replica.ports.get(80)!;
+      ({ replica, port } = await startInProcessReplica('workers-die', configText(upstream.port, 2)));
     });
 
     after(async () => {
@@ -244,9 +228,7 @@ if (WORKERS_RUN) {
     const store = openStore();
     const replicas: Replica[] = [];
 
-    const synced = (port: number, workers: number) =>
-      loadConfigText(
-        `worker_processes ${workers};
+    const synced = (port: number, workers: number) => `worker_processes ${workers};
 events {}
 http {
     limit_req_zone $binary_remote_addr zone=fleet:1m rate=1r/m sync;
@@ -255,24 +237,16 @@ http {
         location / { limit_req zone=fleet burst=5 nodelay; proxy_pass http://127.0.0.1:${port}; }
     }
 }
-`,
-        'nginx.conf',
-      );
+`;
 
     async function started(id: string, workers: number): Promise<{ replica: Replica; port: number }> {
-      const replica = new Replica({
-        id,
-        config: synced(upstream.port, workers),
+      // sync rounds run when the test says (tick), not on a timer
+      const run = await startInProcessReplica(id, synced(upstream.port, workers), {
         store,
-        host: '127.0.0.1',
-        portMap: new Map([[80, 0]]),
-        errorLog: new ErrorLog(() => {}),
-        // rounds run when the test says (tick), not on a timer
         limitSyncIntervalMs: 3_600_000,
       });
-      replicas.push(replica);
-      await replica.start();
-      return { replica, port: replica.ports.get(80)! };
+      replicas.push(run.replica);
+      return run;
     }
 
     before(async () => {
