@@ -70,12 +70,13 @@ export class WorkerPool {
   readonly #freeSlices: number[] = [];
   #current: Generation | null = null;
   readonly #draining = new Set<Promise<void>>();
-  #ports = new Map<number, number>();
+  /** Configured port → bound port, as the workers listen. */
+  readonly #ports = new Map<number, number>();
   #addresses: string[] = [];
   #stopping = false;
   /** Generations and replacement workers still starting. */
   readonly #starting = new Set<Promise<unknown>>();
-  /** Workers started since the pool started, replacements included (the first N are not restarts). */
+  /** Workers started in the place of one that died. */
   #restarts = 0;
   readonly #connectionNumbers = new SharedArrayBuffer(4);
 
@@ -188,7 +189,7 @@ export class WorkerPool {
       slice,
       connectionNumbers: this.#connectionNumbers,
       host: options.host,
-      portMap: this.#ports.size > 0 ? this.#ports : options.portMap,
+      portMap: new Map([...(options.portMap ?? []), ...this.#ports]),
       errorLogLevel: options.errorLog.level,
       reportCompleted: options.onCompleted !== undefined,
       reportIntervalMs: options.reportIntervalMs ?? 1000,
@@ -220,10 +221,9 @@ export class WorkerPool {
         for (const event of events) {
           if (event.kind === 'listening') {
             member.listening = true;
-            if (this.#ports.size === 0) {
-              this.#ports = new Map(event.ports);
-              this.#addresses = event.addresses;
-            }
+            // every worker binds the same ports: the first of a generation decides any port 0
+            for (const [configured, bound] of event.ports) this.#ports.set(configured, bound);
+            this.#addresses = event.addresses;
             // a replacement that started after its generation was told to stop
             if (generation.drainMs !== null) this.#stop(member, generation.drainMs);
             resolve();
