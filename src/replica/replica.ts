@@ -164,7 +164,7 @@ export class Replica {
       this.#log('warn', oneWorkerNotice(workers));
       return null;
     }
-    refuseUnsharedWithWorkers(options.config, workers);
+    refuseUnsharedWithWorkers(options.config);
     return new WorkerPool({
       config: () => this.#config,
       site: () => this.#site,
@@ -270,7 +270,7 @@ export class Replica {
   /** Swaps in a new configuration; throws (keeping the old one) when it cannot be built. */
   reload(config: Config): void {
     const workers = workerCount(config.workerProcesses);
-    if (this.workerPool !== null) refuseUnsharedWithWorkers(config, workers);
+    if (this.workerPool !== null) refuseUnsharedWithWorkers(config);
     else if (workers > 1 && reusePortSupported() && config.workerProcesses !== undefined) {
       throw configError(
         `"worker_processes" ${workers}: this replica started with one worker, serving on its main thread; worker threads start with the process (restart it)`,

@@ -1,5 +1,9 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
+import { checkConfig } from '../../src/cli/check-command.ts';
 import { ConfigError } from '../../src/config/config-error.ts';
 import { loadConfigText } from '../../src/config/index.ts';
 import { workerCount } from '../../src/replica/workers/worker-runtime.ts';
@@ -52,7 +56,7 @@ test('with workers, state nginx shares and the workers do not yet is refused at 
   const config = (http: string) => loadConfigText(`worker_processes 2;\nhttp {\n${http}\n}\n`, 'nginx.conf');
   const refused = (http: string): string => {
     try {
-      refuseUnsharedWithWorkers(config(http), 2);
+      refuseUnsharedWithWorkers(config(http));
     } catch (err) {
       if (err instanceof ConfigError) return err.located;
       throw err;
@@ -63,7 +67,7 @@ test('with workers, state nginx shares and the workers do not yet is refused at 
   assert.equal(refused('upstream u { server 127.0.0.1 max_conns=2; queue 10; }'), 'accepted');
   assert.equal(
     refused('upstream u {\n  server 127.0.0.1 max_conns=2;\n  zone u 64k;\n}'),
-    `upstream "u"'s zone (its max_conns and queue) is kept per worker thread, not shared between the 2 workers of "worker_processes" yet; use "worker_processes 1" with it in nginx.conf:5`,
+    `upstream "u"'s zone (its max_conns and queue) is kept per worker thread, not shared between the workers of "worker_processes" yet; use "worker_processes 1" with it in nginx.conf:5`,
   );
   assert.equal(refused('upstream u { server 127.0.0.1; zone u 64k; }'), 'accepted');
   // the main thread admits every worker's requests to these
@@ -76,4 +80,29 @@ test('with workers, state nginx shares and the workers do not yet is refused at 
   assert.equal(refused('priority_level_zone tight shares=1 limit_response=reject;'), 'accepted');
 
   assert.equal(refused('limit_req_zone $binary_remote_addr zone=s:1m rate=1r/s sync;'), 'accepted');
+});
+
+test('check refuses what a replica with worker threads refuses, at the same line', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'limitswitch-check-'));
+  try {
+    const file = join(dir, 'nginx.conf');
+    const zoned = 'http {\n  upstream u {\n    server 127.0.0.1 max_conns=2;\n    zone u 64k;\n  }\n}\n';
+    const lines: string[] = [];
+    writeFileSync(file, `worker_processes auto;\n${zoned}`);
+    assert.equal(
+      checkConfig(file, (line) => lines.push(line)),
+      1,
+    );
+    assert.match(
+      lines[0]!,
+      /\[emerg\] upstream "u"'s zone \(its max_conns and queue\) is kept per worker thread.* in .*nginx\.conf:5$/,
+    );
+    writeFileSync(file, `worker_processes 1;\n${zoned}`);
+    assert.equal(
+      checkConfig(file, () => {}),
+      0,
+    );
+  } finally {
+    rmSync(dir, { recursive: true });
+  }
 });

@@ -200,7 +200,7 @@ if (WORKERS_RUN) {
       assert.throws(
         () => replica.reload(loadConfigText(text, 'nginx.conf')),
         (err: Error) =>
-          /upstream "backend"'s zone \(its max_conns and queue\) is kept per worker thread, not shared between the 2 workers/.test(
+          /upstream "backend"'s zone \(its max_conns and queue\) is kept per worker thread, not shared between the workers/.test(
             err.message,
           ) && (err as { line?: number }).line === 8,
       );

@@ -5,7 +5,8 @@
 import { configError } from '../../config/config-error.ts';
 import type { Config, SourceRef } from '../../config/model.ts';
 
-export function refuseUnsharedWithWorkers(config: Config, count: number): void {
+/** For a configuration served by more than one worker (`worker_processes` above 1, or `auto`). */
+export function refuseUnsharedWithWorkers(config: Config): void {
   const unshared: { what: string; source: SourceRef }[] = [
     // without `zone`, nginx's workers count max_conns and queue each for itself too
     ...config.http.upstreams.flatMap((u) =>
@@ -17,7 +18,7 @@ export function refuseUnsharedWithWorkers(config: Config, count: number): void {
   const first = unshared[0];
   if (first === undefined) return;
   throw configError(
-    `${first.what} is kept per worker thread, not shared between the ${count} workers of "worker_processes" yet; use "worker_processes 1" with it`,
+    `${first.what} is kept per worker thread, not shared between the workers of "worker_processes" yet; use "worker_processes 1" with it`,
     first.source,
   );
 }
