@@ -26,7 +26,7 @@ import { LimitSync } from './cluster/limit-sync.ts';
 import type { StoreResetCounts } from './cluster/store-reset.ts';
 import { hashConfig, hashConfigWithoutListen } from './config-hash.ts';
 import type { CallbackKind } from './http/contract/fault-boundary.ts';
-import { UpstreamSet } from './http/upstream/upstream-group.ts';
+import { UpstreamSet } from './http/upstream/upstream-set.ts';
 import { KeyExpiry } from './key-expiry.ts';
 import { Listeners } from './listening/listeners.ts';
 import { RequestCounts } from './listening/request-counts.ts';
@@ -168,6 +168,7 @@ export class Replica {
     return new WorkerPool({
       config: () => this.#config,
       site: () => this.#site,
+      upstreams: () => this.#upstreams,
       count: () => workerCount(this.#config.workerProcesses),
       errorLog: this.#errorLog,
       host: options.host,

@@ -66,10 +66,11 @@ test('with workers, state nginx shares and the workers do not yet is refused at 
   // without `zone`, nginx's workers each count max_conns and the queue: so do ours
   assert.equal(refused('upstream u { server 127.0.0.1 max_conns=2; queue 10; }'), 'accepted');
   assert.equal(
-    refused('upstream u {\n  server 127.0.0.1 max_conns=2;\n  zone u 64k;\n}'),
-    `upstream "u"'s zone (its max_conns and queue) is kept per worker thread, not shared between the workers of "worker_processes" yet; use "worker_processes 1" with it in nginx.conf:5`,
+    refused('upstream u {\n  server 127.0.0.1 max_conns=2;\n  queue 10;\n  zone u 64k;\n}'),
+    `the queue of upstream "u" with a zone is kept per worker thread, not shared between the workers of "worker_processes" yet; use "worker_processes 1" with it in nginx.conf:6`,
   );
-  assert.equal(refused('upstream u { server 127.0.0.1; zone u 64k; }'), 'accepted');
+  // a zone's servers (max_conns, failures, the round robin) are shared
+  assert.equal(refused('upstream u { server 127.0.0.1 max_conns=2; zone u 64k; }'), 'accepted');
   // the main thread admits every worker's requests to these
   assert.equal(
     refused(
@@ -86,7 +87,7 @@ test('check refuses what a replica with worker threads refuses, at the same line
   const dir = mkdtempSync(join(tmpdir(), 'limitswitch-check-'));
   try {
     const file = join(dir, 'nginx.conf');
-    const zoned = 'http {\n  upstream u {\n    server 127.0.0.1 max_conns=2;\n    zone u 64k;\n  }\n}\n';
+    const zoned = 'http {\n  upstream u {\n    server 127.0.0.1 max_conns=2;\n    queue 5;\n    zone u 64k;\n  }\n}\n';
     const lines: string[] = [];
     writeFileSync(file, `worker_processes auto;\n${zoned}`);
     assert.equal(
@@ -95,7 +96,7 @@ test('check refuses what a replica with worker threads refuses, at the same line
     );
     assert.match(
       lines[0]!,
-      /\[emerg\] upstream "u"'s zone \(its max_conns and queue\) is kept per worker thread.* in .*nginx\.conf:5$/,
+      /\[emerg\] the queue of upstream "u" with a zone is kept per worker thread.* in .*nginx\.conf:6$/,
     );
     writeFileSync(file, `worker_processes 1;\n${zoned}`);
     assert.equal(

@@ -13,7 +13,7 @@ import type { Clock } from '../../shared/clock.ts';
 import type { ClientRequestHead } from '../http/contract/decision.ts';
 import type { EdgeConf } from '../http/edge/edge-listener.ts';
 import { ProxyServer } from '../http/proxy-server.ts';
-import type { UpstreamSet } from '../http/upstream/upstream-group.ts';
+import type { UpstreamSet } from '../http/upstream/upstream-set.ts';
 import type { ResponseFacts } from '../logs/access-log.ts';
 import type { ErrorLog } from '../logs/error-log.ts';
 import { logClosedInDelay, logConnectionInfo, logUpstreamError } from '../logs/listener-log-lines.ts';

@@ -14,6 +14,7 @@ import { systemClock } from '../../shared/clock.ts';
 import { LimitswitchError } from '../../shared/errors.ts';
 import { shareConnectionNumbers } from '../http/contract/client-connection.ts';
 import type { CallbackKind } from '../http/contract/fault-boundary.ts';
+import type { UpstreamSet } from '../http/upstream/upstream-set.ts';
 import { DRAIN_MS } from '../listening/listeners.ts';
 import type { LoggedRequest, ResponseFacts } from '../logs/access-log.ts';
 import type { ErrorLog } from '../logs/error-log.ts';
@@ -22,10 +23,13 @@ import { AdmissionDesk } from './admission-desk.ts';
 import type { AdmissionAnswer } from './admission-messages.ts';
 import type { WorkerCommand, WorkerEvent } from './worker-events.ts';
 import type { WorkerStart } from './worker-start.ts';
+import { workersUpstreamInfo } from './workers-upstreams.ts';
 
 export interface WorkerPoolOptions {
   config(): Config;
   site(): Site;
+  /** The main thread's upstream groups: those with a `zone` share their balancer state. */
+  upstreams(): UpstreamSet;
   count(): number;
   readonly errorLog: ErrorLog;
   readonly host?: string;
@@ -57,6 +61,8 @@ interface Generation {
   readonly config: Config;
   readonly site: Site;
   readonly memory: SiteMemory;
+  readonly upstreams: UpstreamSet;
+  readonly upstreamMemory: ReadonlyMap<string, SharedArrayBuffer>;
   readonly members: Set<Member>;
   /** Set once it is being drained: how long its workers finish their requests. */
   drainMs: number | null;
@@ -104,13 +110,14 @@ export class WorkerPool {
     return this.#restarts;
   }
 
-  /** The current workers' upstream groups, each group summed over them. */
+  /** The current workers' upstream groups (workers-upstreams.ts). */
   upstreamInfo(): UpstreamInfo[] {
-    const members = [...(this.#current?.members ?? [])];
-    return this.#options.config().http.upstreams.flatMap((u) => {
-      const infos = members.flatMap((m) => m.upstreams.filter((info) => info.name === u.name));
-      return infos.length === 0 ? [] : [sumUpstreams(infos)];
-    });
+    const current = this.#current;
+    if (current === null) return [];
+    return workersUpstreamInfo(
+      current,
+      [...current.members].map((m) => m.upstreams),
+    );
   }
 
   /** Starts the workers; throws (none left running) when one cannot listen. */
@@ -154,10 +161,15 @@ export class WorkerPool {
 
   async #startGeneration(): Promise<Generation> {
     const site = this.#options.site();
+    const config = this.#options.config();
+    const upstreams = this.#options.upstreams();
+    const zoned = config.http.upstreams.filter((u) => u.zone !== undefined).map((u) => u.name);
     const generation: Generation = {
-      config: this.#options.config(),
+      config,
       site,
       memory: shareSite(site),
+      upstreams,
+      upstreamMemory: upstreams.share(zoned),
       members: new Set(),
       drainMs: null,
     };
@@ -186,6 +198,7 @@ export class WorkerPool {
     const start: WorkerStart = {
       config: generation.config,
       memory: generation.memory,
+      upstreamMemory: generation.upstreamMemory,
       slice,
       connectionNumbers: this.#connectionNumbers,
       host: options.host,
@@ -296,6 +309,8 @@ export class WorkerPool {
     }
     for (const zone of generation.site.limitReqZones.values()) zone.forceUnlock(slice);
     for (const zone of generation.site.limitConnZones.values()) zone.forceUnlock(slice);
+    for (const name of generation.upstreamMemory.keys())
+      generation.upstreams.get(name)?.forceUnlock(slice + 1);
     this.#options.errorLog.message('alert', `worker thread of slice ${slice} exited with code ${code}`);
     this.#restarts++;
     this.#track(this.#spawn(generation, slice)).catch((err: unknown) => {
@@ -327,21 +342,4 @@ export class WorkerPool {
     const command: WorkerCommand = { kind: 'stop', drainMs };
     member.worker.postMessage(command);
   }
-}
-
-/** One group as several workers report it: their loads added up (no queue: refused with workers). */
-function sumUpstreams(infos: readonly UpstreamInfo[]): UpstreamInfo {
-  const [first, ...rest] = infos as [UpstreamInfo, ...UpstreamInfo[]];
-  const peers = first.peers.map((peer) => ({ ...peer }));
-  let keepalive = first.keepalive;
-  for (const info of rest) {
-    keepalive += info.keepalive;
-    info.peers.forEach((other, i) => {
-      const peer = peers[i];
-      if (peer === undefined) return;
-      peer.active += other.active;
-      if (other.state === 'up') peer.state = 'up';
-    });
-  }
-  return { ...first, peers, keepalive };
 }

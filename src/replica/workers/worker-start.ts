@@ -9,6 +9,8 @@ import type { ErrorLogLevel } from '../logs/error-log.ts';
 export interface WorkerStart {
   readonly config: Config;
   readonly memory: SiteMemory;
+  /** The balancer state of every upstream group with a `zone`, by name (nginx's upstream zone). */
+  readonly upstreamMemory: ReadonlyMap<string, SharedArrayBuffer>;
   /** The counter slice it counts in, and the holder it names in a zone's lock. */
   readonly slice: number;
   /** The replica's connection numbers (nginx's `*N`), one counter for all its threads. */

@@ -8,7 +8,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { buildSite } from '../../config/build-site.ts';
 import { systemClock } from '../../shared/clock.ts';
 import { shareConnectionNumbers } from '../http/contract/client-connection.ts';
-import { UpstreamSet } from '../http/upstream/upstream-group.ts';
+import { UpstreamSet } from '../http/upstream/upstream-set.ts';
 import { Listeners } from '../listening/listeners.ts';
 import { RequestCounts } from '../listening/request-counts.ts';
 import { loggedRequest } from '../logs/access-log.ts';
@@ -27,7 +27,11 @@ shareConnectionNumbers(start.connectionNumbers);
 const config = start.config;
 const site = buildSite(config.http, undefined, { memory: start.memory, slice: start.slice });
 const targets = resolveProxyTargets(site, config.http.upstreams);
-const upstreams = new UpstreamSet(targets.groups, { clock: systemClock });
+const upstreams = new UpstreamSet(
+  targets.groups,
+  { clock: systemClock },
+  { memory: start.upstreamMemory, holder: start.slice + 1 },
+);
 const errorLog = new ErrorLog((line) => events.push({ kind: 'error-log', line }), start.errorLogLevel);
 const stopFaultReports = reportFaults(errorLog, (callback) =>
   events.push({ kind: 'data-path-fault', callback }),

@@ -8,10 +8,10 @@ import type { Config, SourceRef } from '../../config/model.ts';
 /** For a configuration served by more than one worker (`worker_processes` above 1, or `auto`). */
 export function refuseUnsharedWithWorkers(config: Config): void {
   const unshared: { what: string; source: SourceRef }[] = [
-    // without `zone`, nginx's workers count max_conns and queue each for itself too
+    // a zone's servers are shared (max_conns, failures, the round robin); its queue is each worker's
     ...config.http.upstreams.flatMap((u) =>
-      u.zone !== undefined && (u.queue !== null || u.servers.some((s) => (s.maxConns ?? 0) > 0))
-        ? [{ what: `upstream "${u.name}"'s zone (its max_conns and queue)`, source: u.zone.source }]
+      u.zone !== undefined && u.queue !== null
+        ? [{ what: `the queue of upstream "${u.name}" with a zone`, source: u.zone.source }]
         : [],
     ),
   ];

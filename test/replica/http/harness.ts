@@ -8,7 +8,8 @@ import { type AddressInfo, connect } from 'node:net';
 import type { Decision } from '../../../src/replica/http/contract/decision.ts';
 import { createProxyServer, type ProxyServer } from '../../../src/replica/http/proxy-server.ts';
 import type { ProxyServerOptions } from '../../../src/replica/http/proxy-server-options.ts';
-import { type UpstreamOptions, UpstreamSet } from '../../../src/replica/http/upstream/upstream-group.ts';
+import type { UpstreamOptions } from '../../../src/replica/http/upstream/upstream-group.ts';
+import { UpstreamSet } from '../../../src/replica/http/upstream/upstream-set.ts';
 
 export interface UpstreamRecord {
   readonly method: string;

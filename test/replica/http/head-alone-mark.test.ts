@@ -5,8 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { UpstreamSet } from '../../../src/replica/http/upstream/upstream-group.ts';
 import { DEFAULT_KEEPALIVE } from '../../../src/replica/http/upstream/upstream-keepalive.ts';
+import { UpstreamSet } from '../../../src/replica/http/upstream/upstream-set.ts';
 
 function peerWithClock() {
   const clock = { now: 1_000_000, nowMs: () => clock.now };

@@ -8,6 +8,7 @@
  */
 
 import type { UpstreamQueueSpec, UpstreamServerSpec } from '../../../config/model.ts';
+import { PeerStates } from '../../../engine/upstream/peer-states.ts';
 import { RoundRobin, type RoundRobinPeer } from '../../../engine/upstream/round-robin.ts';
 import type { UpstreamInfo } from '../../../engine/upstream/upstream-info.ts';
 import { type Clock, systemClock } from '../../../shared/clock.ts';
@@ -58,15 +59,13 @@ export class UpstreamPeer implements RoundRobinPeer {
   readonly weight: number;
   /** `max_conns` (0: no limit): requests it carries at once, counted in `active`. */
   readonly maxConns: number;
-  /** Requests it carries now, from the pick to the end of the upstream exchange (nginx's `conns`). */
-  active = 0;
-  currentWeight = 0;
-  /** Epoch ms until which the server is skipped; 0 when it is up. */
-  downUntilMs = 0;
   /** Epoch ms until which each request gets a connection of its own; 0 when connections are kept. */
   headAloneUntilMs = 0;
   readonly #options: UpstreamOptions;
   readonly #cache: KeepaliveCache<UpstreamConnection>;
+  /** Its balancer state, in its group's (shared with other workers when the group has a `zone`). */
+  readonly #states: PeerStates;
+  readonly #index: number;
   /** How new connections are made, per `proxy_connect_timeout` (made on first use). */
   readonly #connections = new Map<number, ConnectionOptions>();
 
@@ -74,7 +73,11 @@ export class UpstreamPeer implements RoundRobinPeer {
     server: UpstreamServerSpec,
     options: UpstreamOptions,
     cache: KeepaliveCache<UpstreamConnection>,
+    states: PeerStates,
+    index: number,
   ) {
+    this.#states = states;
+    this.#index = index;
     const host = server.host.includes(':') ? `[${server.host}]` : server.host;
     this.host = server.host;
     this.port = server.port;
@@ -86,6 +89,32 @@ export class UpstreamPeer implements RoundRobinPeer {
     this.maxConns = server.maxConns ?? 0;
     this.#options = options;
     this.#cache = cache;
+  }
+
+  /** Requests it carries now, from the pick to the end of the upstream exchange (nginx's `conns`). */
+  get active(): number {
+    return this.#states.active[this.#index]!;
+  }
+
+  set active(requests: number) {
+    this.#states.active[this.#index] = requests;
+  }
+
+  get currentWeight(): number {
+    return this.#states.currentWeight(this.#index);
+  }
+
+  set currentWeight(weight: number) {
+    this.#states.setCurrentWeight(this.#index, weight);
+  }
+
+  /** Epoch ms until which the server is skipped; 0 when it is up. */
+  get downUntilMs(): number {
+    return this.#states.downUntilMs(this.#index);
+  }
+
+  set downUntilMs(ms: number) {
+    this.#states.setDownUntilMs(this.#index, ms);
   }
 
   /**
@@ -153,20 +182,27 @@ export class UpstreamGroup {
   readonly queue: UpstreamQueue | null;
   readonly #balancer: RoundRobin<UpstreamPeer>;
   readonly #clock: Clock;
+  /** The servers' balancer state: this thread's, or shared through the group's `zone`. */
+  readonly #states: PeerStates;
 
+  /** `shared`: the state of the same group another worker {@link share}d, and this thread's lock holder. */
   constructor(
     name: string,
     servers: readonly UpstreamServerSpec[],
     options: UpstreamOptions,
     keepalive: KeepaliveSettings = DEFAULT_KEEPALIVE,
     queue: UpstreamQueueSpec | null = null,
+    shared?: { readonly memory: SharedArrayBuffer; readonly holder: number },
   ) {
     // The config refuses an empty upstream (nginx: `no servers are inside upstream`).
     if (servers.length === 0)
       throw new LimitswitchError('InternalError', `no servers are inside upstream "${name}"`);
     this.name = name;
     this.keepalive = new KeepaliveCache<UpstreamConnection>(keepalive);
-    this.peers = servers.map((server) => new UpstreamPeer(server, options, this.keepalive));
+    this.#states = new PeerStates(servers.length, shared);
+    this.peers = servers.map(
+      (server, i) => new UpstreamPeer(server, options, this.keepalive, this.#states, i),
+    );
     this.#balancer = new RoundRobin(this.peers, options.failTimeoutMs);
     this.#clock = options.clock;
     this.sendTimeoutMs = options.sendTimeoutMs;
@@ -175,22 +211,37 @@ export class UpstreamGroup {
 
   /**
    * The next server, skipping the ones in `tried` (already tried for this request), those marked
-   * down and those at their `max_conns`; null when none is left ("no live upstreams"). The caller
-   * counts the request on the server (`take`).
+   * down and those at their `max_conns`, and the request counted on it (`max_conns`) until `free`;
+   * null when none is left ("no live upstreams"). One step, so that workers sharing the group's
+   * state never both take a server's last connection.
    */
   pick(tried: readonly UpstreamPeer[] | null = null): UpstreamPeer | null {
-    return this.#balancer.pick(tried, this.#clock);
+    const states = this.#states;
+    return states.shared ? states.locked(() => this.#pickAndCount(tried)) : this.#pickAndCount(tried);
   }
 
-  /** A request is on `peer` now. */
-  take(peer: UpstreamPeer): void {
-    peer.active++;
+  #pickAndCount(tried: readonly UpstreamPeer[] | null): UpstreamPeer | null {
+    const peer = this.#balancer.pick(tried, this.#clock);
+    if (peer !== null) peer.active++;
+    return peer;
   }
 
   /** A request's exchange with `peer` ended: a request waiting in the queue may take it. */
   free(peer: UpstreamPeer): void {
-    peer.active--;
+    const states = this.#states;
+    if (states.shared) states.locked(() => peer.active--);
+    else peer.active--;
     this.queue?.drain();
+  }
+
+  /** The servers' state, for the other workers' groups to attach to (a group with a `zone`). */
+  share(): SharedArrayBuffer {
+    return this.#states.share();
+  }
+
+  /** The thread that locked as `holder` is gone: opens the group's lock if it held it. */
+  forceUnlock(holder: number): boolean {
+    return this.#states.forceUnlock(holder);
   }
 
   /**
@@ -199,7 +250,7 @@ export class UpstreamGroup {
    * disabled").
    */
   markFailed(peer: UpstreamPeer): boolean {
-    return this.#balancer.markFailed(peer, this.#clock.nowMs());
+    return this.#states.locked(() => this.#balancer.markFailed(peer, this.#clock.nowMs()));
   }
 
   /** The group's state now, for heartbeats, the status API and metrics. */
@@ -241,36 +292,6 @@ export interface UpstreamGroupSpec {
 /** Finding a group by name (what a listener needs of the set; the set may be swapped by a reload). */
 export interface UpstreamLookup {
   get(name: string): UpstreamGroup | undefined;
-}
-
-export class UpstreamSet implements UpstreamLookup {
-  readonly #groups = new Map<string, UpstreamGroup>();
-  #closed: Promise<void> | null = null;
-
-  constructor(specs: readonly UpstreamGroupSpec[], options: Partial<UpstreamOptions> = {}) {
-    const merged = { ...DEFAULT_UPSTREAM_OPTIONS, ...options };
-    for (const spec of specs) {
-      this.#groups.set(
-        spec.name,
-        new UpstreamGroup(spec.name, spec.servers, merged, spec.keepalive, spec.queue ?? null),
-      );
-    }
-  }
-
-  get(name: string): UpstreamGroup | undefined {
-    return this.#groups.get(name);
-  }
-
-  /** Every group, in the config's order. */
-  groups(): IterableIterator<UpstreamGroup> {
-    return this.#groups.values();
-  }
-
-  /** Closes every idle connection; busy ones close after their response. Idempotent. */
-  close(): Promise<void> {
-    this.#closed ??= Promise.all([...this.#groups.values()].map((group) => group.close())).then(() => {});
-    return this.#closed;
-  }
 }
 
 /** The listener's upstream groups, which every exchange of it shares. */

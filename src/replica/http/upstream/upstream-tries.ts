@@ -60,9 +60,8 @@ export class UpstreamTries {
     this.#queued = false;
   }
 
-  /** The try goes to `peer`, which counts it (`max_conns`). */
+  /** The try goes to `peer` (counted on it by the pick, `max_conns`, until `free`). */
   take(peer: UpstreamPeer): void {
-    this.group.take(peer);
     this.#holding = peer;
     this.peer = peer;
   }
