@@ -23,350 +23,50 @@
  * Python upstream and its proxies, as curl does: a client reusing a connection to that server waits
  * on delayed acknowledgements itself (40 ms a request), which is not the direct call's latency.
  *
+ * Then two workers (bench/replica/workers-phase.ts): a whole replica with `worker_processes 2` beside
+ * nginx with `worker_processes 2`, and both at 1, interleaved over rounds with the same upstream and
+ * load generator: req/s ratio, server CPU per request (all threads; nginx's master and workers), the
+ * replica's scaling 1 → 2 workers, and latency at a fixed rate as above at two workers (`workers2_*`,
+ * `workers1_*`, `workers_scaling` fields). Node.js 22.12+ only (SO_REUSEPORT from several threads);
+ * on an older one it says once that it is not measured. The servers, the upstream and the load
+ * generator share the machine's cores.
+ *
  * Run: npm run bench:replica     (last line: JSON)
  * Knobs: BENCH_ROUNDS (12), BENCH_WARMUP_MS (2000 in the first round, a quarter of it later),
  *        BENCH_DURATION_MS (2500), BENCH_CONNECTIONS (50), BENCH_SIDE_BY_SIDE_ROUNDS (10),
  *        BENCH_BARE=0 to skip the bare case; BENCH_BASELINE=<another checkout> measures its data
  *        path (off) side by side with this one's (`baseline_vs_off`); BENCH_LATENCY_ROUNDS (4),
  *        BENCH_LATENCY_RATE (200 req/s),
- *        BENCH_LATENCY_DURATION_MS (3000), BENCH_LATENCY_CONNECTIONS (4); BENCH_CPU_PROF=<dir> runs the
- *        proxies under `node --cpu-prof` (summary: bench/replica/profile-summary.ts).
+ *        BENCH_LATENCY_DURATION_MS (3000), BENCH_LATENCY_CONNECTIONS (4); BENCH_WORKER_ROUNDS (half of
+ *        BENCH_ROUNDS, at least 2), BENCH_WORKERS=0 to skip the two-worker phase; BENCH_CPU_PROF=<dir>
+ *        runs the proxies under `node --cpu-prof` (summary: bench/replica/profile-summary.ts).
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { type ChildProcess, execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startPythonUpstream } from '../test/helpers/python-upstream.ts';
-import type { ProbeRequest, ProbeResult } from './replica/latency-probe.ts';
-import type { LoadRequest, LoadResult } from './replica/load-generator.ts';
-
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 12);
-const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 2000);
-const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 2500);
-const SIDE_BY_SIDE_ROUNDS = Number(process.env.BENCH_SIDE_BY_SIDE_ROUNDS ?? 10);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const WITH_BARE = process.env.BENCH_BARE !== '0';
-const LATENCY_ROUNDS = Number(process.env.BENCH_LATENCY_ROUNDS ?? 4);
-const LATENCY_RATE = Number(process.env.BENCH_LATENCY_RATE ?? 200);
-const LATENCY_DURATION_MS = Number(process.env.BENCH_LATENCY_DURATION_MS ?? 3000);
-const LATENCY_CONNECTIONS = Number(process.env.BENCH_LATENCY_CONNECTIONS ?? 4);
-/** Another checkout of the project: its data path (`off`) is measured side by side with this one's. */
-const BASELINE = process.env.BENCH_BASELINE;
-const NGINX_BIN = process.env.NGINX_BIN ?? '/usr/sbin/nginx';
-const HERE = new URL('.', import.meta.url).pathname;
-
-const children: ChildProcess[] = [];
-process.on('exit', () => {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
-});
-
-const CLOCK_TICKS_PER_S = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
-/** utime + stime of a process (all its threads), in microseconds. */
-function cpuUs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS_PER_S;
-}
-
-const cpuOf = (pids: readonly number[]) => pids.reduce((sum, pid) => sum + cpuUs(pid), 0);
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer();
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
-
-/** Starts `bench/replica/<script>` under tsx and waits for its first IPC message. */
-async function startNode<T>(
-  script: string,
-  args: readonly string[] = [],
-  benchDir = HERE,
-): Promise<{ child: ChildProcess; first: T }> {
-  const profile =
-    process.env.BENCH_CPU_PROF !== undefined && script === 'proxy-main.ts'
-      ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF]
-      : [];
-  const child = spawn(
-    process.execPath,
-    [...profile, '--import', 'tsx', join(benchDir, 'replica', script), ...args],
-    {
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    },
-  );
-  children.push(child);
-  const [first] = (await once(child, 'message')) as [T];
-  return { child, first };
-}
-
-async function waitForPort(port: number, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1');
-      socket.once('connect', () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.once('error', () => resolve(false));
-    });
-    if (ok) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`nothing listens on ${port} after ${timeoutMs} ms`);
-}
-
-/** The throughput case: upstream keepalive 64, headers set as the replica sets them. */
-function keptUpstreamConf(port: number, upstreamPort: number): string {
-  return `  keepalive_requests 1000000;
-  upstream backend { server 127.0.0.1:${upstreamPort}; keepalive 64; keepalive_requests 1000000; }
-  server {
-    listen 127.0.0.1:${port};
-    server_name cafe.example.com;
-    location / {
-      proxy_pass http://backend;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_set_header Host $host;
-      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-      proxy_set_header X-Forwarded-Proto $scheme;
-      proxy_set_header X-Forwarded-Host $host;
-    }
-  }`;
-}
-
-/** The latency case: what a new user writes, an upstream block without keepalive, nginx's defaults. */
-function defaultUpstreamConf(port: number, upstreamPort: number): string {
-  return `  upstream backend { server 127.0.0.1:${upstreamPort}; }
-  server {
-    listen 127.0.0.1:${port};
-    server_name cafe.example.com;
-    location / { proxy_pass http://backend; }
-  }`;
-}
-
-/** nginx with one worker proxying to the upstream, its `http` block's servers from `servers`. */
-async function startNginx(
-  upstreamPort: number,
-  servers: (port: number, upstreamPort: number) => string = keptUpstreamConf,
-): Promise<{ port: number; pids: number[]; stop(): void }> {
-  const prefix = mkdtempSync(join(tmpdir(), 'limitswitch-bench-nginx-'));
-  mkdirSync(join(prefix, 'temp'));
-  const port = await freePort();
-  const conf = `daemon off;
-master_process on;
-worker_processes 1;
-pid ${prefix}/nginx.pid;
-error_log ${prefix}/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path ${prefix}/temp/body;
-  proxy_temp_path ${prefix}/temp/proxy;
-  fastcgi_temp_path ${prefix}/temp/fastcgi;
-  uwsgi_temp_path ${prefix}/temp/uwsgi;
-  scgi_temp_path ${prefix}/temp/scgi;
-${servers(port, upstreamPort)}
-}
-`;
-  writeFileSync(join(prefix, 'nginx.conf'), conf);
-  const master = spawn(
-    NGINX_BIN,
-    ['-p', `${prefix}/`, '-c', join(prefix, 'nginx.conf'), '-e', join(prefix, 'error.log')],
-    {
-      stdio: ['ignore', 'inherit', 'inherit'],
-    },
-  );
-  children.push(master);
-  await waitForPort(port);
-  const pid = master.pid!;
-  const workers = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
-    .trim()
-    .split(/\s+/)
-    .filter(Boolean);
-  return {
-    port,
-    pids: [pid, ...workers.map(Number)],
-    stop() {
-      master.kill('SIGTERM');
-      rmSync(prefix, { recursive: true, force: true });
-    },
-  };
-}
-
-interface Target {
-  readonly name: string;
-  readonly port: number;
-  readonly pids: readonly number[];
-}
-
-interface Sample {
-  readonly p50Ms?: number;
-  readonly p99Ms?: number;
-  readonly rps: number;
-  readonly cpuUsPerRequest: number;
-  readonly upstreamCpuUsPerRequest: number;
-  readonly loadCpuUsPerRequest: number;
-  readonly errors: number;
-  readonly non2xx: number;
-}
-
-async function measure(
-  loadGen: ChildProcess,
-  target: Target,
-  upstreamPid: number,
-  warmupMs: number,
-  how: Partial<LoadRequest> = {},
-): Promise<Sample> {
-  const request: LoadRequest = {
-    port: target.port,
-    connections: CONNECTIONS,
-    warmupMs,
-    durationMs: DURATION_MS,
-    ...how,
-  };
-  loadGen.send(request);
-  await once(loadGen, 'message'); // measuring
-  const cpuStart = cpuOf(target.pids);
-  const upstreamStart = cpuUs(upstreamPid);
-  const loadStart = cpuUs(loadGen.pid!);
-  const [done] = (await once(loadGen, 'message')) as [LoadResult];
-  const cpuEnd = cpuOf(target.pids);
-  const upstreamEnd = cpuUs(upstreamPid);
-  const loadEnd = cpuUs(loadGen.pid!);
-  const requests = Math.max(1, done.requests);
-  return {
-    rps: done.requests / (done.elapsedMs / 1000),
-    cpuUsPerRequest: (cpuEnd - cpuStart) / requests,
-    upstreamCpuUsPerRequest: (upstreamEnd - upstreamStart) / requests,
-    loadCpuUsPerRequest: (loadEnd - loadStart) / requests,
-    errors: done.errors,
-    non2xx: done.non2xx,
-    ...(done.p50Ms === undefined ? {} : { p50Ms: done.p50Ms, p99Ms: done.p99Ms }),
-  };
-}
-
-const median = (xs: readonly number[]): number => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
-const round = (x: number, digits: number) => Number(x.toFixed(digits));
-
-/** p (0..1) of `values`, nearest rank. */
-const quantile = (values: readonly number[], p: number): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)] ?? Number.NaN;
-};
-
-const LATENCY_TARGETS = ['direct', 'nginx', 'replica'] as const;
-type LatencyTarget = (typeof LATENCY_TARGETS)[number];
-
-/**
- * Latency at a fixed rate: per upstream kind, a direct call, nginx and the replica, each measured in
- * turn (order rotated) over `LATENCY_ROUNDS` rounds; samples are pooled over rounds. Returns the added
- * p50/p99 (the proxy's minus the direct call's) per kind, and the worst over kinds.
- */
-async function latencyPhase(nodeUpstreamPort: number): Promise<Record<string, number>> {
-  const python = await startPythonUpstream();
-  const stops: (() => void)[] = [];
-  const kinds: { kind: string; fresh: boolean; ports: Record<LatencyTarget, number> }[] = [];
-  for (const [kind, upstreamPort, fresh] of [
-    ['node', nodeUpstreamPort, false],
-    ['python', python.port, true],
-  ] as const) {
-    const nginx = await startNginx(upstreamPort, defaultUpstreamConf);
-    stops.push(nginx.stop);
-    const replica = await startNode<{ port: number }>('proxy-main.ts', [
-      'engine',
-      String(upstreamPort),
-      'none',
-    ]);
-    kinds.push({
-      kind,
-      fresh,
-      ports: { direct: upstreamPort, nginx: nginx.port, replica: replica.first.port },
-    });
-  }
-  const probe = (await startNode<unknown>('latency-probe.ts')).child;
-  const ask = async (port: number, fresh: boolean, durationMs: number): Promise<ProbeResult> => {
-    const request: ProbeRequest = {
-      port,
-      path: '/',
-      ratePerS: LATENCY_RATE,
-      durationMs,
-      connections: LATENCY_CONNECTIONS,
-      fresh,
-    };
-    probe.send(request);
-    const [result] = (await once(probe, 'message')) as [ProbeResult];
-    return result;
-  };
-  console.log('');
-  console.log(
-    `latency: ${LATENCY_ROUNDS} rounds, ${LATENCY_RATE} req/s over ${LATENCY_CONNECTIONS} connections, ${LATENCY_DURATION_MS} ms per case; upstream blocks without keepalive`,
-  );
-  // warm-up: compilers, first connections, and the replica's first look at each server
-  for (const { ports, fresh } of kinds) {
-    for (const target of LATENCY_TARGETS) await ask(ports[target], fresh, 1000);
-  }
-  const samples = new Map<string, number[]>();
-  for (let r = 0; r < LATENCY_ROUNDS; r++) {
-    for (const { kind, ports, fresh } of kinds) {
-      const order = LATENCY_TARGETS.map((_, i) => LATENCY_TARGETS[(i + r) % LATENCY_TARGETS.length]!);
-      for (const target of order) {
-        const result = await ask(ports[target], fresh, LATENCY_DURATION_MS);
-        const key = `${kind} ${target}`;
-        samples.set(key, [...(samples.get(key) ?? []), ...result.latenciesMs]);
-        console.log(
-          `latency round ${r + 1}  ${kind.padEnd(6)} ${target.padEnd(7)} p50 ${quantile(result.latenciesMs, 0.5).toFixed(2).padStart(6)} ` +
-            `p99 ${quantile(result.latenciesMs, 0.99).toFixed(2).padStart(6)} ms  (${result.latenciesMs.length} requests)` +
-            (result.errors || result.non2xx ? `  errors ${result.errors} non-2xx ${result.non2xx}` : ''),
-        );
-      }
-    }
-  }
-  const fields: Record<string, number> = {};
-  console.log('');
-  console.log('latency      direct p50/p99     nginx p50/p99 (added)          replica p50/p99 (added)');
-  for (const { kind } of kinds) {
-    const at = (target: LatencyTarget, p: number) => quantile(samples.get(`${kind} ${target}`) ?? [], p);
-    const added = (target: LatencyTarget, p: number) => at(target, p) - at('direct', p);
-    fields[`${kind}_p50_added_ms`] = round(added('replica', 0.5), 2);
-    fields[`${kind}_p99_added_ms`] = round(added('replica', 0.99), 2);
-    fields[`${kind}_nginx_p50_added_ms`] = round(added('nginx', 0.5), 2);
-    fields[`${kind}_nginx_p99_added_ms`] = round(added('nginx', 0.99), 2);
-    const pair = (target: LatencyTarget) => `${at(target, 0.5).toFixed(2)}/${at(target, 0.99).toFixed(2)}`;
-    const gain = (target: LatencyTarget) =>
-      `(+${added(target, 0.5).toFixed(2)}/+${added(target, 0.99).toFixed(2)})`;
-    console.log(
-      `${kind.padEnd(12)} ${pair('direct').padEnd(18)} ${`${pair('nginx')} ${gain('nginx')}`.padEnd(30)} ${pair('replica')} ${gain('replica')}`,
-    );
-  }
-  const worst = (suffix: string) => Math.max(...kinds.map(({ kind }) => fields[`${kind}_${suffix}`]!));
-  const result: Record<string, number> = {
-    p50_added_ms: worst('p50_added_ms'),
-    p99_added_ms: worst('p99_added_ms'),
-    nginx_p50_added_ms: worst('nginx_p50_added_ms'),
-    nginx_p99_added_ms: worst('nginx_p99_added_ms'),
-    ...fields,
-  };
-  for (const stop of stops) stop();
-  await python.stop();
-  return result;
-}
+import {
+  BASELINE,
+  CONNECTIONS,
+  children,
+  DURATION_MS,
+  keptUpstreamConf,
+  loadAverage,
+  measure,
+  median,
+  ROUNDS,
+  round,
+  type Sample,
+  SIDE_BY_SIDE_ROUNDS,
+  startNginx,
+  startNode,
+  type Target,
+  WARMUP_MS,
+  WITH_BARE,
+  WORKERS,
+} from './replica/harness.ts';
+import { latencyPhase } from './replica/latency-phase.ts';
+import { workersPhase } from './replica/workers-phase.ts';
 
 async function main(): Promise<void> {
   const upstream = await startNode<{ port: number }>('upstream-server.ts');
@@ -390,7 +90,6 @@ async function main(): Promise<void> {
   const secondLoadGen = (await startNode<unknown>('load-generator.ts')).child;
 
   const samples = new Map<string, Sample[]>(targets.map((t) => [t.name, []]));
-  const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
   console.log(
     `replica proxy benchmark: ${ROUNDS} rounds, ${CONNECTIONS} connections, ${WARMUP_MS} ms warm-up (then ${WARMUP_MS / 4} ms) + ${DURATION_MS} ms per case; load average ${loadAverage()}`,
   );
@@ -499,6 +198,11 @@ async function main(): Promise<void> {
   );
   console.log('');
   Object.assign(result, await tlsPhase(upstream.child.pid!, upstreamPort, loadGen));
+  if (WORKERS)
+    Object.assign(
+      result,
+      await workersPhase({ pid: upstream.child.pid!, port: upstreamPort }, nginx, loadGen),
+    );
   nginx.stop();
   for (const child of children)
     if (child !== undefined && child.exitCode === null && child.connected) child.disconnect();
