@@ -87,7 +87,8 @@ test('check refuses what a replica with worker threads refuses, at the same line
   const dir = mkdtempSync(join(tmpdir(), 'limitswitch-check-'));
   try {
     const file = join(dir, 'nginx.conf');
-    const zoned = 'http {\n  upstream u {\n    server 127.0.0.1 max_conns=2;\n    queue 5;\n    zone u 64k;\n  }\n}\n';
+    const zoned =
+      'http {\n  upstream u {\n    server 127.0.0.1 max_conns=2;\n    queue 5;\n    zone u 64k;\n  }\n}\n';
     const lines: string[] = [];
     writeFileSync(file, `worker_processes auto;\n${zoned}`);
     assert.equal(

@@ -15,7 +15,6 @@ const HS: readonly ContextKind[] = ['http', 'server'];
 const HSL: readonly ContextKind[] = ['http', 'server', 'location'];
 const SL: readonly ContextKind[] = ['server', 'location'];
 const L: readonly ContextKind[] = ['location'];
-const U: readonly ContextKind[] = ['upstream'];
 
 const ENTRIES: readonly (readonly [string, readonly ContextKind[], ArgSpec])[] = [
   // main and events: process management

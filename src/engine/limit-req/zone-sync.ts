@@ -254,7 +254,10 @@ export class ZoneSync {
    * when the node now holds another key.
    */
   apply(table: StateTable, entry: SyncEntry, bucket: SyncedBucket, nowMs: number): void {
-    if (!table.shared) return this.#applyLocked(table, entry, bucket, nowMs);
+    if (!table.shared) {
+      this.#applyLocked(table, entry, bucket, nowMs);
+      return;
+    }
     table.lock();
     try {
       this.#applyLocked(table, entry, bucket, nowMs);

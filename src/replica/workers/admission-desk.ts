@@ -53,12 +53,18 @@ export class AdmissionDesk {
 
   #admit(id: number, ticket: AdmissionTicket): void {
     const wait = this.#waitFor(id, ticket);
-    if (wait === null) return this.#answer({ kind: 'refused', id, decision: INTERNAL_ERROR });
+    if (wait === null) {
+      this.#answer({ kind: 'refused', id, decision: INTERNAL_ERROR });
+      return;
+    }
     let settled = false;
     const withdraw = wait((next: Decision) => {
       settled = true;
       this.#withdrawals.delete(id);
-      if (next.action !== 'pass') return this.#answer({ kind: 'refused', id, decision: next });
+      if (next.action !== 'pass') {
+        this.#answer({ kind: 'refused', id, decision: next });
+        return;
+      }
       if (next.slots !== undefined && next.slots !== null) this.#held.set(id, next.slots);
       this.#answer({ kind: 'admitted', id, responseHeaders: next.responseHeaders });
     });
