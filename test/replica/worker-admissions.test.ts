@@ -9,24 +9,18 @@ import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
 import type { Replica } from '../../src/replica/replica.ts';
 import { reusePortSupported } from '../../src/replica/workers/worker-runtime.ts';
+import { HoldingUpstream } from '../helpers/holding-upstream.ts';
 import { startInProcessReplica } from '../helpers/in-process-replica.ts';
-import { echo, startUpstream, type TestUpstream } from './http/harness.ts';
 
 const WORKERS_RUN = reusePortSupported();
 
 describe('replica: API limiters and priority levels across worker threads', () => {
-  let upstream: TestUpstream;
+  let upstream: HoldingUpstream;
   let replica: Replica;
   let port: number;
-  /** Requests the upstream holds, each answered when the test lets them go. */
-  let holding: (() => void)[] = [];
-  let arrived: (() => void) | null = null;
 
   before(async () => {
-    upstream = await startUpstream((req, res, record) => {
-      holding.push(() => echo(req, res, record));
-      arrived?.();
-    });
+    upstream = await HoldingUpstream.start();
     const config = `worker_processes 2;
 events {}
 http {
@@ -46,7 +40,7 @@ http {
   });
 
   after(async () => {
-    for (const release of holding) release();
+    upstream?.letGo();
     await replica?.close();
     await upstream?.close();
   });
@@ -60,15 +54,6 @@ http {
     });
   }
 
-  function nextArrival(): Promise<void> {
-    return new Promise((resolve) => {
-      arrived = () => {
-        arrived = null;
-        resolve();
-      };
-    });
-  }
-
   test(WORKERS_RUN ? 'served by two workers' : 'served by one thread (no workers here)', () => {
     assert.equal(replica.workerPool?.workers.length ?? 1, WORKERS_RUN ? 2 : 1);
   });
@@ -78,7 +63,7 @@ http {
    * upstream, those answers and how many the upstream holds.
    */
   async function held(path: string, count: number, refusals: number) {
-    const arrival = nextArrival();
+    const arrival = upstream.nextArrival();
     const answers: number[] = [];
     let enough = () => {};
     const answered = new Promise<void>((resolve) => {
@@ -92,20 +77,14 @@ http {
       }),
     );
     await Promise.all([answered, arrival]);
-    return { refused: [...answers], holding: holding.length, all };
-  }
-
-  function letGo(): void {
-    const released = holding;
-    holding = [];
-    for (const release of released) release();
+    return { refused: [...answers], holding: upstream.holding, all };
   }
 
   test('a priority level of one seat: one request in, the other five refused with 429', async () => {
     const { refused, holding: atUpstream, all } = await held('/apf', 6, 5);
     assert.deepEqual(refused, [429, 429, 429, 429, 429]);
     assert.equal(atUpstream, 1);
-    letGo();
+    upstream.letGo();
     assert.equal((await Promise.all(all)).filter((s) => s === 200).length, 1);
     assert.equal(replica.site.priorityLevels.get('tight')!.info().dispatched, 1);
   });
@@ -114,14 +93,14 @@ http {
     const { refused, holding: atUpstream, all } = await held('/api', 3, 2);
     assert.deepEqual(refused, [429, 429]);
     assert.equal(atUpstream, 1);
-    letGo();
+    upstream.letGo();
     assert.equal((await Promise.all(all)).filter((s) => s === 200).length, 1);
   });
 
   if (WORKERS_RUN) {
     test('a worker that dies gives back the seat its request held', async () => {
       const pool = replica.workerPool!;
-      const arrival = nextArrival();
+      const arrival = upstream.nextArrival();
       const lost = burst('/apf', 1)[0]!.catch(() => 'connection lost');
       await arrival;
       // whichever worker has it: both are replaced, one after the other
@@ -130,12 +109,12 @@ http {
         await pool.settled();
       }
       assert.equal(await lost, 'connection lost');
-      holding = [];
-      const next = nextArrival().then(() => 'at the upstream');
+      upstream.forget();
+      const next = upstream.nextArrival().then(() => 'at the upstream');
       const status = burst('/apf', 1)[0]!;
       // a seat still held by the dead worker's request would make this one 429 at once
       assert.equal(await Promise.race([next, status]), 'at the upstream');
-      letGo();
+      upstream.letGo();
       assert.equal(await status, 200);
     });
   }

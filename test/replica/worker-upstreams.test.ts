@@ -8,21 +8,16 @@ import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
 import type { Replica } from '../../src/replica/replica.ts';
 import { reusePortSupported } from '../../src/replica/workers/worker-runtime.ts';
+import { HoldingUpstream } from '../helpers/holding-upstream.ts';
 import { startInProcessReplica } from '../helpers/in-process-replica.ts';
-import { echo, startUpstream, type TestUpstream } from './http/harness.ts';
 
 describe('replica: an upstream zone across worker threads', () => {
-  let upstream: TestUpstream;
+  let upstream: HoldingUpstream;
   let replica: Replica;
   let port: number;
-  let holding: (() => void)[] = [];
-  let arrived: (() => void) | null = null;
 
   before(async () => {
-    upstream = await startUpstream((req, res, record) => {
-      holding.push(() => echo(req, res, record));
-      arrived?.();
-    });
+    upstream = await HoldingUpstream.start();
     const config = `worker_processes 2;
 events {}
 http {
@@ -40,7 +35,7 @@ http {
   });
 
   after(async () => {
-    for (const release of holding) release();
+    upstream?.letGo();
     await replica?.close();
     await upstream?.close();
   });
@@ -52,10 +47,10 @@ http {
     let check = () => {};
     const decided = new Promise<void>((resolve) => {
       check = () => {
-        if (answers.length + holding.length === 8) resolve();
+        if (answers.length + upstream.holding === 8) resolve();
       };
     });
-    arrived = () => check();
+    upstream.onArrival(() => check());
     const all = Array.from({ length: 8 }, async () => {
       const res = await request(`http://127.0.0.1:${port}/`, { dispatcher: new Agent() });
       await res.body.dump();
@@ -65,10 +60,9 @@ http {
     });
     await decided;
     assert.deepEqual(answers, Array(7).fill(502));
-    assert.equal(holding.length, 1);
+    assert.equal(upstream.holding, 1);
     assert.equal(replica.upstreamInfo()[0]?.peers[0]?.active, 1, 'the zone counts the one request');
-    for (const release of holding) release();
-    holding = [];
+    upstream.letGo();
     assert.equal((await Promise.all(all)).filter((s) => s === 200).length, 1);
     assert.equal(replica.upstreamInfo()[0]?.peers[0]?.active, 0);
   });
