@@ -172,7 +172,9 @@ function nearlyRightBody() {
     .map((o) => JSON.stringify(o));
 }
 
-const requestArb = fc.oneof({ weight: 3, arbitrary: anyRequest }, { weight: 1, arbitrary: plausibleWrite });
+// Nearly right writes often enough that each success and precondition failure shows up in every run
+// (at 3:1, a 409 came about four times in 600 runs, and about one run in 40 saw none).
+const requestArb = fc.oneof({ weight: 3, arbitrary: anyRequest }, { weight: 2, arbitrary: plausibleWrite });
 
 async function seed(store: Store): Promise<void> {
   await store.keyvals.add('zone_one', {
