@@ -5,19 +5,15 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ConfigError, formatConfigMessage, loadConfigFile } from '../config/index.ts';
-import { refuseUnsharedWithWorkers } from '../replica/workers/worker-zones.ts';
 
 /** Runs the check and writes its report lines; returns the exit code (0 ok, 1 failed). */
 export function checkConfig(path: string, writeLine: (line: string) => void): number {
   const file = resolve(path);
   const say = (text: string): void => writeLine(`limitswitch: ${text}`);
   try {
-    const config = loadConfigFile(file, {
+    loadConfigFile(file, {
       onWarning: (w) => say(formatConfigMessage('warn', w.text, w.file, w.line)),
     });
-    // what a replica with worker threads refuses (`auto` may be more than one where it runs)
-    const workers = config.workerProcesses?.count ?? 1;
-    if (workers === 'auto' || workers > 1) refuseUnsharedWithWorkers(config);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     say(err.message);

@@ -37,7 +37,6 @@ import { type ProxyTargets, resolveProxyTargets } from './policy/proxy-targets.t
 import type { ReplicaOptions, ReplicaStore } from './replica-options.ts';
 import { WorkerPool } from './workers/worker-pool.ts';
 import { oneWorkerNotice, reusePortSupported, workerCount } from './workers/worker-runtime.ts';
-import { refuseUnsharedWithWorkers } from './workers/worker-zones.ts';
 
 /** What serves the ports: listeners on this thread, or `worker_processes` worker threads. */
 type Serving = Pick<Listeners, 'start' | 'reload' | 'stop' | 'ports' | 'addresses'>;
@@ -164,7 +163,6 @@ export class Replica {
       this.#log('warn', oneWorkerNotice(workers));
       return null;
     }
-    refuseUnsharedWithWorkers(options.config);
     return new WorkerPool({
       config: () => this.#config,
       site: () => this.#site,
@@ -271,8 +269,12 @@ export class Replica {
   /** Swaps in a new configuration; throws (keeping the old one) when it cannot be built. */
   reload(config: Config): void {
     const workers = workerCount(config.workerProcesses);
-    if (this.workerPool !== null) refuseUnsharedWithWorkers(config);
-    else if (workers > 1 && reusePortSupported() && config.workerProcesses !== undefined) {
+    if (
+      this.workerPool === null &&
+      workers > 1 &&
+      reusePortSupported() &&
+      config.workerProcesses !== undefined
+    ) {
       throw configError(
         `"worker_processes" ${workers}: this replica started with one worker, serving on its main thread; worker threads start with the process (restart it)`,
         config.workerProcesses.source,

@@ -3,13 +3,15 @@
  * until when a failed server is left out) in typed arrays: this thread's own, or, for a group with a
  * `zone`, in a SharedArrayBuffer the replica's worker threads share, as nginx's workers share an
  * upstream zone — then a pick and its count, a release and a failure are made under the group's
- * lock (zone-lock.ts).
+ * lock (zone-lock.ts), and a count of releases lets a worker whose queue waits for a server learn of
+ * one another worker freed.
  */
 import { forceUnlockZone, lockZone, unlockZone } from '../zone-lock.ts';
 
-/** Two lock words, then an int32 `active` per server, then two float64s per server. */
+/** Two lock words and the count of releases, then an int32 `active` per server, then two float64s per server. */
 const LOCK = 0;
-const HEADER_BYTES = 8;
+const FREES = 2;
+const HEADER_BYTES = 16;
 const CURRENT_WEIGHT = 0;
 const DOWN_UNTIL = 1;
 
@@ -77,6 +79,22 @@ export class PeerStates {
     } finally {
       unlockZone(this.#words, LOCK);
     }
+  }
+
+  /** A server was freed: wakes the threads waiting for one ({@link afterNextFree}). */
+  announceFree(): void {
+    Atomics.add(this.#words, FREES, 1);
+    Atomics.notify(this.#words, FREES);
+  }
+
+  /**
+   * Calls `then` once, after the next free any thread announces from now on. A wait that nothing
+   * ends keeps no thread alive.
+   */
+  afterNextFree(then: () => void): void {
+    const wait = Atomics.waitAsync(this.#words, FREES, Atomics.load(this.#words, FREES));
+    if (wait.async) void wait.value.then(then);
+    else queueMicrotask(then);
   }
 
   /** The thread that locked as `holder` is gone: opens the lock if it held it. */

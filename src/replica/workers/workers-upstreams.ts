@@ -1,7 +1,8 @@
 /**
  * A replica's upstream groups as its workers report them: each worker balances a group without a
  * `zone` on its own (as nginx's workers do), so their loads add up; a group with a `zone` has one
- * state the workers share, which the main thread reads itself, with the workers' idle connections.
+ * state the workers share, which the main thread reads itself, with the workers' idle connections
+ * and queues (each worker queues its own requests, with or without a zone).
  */
 import type { Config } from '../../config/model.ts';
 import type { UpstreamInfo, UpstreamQueueInfo } from '../../engine/upstream/upstream-info.ts';
@@ -25,7 +26,8 @@ export function workersUpstreamInfo(
       ? generation.upstreams.get(u.name)?.info()
       : undefined;
     if (zoned !== undefined) {
-      return [{ ...zoned, keepalive: infos.reduce((sum, info) => sum + info.keepalive, 0) }];
+      const keepalive = infos.reduce((sum, info) => sum + info.keepalive, 0);
+      return [{ ...zoned, keepalive, queue: sumQueues(infos.map((info) => info.queue)) }];
     }
     return infos.length === 0 ? [] : [sumUpstreams(infos)];
   });
@@ -35,7 +37,6 @@ export function workersUpstreamInfo(
 function sumUpstreams(infos: readonly UpstreamInfo[]): UpstreamInfo {
   const [first, ...rest] = infos as [UpstreamInfo, ...UpstreamInfo[]];
   const peers = first.peers.map((peer) => ({ ...peer }));
-  const queue = first.queue === null ? null : { ...first.queue };
   let keepalive = first.keepalive;
   for (const info of rest) {
     keepalive += info.keepalive;
@@ -45,8 +46,18 @@ function sumUpstreams(infos: readonly UpstreamInfo[]): UpstreamInfo {
       peer.active += other.active;
       if (other.state === 'up') peer.state = 'up';
     });
-    if (queue === null || info.queue === null) continue;
-    for (const field of Object.keys(queue) as (keyof UpstreamQueueInfo)[]) queue[field] += info.queue[field];
   }
-  return { ...first, peers, keepalive, queue };
+  return { ...first, peers, keepalive, queue: sumQueues(infos.map((info) => info.queue)) };
+}
+
+/** The workers' queues of one group added up (each worker queues its own requests, as Plus's do). */
+function sumQueues(queues: readonly (UpstreamQueueInfo | null)[]): UpstreamQueueInfo | null {
+  const [first, ...rest] = queues;
+  if (first === undefined || first === null) return null;
+  const sum = { ...first };
+  for (const queue of rest) {
+    if (queue === null) continue;
+    for (const field of Object.keys(sum) as (keyof UpstreamQueueInfo)[]) sum[field] += queue[field];
+  }
+  return sum;
 }

@@ -16,7 +16,7 @@ import { LimitswitchError } from '../../../shared/errors.ts';
 import type { Http1Request } from '../wire/http1-request.ts';
 import { type ConnectionOptions, type ExchangeHandler, UpstreamConnection } from './upstream-connection.ts';
 import { DEFAULT_KEEPALIVE, KeepaliveCache, type KeepaliveSettings } from './upstream-keepalive.ts';
-import { UpstreamQueue } from './upstream-queue.ts';
+import { type QueuedRequest, UpstreamQueue } from './upstream-queue.ts';
 
 /** Timeouts shared by every server (nginx's proxy_* defaults in parentheses). */
 export interface UpstreamOptions {
@@ -184,6 +184,8 @@ export class UpstreamGroup {
   readonly #clock: Clock;
   /** The servers' balancer state: this thread's, or shared through the group's `zone`. */
   readonly #states: PeerStates;
+  /** Whether this worker waits for the zone's next free (its queue holds requests). */
+  #watchingFrees = false;
 
   /** `shared`: the state of the same group another worker {@link share}d, and this thread's lock holder. */
   constructor(
@@ -229,9 +231,36 @@ export class UpstreamGroup {
   /** A request's exchange with `peer` ended: a request waiting in the queue may take it. */
   free(peer: UpstreamPeer): void {
     const states = this.#states;
-    if (states.shared) states.locked(() => peer.active--);
-    else peer.active--;
+    if (states.shared) {
+      states.locked(() => peer.active--);
+      if (this.queue !== null) states.announceFree();
+    } else peer.active--;
     this.queue?.drain();
+  }
+
+  /**
+   * Puts `request` last in the group's queue (false: the queue is full). Each worker has a queue of its
+   * own, as each of Plus's workers has; with a `zone`, it also waits for servers other workers free.
+   */
+  enqueue(request: QueuedRequest): boolean {
+    if (!this.queue!.enqueue(request)) return false;
+    if (this.#states.shared) this.#watchFrees();
+    return true;
+  }
+
+  /**
+   * While this worker's queue holds requests: drains it after every free announced in the zone. The
+   * drain after arming catches a free between the failed pick and the arming.
+   */
+  #watchFrees(): void {
+    const queue = this.queue!;
+    if (this.#watchingFrees || queue.size === 0) return;
+    this.#watchingFrees = true;
+    this.#states.afterNextFree(() => {
+      this.#watchingFrees = false;
+      this.#watchFrees();
+    });
+    queueMicrotask(() => queue.drain());
   }
 
   /** The servers' state, for the other workers' groups to attach to (a group with a `zone`). */

@@ -52,6 +52,21 @@ function onTimeout(queue: UpstreamQueue, entry: Entry): void {
   }
 }
 
+/**
+ * Hands `entry` a server if one is free; 'fault' when that threw (its client connection is ended, as
+ * any callback's fault ends its own: a drain runs for whichever request freed a server, or for a
+ * free another worker announced).
+ */
+function tryDequeue(entry: Entry): boolean | 'fault' {
+  try {
+    return entry.request.dequeued();
+  } catch (error) {
+    const socket = entry.request.clientSocket;
+    containFault('timer', error, socket, socket);
+    return 'fault';
+  }
+}
+
 export class UpstreamQueue {
   /** `number`: the most requests waiting at once (Plus's `max_size`). */
   readonly maxSize: number;
@@ -116,9 +131,11 @@ export class UpstreamQueue {
       do {
         this.#drainAgain = false;
         for (const entry of this.#entries.values()) {
-          if (!entry.request.dequeued()) break;
+          const dequeued = tryDequeue(entry);
+          if (dequeued === false) break;
           this.#remove(entry);
-          this.counters.served++;
+          if (dequeued === true) this.counters.served++;
+          else this.counters.left++;
         }
       } while (this.#drainAgain && this.#entries.size > 0);
     } finally {

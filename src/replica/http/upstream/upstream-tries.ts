@@ -40,7 +40,7 @@ export class UpstreamTries {
     if (peer !== null) return peer;
     // A first try that finds no server waits in the group's queue, if it has one (Plus).
     if (tried === null && group.queue !== null) {
-      if (!group.queue.enqueue(request)) return { message: QUEUE_FULL };
+      if (!group.enqueue(request)) return { message: QUEUE_FULL };
       this.#queued = true;
       return 'queued';
     }
