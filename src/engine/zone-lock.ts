@@ -1,16 +1,16 @@
 /**
- * A shared zone's mutex (nginx's `ngx_shmtx_t` on the zone's slab pool): two int32 words in the zone's
+ * A shared zone's mutex (nginx's `ngx_shmtx_t` on the zone's slab pool): one int32 word in the zone's
  * SharedArrayBuffer, so every worker thread attached to the zone takes the same lock (limit_req's
- * state table, limit_conn's counts). The first word holds its holder, as nginx's holds the holder's
- * pid, so that a thread that died holding it can be named and the lock forced open
- * (`ngx_shmtx_force_unlock`); the second counts the threads asleep on it, so that an unlock nobody
- * waits for is one store and never a system call. A short spin first: a holder keeps the lock for one
- * lookup, far less than a sleep and a wake-up cost.
+ * state table, limit_conn's counts, an upstream zone). The word holds its holder, as nginx's holds the
+ * holder's pid, so that a thread that died holding it can be named and the lock forced open
+ * (`ngx_shmtx_force_unlock`), and a bit that says someone sleeps on it, so that an unlock is one
+ * atomic exchange and a system call only when a thread waits (Drepper's "futexes are tricky" mutex).
+ * A short spin first: a holder keeps the lock for one lookup, far less than a sleep and a wake-up cost.
  */
 
 const FREE = 0;
-/** The word after the lock's: the threads asleep on it. */
-const SLEEPERS = 1;
+/** In the lock word beside the holder: a thread sleeps on the lock (holders are 1 to 64). */
+const SLEEPING = 0x4000_0000;
 /** Tries before sleeping: a lookup under the lock takes well under a microsecond. */
 const SPINS = 200;
 
@@ -20,19 +20,21 @@ export function lockZone(words: Int32Array, at: number, holder: number): void {
   for (let spin = 0; spin < SPINS; spin++) {
     if (Atomics.load(words, at) === FREE && Atomics.compareExchange(words, at, FREE, holder) === FREE) return;
   }
-  // Counted as asleep before the last try, so that an unlock after it wakes us.
-  Atomics.add(words, at + SLEEPERS, 1);
   for (;;) {
-    const current = Atomics.compareExchange(words, at, FREE, holder);
-    if (current === FREE) break;
+    // Taken with the bit set: others may still sleep, and this holder's unlock must wake one.
+    let current = Atomics.compareExchange(words, at, FREE, holder | SLEEPING);
+    if (current === FREE) return;
+    if ((current & SLEEPING) === 0) {
+      const seen = Atomics.compareExchange(words, at, current, current | SLEEPING);
+      if (seen !== current) continue;
+      current |= SLEEPING;
+    }
     Atomics.wait(words, at, current);
   }
-  Atomics.sub(words, at + SLEEPERS, 1);
 }
 
 export function unlockZone(words: Int32Array, at: number): void {
-  Atomics.store(words, at, FREE);
-  if (Atomics.load(words, at + SLEEPERS) !== 0) Atomics.notify(words, at, 1);
+  if ((Atomics.exchange(words, at, FREE) & SLEEPING) !== 0) Atomics.notify(words, at, 1);
 }
 
 /**
@@ -41,7 +43,11 @@ export function unlockZone(words: Int32Array, at: number): void {
  * half done, as in nginx after a worker crash.
  */
 export function forceUnlockZone(words: Int32Array, at: number, holder: number): boolean {
-  if (Atomics.compareExchange(words, at, holder, FREE) !== holder) return false;
-  Atomics.notify(words, at, 1);
-  return true;
+  for (;;) {
+    const current = Atomics.load(words, at);
+    if ((current & ~SLEEPING) !== holder) return false;
+    if (Atomics.compareExchange(words, at, current, FREE) !== current) continue;
+    if ((current & SLEEPING) !== 0) Atomics.notify(words, at, 1);
+    return true;
+  }
 }

@@ -11,6 +11,7 @@ import { LimitConnZone } from '../../src/engine/limit-conn/limit-conn-zone.ts';
 import { LimitReqZone, LOOKUP_OK } from '../../src/engine/limit-req/limit-req-zone.ts';
 import { forceUnlockZone, lockZone, unlockZone } from '../../src/engine/zone-lock.ts';
 import { startTypeScriptWorker } from '../helpers/typescript-worker.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 
 const KEY = parseComplexValue('$binary_remote_addr');
 const SIZE = 64 * 1024;
@@ -23,7 +24,16 @@ function holdForever(): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
 }
 
+/** In a worker: takes the lock word as holder 9 (sleeping until it can), says so, gives it back. */
+function takeWhenFree(): void {
+  const words = new Int32Array(workerData.memory);
+  lockZone(words, 0, 9);
+  parentPort!.postMessage(Atomics.load(words, 0));
+  unlockZone(words, 0);
+}
+
 if (!isMainThread && workerData?.test === 'zone-lock') holdForever();
+else if (!isMainThread && workerData?.test === 'zone-lock-sleeper') takeWhenFree();
 else
   describe('the zone lock', () => {
     it('holds its holder; only that holder is forced out, and the lock works after', () => {
@@ -37,6 +47,22 @@ else
       assert.equal(Atomics.load(words, 0), 1);
       unlockZone(words, 0);
       assert.equal(forceUnlockZone(words, 0, 1), false, 'not held');
+    });
+
+    it('a thread asleep on a lock its holder never gives back wakes when the lock is forced open', async () => {
+      const memory = new SharedArrayBuffer(8);
+      const words = new Int32Array(memory);
+      lockZone(words, 0, 3);
+      const worker = startTypeScriptWorker(new URL(import.meta.url), { test: 'zone-lock-sleeper', memory });
+      const took = once(worker, 'message');
+      // the sleeper marks the word before it sleeps (after its spin)
+      await waitFor(() => Atomics.load(words, 0) !== 3, { message: 'the other thread to sleep on the lock' });
+      assert.equal(forceUnlockZone(words, 0, 9), false, 'not the holder');
+      assert.equal(forceUnlockZone(words, 0, 3), true);
+      const [word] = await took;
+      assert.equal(word & 0xff, 9, 'the sleeper took the lock');
+      await once(worker, 'exit');
+      assert.equal(Atomics.load(words, 0), 0, 'and gave it back');
     });
 
     it('a limit_conn zone whose attached thread died holding its lock is opened by its slice', () => {

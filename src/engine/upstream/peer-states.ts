@@ -8,7 +8,7 @@
  */
 import { forceUnlockZone, lockZone, unlockZone } from '../zone-lock.ts';
 
-/** Two lock words and the count of releases, then an int32 `active` per server, then two float64s per server. */
+/** The lock word, a word unused, the count of frees, a word unused; an int32 `active` per server; two float64s per server. */
 const LOCK = 0;
 const FREES = 2;
 const HEADER_BYTES = 16;
