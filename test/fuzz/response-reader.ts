@@ -23,6 +23,7 @@ import {
   type ResponseHead,
   UNTIL_CLOSE,
 } from '../../src/replica/http/wire/http1-response.ts';
+import { findResponseHead } from '../../src/replica/http/wire/response-head-lines.ts';
 import { UpstreamFailure } from '../../src/replica/http/wire/upstream-failure.ts';
 
 /** A property as the fuzz runs take it. */
@@ -416,6 +417,43 @@ export const responseReaderProperties: readonly NamedProperty[] = [
         { ...head, contentLength: head.framing === LENGTH ? head.contentLength : -1 },
         { ...reference, contentLength: reference.framing === LENGTH ? reference.contentLength : -1 },
       );
+    }),
+  },
+  {
+    name: 'response head lines: bare LF and CRs before it read as CRLF lines (nginx)',
+    property: fc.property(
+      wellFormedHead,
+      fc.array(fc.constantFrom('\r\n', '\n', '\r\r\n'), { minLength: 1, maxLength: 12 }),
+      fc.constantFrom('\r\n', '\n'),
+      ({ text, expectBody }, ends, blank) => {
+        const lines = text.split('\r\n');
+        // the status line takes one CR at most
+        const written = lines.map(
+          (line, i) => line + (i === 0 ? ends[0]!.slice(-2) : ends[i % ends.length]!),
+        );
+        const bytes = Buffer.from(`${written.join('')}${blank}body\r\n\r\n`, 'latin1');
+        const found = findResponseHead(bytes);
+        assert.ok(found);
+        assert.equal(bytes.subarray(found.bodyStart).toString('latin1'), 'body\r\n\r\n');
+        const crlf = Buffer.from(`${text}\r\n\r\n`, 'latin1');
+        const expected = ownErrorsOnly(() => parseResponseHead(crlf, crlf.length - 4, expectBody));
+        assert.deepEqual(
+          ownErrorsOnly(() => parseResponseHead(found.bytes, found.end, expectBody)),
+          expected,
+        );
+      },
+    ),
+  },
+  {
+    name: 'response head lines: arbitrary bytes',
+    property: fc.property(fc.uint8Array({ maxLength: 400 }), fc.boolean(), (bytes, expectBody) => {
+      const buffer = Buffer.concat([Buffer.from('HTTP/1.1 200 OK\n'), Buffer.from(bytes)]);
+      const found = findResponseHead(buffer);
+      if (found === null) return;
+      assert.ok(found.bodyStart <= buffer.length);
+      assert.equal(found.bytes.subarray(found.end).toString('latin1'), '\r\n\r\n');
+      const head = ownErrorsOnly(() => parseResponseHead(found.bytes, found.end, expectBody));
+      if (!(head instanceof UpstreamFailure)) checkHead(head);
     }),
   },
   {

@@ -20,11 +20,11 @@ import {
   type ResponseHead,
   UNTIL_CLOSE,
 } from './http1-response.ts';
+import { findResponseHead } from './response-head-lines.ts';
 import { UpstreamFailure } from './upstream-failure.ts';
 
 /** Longest response head read (node's and undici's default). */
 const MAX_HEAD_BYTES = 16 * 1024;
-const CRLF_CRLF = Buffer.from('\r\n\r\n');
 /** Every upstream socket reads into this: a read is handled before the next one, and what is kept is copied. */
 const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
 
@@ -160,9 +160,12 @@ export class Http1ResponseReader {
     const owned = this.#headBuffer !== null;
     let buffer = owned ? Buffer.concat([this.#headBuffer!, chunk]) : chunk;
     for (;;) {
-      const end = buffer.indexOf(CRLF_CRLF);
-      if (end === -1 || end > MAX_HEAD_BYTES) {
-        if (end > MAX_HEAD_BYTES || buffer.length > MAX_HEAD_BYTES) {
+      // lines may end in a bare LF, as nginx reads them (response-head-lines.ts)
+      const found = findResponseHead(buffer);
+      // the head without its blank line, or what has come of it
+      const headBytes = found === null ? buffer.length : found.bodyStart - 4;
+      if (found === null || headBytes > MAX_HEAD_BYTES) {
+        if (headBytes > MAX_HEAD_BYTES) {
           this.#host.responseFailed(new UpstreamFailure('too-big-header', 'Headers Overflow Error'));
           return;
         }
@@ -171,12 +174,12 @@ export class Http1ResponseReader {
       }
       let head: ResponseHead;
       try {
-        head = parseResponseHead(buffer, end, this.#expectBody);
+        head = parseResponseHead(found.bytes, found.end, this.#expectBody);
       } catch (err) {
         this.#host.responseFailed(err as Error);
         return;
       }
-      const rest = buffer.subarray(end + 4);
+      const rest = buffer.subarray(found.bodyStart);
       // 1xx answers before the final one are not relayed
       if (head.status < 200) {
         if (head.status === 101) {
