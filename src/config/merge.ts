@@ -220,7 +220,7 @@ function checkAdmission(settings: Inherited): void {
 function buildServer(server: ServerBuilder, parent: Inherited, http: HttpBuilder): ServerConf {
   const settings = inherit(server, parent);
   checkAdmission(settings);
-  const ssl = mergeSsl(server.ssl, http.ssl, server.source.file);
+  const ssl = mergeSsl(server.ssl, http.ssl, server.source);
   return {
     listen: server.listen.length
       ? server.listen.map(({ host, port, defaultServer, ssl, http2 }) => ({

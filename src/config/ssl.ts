@@ -69,8 +69,13 @@ export const SSL_DEFAULTS = Object.freeze({
   ecdhCurve: 'auto',
 });
 
-/** The `ssl_*` settings in force at a server, given its own and the http level's. */
-export function mergeSsl(server: SslBuilder, http: SslBuilder, file: string): SslConf {
+/**
+ * The `ssl_*` settings in force at a server (its block at `at`), given its own and the http level's.
+ * A server without certificates makes no TLS context of its own, so nginx checks nothing more of it
+ * (ngx_http_ssl_merge_srv_conf returns early): its `ssl_verify_client` still decides its requests,
+ * on handshakes the address's default server makes.
+ */
+export function mergeSsl(server: SslBuilder, http: SslBuilder, at: SourceRef): SslConf {
   const pick = <K extends keyof SslBuilder>(key: K): SslBuilder[K] => server[key] ?? http[key];
   // the certificate list and its keys come from one level, as ngx_conf_merge_ptr_value takes them
   const own = server.certificates !== null;
@@ -78,8 +83,10 @@ export function mergeSsl(server: SslBuilder, http: SslBuilder, file: string): Ss
   const keys = (own ? server.certificateKeys : http.certificateKeys) ?? [];
   const verifyClient = pick('verifyClient') ?? SSL_DEFAULTS.verifyClient;
   const clientCertificate = pick('clientCertificate');
-  if ((verifyClient === 'on' || verifyClient === 'optional') && clientCertificate === null) {
-    throw new ConfigError('no ssl_client_certificate for ssl_verify_client', file, 0);
+  const needsCa = verifyClient === 'on' || verifyClient === 'optional';
+  if (needsCa && clientCertificate === null && certificates.length !== 0) {
+    // nginx names no line here; the server's block is where it is to be fixed
+    throw configError('no ssl_client_certificate for ssl_verify_client', at);
   }
   return {
     certificates: pairCertificates(certificates, keys),
@@ -118,7 +125,8 @@ function pairCertificates(certificates: readonly SslFile[], keys: readonly SslFi
 
 /**
  * ngx_http_ssl_init's check of a TLS address: its default server makes the handshake, so it needs a
- * certificate (a server picked by SNI without one fails that handshake, as in nginx).
+ * certificate (a server SNI picks without one makes its handshakes with the default server's, as in
+ * nginx).
  */
 export function checkSslDefaultServer(server: { readonly ssl: SslConf; readonly source: SourceRef }): void {
   if (server.ssl.certificates.length !== 0) return;

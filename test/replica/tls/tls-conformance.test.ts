@@ -3,7 +3,8 @@
  * and the same configuration: SNI picks the server and its certificate (the default server's without
  * SNI or for an unknown name, the right one of two key types), `ssl_protocols` and `ssl_ciphers`
  * refuse what they do not allow, client certificates are verified as `ssl_verify_client` says
- * (on / optional / optional_no_ca: 496, 495, `$ssl_client_verify`), a `Host` other than the
+ * (on / optional / optional_no_ca: 496, 495, `$ssl_client_verify`; a server without certificates
+ * of its own, SNI-picked, verifies on the default server's handshake), a `Host` other than the
  * negotiated name at a verifying server is 421, plain HTTP to the TLS port is 497, and a limit keyed
  * by `$ssl_client_s_dn` limits each client certificate apart. Same statuses, same bodies.
  */
@@ -57,6 +58,17 @@ function body(main: number, legacy: number, upstream: number): string {
         ssl_certificate_key ${bEc.key};
         location / { return 200 "b $ssl_server_name\\n"; }
     }
+    server {
+        listen ${main} ssl;
+        server_name nocert.example.com;
+        ssl_verify_client on;
+        location / { return 200 "nocert $ssl_server_name\\n"; }
+    }
+    server {
+        listen ${main} ssl;
+        server_name nocert-off.example.com;
+        location / { return 200 "nocert-off $ssl_server_name $ssl_client_verify\\n"; }
+    }
 ${mtls('mtls.example.com', 'on')}
 ${mtls('optional.example.com', 'optional')}
 ${mtls('noca.example.com', 'optional_no_ca')}
@@ -95,6 +107,16 @@ const CASES: readonly [string, 'main' | 'legacy', TlsRequest][] = [
     'TLSv1.2 and only a cipher not allowed',
     'legacy',
     { maxVersion: 'TLSv1.2', ciphers: 'ECDHE-RSA-AES256-GCM-SHA384' },
+  ],
+  [
+    'SNI of a server without certificates: the default server makes the handshake',
+    'main',
+    { servername: 'nocert-off.example.com' },
+  ],
+  [
+    'SNI of a server without certificates, verify on (no CA: nothing to check it by): 496',
+    'main',
+    { servername: 'nocert.example.com' },
   ],
   ['verify on, no certificate: 496', 'main', { servername: 'mtls.example.com' }],
   ['verify on, the CA signed it', 'main', { servername: 'mtls.example.com', ...pem(alice) }],

@@ -138,7 +138,10 @@ export class EdgeListener {
     const address = socket.localAddress ?? '';
     const host = servername?.toLowerCase() ?? '';
     const named = host === '' ? null : this.#selector.named(address, this.#conf.port, host);
-    const server = named ?? this.#selector.defaultServer(address, this.#conf.port)!;
+    const fallback = this.#selector.defaultServer(address, this.#conf.port)!;
+    // a named server without certificates has no TLS context of its own: the default server's
+    // makes the handshake (nginx leaves its SSL_CTX in place), the named one still takes the requests
+    const server = named !== null && named.ssl.certificates.length !== 0 ? named : fallback;
     if (server.ssl.certificates.length === 0) {
       this.#handlers.handshakeFailed(
         'no "ssl_certificate" is defined in server listening on SSL port while SSL handshaking',
