@@ -14,6 +14,7 @@
  */
 import type { Socket } from 'node:net';
 import { containFault, failpoint } from '../contract/fault-boundary.ts';
+import { type FoundHead, findHead, MORE, parserBytes } from './head-line-ends.ts';
 import { type BodySource, OwnRequest } from './own-request.ts';
 import { readOwnHead } from './own-request-head.ts';
 import { OwnResponse, type ResponseOwner } from './own-response.ts';
@@ -35,7 +36,6 @@ export interface Http1Host {
   released(connection: Http1Connection): void;
 }
 
-const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
 /** Bytes buffered behind a request in progress (pipelined requests) before reading pauses. */
 const PIPELINED_BYTES_MAX = 64 * 1024;
 
@@ -100,17 +100,22 @@ export class Http1Connection implements ResponseOwner, BodySource {
   #readRequests(): void {
     const unread = this.#unread;
     if (unread === null || this.#done) return;
-    const end = unread.indexOf(HEAD_END);
-    if (end === -1 || end + HEAD_END.length > this.#maxHeadBytes) {
-      this.#handOver();
+    const found = findHead(unread, this.#maxHeadBytes);
+    if (found === MORE) {
+      // the rest of a head with bare LFs: node:http's parser would refuse what came so far
+      this.socket.setTimeout(this.#host.headersTimeoutMs);
       return;
     }
-    const head = readOwnHead(unread.toString('latin1', 0, end));
+    if (found === null || !found.whole || found.end > this.#maxHeadBytes) {
+      this.#handOver(found);
+      return;
+    }
+    const head = readOwnHead(found.text);
     if (head === null) {
-      this.#handOver();
+      this.#handOver(found);
       return;
     }
-    const rest = end + HEAD_END.length;
+    const rest = found.end;
     this.#unread = rest === unread.length ? null : unread.subarray(rest);
     const socket = this.socket;
     socket.setTimeout(0);
@@ -165,7 +170,8 @@ export class Http1Connection implements ResponseOwner, BodySource {
     if (this.#response === null) this.socket.destroy();
   }
 
-  #handOver(): void {
+  /** `head`: the head found first, whose lines the parser is given with CRLF ends. */
+  #handOver(head: FoundHead | null): void {
     this.#done = true;
     const socket = this.socket;
     socket.off('data', this.#onData);
@@ -176,7 +182,7 @@ export class Http1Connection implements ResponseOwner, BodySource {
     socket.off('timeout', destroyOnError);
     socket.setTimeout(0);
     socket.pause();
-    if (this.#unread !== null) socket.unshift(this.#unread);
+    if (this.#unread !== null) socket.unshift(head === null ? this.#unread : parserBytes(this.#unread, head));
     this.#unread = null;
     this.#host.released(this);
     this.#host.handOver(socket);
