@@ -3,7 +3,8 @@
  * `[name, value, …]` arrays that undici and `writeHead` take (no header objects on the hot path).
  *
  * Both directions drop the hop-by-hop headers (Connection, Keep-Alive, Proxy-*, TE, Trailer,
- * Transfer-Encoding, Upgrade, and every header the Connection header names). Upstream, the request gets
+ * Transfer-Encoding, and every header the Connection header names), and the request its Upgrade; an
+ * answer's Upgrade is relayed, as nginx relays it. Upstream, the request gets
  * `X-Forwarded-For` = incoming list + `$remote_addr` (nginx's `$proxy_add_x_forwarded_for`),
  * `X-Forwarded-Proto` and `X-Forwarded-Host` (replacing what the client sent); Host is kept. Downstream,
  * Date and Server are regenerated and X-Pad / X-Accel-* hidden, as nginx's `proxy_hide_header` defaults.
@@ -185,10 +186,9 @@ function knownResponseDropped(name: string): boolean {
       return name.toLowerCase() === 'x-pad';
     case 6:
       return name.toLowerCase() === 'server';
-    case 7: {
-      const lower = name.toLowerCase();
-      return lower === 'trailer' || lower === 'upgrade';
-    }
+    case 7:
+      // `Upgrade` is relayed, as nginx relays it: a 426 needs it (RFC 9110 §15.5.22), a 101 too
+      return name.toLowerCase() === 'trailer';
     case 10: {
       const lower = name.toLowerCase();
       return lower === 'connection' || lower === 'keep-alive';
@@ -217,19 +217,21 @@ export function clientResponseHeaders(rawHeaders: readonly (Buffer | string)[]):
       named = connectionTokens(latin1(rawHeaders[i + 1]!), named);
     }
   }
-  return named === null ? out : withoutNamed(out, named);
+  // `Connection: Upgrade` names the Upgrade an answer carries: nginx relays it all the same
+  return named === null
+    ? out
+    : withoutNamed(
+        out,
+        named.filter((token) => token !== 'upgrade'),
+      );
 }
 
 /**
- * The headers relayed with a 101 (Switching Protocols): `Connection: upgrade` and the upstream's
- * `Upgrade`, as nginx's header filter writes them, then the rest as for any response.
+ * The headers relayed with a 101 (Switching Protocols): `Connection: upgrade`, as nginx's header
+ * filter writes it, then the upstream's as for any response (its `Upgrade` among them, in its place).
  */
 export function switchingProtocolsHeaders(rawHeaders: readonly string[]): string[] {
   const out = ['Connection', 'upgrade'];
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i]!;
-    if (name.length === 7 && name.toLowerCase() === 'upgrade') out.push(name, rawHeaders[i + 1]!);
-  }
   for (const header of clientResponseHeaders(rawHeaders)) out.push(header);
   return out;
 }
