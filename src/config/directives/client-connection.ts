@@ -2,8 +2,9 @@
  * ngx_http_core_module's limits on how long a client connection may hold the server: the timeouts
  * (`client_header_timeout`, `client_body_timeout`, `send_timeout`), keep-alive (`keepalive_timeout`,
  * `keepalive_requests`, `keepalive_time`), the lingering close (`lingering_close`, `lingering_time`,
- * `lingering_timeout`), and how a request body is read before it goes to a server
- * (`client_body_buffer_size`, `proxy_request_buffering`). In an `upstream` block the `keepalive_*`
+ * `lingering_timeout`), how a request body is read before it goes to a server
+ * (`client_body_buffer_size`, `proxy_request_buffering`), and what the `Server` field says
+ * (`server_tokens`). In an `upstream` block the `keepalive_*`
  * names are the keepalive module's (upstream.ts).
  */
 import type { ClientTimers } from '../../engine/http/client-timers.ts';
@@ -73,6 +74,15 @@ function bodyBufferSize(d: Directive, scope: Scope): void {
   client.bodyBufferBytes = bytes;
 }
 
+/** `server_tokens on | off | build;` — ngx_conf_set_enum_slot; `build` names no build here, as `on`. */
+function serverTokens(d: Directive, scope: Scope): void {
+  const client = settingOnce(d, scope, 'serverTokens');
+  const value = d.args[0]!.toLowerCase();
+  if (value !== 'on' && value !== 'off' && value !== 'build')
+    throw configError(`invalid value "${d.args[0]}"`, d);
+  client.serverTokens = value !== 'off';
+}
+
 function requestBuffering(d: Directive, scope: Scope): void {
   settingOnce(d, scope, 'requestBuffering').requestBuffering = flagArg(d);
 }
@@ -91,4 +101,5 @@ export const clientConnectionDirectives: readonly DirectiveSpec[] = [
   { name: 'lingering_timeout', contexts: HSL, args: [1], handle: time('lingeringTimeoutMs') },
   { name: 'client_body_buffer_size', contexts: HSL, args: [1], handle: bodyBufferSize },
   { name: 'proxy_request_buffering', contexts: HSL, args: [1], handle: requestBuffering },
+  { name: 'server_tokens', contexts: HSL, args: [1], handle: serverTokens },
 ];

@@ -89,7 +89,6 @@ const ENTRIES: readonly (readonly [string, readonly ContextKind[], ArgSpec])[] =
   ['source_charset', HSL, [1]],
   ['charset_types', HSL, '1+'],
   ['gzip', HSL, [1]],
-  ['server_tokens', HSL, [1]],
   ['absolute_redirect', HSL, [1]],
   ['server_name_in_redirect', HSL, [1]],
   ['port_in_redirect', HSL, [1]],

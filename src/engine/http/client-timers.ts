@@ -29,6 +29,8 @@ export interface ClientTimers {
   readonly bodyBufferBytes: number;
   /** `proxy_request_buffering` (on). */
   readonly requestBuffering: boolean;
+  /** `server_tokens` (on): the `Server` field names the version. */
+  readonly serverTokens: boolean;
 }
 
 /** nginx's defaults. */
@@ -45,4 +47,5 @@ export const NGINX_CLIENT_TIMERS: ClientTimers = Object.freeze({
   lingeringTimeoutMs: 5_000,
   bodyBufferBytes: 16 * 1024,
   requestBuffering: true,
+  serverTokens: true,
 });

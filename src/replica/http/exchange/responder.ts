@@ -14,8 +14,8 @@ import { containFault, failpoint } from '../contract/fault-boundary.ts';
 import { clientResponseHeaders } from '../upstream/forward-headers.ts';
 import type { AnswerSink } from '../upstream/forward-owner.ts';
 import { isPooledBodyChunk, releaseBodyChunk } from '../wire/body-buffers.ts';
-import { uriFieldValue } from '../wire/field-value.ts';
-import { errorPage, statusReason, wireStatus } from '../wire/status-pages.ts';
+import { pageAnswer, returnAnswer, serverValue } from '../wire/own-answer-head.ts';
+import { statusReason, wireStatus } from '../wire/status-pages.ts';
 import { lingerOnClose } from './lingering-close.ts';
 
 /** What the responder reads of its exchange as an answer goes out. */
@@ -109,37 +109,14 @@ export class Responder implements AnswerSink {
   /** nginx's page for `code` (not a closing one); `closes`: the connection ends after it, lingering. */
   page(code: number, closes: boolean, retryAfterS?: number, extraHeaders?: readonly string[]): void {
     if (closes) this.closeAfter();
-    const page = errorPage(code);
-    const headers =
-      page === null
-        ? ['content-length', '0']
-        : ['content-type', 'text/html', 'content-length', `${page.length}`];
-    if (retryAfterS !== undefined) headers.push('retry-after', `${retryAfterS}`);
-    if (extraHeaders !== undefined) headers.push(...extraHeaders);
-    this.end(wireStatus(code), headers, page);
+    const own = pageAnswer(code, this.#rules.timers.serverTokens, retryAfterS, extraHeaders);
+    this.end(wireStatus(code), own.headers, own.body);
   }
 
-  /**
-   * nginx `return code text`/`return code URL`: the text (as `default_type`'s `text/plain` unless a
-   * type is given) or nginx's page for the code, with the given headers.
-   */
+  /** nginx `return code text`/`return code URL` (own-answer-head.ts). */
   answer(code: number, text: string | undefined, given: Readonly<Record<string, string>>): void {
-    const headers: string[] = [];
-    let hasType = false;
-    for (const [name, value] of Object.entries(given)) {
-      if (name.toLowerCase() === 'content-type') hasType = true;
-      // a `return` URL is made from request data (`$uri` is decoded): kept to one field value
-      headers.push(name, uriFieldValue(value));
-    }
-    let body: Buffer | string | null = text ?? null;
-    if (body === null) {
-      body = errorPage(code);
-      if (body !== null && !hasType) headers.push('content-type', 'text/html');
-    } else if (!hasType) {
-      headers.push('content-type', 'text/plain');
-    }
-    headers.push('content-length', `${body === null ? 0 : Buffer.byteLength(body)}`);
-    this.end(code, headers, body);
+    const own = returnAnswer(code, text, given, this.#rules.timers.serverTokens);
+    this.end(code, own.headers, own.body);
   }
 
   /** The answer ends the connection, lingering (nginx drops keep-alive after these pages). */
@@ -183,6 +160,8 @@ export class Responder implements AnswerSink {
     this.#resume = resume;
     const added = this.#added;
     const headers = clientResponseHeaders(rawHeaders);
+    // nginx's own Server goes with a relayed answer too (the server's is not relayed)
+    headers.unshift('Server', serverValue(this.#rules.timers.serverTokens));
     this.#headers = added === undefined || added.length === 0 ? headers : [...headers, ...added];
   }
 
