@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { loadConfigText } from '../../src/config/index.ts';
 import { compileRegex } from '../../src/config/regex.ts';
 import { parseComplexValue as cv } from '../../src/engine/complex-value.ts';
 import type { NginxRegex } from '../../src/engine/nginx-regex.ts';
@@ -224,5 +225,28 @@ describe('geo', () => {
     assert.equal(geo(context(table)), '2');
     assert.equal(geo(context(table, { remoteAddr: '192.168.9.9' })), '0');
     assert.equal(geo(context(table, { remoteAddr: '8.8.8.8' })), '1');
+  });
+
+  it('`delete` takes a network written above out again (nginx: 127.0.0.1 then gets the /8 value)', () => {
+    const warnings: string[] = [];
+    const http = loadConfigText(
+      `events {}\nhttp {\n  geo $g {\n    default d;\n    127.0.0.0/8 a;\n    127.0.0.1/32 b;\n` +
+        `    delete 127.0.0.1/32;\n    delete 10.0.0.0/8;\n    delete 127.0.0.1/24;\n    10.0.0.0/8 c;\n  }\n}\n`,
+      'nginx.conf',
+      { onWarning: (w) => warnings.push(`${w.text} in ${w.file}:${w.line}`) },
+    ).http;
+    assert.deepEqual(
+      http.geos[0]!.entries.map((e) => `${e.cidr} ${e.value}`),
+      ['127.0.0.0/8 a', '10.0.0.0/8 c'],
+    );
+    assert.deepEqual(warnings, [
+      'no network "10.0.0.0/8" to delete in nginx.conf:8',
+      'low address bits of 127.0.0.1/24 are meaningless in nginx.conf:9',
+      'no network "127.0.0.1/24" to delete in nginx.conf:9',
+    ]);
+    const table = new VariableTable();
+    const geo = compileGeo(http.geos[0]!, table);
+    assert.equal(geo(context(table, { remoteAddr: '127.0.0.1' })), 'a');
+    assert.equal(geo(context(table, { remoteAddr: '10.1.1.1' })), 'c');
   });
 });
