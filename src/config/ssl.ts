@@ -56,7 +56,11 @@ export function newSslBuilder(): SslBuilder {
   };
 }
 
-/** nginx 1.22's defaults (ngx_http_ssl_module.c). */
+/**
+ * nginx's defaults (ngx_http_ssl_module.c): 1.22's, but for `ssl_protocols`, whose default took
+ * TLSv1.3 in nginx 1.23.4 (1.22: TLSv1 TLSv1.1 TLSv1.2) — a TLS server without TLSv1.3 by default
+ * is not one to copy.
+ */
 export const SSL_DEFAULTS = Object.freeze({
   protocols: Object.freeze(['TLSv1', 'TLSv1.1', 'TLSv1.2', 'TLSv1.3']),
   ciphers: 'HIGH:!aNULL:!MD5',

@@ -21,7 +21,7 @@ import type { ServerConf } from '../../../config/model.ts';
 import { ServerSelector } from '../../../engine/http/find-server.ts';
 import { connectionOf } from '../contract/client-connection.ts';
 import { containFault, failpoint } from '../contract/fault-boundary.ts';
-import { CLIENT_HELLO_MAX_BYTES, clientHelloServerName, INCOMPLETE } from './client-hello.ts';
+import { CLIENT_HELLO_MAX_BYTES, INCOMPLETE, readClientHello } from './client-hello.ts';
 import { certificateOptions, handshakeOptions } from './tls-contexts.ts';
 import { TlsSessionCache } from './tls-session-cache.ts';
 
@@ -109,10 +109,13 @@ export class EdgeListener {
   /** Hands the connection on once its first bytes say to whom (a TLS server, h2, HTTP/1). */
   #firstBytes(socket: Socket, onData: (chunk: Buffer) => void, bytes: Buffer): void {
     if (this.#conf.ssl && bytes[0] === TLS_HANDSHAKE_RECORD) {
-      const name = clientHelloServerName(bytes);
-      if (name === INCOMPLETE && bytes.length <= HELLO_READ_MAX_BYTES) return;
+      const hello = readClientHello(bytes);
+      if (hello === INCOMPLETE && bytes.length <= HELLO_READ_MAX_BYTES) return;
       this.#handOver(socket, onData, bytes);
-      this.#handshake(socket, name === INCOMPLETE ? null : name);
+      const known = hello === INCOMPLETE ? null : hello;
+      if (known?.pskIdentity)
+        socket.once('close', this.#sessions.expectTicket(known.sessionId, known.pskIdentity));
+      this.#handshake(socket, known?.serverName ?? null);
       return;
     }
     this.#handOver(socket, onData, bytes);
