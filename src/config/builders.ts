@@ -74,6 +74,8 @@ export interface LevelBuilder {
   clientHeaderBufferSize: number | null;
   /** `large_client_header_buffers number size` (http and server only). */
   largeClientHeaderBuffers: HeaderBuffersSpec | null;
+  /** `connection_pool_size`, bytes (http and server only; client.ts). */
+  connectionPoolSize: number | null;
   /** The client connection's timers and buffering set at this level (client-connection.ts). */
   client: { -readonly [K in keyof ClientTimers]?: ClientTimers[K] };
 }
@@ -196,6 +198,7 @@ export function newLevel(source: SourceRef): LevelBuilder {
     clientMaxBodySize: null,
     clientHeaderBufferSize: null,
     largeClientHeaderBuffers: null,
+    connectionPoolSize: null,
     client: {},
   };
 }

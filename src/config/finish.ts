@@ -25,7 +25,7 @@ export function finishHttp(http: HttpBuilder, session: Session, end: SourceRef):
   checkServerNames(http, session);
 }
 
-/** nginx's `connection_pool_size` (64 pointers; the directive itself is not supported). */
+/** nginx's default `connection_pool_size` (64 pointers). */
 const CONNECTION_POOL_SIZE = 512;
 
 /** ngx_http_core_merge_srv_conf: every server's large header buffers hold at least a connection pool. */
@@ -33,7 +33,8 @@ function checkHeaderBuffers(http: HttpBuilder, end: SourceRef): void {
   for (const server of http.servers) {
     const buffers =
       server.largeClientHeaderBuffers ?? http.largeClientHeaderBuffers ?? LARGE_CLIENT_HEADER_BUFFERS;
-    if (buffers.bytes < CONNECTION_POOL_SIZE) {
+    const poolBytes = server.connectionPoolSize ?? http.connectionPoolSize ?? CONNECTION_POOL_SIZE;
+    if (buffers.bytes < poolBytes) {
       throw configError(
         'the "large_client_header_buffers" size must be equal to or greater than "connection_pool_size"',
         end,

@@ -36,3 +36,37 @@ test('server_tokens: on by default, off per level, build as on; bad values and d
   assert.match(errorText('server_tokens bogus;'), /invalid value "bogus" in nginx\.conf:3$/);
   assert.match(errorText('server_tokens on; server_tokens off;'), /"server_tokens" directive is duplicate/);
 });
+
+test('connection_pool_size: http and server, checked as nginx checks it; the large header buffers must hold it', () => {
+  assert.equal(
+    errorText('connection_pool_size 1k; server { listen 80; connection_pool_size 256; }'),
+    'loaded',
+  );
+  assert.match(
+    errorText('connection_pool_size 100;'),
+    /the pool size must be no less than 112 in nginx\.conf:3$/,
+  );
+  assert.match(
+    errorText('connection_pool_size 120;'),
+    /the pool size must be a multiple of 16 in nginx\.conf:3$/,
+  );
+  assert.match(errorText('connection_pool_size abc;'), /"connection_pool_size" directive invalid value/);
+  assert.match(errorText('connection_pool_size 128; connection_pool_size 256;'), /directive is duplicate/);
+  assert.match(
+    errorText('server { listen 80; location / { connection_pool_size 1k; } }'),
+    /"connection_pool_size" directive is not allowed here/,
+  );
+  const tooSmall =
+    /the "large_client_header_buffers" size must be equal to or greater than "connection_pool_size"/;
+  assert.match(
+    errorText('connection_pool_size 1k; server { listen 80; large_client_header_buffers 4 512; }'),
+    tooSmall,
+  );
+  assert.match(errorText('server { listen 80; connection_pool_size 16k; }'), tooSmall);
+  assert.equal(
+    errorText(
+      'connection_pool_size 2k; large_client_header_buffers 4 1k; server { listen 80; connection_pool_size 512; }',
+    ),
+    'loaded',
+  );
+});

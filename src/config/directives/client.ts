@@ -3,6 +3,9 @@
  * location; ngx_conf_set_off_slot), `client_header_buffer_size` (ngx_conf_set_size_slot) and
  * `large_client_header_buffers` (ngx_conf_set_bufs_slot), both http and server. The replica answers
  * as nginx does past them: 413, and 414 / 400 "Request Header Or Cookie Too Large".
+ * `connection_pool_size` (http, server) sizes the first allocation of nginx's per-connection memory
+ * pool, which grows as it needs: it bounds nothing a client sees, and the replica has no such pool.
+ * It is read and checked as nginx checks it, and the large header buffers must hold it.
  */
 import { type ConfigError, configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
@@ -44,6 +47,23 @@ function largeClientHeaderBuffers(d: Directive, scope: Scope): void {
   level.largeClientHeaderBuffers = { count, bytes };
 }
 
+/** ngx_pool_t and two large-block links, aligned: nginx's NGX_MIN_POOL_SIZE on 64-bit. */
+const MIN_POOL_BYTES = 112;
+/** NGX_POOL_ALIGNMENT. */
+const POOL_ALIGNMENT_BYTES = 16;
+
+/** `connection_pool_size size;` — ngx_conf_set_size_slot with ngx_http_core_pool_size's checks. */
+function connectionPoolSize(d: Directive, scope: Scope): void {
+  const level = levelOf(scope);
+  if (level.connectionPoolSize !== null) throw duplicate(d);
+  const bytes = parseSize(d.args[0]!);
+  if (bytes === null) throw invalidValue(d);
+  if (bytes < MIN_POOL_BYTES) throw configError(`the pool size must be no less than ${MIN_POOL_BYTES}`, d);
+  if (bytes % POOL_ALIGNMENT_BYTES !== 0)
+    throw configError(`the pool size must be a multiple of ${POOL_ALIGNMENT_BYTES}`, d);
+  level.connectionPoolSize = bytes;
+}
+
 export const clientDirectives: readonly DirectiveSpec[] = [
   {
     name: 'client_max_body_size',
@@ -63,4 +83,5 @@ export const clientDirectives: readonly DirectiveSpec[] = [
     args: [2],
     handle: largeClientHeaderBuffers,
   },
+  { name: 'connection_pool_size', contexts: ['http', 'server'], args: [1], handle: connectionPoolSize },
 ];
