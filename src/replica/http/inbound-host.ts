@@ -12,6 +12,8 @@ import type { ClientRequest } from './contract/client-request.ts';
 import type { ClientResponse } from './contract/client-response.ts';
 import type { ClientInputRules, Decision } from './contract/decision.ts';
 import type { Exchange } from './exchange/proxy-exchange.ts';
+import { INVALID_HOST, originForm } from './inbound/absolute-target.ts';
+import { answerInvalidRequestLine } from './inbound/client-error.ts';
 import type { H2InboundHost } from './inbound/h2-inbound.ts';
 import type { Http1InboundHost } from './inbound/http1-inbound.ts';
 import type { NodeHttpHost } from './inbound/node-http-inbound.ts';
@@ -36,24 +38,41 @@ export interface InboundCalls<D extends Decision> {
 export class InboundHost<D extends Decision> implements NodeHttpHost<D>, Http1InboundHost, H2InboundHost {
   readonly clientInput: ClientInputRules<D> | null;
   readonly peerOf: InboundCalls<D>['peerOf'];
-  readonly exchange: InboundCalls<D>['exchange'];
   readonly upgradeExchange: InboundCalls<D>['upgradeExchange'];
   readonly canTunnel: InboundCalls<D>['canTunnel'];
   readonly run: InboundCalls<D>['run'];
   readonly handOver: InboundCalls<D>['handOver'];
   readonly connectionInfo: InboundCalls<D>['connectionInfo'];
   readonly #listener: ListenerState;
+  readonly #exchange: InboundCalls<D>['exchange'];
 
   constructor(listener: ListenerState, clientInput: ClientInputRules<D> | null, calls: InboundCalls<D>) {
     this.#listener = listener;
     this.clientInput = clientInput;
     this.peerOf = calls.peerOf;
-    this.exchange = calls.exchange;
+    this.#exchange = calls.exchange;
     this.upgradeExchange = calls.upgradeExchange;
     this.canTunnel = calls.canTunnel;
     this.run = calls.run;
     this.handOver = calls.handOver;
     this.connectionInfo = calls.connectionInfo;
+  }
+
+  /** A request read (HTTP/1: an absolute-form target is read as nginx reads it first). */
+  exchange(req: ClientRequest, res: ClientResponse, expectsContinue?: boolean): void {
+    if (req.url !== undefined && req.url.charCodeAt(0) !== 0x2f /* / */ && req.h2 !== true) {
+      const form = originForm(req.url);
+      if (form === INVALID_HOST) {
+        answerInvalidRequestLine(req.socket, this.#listener.clientTimers);
+        return;
+      }
+      if (form !== null) {
+        const absolute = req as { url?: string; requestLineHost?: string };
+        absolute.url = form.path;
+        absolute.requestLineHost = form.host;
+      }
+    }
+    this.#exchange(req, res, expectsContinue);
   }
 
   get clientTimers(): ClientTimers {

@@ -17,8 +17,10 @@ import type { ClientConnection } from './client-connection.ts';
  */
 export interface ClientRequestHead {
   readonly method?: string | undefined;
-  /** The request-target as sent. */
+  /** The request-target as sent (an absolute-form one: its path form). */
   readonly url?: string | undefined;
+  /** An absolute-form target's host, which stands for the Host header (`$host`, server selection). */
+  readonly requestLineHost?: string;
   readonly httpVersion: string;
   readonly httpVersionMajor: number;
   readonly httpVersionMinor: number;

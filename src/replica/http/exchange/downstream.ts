@@ -28,6 +28,7 @@ export class Downstream implements DownstreamRequest {
     this.#res = res;
     this.connection = connection;
     readRequestFacts(req.rawHeaders, this);
+    if (req.requestLineHost !== undefined) this.host = req.requestLineHost;
     const peer = connection.peer ?? remote;
     this.realipRemoteAddr = peer.text;
     this.realipRemotePort = peer.port;

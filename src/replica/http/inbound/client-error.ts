@@ -55,6 +55,12 @@ export function answerClientError<D extends Decision>(
 
 const EMPTY = Buffer.alloc(0);
 
+/** A request line nginx refuses once read (an invalid host in an absolute-form target): its 400. */
+export function answerInvalidRequestLine(socket: Socket, lingering: Lingering): void {
+  if (isLingering(socket) || socket.destroyed) return;
+  answerUnread(socket, 400, lingering);
+}
+
 /**
  * nginx's answer to a head it did not read: its page with `Connection: close`, then a lingering
  * close; a closing code (408, a client that timed out) closes without one.
