@@ -6,6 +6,11 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { loadConfigText } from '../../src/config/index.ts';
 import type { HttpConf } from '../../src/config/model.ts';
+import {
+  KEEPALIVE_DISABLE_MSIE6,
+  KEEPALIVE_DISABLE_NONE,
+  KEEPALIVE_DISABLE_SAFARI,
+} from '../../src/engine/http/keepalive-disable.ts';
 
 const load = (http: string): HttpConf => loadConfigText(`events {}\nhttp {\n${http}\n}\n`, 'nginx.conf').http;
 
@@ -68,5 +73,30 @@ test('connection_pool_size: http and server, checked as nginx checks it; the lar
       'connection_pool_size 2k; large_client_header_buffers 4 1k; server { listen 80; connection_pool_size 512; }',
     ),
     'loaded',
+  );
+});
+
+test('keepalive_disable: msie6 by default; values add up on a level, one given again warns; an inner level replaces', () => {
+  const warnings: string[] = [];
+  const http = loadConfigText(
+    'events {}\nhttp {\n  keepalive_disable none;\n  server {\n    listen 80;\n' +
+      '    location /a { keepalive_disable msie6; keepalive_disable safari msie6; }\n    location /b { }\n  }\n}\n',
+    'nginx.conf',
+    { onWarning: (w) => warnings.push(`${w.text} in ${w.file}:${w.line}`) },
+  ).http;
+  const [a, b] = http.servers[0]!.locations;
+  assert.deepEqual(
+    [
+      a!.client.keepaliveDisable,
+      b!.client.keepaliveDisable,
+      load('server { listen 80; }').servers[0]!.client.keepaliveDisable,
+    ],
+    [KEEPALIVE_DISABLE_MSIE6 | KEEPALIVE_DISABLE_SAFARI, KEEPALIVE_DISABLE_NONE, KEEPALIVE_DISABLE_MSIE6],
+  );
+  assert.deepEqual(warnings, ['duplicate value "msie6" in nginx.conf:6']);
+  assert.match(errorText('keepalive_disable msie7;'), /invalid value "msie7" in nginx\.conf:3$/);
+  assert.match(
+    errorText('keepalive_disable;'),
+    /invalid number of arguments in "keepalive_disable" directive/,
   );
 });

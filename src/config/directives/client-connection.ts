@@ -1,17 +1,18 @@
 /**
  * ngx_http_core_module's limits on how long a client connection may hold the server: the timeouts
  * (`client_header_timeout`, `client_body_timeout`, `send_timeout`), keep-alive (`keepalive_timeout`,
- * `keepalive_requests`, `keepalive_time`), the lingering close (`lingering_close`, `lingering_time`,
+ * `keepalive_requests`, `keepalive_time`, `keepalive_disable`), the lingering close (`lingering_close`, `lingering_time`,
  * `lingering_timeout`), how a request body is read before it goes to a server
  * (`client_body_buffer_size`, `proxy_request_buffering`), and what the `Server` field says
- * (`server_tokens`). In an `upstream` block the `keepalive_*`
- * names are the keepalive module's (upstream.ts).
+ * (`server_tokens`). In an `upstream` block the `keepalive_*` names are the keepalive module's
+ * (upstream.ts).
  */
 import type { ClientTimers } from '../../engine/http/client-timers.ts';
+import { KEEPALIVE_DISABLE_VALUES } from '../../engine/http/keepalive-disable.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
 import { atoi, parseSize, parseTimeMs } from '../values.ts';
-import { duplicate, flagArg, levelOf } from './helpers.ts';
+import { duplicate, flagArg, levelOf, ref } from './helpers.ts';
 import type { DirectiveSpec, Scope } from './types.ts';
 
 type TimeField = {
@@ -83,6 +84,22 @@ function serverTokens(d: Directive, scope: Scope): void {
   client.serverTokens = value !== 'off';
 }
 
+/**
+ * `keepalive_disable none | browser …;` — ngx_conf_set_bitmask_slot: a second one on the same level
+ * adds its values, a value given again warns.
+ */
+function keepaliveDisable(d: Directive, scope: Scope): void {
+  const client = levelOf(scope).client;
+  let mask = client.keepaliveDisable ?? 0;
+  for (const arg of d.args) {
+    const bit = KEEPALIVE_DISABLE_VALUES[arg.toLowerCase()];
+    if (bit === undefined) throw configError(`invalid value "${arg}"`, d);
+    if ((mask & bit) !== 0) scope.session.warn(`duplicate value "${arg}"`, ref(d));
+    mask |= bit;
+  }
+  client.keepaliveDisable = mask;
+}
+
 function requestBuffering(d: Directive, scope: Scope): void {
   settingOnce(d, scope, 'requestBuffering').requestBuffering = flagArg(d);
 }
@@ -102,4 +119,5 @@ export const clientConnectionDirectives: readonly DirectiveSpec[] = [
   { name: 'client_body_buffer_size', contexts: HSL, args: [1], handle: bodyBufferSize },
   { name: 'proxy_request_buffering', contexts: HSL, args: [1], handle: requestBuffering },
   { name: 'server_tokens', contexts: HSL, args: [1], handle: serverTokens },
+  { name: 'keepalive_disable', contexts: HSL, args: '1+', handle: keepaliveDisable },
 ];

@@ -1,3 +1,5 @@
+import { KEEPALIVE_DISABLE_MSIE6 } from './keepalive-disable.ts';
+
 /**
  * ngx_http_core_module's limits on how long a client connection may hold the server, as a location
  * (or, for what comes before any location, the address's default server) has them in force.
@@ -31,6 +33,8 @@ export interface ClientTimers {
   readonly requestBuffering: boolean;
   /** `server_tokens` (on): the `Server` field names the version. */
   readonly serverTokens: boolean;
+  /** `keepalive_disable` (msie6): its bits, the browsers whose requests get no keep-alive (keepalive-disable.ts). */
+  readonly keepaliveDisable: number;
 }
 
 /** nginx's defaults. */
@@ -48,4 +52,5 @@ export const NGINX_CLIENT_TIMERS: ClientTimers = Object.freeze({
   bodyBufferBytes: 16 * 1024,
   requestBuffering: true,
   serverTokens: true,
+  keepaliveDisable: KEEPALIVE_DISABLE_MSIE6,
 });

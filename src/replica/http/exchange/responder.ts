@@ -8,8 +8,10 @@
  */
 import type { Socket } from 'node:net';
 import type { ClientTimers } from '../../../engine/http/client-timers.ts';
+import { keepAliveDisabled } from '../../../engine/http/keepalive-disable.ts';
 import type { ClientConnection } from '../contract/client-connection.ts';
 import type { ClientResponse } from '../contract/client-response.ts';
+import type { ClientRequestHead } from '../contract/decision.ts';
 import { containFault, failpoint } from '../contract/fault-boundary.ts';
 import { clientResponseHeaders } from '../upstream/forward-headers.ts';
 import type { AnswerSink } from '../upstream/forward-owner.ts';
@@ -26,6 +28,8 @@ export interface AnswerRules {
   readonly closing: boolean;
   /** The client connection, while the exchange has it. */
   readonly clientSocket: Socket | null;
+  /** The request answered (its method and User-Agent lines for `keepalive_disable`). */
+  readonly req: ClientRequestHead;
   /** `send_timeout` passed with the client taking nothing. */
   clientSendTimedOut(): void;
 }
@@ -255,6 +259,10 @@ export class Responder implements AnswerSink {
     const res = this.res;
     const timers = this.#rules.timers;
     if (this.#rules.closing || !this.#connection.mayKeepAlive(timers)) res.shouldKeepAlive = false;
+    else if (res.shouldKeepAlive) {
+      const req = this.#rules.req;
+      if (keepAliveDisabled(timers.keepaliveDisable, req.method, req.rawHeaders)) res.shouldKeepAlive = false;
+    }
     // `lingering_close always`: every connection the server ends lingers
     const socket = this.#rules.clientSocket;
     if (!res.shouldKeepAlive && timers.lingeringClose === 'always' && socket !== null)
