@@ -98,6 +98,13 @@ const CASES: readonly Case[] = [
     statuses: [200, 200, 200],
   },
   {
+    name: 'pipelined LF heads behind one node:http reads (HTTP/1.0 keep-alive)',
+    parts: [
+      'GET /1 HTTP/1.0\nHost: localhost\nConnection: keep-alive\n\nGET /2 HTTP/1.1\nHost: localhost\n\nGET /3 HTTP/1.1\nHost: localhost\nConnection: close\n\n',
+    ],
+    statuses: [200, 200, 200],
+  },
+  {
     name: 'an LF head in two reads',
     parts: ['GET /split HTTP/1.1\nHost: local', 'host\nConnection: close\n\n'],
     statuses: [200],
@@ -121,7 +128,10 @@ function echoUpstream(): Server {
           !/^(connection|content-length|transfer-encoding|host|x-forwarded-.*)$/i.test(all[i]!),
       );
       const values = headers.map((name) => `${name}: ${req.headers[name.toLowerCase()]}`);
-      res.end(`${JSON.stringify([req.method, req.url, values, Buffer.concat(chunks).toString('latin1')])}\n`);
+      const echo = `${JSON.stringify([req.method, req.url, values, Buffer.concat(chunks).toString('latin1')])}\n`;
+      // with a length nginx keeps the client's connection (node:http sends none to an HTTP/1.0 request)
+      res.setHeader('content-length', Buffer.byteLength(echo, 'latin1'));
+      res.end(echo, 'latin1');
     });
   });
 }

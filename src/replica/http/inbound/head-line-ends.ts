@@ -82,10 +82,31 @@ function rewriteHead(bytes: Buffer, maxBytes: number): FoundHead | typeof MORE {
 
 /**
  * What node:http's parser is given of a head not read here: its lines with CRLF ends, then the bytes
- * after it as they came (a head cut short: from its unread line on).
+ * after it as they came (a head cut short: from its unread line on). Heads pipelined behind a request
+ * without a body are rewritten too: the parser reads on to them from the same bytes (a body's bytes
+ * are never taken for a head: the rewriting stops at the first request that may have one).
  */
 export function parserBytes(bytes: Buffer, head: FoundHead): Buffer {
   if (!head.rewritten) return bytes;
-  const lines = head.text.length === 0 ? '' : `${head.text}\r\n${head.whole ? '\r\n' : ''}`;
-  return Buffer.concat([Buffer.from(lines, 'latin1'), bytes.subarray(head.end)]);
+  const pieces: Buffer[] = [];
+  let found = head;
+  let rest = bytes;
+  for (;;) {
+    const lines = found.text.length === 0 ? '' : `${found.text}\r\n${found.whole ? '\r\n' : ''}`;
+    pieces.push(Buffer.from(lines, 'latin1'));
+    rest = rest.subarray(found.end);
+    if (!found.whole || !bodiless(found.text)) break;
+    const next = findHead(rest, Number.POSITIVE_INFINITY);
+    if (next === null || next === MORE) break;
+    found = next;
+  }
+  pieces.push(rest);
+  return Buffer.concat(pieces);
+}
+
+/** A head the parser reads no body after, and whose connection goes on in HTTP/1. */
+const MAY_HAVE_BODY = /^(?:content-length|transfer-encoding|upgrade)[ \t]*:/im;
+
+function bodiless(text: string): boolean {
+  return !MAY_HAVE_BODY.test(text) && !text.startsWith('CONNECT ');
 }
