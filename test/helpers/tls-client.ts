@@ -4,7 +4,7 @@
  * server certificate's CN and the protocol — or the handshake's failure.
  */
 import { type Agent, request } from 'node:https';
-import type { TLSSocket } from 'node:tls';
+import { type TLSSocket, connect as tlsConnect } from 'node:tls';
 
 export interface TlsRequest {
   /** The SNI name; absent: none is sent (the connection goes to 127.0.0.1). */
@@ -105,5 +105,36 @@ export function fingerprintedGet(
     );
     req.on('error', reject);
     req.end();
+  });
+}
+
+/** `GET /` to `localhost` on a new connection offering `session`: the body, and the session the server gave. */
+export function getOfferingSession(
+  port: number,
+  version: 'TLSv1.2' | 'TLSv1.3',
+  session?: Buffer,
+): Promise<{ body: string; session: Buffer | null }> {
+  return new Promise((resolve, reject) => {
+    let given: Buffer | null = null;
+    let text = '';
+    const socket = tlsConnect({
+      host: '127.0.0.1',
+      port,
+      servername: 'localhost',
+      rejectUnauthorized: false,
+      minVersion: version,
+      maxVersion: version,
+      ...(session === undefined ? {} : { session }),
+    });
+    // TLSv1.3 sessions come after the handshake, with the answer
+    socket.on('session', (s: Buffer) => {
+      given ??= s;
+    });
+    socket.on('secureConnect', () => socket.write('GET / HTTP/1.0\r\nHost: localhost\r\n\r\n'));
+    socket.setEncoding('latin1').on('data', (chunk: string) => {
+      text += chunk;
+    });
+    socket.on('end', () => resolve({ body: text.slice(text.indexOf('\r\n\r\n') + 4), session: given }));
+    socket.on('error', reject);
   });
 }

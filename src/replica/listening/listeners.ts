@@ -39,6 +39,8 @@ export interface ListenersOptions {
   readonly portMap?: ReadonlyMap<number, number>;
   /** Listen with SO_REUSEPORT: one of several worker threads on the same ports. */
   readonly reusePort?: boolean;
+  /** The replica's TLS ticket keys' seed, the same in all its worker threads (edge-listener.ts). */
+  readonly ticketKeySeed?: Uint8Array;
   /** Who admits requests waiting for an API limiter or a priority level (default: this thread). */
   readonly admissions?: Admissions;
   /** Every request routed, by server name and location name. */
@@ -94,7 +96,7 @@ export class Listeners {
   reload(): void {
     const ports = this.#servedPorts();
     for (const [port, listener] of this.#byPort) {
-      const edge = edgeOf(this.#options.config(), port);
+      const edge = edgeOf(this.#options.config(), port, this.#options.ticketKeySeed);
       if (ports.includes(port) && edgeKind(edge) === listener.edge) {
         listener.server.setRealIp(realIpOf(this.#options.site(), port));
         if (edge !== null) listener.server.setEdge(edge);
@@ -139,7 +141,7 @@ export class Listeners {
     const listenHost = server?.listen.find((l) => l.port === configuredPort)?.host ?? null;
     const listen = `${listenHost ?? '0.0.0.0'}:${configuredPort}`;
     const errorLog = options.errorLog;
-    const edge = edgeOf(options.config(), configuredPort);
+    const edge = edgeOf(options.config(), configuredPort, options.ticketKeySeed);
     const engine = engineHook({
       ssl: edge?.ssl ?? false,
       nowMs: () => options.clock.nowMs(),
@@ -180,12 +182,19 @@ export class Listeners {
 }
 
 /** The port's TLS/h2 settings (ssl and http2 belong to the address), or null for plain HTTP/1. */
-function edgeOf(config: Config, configuredPort: number): EdgeConf | null {
+function edgeOf(config: Config, configuredPort: number, ticketKeySeed?: Uint8Array): EdgeConf | null {
   const servers = config.http.servers.filter((s) => s.listen.some((l) => l.port === configuredPort));
   const listens = servers.flatMap((s) => s.listen.filter((l) => l.port === configuredPort));
   const ssl = listens.some((l) => l.ssl);
   const http2 = listens.some((l) => l.http2);
-  return ssl || http2 ? { port: configuredPort, ssl, http2, servers } : null;
+  if (!ssl && !http2) return null;
+  return {
+    port: configuredPort,
+    ssl,
+    http2,
+    servers,
+    ...(ticketKeySeed === undefined ? {} : { ticketKeySeed }),
+  };
 }
 
 /** The port's default server (`listen … default_server`, else the first on it). */

@@ -4,6 +4,7 @@
  * slice, after opening any zone lock it held), and on a reload starts a generation on the new
  * configuration and lets the old one finish its requests. The main thread itself does not serve.
  */
+import { randomBytes } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import type { Config } from '../../config/model.ts';
 import { COUNTER_SLICES } from '../../engine/counter-slices.ts';
@@ -85,6 +86,8 @@ export class WorkerPool {
   /** Workers started in the place of one that died. */
   #restarts = 0;
   readonly #connectionNumbers = new SharedArrayBuffer(4);
+  /** The TLS ticket keys' seed of every generation's workers (a ticket resumes at any of them). */
+  readonly #ticketKeySeed = new Uint8Array(randomBytes(48));
 
   constructor(options: WorkerPoolOptions) {
     this.#options = options;
@@ -201,6 +204,7 @@ export class WorkerPool {
       upstreamMemory: generation.upstreamMemory,
       slice,
       connectionNumbers: this.#connectionNumbers,
+      ticketKeySeed: this.#ticketKeySeed,
       host: options.host,
       portMap: new Map([...(options.portMap ?? []), ...this.#ports]),
       errorLogLevel: options.errorLog.level,

@@ -15,6 +15,8 @@ export interface WorkerStart {
   readonly slice: number;
   /** The replica's connection numbers (nginx's `*N`), one counter for all its threads. */
   readonly connectionNumbers: SharedArrayBuffer;
+  /** What TLS session ticket keys are made from: one for all workers, so tickets resume at any. */
+  readonly ticketKeySeed: Uint8Array;
   readonly host: string | undefined;
   /** Configured port → port to bind (the ports the first worker bound, for `0`s). */
   readonly portMap: ReadonlyMap<number, number> | undefined;

@@ -51,6 +51,7 @@ const listeners = new Listeners({
   host: start.host,
   portMap: start.portMap,
   reusePort: true,
+  ticketKeySeed: start.ticketKeySeed,
   admissions,
   countRequest: (server, location) => routed.count(server, location),
   onCompleted: start.reportCompleted

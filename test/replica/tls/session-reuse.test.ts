@@ -8,11 +8,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { connect } from 'node:tls';
 import { freePorts } from '../../helpers/free-port.ts';
 import { type ReplicaRun, startReplica, stopAll, TempDir } from '../../helpers/limitswitch-process.ts';
 import { type RunningNginx, startNginx } from '../../helpers/nginx.ts';
 import { TestPki } from '../../helpers/tls-certs.ts';
+import { getOfferingSession as get } from '../../helpers/tls-client.ts';
 
 const pki = new TestPki();
 const localhost = pki.server('localhost', ['localhost']);
@@ -43,37 +43,6 @@ ${VARIANTS.map(
     }`,
 ).join('')}
 `;
-}
-
-/** One request on a new connection, offering `session`; the body and the session the server gave. */
-function get(
-  port: number,
-  version: 'TLSv1.2' | 'TLSv1.3',
-  session?: Buffer,
-): Promise<{ body: string; session: Buffer | null }> {
-  return new Promise((resolve, reject) => {
-    let given: Buffer | null = null;
-    let text = '';
-    const socket = connect({
-      host: '127.0.0.1',
-      port,
-      servername: 'localhost',
-      rejectUnauthorized: false,
-      minVersion: version,
-      maxVersion: version,
-      ...(session === undefined ? {} : { session }),
-    });
-    // TLSv1.3 sessions come after the handshake, with the answer
-    socket.on('session', (s: Buffer) => {
-      given ??= s;
-    });
-    socket.on('secureConnect', () => socket.write('GET / HTTP/1.0\r\nHost: localhost\r\n\r\n'));
-    socket.setEncoding('latin1').on('data', (chunk: string) => {
-      text += chunk;
-    });
-    socket.on('end', () => resolve({ body: text.slice(text.indexOf('\r\n\r\n') + 4), session: given }));
-    socket.on('error', reject);
-  });
 }
 
 /** Per variant and protocol: the answer to the second connection, which offered the first's session. */

@@ -15,6 +15,7 @@
  * Certificates change in place: `update()` takes the new servers; connections already open keep what
  * they were made with, new handshakes use the new settings.
  */
+import { createHmac } from 'node:crypto';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { createServer as createTlsServer, type TLSSocket, type Server as TlsServer } from 'node:tls';
 import type { ServerConf } from '../../../config/model.ts';
@@ -32,6 +33,12 @@ export interface EdgeConf {
   readonly http2: boolean;
   /** The servers listening on the port. */
   readonly servers: readonly ServerConf[];
+  /**
+   * What each server's session ticket keys are made from, the same in every worker thread of a
+   * replica, so that a ticket one worker issued resumes at another (nginx's workers share their
+   * SSL_CTX's keys); absent: node's random keys per server.
+   */
+  readonly ticketKeySeed?: Uint8Array;
 }
 
 export interface EdgeHandlers {
@@ -172,6 +179,7 @@ export class EdgeListener {
       ...handshakeOptions(fallback.ssl),
       ...certificateOptions(server.ssl),
       ALPNProtocols: this.#conf.http2 ? ['h2', 'http/1.1'] : ['http/1.1'],
+      ...ticketKeysOf(this.#conf, server),
       requestCert: server.ssl.verifyClient !== 'off',
       // nginx verifies per request (tls-facts.ts, client-verify.ts): the handshake always completes
       rejectUnauthorized: false,
@@ -218,6 +226,13 @@ export class EdgeListener {
     if (socket.alpnProtocol === 'h2') this.#handlers.http2(socket);
     else this.#handlers.http1(socket);
   }
+}
+
+/** The server's 48 bytes of ticket keys (name, HMAC and AES keys) from the replica's seed. */
+function ticketKeysOf(conf: EdgeConf, server: ServerConf): { ticketKeys?: Buffer } {
+  if (conf.ticketKeySeed === undefined) return {};
+  const which = `${conf.port}/${conf.servers.indexOf(server)}`;
+  return { ticketKeys: createHmac('sha384', conf.ticketKeySeed).update(which).digest() };
 }
 
 function peerKey(socket: Socket): string {

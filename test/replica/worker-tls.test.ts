@@ -1,0 +1,59 @@
+/**
+ * TLS with `worker_processes 2`: a session ticket one worker thread issued resumes at the other, as
+ * nginx's workers share their TLS contexts' ticket keys. Each new connection goes to either worker
+ * (SO_REUSEPORT), so with keys of its own per worker about half the resumptions would fail. Where this
+ * Node.js cannot run workers, the one thread resumes them all too.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Replica } from '../../src/replica/replica.ts';
+import { reusePortSupported } from '../../src/replica/workers/worker-runtime.ts';
+import { startInProcessReplica } from '../helpers/in-process-replica.ts';
+import { TestPki } from '../helpers/tls-certs.ts';
+import { getOfferingSession } from '../helpers/tls-client.ts';
+
+describe('replica: TLS session tickets across worker threads', () => {
+  const pki = new TestPki();
+  const localhost = pki.server('localhost', ['localhost']);
+  let replica: Replica;
+  let port: number;
+
+  before(async () => {
+    ({ replica, port } = await startInProcessReplica(
+      'worker-tls',
+      `worker_processes 2;
+events {}
+http {
+    server {
+        listen 80 ssl;
+        ssl_certificate ${localhost.cert};
+        ssl_certificate_key ${localhost.key};
+        location / { return 200 "reused=$ssl_session_reused"; }
+    }
+}
+`,
+    ));
+  });
+
+  after(async () => {
+    await replica?.close();
+    pki.remove();
+  });
+
+  for (const version of ['TLSv1.3', 'TLSv1.2'] as const) {
+    test(`${version}: a ticket resumes on every new connection, whichever worker takes it`, async () => {
+      assert.equal(replica.workerPool?.workers.length ?? 1, reusePortSupported() ? 2 : 1);
+      const first = await getOfferingSession(port, version);
+      assert.equal(first.body, 'reused=.');
+      assert.ok(first.session !== null);
+      // twelve connections: all on the issuing worker would be 1 in 4096
+      const again = await Promise.all(
+        Array.from({ length: 12 }, () => getOfferingSession(port, version, first.session!)),
+      );
+      assert.deepEqual(
+        again.map((answer) => answer.body),
+        Array(12).fill('reused=r'),
+      );
+    });
+  }
+});
