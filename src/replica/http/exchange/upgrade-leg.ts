@@ -9,6 +9,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { ClientTimers } from '../../../engine/http/client-timers.ts';
 import type { ClientRequest } from '../contract/client-request.ts';
 import type { DownstreamRequest, HeldUntilEnd } from '../contract/decision.ts';
 import { containFault } from '../contract/fault-boundary.ts';
@@ -18,6 +19,7 @@ import { dispatchUpgrade } from '../upstream/upgrade-dispatch.ts';
 import type { UpstreamPeer } from '../upstream/upstream-group.ts';
 import { isFieldValue } from '../wire/field-value.ts';
 import { httpDate } from '../wire/http-date.ts';
+import { serverValue } from '../wire/own-answer-head.ts';
 import { Tunnel } from './tunnel.ts';
 
 /** What the listener does with tunnels: it closes the open ones when it closes. */
@@ -34,6 +36,8 @@ export interface UpgradingExchange {
   readonly clientSocket: Socket | null;
   /** Held, or waiting for the upstream's answer (no byte of it sent yet). */
   readonly waiting: boolean;
+  /** The client settings of the request's location (`server_tokens` for the 101's `Server`). */
+  readonly timers: ClientTimers;
   /** What the request holds until it ends (its decision's slots); null when nothing. */
   readonly slots: HeldUntilEnd | null;
   /** The connection leaves the exchange (a 101): false if it is over already. */
@@ -167,7 +171,8 @@ export class UpgradeLeg {
     const headers = switchingProtocolsHeaders(rawHeaders);
     // a reason phrase that is not a field value's text is not relayed (as for any answer: http1-response.ts)
     const reason = statusText !== '' && isFieldValue(statusText, 0, statusText.length) ? statusText : '';
-    let head = `HTTP/1.1 101 ${reason || 'Switching Protocols'}\r\nDate: ${httpDate()}\r\n`;
+    const server = serverValue(exchange.timers.serverTokens);
+    let head = `HTTP/1.1 101 ${reason || 'Switching Protocols'}\r\nServer: ${server}\r\nDate: ${httpDate()}\r\n`;
     for (let i = 0; i < headers.length; i += 2) head += `${headers[i]}: ${headers[i + 1]}\r\n`;
     const slots = exchange.slots;
     const tunnel = new Tunnel(client, upstream, (closed) => {
