@@ -61,25 +61,28 @@ const PATHS = [
  * The head's fields as sent (name's case kept), Date's value and the oracle's own field left out; a
  * page's length without its tail (`nginx/1.22.1` and `limitswitch` differ in length).
  */
-function fields(port: number, path: string, server: Record<string, string>): Promise<string[]> {
-  return rawRequest(port, [`GET ${path} HTTP/1.1`, 'Host: localhost', 'Connection: close']).then(
-    (outcome) => {
-      const res = responseOf(outcome);
-      const tail = /<hr><center>([^<]*)<\/center>/.exec(res.body)?.[1] ?? '';
-      return [
-        `${res.status} ${res.reason}`,
-        ...res.headers
-          .filter(([name]) => name !== 'X-Limit-Req-Status')
-          .map(([name, value]) => {
-            if (name === 'Date') return 'Date: <now>';
-            if (name === 'Server') return `Server: ${server[value] ?? value}`;
-            if (name === 'Content-Length') return `${name}: ${Number(value) - tail.length}`;
-            return `${name}: ${value}`;
-          })
-          .sort(),
-      ];
-    },
-  );
+function fields(
+  port: number,
+  path: string,
+  server: Record<string, string>,
+  lines = [`GET ${path} HTTP/1.1`, 'Host: localhost', 'Connection: close'],
+): Promise<string[]> {
+  return rawRequest(port, lines).then((outcome) => {
+    const res = responseOf(outcome);
+    const tail = /<hr><center>([^<]*)<\/center>/.exec(res.body)?.[1] ?? '';
+    return [
+      `${res.status} ${res.reason}`,
+      ...res.headers
+        .filter(([name]) => name !== 'X-Limit-Req-Status')
+        .map(([name, value]) => {
+          if (name === 'Date') return 'Date: <now>';
+          if (name === 'Server') return `Server: ${server[value] ?? value}`;
+          if (name === 'Content-Length') return `${name}: ${Number(value) - tail.length}`;
+          return `${name}: ${value}`;
+        })
+        .sort(),
+    ];
+  });
 }
 
 describe('answer heads: as nginx writes them', () => {
@@ -118,4 +121,11 @@ describe('answer heads: as nginx writes them', () => {
       assert.deepEqual(ours, theirs);
     });
   }
+
+  test('a head neither can read: the 400 page, with Server', async () => {
+    const lines = ['GET /r200 HTTP/1.1', 'Host: localhost', 'Bad Header', 'Connection: close'];
+    const theirs = await fields(nginx.port, '', { 'nginx/1.22.1': 'FULL' }, lines);
+    const ours = await fields(port, '', { [`limitswitch/${VERSION}`]: 'FULL' }, lines);
+    assert.deepEqual(ours, theirs);
+  });
 });

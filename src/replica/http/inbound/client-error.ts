@@ -4,7 +4,11 @@ import { connectionOf } from '../contract/client-connection.ts';
 import type { ClientInputRules, Decision } from '../contract/decision.ts';
 import { isLingering, type Lingering, lingeringClose, lingerOnClose } from '../exchange/lingering-close.ts';
 import { httpDate } from '../wire/http-date.ts';
+import { serverValue } from '../wire/own-answer-head.ts';
 import { closesConnection, errorPage, statusReason, wireStatus } from '../wire/status-pages.ts';
+
+/** The address's default server's lingering close, and its `server_tokens` for the answer's `Server`. */
+type UnreadAnswerRules = Lingering & { readonly serverTokens: boolean };
 
 /** node:http's 'clientError': its parser's `HPE_…` code and the bytes of the read it failed in. */
 export type ClientError = Error & { code?: string; rawPacket?: Buffer };
@@ -19,7 +23,7 @@ export function answerClientError<D extends Decision>(
   err: ClientError,
   socket: Socket,
   clientInput: ClientInputRules<D> | null,
-  lingering: Lingering,
+  lingering: UnreadAnswerRules,
 ): void {
   if (isLingering(socket) || socket.destroyed) return;
   const code = err.code ?? '';
@@ -56,7 +60,7 @@ export function answerClientError<D extends Decision>(
 const EMPTY = Buffer.alloc(0);
 
 /** A request line nginx refuses once read (an invalid host in an absolute-form target): its 400. */
-export function answerInvalidRequestLine(socket: Socket, lingering: Lingering): void {
+export function answerInvalidRequestLine(socket: Socket, lingering: UnreadAnswerRules): void {
   if (isLingering(socket) || socket.destroyed) return;
   answerUnread(socket, 400, lingering);
 }
@@ -65,7 +69,7 @@ export function answerInvalidRequestLine(socket: Socket, lingering: Lingering): 
  * nginx's answer to a head it did not read: its page with `Connection: close`, then a lingering
  * close; a closing code (408, a client that timed out) closes without one.
  */
-function answerUnread(socket: Socket, code: number, lingering: Lingering): void {
+function answerUnread(socket: Socket, code: number, lingering: UnreadAnswerRules): void {
   if (closesConnection(code)) {
     socket.destroy();
     return;
@@ -73,7 +77,7 @@ function answerUnread(socket: Socket, code: number, lingering: Lingering): void 
   const page = errorPage(code);
   const status = wireStatus(code);
   const head =
-    `HTTP/1.1 ${status} ${statusReason(code)}\r\n` +
+    `HTTP/1.1 ${status} ${statusReason(code)}\r\nServer: ${serverValue(lingering.serverTokens)}\r\n` +
     (page === null ? '' : 'Content-Type: text/html\r\n') +
     `Content-Length: ${page === null ? 0 : page.length}\r\nDate: ${httpDate()}\r\nConnection: close\r\n\r\n`;
   socket.write(page === null ? head : Buffer.concat([Buffer.from(head, 'latin1'), page]));
