@@ -12,6 +12,7 @@ import type { Site } from '../../engine/http/site.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { ClientRequestHead } from '../http/contract/decision.ts';
 import type { EdgeConf } from '../http/edge/edge-listener.ts';
+import type { TlsSessionBackend } from '../http/edge/tls-sessions.ts';
 import { ProxyServer } from '../http/proxy-server.ts';
 import type { UpstreamSet } from '../http/upstream/upstream-set.ts';
 import type { ResponseFacts } from '../logs/access-log.ts';
@@ -41,6 +42,8 @@ export interface ListenersOptions {
   readonly reusePort?: boolean;
   /** The replica's TLS ticket keys' seed, the same in all its worker threads (edge-listener.ts). */
   readonly ticketKeySeed?: Uint8Array;
+  /** Where a port's `ssl_session_cache` keeps sessions (absent: each port's listener its own). */
+  tlsSessions?(configuredPort: number): TlsSessionBackend;
   /** Who admits requests waiting for an API limiter or a priority level (default: this thread). */
   readonly admissions?: Admissions;
   /** Every request routed, by server name and location name. */
@@ -96,7 +99,7 @@ export class Listeners {
   reload(): void {
     const ports = this.#servedPorts();
     for (const [port, listener] of this.#byPort) {
-      const edge = edgeOf(this.#options.config(), port, this.#options.ticketKeySeed);
+      const edge = edgeOf(this.#options, port);
       if (ports.includes(port) && edgeKind(edge) === listener.edge) {
         listener.server.setRealIp(realIpOf(this.#options.site(), port));
         if (edge !== null) listener.server.setEdge(edge);
@@ -141,7 +144,7 @@ export class Listeners {
     const listenHost = server?.listen.find((l) => l.port === configuredPort)?.host ?? null;
     const listen = `${listenHost ?? '0.0.0.0'}:${configuredPort}`;
     const errorLog = options.errorLog;
-    const edge = edgeOf(options.config(), configuredPort, options.ticketKeySeed);
+    const edge = edgeOf(options, configuredPort);
     const engine = engineHook({
       ssl: edge?.ssl ?? false,
       nowMs: () => options.clock.nowMs(),
@@ -182,18 +185,21 @@ export class Listeners {
 }
 
 /** The port's TLS/h2 settings (ssl and http2 belong to the address), or null for plain HTTP/1. */
-function edgeOf(config: Config, configuredPort: number, ticketKeySeed?: Uint8Array): EdgeConf | null {
+function edgeOf(options: ListenersOptions, configuredPort: number): EdgeConf | null {
+  const config = options.config();
   const servers = config.http.servers.filter((s) => s.listen.some((l) => l.port === configuredPort));
   const listens = servers.flatMap((s) => s.listen.filter((l) => l.port === configuredPort));
   const ssl = listens.some((l) => l.ssl);
   const http2 = listens.some((l) => l.http2);
   if (!ssl && !http2) return null;
+  const { ticketKeySeed, tlsSessions } = options;
   return {
     port: configuredPort,
     ssl,
     http2,
     servers,
     ...(ticketKeySeed === undefined ? {} : { ticketKeySeed }),
+    ...(tlsSessions === undefined ? {} : { sessions: tlsSessions(configuredPort) }),
   };
 }
 

@@ -31,7 +31,26 @@ export type WorkerEvent =
   /** The worker's upstream groups as they are now (each worker balances on its own, as nginx's do). */
   | { readonly kind: 'upstreams'; readonly upstreams: readonly UpstreamInfo[] }
   /** A request waiting for an API limiter or a priority level, which the main thread holds. */
-  | { readonly kind: 'admission'; readonly request: AdmissionRequest };
+  | { readonly kind: 'admission'; readonly request: AdmissionRequest }
+  | TlsSessionRequest;
+
+/** A TLS session to keep, or to look up, in the replica's cache of a port (tls-sessions-desk.ts). */
+export type TlsSessionRequest =
+  | {
+      readonly kind: 'tls-session';
+      readonly op: 'store';
+      readonly port: number;
+      readonly key: string;
+      readonly data: Uint8Array;
+      readonly timeoutMs: number;
+    }
+  | {
+      readonly kind: 'tls-session';
+      readonly op: 'find';
+      readonly port: number;
+      readonly key: string;
+      readonly ask: number;
+    };
 
 /** The worker's side: events queued and posted together. */
 export class WorkerEventBatch {
@@ -58,4 +77,5 @@ export class WorkerEventBatch {
 /** What the main thread sends a worker. */
 export type WorkerCommand =
   | { readonly kind: 'stop'; readonly drainMs: number }
-  | { readonly kind: 'admission'; readonly answer: AdmissionAnswer };
+  | { readonly kind: 'admission'; readonly answer: AdmissionAnswer }
+  | { readonly kind: 'tls-session'; readonly ask: number; readonly data: Uint8Array | null };

@@ -22,6 +22,7 @@ import type { ErrorLog } from '../logs/error-log.ts';
 import type { ProcessLog } from '../logs/process-log.ts';
 import { AdmissionDesk } from './admission-desk.ts';
 import type { AdmissionAnswer } from './admission-messages.ts';
+import { TlsSessionsDesk } from './tls-sessions-desk.ts';
 import type { WorkerCommand, WorkerEvent } from './worker-events.ts';
 import type { WorkerStart } from './worker-start.ts';
 import { workersUpstreamInfo } from './workers-upstreams.ts';
@@ -88,6 +89,7 @@ export class WorkerPool {
   readonly #connectionNumbers = new SharedArrayBuffer(4);
   /** The TLS ticket keys' seed of every generation's workers (a ticket resumes at any of them). */
   readonly #ticketKeySeed = new Uint8Array(randomBytes(48));
+  readonly #tlsSessions = new TlsSessionsDesk();
 
   constructor(options: WorkerPoolOptions) {
     this.#options = options;
@@ -116,11 +118,8 @@ export class WorkerPool {
   /** The current workers' upstream groups (workers-upstreams.ts). */
   upstreamInfo(): UpstreamInfo[] {
     const current = this.#current;
-    if (current === null) return [];
-    return workersUpstreamInfo(
-      current,
-      [...current.members].map((m) => m.upstreams),
-    );
+    const reports = [...(current?.members ?? [])].map((m) => m.upstreams);
+    return current === null ? [] : workersUpstreamInfo(current, reports);
   }
 
   /** Starts the workers; throws (none left running) when one cannot listen. */
@@ -245,12 +244,8 @@ export class WorkerPool {
             if (generation.drainMs !== null) this.#stop(member, generation.drainMs);
             resolve();
           } else if (event.kind === 'failed') {
-            reject(
-              new LimitswitchError(
-                event.code === 'RL_ERR_BIND' ? 'RL_ERR_BIND' : 'InternalError',
-                event.message,
-              ),
-            );
+            const code = event.code === 'RL_ERR_BIND' ? 'RL_ERR_BIND' : 'InternalError';
+            reject(new LimitswitchError(code, event.message));
           } else this.#dispatch(member, event);
         }
       });
@@ -296,6 +291,9 @@ export class WorkerPool {
         break;
       case 'admission':
         member.desk.take(event.request);
+        break;
+      case 'tls-session':
+        this.#tlsSessions.take(event, (command) => member.worker.postMessage(command));
         break;
     }
   }

@@ -16,6 +16,7 @@ import { reportFaults } from '../logs/data-path-faults.ts';
 import { ErrorLog } from '../logs/error-log.ts';
 import { resolveProxyTargets } from '../policy/proxy-targets.ts';
 import { RemoteAdmissions } from './remote-admissions.ts';
+import { RemoteTlsSessions } from './remote-tls-sessions.ts';
 import { type WorkerCommand, WorkerEventBatch } from './worker-events.ts';
 import type { WorkerStart } from './worker-start.ts';
 
@@ -38,6 +39,7 @@ const stopFaultReports = reportFaults(errorLog, (callback) =>
 );
 
 const admissions = new RemoteAdmissions((request) => events.push({ kind: 'admission', request }));
+const tlsSessions = new RemoteTlsSessions(events);
 
 /** Routed requests since the last report. */
 let routed = new RequestCounts();
@@ -52,6 +54,7 @@ const listeners = new Listeners({
   portMap: start.portMap,
   reusePort: true,
   ticketKeySeed: start.ticketKeySeed,
+  tlsSessions: (configuredPort) => tlsSessions.forPort(configuredPort),
   admissions,
   countRequest: (server, location) => routed.count(server, location),
   onCompleted: start.reportCompleted
@@ -85,6 +88,7 @@ async function stop(drainMs: number): Promise<void> {
 
 port.on('message', (command: WorkerCommand) => {
   if (command.kind === 'stop') void stop(command.drainMs);
+  else if (command.kind === 'tls-session') tlsSessions.answer(command.ask, command.data);
   else admissions.answer(command.answer);
 });
 

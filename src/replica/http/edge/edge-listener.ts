@@ -24,7 +24,7 @@ import { connectionOf } from '../contract/client-connection.ts';
 import { containFault, failpoint } from '../contract/fault-boundary.ts';
 import { CLIENT_HELLO_MAX_BYTES, INCOMPLETE, readClientHello } from './client-hello.ts';
 import { certificateOptions, handshakeOptions } from './tls-contexts.ts';
-import { TlsSessionCache } from './tls-session-cache.ts';
+import { localSessions, type TlsSessionBackend, TlsSessions } from './tls-sessions.ts';
 
 export interface EdgeConf {
   /** The configured port (server selection works on it). */
@@ -39,6 +39,8 @@ export interface EdgeConf {
    * SSL_CTX's keys); absent: node's random keys per server.
    */
   readonly ticketKeySeed?: Uint8Array;
+  /** Where `ssl_session_cache` keeps sessions (absent: a cache of this listener's own). */
+  readonly sessions?: TlsSessionBackend;
 }
 
 export interface EdgeHandlers {
@@ -72,12 +74,13 @@ export class EdgeListener {
   #tls = new Map<ServerConf, TlsServer>();
   /** The name SNI selected a server by (null: none), per connection between hello and secure. */
   readonly #selectedNames = new Map<string, string | null>();
-  readonly #sessions = new TlsSessionCache();
+  readonly #sessions: TlsSessions;
 
   constructor(conf: EdgeConf, handlers: EdgeHandlers) {
     this.#handlers = handlers;
     this.#conf = conf;
     this.#selector = new ServerSelector(conf.servers);
+    this.#sessions = new TlsSessions(conf.sessions ?? localSessions());
     this.server = createNetServer({ noDelay: true }, this.#onConnection);
     this.update(conf);
   }
@@ -208,7 +211,7 @@ export class EdgeListener {
       done();
     });
     tls.on('resumeSession', (id: Buffer, done: (err: Error | null, data: Buffer | null) => void) =>
-      done(null, this.#sessions.find(id)),
+      this.#sessions.find(id, (data) => done(null, data)),
     );
     return tls;
   }
