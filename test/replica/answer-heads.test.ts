@@ -29,6 +29,7 @@ const locations = (upstream: number) => `
         location = /r404 { return 404; }
         location = /r302 { return 302 http://example.com/x; }
         location = /off { server_tokens off; return 200 "x"; }
+        location = /off-page { server_tokens off; return 404; }
         location /p { proxy_pass http://127.0.0.1:${upstream}; }
         location /p-off { server_tokens off; proxy_pass http://127.0.0.1:${upstream}; }`;
 
@@ -54,12 +55,13 @@ const PATHS = [
   '/r404',
   '/r302',
   '/off',
+  '/off-page',
   ...Object.keys(UPSTREAM_ANSWERS),
 ];
 
 /**
- * The head's fields as sent (name's case kept), Date's value and the oracle's own field left out; a
- * page's length without its tail (`nginx/1.22.1` and `limitswitch` differ in length).
+ * The head's fields as sent (name's case kept), Date's value and the oracle's own field left out, then
+ * the body; a page's length without its tail, and the tail as `server` names it.
  */
 function fields(
   port: number,
@@ -81,6 +83,7 @@ function fields(
           return `${name}: ${value}`;
         })
         .sort(),
+      res.body.replace(`<center>${tail}</center>`, `<center>${server[tail] ?? tail}</center>`),
     ];
   });
 }

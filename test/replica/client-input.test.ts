@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { serverValue } from '../../src/replica/http/wire/server-tokens.ts';
 import { freePort } from '../helpers/free-port.ts';
 import { type ReplicaRun, startReplica, stopAll, TempDir } from '../helpers/limitswitch-process.ts';
 import { type RunningNginx, startNginx } from '../helpers/nginx.ts';
@@ -149,7 +150,7 @@ function send(port: number, parts: readonly (string | Buffer)[]): Promise<Answer
       if (lines.some((l) => /^transfer-encoding: chunked$/i.test(l))) {
         content = content.replace(/^[0-9a-f]+\r\n/, '').replace(/\r\n0\r\n\r\n$/, '');
       }
-      resolve({ statusLine, connection, body: content.replace('nginx/1.22.1', 'limitswitch'), error });
+      resolve({ statusLine, connection, body: content.replace('nginx/1.22.1', serverValue(true)), error });
     });
     socket.once('connect', () => {
       for (const part of parts) socket.write(part);

@@ -10,6 +10,7 @@ import { createProxyServer, type ProxyServer } from '../../../src/replica/http/p
 import type { ProxyServerOptions } from '../../../src/replica/http/proxy-server-options.ts';
 import type { UpstreamOptions } from '../../../src/replica/http/upstream/upstream-group.ts';
 import { UpstreamSet } from '../../../src/replica/http/upstream/upstream-set.ts';
+import { serverValue } from '../../../src/replica/http/wire/server-tokens.ts';
 
 export interface UpstreamRecord {
   readonly method: string;
@@ -200,10 +201,10 @@ export function responseOf(outcome: RawOutcome): RawResponse {
   return outcome;
 }
 
-/** nginx's page for a status, with limitswitch in the tail. */
+/** nginx's page for a status, with limitswitch in the tail (with its version: `server_tokens on`). */
 export function nginxPage(title: string): string {
   return (
     `<html>\r\n<head><title>${title}</title></head>\r\n<body>\r\n<center><h1>${title}</h1></center>\r\n` +
-    '<hr><center>limitswitch</center>\r\n</body>\r\n</html>\r\n'
+    `<hr><center>${serverValue(true)}</center>\r\n</body>\r\n</html>\r\n`
   );
 }

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Decision } from '../../../src/replica/http/contract/decision.ts';
+import { serverValue } from '../../../src/replica/http/wire/server-tokens.ts';
 import {
   closesConnection,
   errorPage,
@@ -26,7 +27,7 @@ function summary(outcome: RawOutcome, tail: string): string {
     status: outcome.status,
     reason: outcome.reason,
     type: outcome.header('content-type') ?? null,
-    // the tails differ in length ("nginx" vs "limitswitch"); the rest must match to the byte
+    // the tails differ in length ("nginx/1.22.1" vs "limitswitch/…"); the rest must match to the byte
     length: length === undefined ? null : Number(length) - (hasTail ? tail.length : 0),
     body: outcome.body.replace(marker, '<hr><center>TAIL</center>'),
   });
@@ -40,7 +41,6 @@ describe('status pages: reject N answers as nginx `return N`', () => {
     const locations = CODES.map((code) => `location = /${code} { return ${code}; }`).join('\n        ');
     nginx = await startNginx({
       http: (port) => `
-    server_tokens off;
     server {
         listen 127.0.0.1:${port};
         ${locations}
@@ -59,8 +59,9 @@ describe('status pages: reject N answers as nginx `return N`', () => {
     const mismatches: string[] = [];
     for (const code of CODES) {
       const lines = [`GET /${code} HTTP/1.1`, 'Host: cafe.example.com', 'Connection: close'];
-      const theirs = summary(await rawRequest(nginx.port, lines), 'nginx');
-      const ours = summary(await rawRequest(proxy.port, lines), 'limitswitch');
+      // server_tokens on (the default): the tails name the versions
+      const theirs = summary(await rawRequest(nginx.port, lines), 'nginx/1.22.1');
+      const ours = summary(await rawRequest(proxy.port, lines), serverValue(true));
       if (theirs !== ours) mismatches.push(`${code}: nginx ${theirs}\n     ours ${ours}`);
     }
     assert.deepEqual(mismatches, []);
@@ -78,12 +79,13 @@ describe('status pages: table', () => {
       CODES.filter((code) => closesConnection(code)),
       [408, 444, 499],
     );
-    assert.equal(errorPage(420), null);
+    assert.equal(errorPage(420, true), null);
     assert.equal(
-      errorPage(503)?.toString(),
+      errorPage(503, false)?.toString(),
       '<html>\r\n<head><title>503 Service Temporarily Unavailable</title></head>\r\n<body>\r\n' +
         '<center><h1>503 Service Temporarily Unavailable</h1></center>\r\n<hr><center>limitswitch</center>\r\n' +
         '</body>\r\n</html>\r\n',
     );
+    assert.match(errorPage(503, true)!.toString(), /<hr><center>limitswitch\/\d+\.\d+\.\d+<\/center>\r\n/);
   });
 });

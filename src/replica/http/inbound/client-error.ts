@@ -74,7 +74,7 @@ function answerUnread(socket: Socket, code: number, lingering: UnreadAnswerRules
     socket.destroy();
     return;
   }
-  const page = errorPage(code);
+  const page = errorPage(code, lingering.serverTokens);
   const status = wireStatus(code);
   const head =
     `HTTP/1.1 ${status} ${statusReason(code)}\r\nServer: ${serverValue(lingering.serverTokens)}\r\n` +

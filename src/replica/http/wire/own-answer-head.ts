@@ -4,26 +4,11 @@
  * `Content-Type`, `Content-Length`, `Location`), `Server` on every answer (`server_tokens`), and no
  * `Content-Type` or `Content-Length` on a 204.
  */
-import { readFileSync } from 'node:fs';
 import { uriFieldValue } from './field-value.ts';
+import { serverValue } from './server-tokens.ts';
 import { errorPage } from './status-pages.ts';
 
-function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../../../package.json', import.meta.url), 'utf8')) as {
-    version?: string;
-  };
-  return pkg.version ?? '0.0.0';
-}
-
-/** `Server` with `server_tokens on` (nginx: `nginx/1.22.1`), read once. */
-const SERVER_FULL = `limitswitch/${packageVersion()}`;
-/** `Server` with `server_tokens off` (nginx: `nginx`). */
-const SERVER_SHORT = 'limitswitch';
-
-/** The `Server` field's value nginx's header filter writes for `server_tokens`. */
-export function serverValue(serverTokens: boolean): string {
-  return serverTokens ? SERVER_FULL : SERVER_SHORT;
-}
+export { serverValue };
 
 /** The redirects whose `return` text is the `Location` (ngx_http_send_response). */
 const REDIRECTS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
@@ -46,7 +31,7 @@ export function pageAnswer(
   extraHeaders?: readonly string[],
 ): OwnAnswer {
   if (code < 400 && !REDIRECTS.has(code)) return returnAnswer(code, '', NO_FIELDS, serverTokens);
-  const page = errorPage(code);
+  const page = errorPage(code, serverTokens);
   const headers = ['Server', serverValue(serverTokens)];
   if (page !== null) headers.push('Content-Type', 'text/html');
   headers.push('Content-Length', `${page === null ? 0 : page.length}`);
@@ -79,7 +64,7 @@ export function returnAnswer(
   let body: Buffer | string | null = text ?? null;
   if (body === null && code < 400 && !REDIRECTS.has(code)) body = '';
   if (body === null) {
-    body = errorPage(code);
+    body = errorPage(code, serverTokens);
     if (body !== null) type ??= 'text/html';
   } else type ??= 'text/plain';
   if (code !== 204) {

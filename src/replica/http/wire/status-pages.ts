@@ -1,8 +1,10 @@
 /**
  * nginx's status lines and error pages (ngx_http_header_filter_module's reason phrases,
- * ngx_http_special_response's bodies), with the tail naming limitswitch instead of nginx. Checked
- * against nginx 1.22 answering `return N;` for every N in 400..599.
+ * ngx_http_special_response's bodies), with the tail naming limitswitch instead of nginx — with its
+ * version unless `server_tokens off`, as nginx's. Checked against nginx 1.22 answering `return N;`
+ * for every N in 400..599.
  */
+import { serverValue } from './server-tokens.ts';
 
 /** Reason phrases nginx prints in the status line; other codes get an empty one (`HTTP/1.1 420 `). */
 const REASONS: Readonly<Record<number, string>> = {
@@ -87,20 +89,29 @@ export function closesConnection(code: number): boolean {
   return CLOSING_CODES.has(code);
 }
 
-function renderPage(code: number): Buffer {
+function renderPage(code: number, tail: string): Buffer {
   const title = TITLES[code] ?? `${code} ${REASONS[code]}`;
   const h1 = code >= 494 && code <= 497 ? '400 Bad Request' : title;
   const detail = code >= 494 && code <= 497 ? `<center>${title.slice(4)}</center>\r\n` : '';
   return Buffer.from(
     `<html>\r\n<head><title>${title}</title></head>\r\n<body>\r\n<center><h1>${h1}</h1></center>\r\n` +
-      `${detail}<hr><center>limitswitch</center>\r\n</body>\r\n</html>\r\n`,
+      `${detail}<hr><center>${tail}</center>\r\n</body>\r\n</html>\r\n`,
     'latin1',
   );
 }
 
-const PAGES = new Map<number, Buffer>(PAGE_CODES.map((code) => [code, renderPage(code)]));
+/** The pages with the full tail (`server_tokens on`) and the short one (`off`). */
+const FULL_PAGES = new Map<number, Buffer>(
+  PAGE_CODES.map((code) => [code, renderPage(code, serverValue(true))]),
+);
+const SHORT_PAGES = new Map<number, Buffer>(
+  PAGE_CODES.map((code) => [code, renderPage(code, serverValue(false))]),
+);
 
-/** The HTML page nginx sends for `code`, or null when nginx sends an empty body. Shared buffer: do not mutate. */
-export function errorPage(code: number): Buffer | null {
-  return PAGES.get(code) ?? null;
+/**
+ * The HTML page nginx sends for `code` (its tail by `server_tokens`), or null when nginx sends an
+ * empty body. Shared buffer: do not mutate.
+ */
+export function errorPage(code: number, serverTokens: boolean): Buffer | null {
+  return (serverTokens ? FULL_PAGES : SHORT_PAGES).get(code) ?? null;
 }
