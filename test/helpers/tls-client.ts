@@ -108,11 +108,13 @@ export function fingerprintedGet(
   });
 }
 
-/** `GET /` to `localhost` on a new connection offering `session`: the body, and the session the server gave. */
+/** An HTTP/1.0 `GET` on a new connection offering `session`: the body, and the session the server gave. */
 export function getOfferingSession(
   port: number,
   version: 'TLSv1.2' | 'TLSv1.3',
   session?: Buffer,
+  path = '/',
+  host = 'localhost',
 ): Promise<{ body: string; session: Buffer | null }> {
   return new Promise((resolve, reject) => {
     let given: Buffer | null = null;
@@ -120,7 +122,7 @@ export function getOfferingSession(
     const socket = tlsConnect({
       host: '127.0.0.1',
       port,
-      servername: 'localhost',
+      servername: host,
       rejectUnauthorized: false,
       minVersion: version,
       maxVersion: version,
@@ -130,7 +132,7 @@ export function getOfferingSession(
     socket.on('session', (s: Buffer) => {
       given ??= s;
     });
-    socket.on('secureConnect', () => socket.write('GET / HTTP/1.0\r\nHost: localhost\r\n\r\n'));
+    socket.on('secureConnect', () => socket.write(`GET ${path} HTTP/1.0\r\nHost: ${host}\r\n\r\n`));
     socket.setEncoding('latin1').on('data', (chunk: string) => {
       text += chunk;
     });

@@ -38,6 +38,8 @@ export const BUILTIN_VARIABLES: ReadonlySet<string> = new Set([
   'ssl_client_i_dn',
   'ssl_client_verify',
   'ssl_session_reused',
+  'ssl_session_id',
+  'http2',
 ]);
 
 /** Families of names: `$arg_page`, `$http_user_agent`, `$cookie_session`. */

@@ -45,6 +45,9 @@ const EXACT: Record<string, VariableGetter> = {
   ssl_client_i_dn: (ctx) => ctx.facts.tls?.clientIssuerDn ?? '',
   ssl_client_verify: (ctx) => ctx.facts.tls?.clientVerify ?? '',
   ssl_session_reused: (ctx) => ctx.facts.tls?.sessionReused ?? '',
+  ssl_session_id: (ctx) => ctx.facts.tls?.sessionId ?? '',
+  // ngx_http_v2_variable: h2 over TLS, h2c in the clear, empty for HTTP/1.x
+  http2: (ctx) => (ctx.facts.protocol !== 'HTTP/2.0' ? '' : ctx.facts.scheme === 'https' ? 'h2' : 'h2c'),
 };
 
 /** The getter for a built-in name (`arg_*`, `http_*`, `cookie_*` included), or undefined. */

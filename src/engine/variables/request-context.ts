@@ -23,6 +23,8 @@ export interface TlsFacts {
   readonly clientVerify: string;
   /** `$ssl_session_reused`: `r` or `.`. */
   readonly sessionReused: string;
+  /** `$ssl_session_id`: the session's ID in hex, `""` when it has none. */
+  readonly sessionId: string;
 }
 
 /** Facts supplied by the proxy (or by `simulate`). Strings are byte strings. */

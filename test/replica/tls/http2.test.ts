@@ -17,6 +17,7 @@ import {
   TempDir,
 } from '../../helpers/limitswitch-process.ts';
 import { TestPki } from '../../helpers/tls-certs.ts';
+import { getOfferingSession } from '../../helpers/tls-client.ts';
 import { startUpstream, type TestUpstream } from '../http/harness.ts';
 
 const pki = new TestPki();
@@ -70,10 +71,11 @@ http {
         ssl_certificate_key ${cafe.key};
         location /coffee { limit_req zone=streams burst=2 nodelay; proxy_pass http://127.0.0.1:${upstream.port}; }
         location /echo { proxy_pass http://127.0.0.1:${upstream.port}; }
+        location /vars { return 200 "[$http2] $server_protocol [$ssl_session_id]\\n"; }
     }
     server {
         listen ${plain} http2;
-        location / { return 200 "$server_protocol $scheme\\n"; }
+        location / { return 200 "$server_protocol $scheme [$http2]\\n"; }
     }
 }
 `,
@@ -140,14 +142,34 @@ http {
     }
   });
 
+  test('$http2 is h2 over TLS, empty for HTTP/1.1; $ssl_session_id is the session ID in hex', async () => {
+    const session = connect(`https://127.0.0.1:${tlsPort}`, {
+      ca: pki.read(pki.ca.cert),
+      servername: 'cafe.example.com',
+    });
+    try {
+      const h2 = await h2Get(session, '/vars');
+      // nginx-tests (ssl.t): 64 hex digits, or none for a TLSv1.3 session not yet given an ID
+      assert.match(h2.text, /^\[h2\] HTTP\/2\.0 \[([0-9a-f]{64})?\]\n$/);
+    } finally {
+      session.close();
+    }
+    // a new TLSv1.2 session given a ticket has no ID (OpenSSL sends none with the ticket); resumed, it
+    // has the one the client offered it with (nginx-tests ssl.t: "session id", "session id reused")
+    const h1 = await getOfferingSession(tlsPort, 'TLSv1.2', undefined, '/vars', 'cafe.example.com');
+    assert.match(h1.body, /^\[\] HTTP\/1\.0 \[([0-9a-f]{64})?\]\n$/);
+    const again = await getOfferingSession(tlsPort, 'TLSv1.2', h1.session!, '/vars', 'cafe.example.com');
+    assert.match(again.body, /^\[\] HTTP\/1\.0 \[[0-9a-f]{64}\]\n$/);
+  });
+
   test('a plain http2 port: h2c with prior knowledge and HTTP/1.1 on the same port', async () => {
     const session = connect(`http://127.0.0.1:${plainPort}`);
     try {
-      assert.deepEqual(await h2Get(session, '/'), { status: 200, text: 'HTTP/2.0 http\n' });
+      assert.deepEqual(await h2Get(session, '/'), { status: 200, text: 'HTTP/2.0 http [h2c]\n' });
     } finally {
       session.close();
     }
     const h1 = await request(`http://127.0.0.1:${plainPort}/`);
-    assert.equal(await h1.body.text(), 'HTTP/1.1 http\n');
+    assert.equal(await h1.body.text(), 'HTTP/1.1 http []\n');
   });
 });

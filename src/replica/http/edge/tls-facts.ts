@@ -31,10 +31,40 @@ function readFacts(socket: TLSSocket, handshake: Handshake | null): ConnectionTl
     clientIssuerDn: peer === undefined ? '' : rfc2253(peer.issuer),
     clientVerify: peer === undefined ? 'NONE' : error === null ? 'SUCCESS' : `FAILED:${error.text}`,
     sessionReused: socket.isSessionReused() ? 'r' : '.',
+    sessionId: sessionIdOf(socket.getSession()),
     present: peer !== undefined,
     error,
     negotiatedName: handshake?.negotiatedName ?? null,
   };
+}
+
+/**
+ * The session ID (hex) in OpenSSL's DER encoding of a session (SSL_SESSION_ASN1: a SEQUENCE of the
+ * version, the protocol, the cipher, then the ID as an OCTET STRING); `""` when there is none.
+ */
+export function sessionIdOf(der: Buffer | undefined): string {
+  if (der === undefined) return '';
+  let at = 0;
+  const header = (tag: number): number => {
+    if (der[at] !== tag || at + 2 > der.length) return -1;
+    let length = der[at + 1]!;
+    at += 2;
+    if (length & 0x80) {
+      const bytes = length & 0x7f;
+      if (bytes > 3 || at + bytes > der.length) return -1;
+      length = der.readUIntBE(at, bytes);
+      at += bytes;
+    }
+    return at + length <= der.length ? length : -1;
+  };
+  if (header(0x30) === -1) return '';
+  for (const tag of [0x02, 0x02, 0x04]) {
+    const length = header(tag);
+    if (length === -1) return '';
+    at += length;
+  }
+  const length = header(0x04);
+  return length === -1 ? '' : der.toString('hex', at, at + length);
 }
 
 /**
