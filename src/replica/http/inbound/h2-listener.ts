@@ -22,6 +22,8 @@ import { containFault, failpoint, guarded } from '../contract/fault-boundary.ts'
 import { H2StreamGuard } from './h2-stream-guard.ts';
 
 /** nginx's `http2_max_concurrent_streams` (128). */
+/** RFC 9113 §6.9.1: the largest flow-control window, 2^31 - 1 bytes (NGX_HTTP_V2_MAX_WINDOW). */
+const H2_MAX_WINDOW_BYTES = 2 ** 31 - 1;
 const H2_MAX_CONCURRENT_STREAMS = 128;
 /** HTTP/2's error codes (RFC 9113 §7). */
 const H2_NO_ERROR = 0x0;
@@ -123,6 +125,9 @@ export class H2Listener {
     aliasConnection(session.socket as Socket, connection);
     this.#host.sessionStarted(connection);
     session.setTimeout(this.#host.clientTimers.keepaliveTimeoutMs, () => session.close());
+    // nginx opens the connection's window to the most at once (ngx_http_v2_init: a WINDOW_UPDATE
+    // after its SETTINGS); streams stay bounded by their own windows. Clients that wait for it stall.
+    session.setLocalWindowSize(H2_MAX_WINDOW_BYTES);
     this.#sessions.add(session);
     this.#guards.set(session, new H2StreamGuard(H2_MAX_CONCURRENT_STREAMS));
     session.once('close', () => this.#sessions.delete(session));
