@@ -197,6 +197,10 @@ export interface UpstreamServerSpec {
   readonly weight: number;
   /** `max_conns`: requests the server carries at once; absent or 0, no limit. */
   readonly maxConns?: number;
+  /** `backup`: taken only when no other server can be (absent: false). */
+  readonly backup?: true;
+  /** `down`: never taken (absent: false). */
+  readonly down?: true;
 }
 
 /** NGINX Plus's `queue number [timeout=time]`: requests waiting for a server of the group. */

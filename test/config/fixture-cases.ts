@@ -627,12 +627,7 @@ export const FIXTURE_CASES: readonly FixtureCase[] = [
   { fixture: 'syntax-unclosed-block', text: 'unexpected end of file, expecting "}"', line: 5, nginx: 'same' },
   { fixture: 'syntax-unexpected-close-brace', text: 'unexpected "}"', line: 4, nginx: 'same' },
   { fixture: 'unknown-directive', text: 'unknown directive "limit_requests"', line: 3, nginx: 'same' },
-  {
-    fixture: 'upstream-backup-not-supported',
-    text: 'the "backup" parameter of "server" is not supported by limitswitch',
-    line: 5,
-    nginx: 'limitswitch',
-  },
+  { fixture: 'upstream-backup-only', text: 'no servers in upstream "tea"', line: 3, nginx: 'same' },
   { fixture: 'upstream-duplicate', text: 'duplicate upstream "tea"', line: 6, nginx: 'same' },
   { fixture: 'upstream-empty', text: 'no servers are inside upstream', line: 4, nginx: 'same' },
   {

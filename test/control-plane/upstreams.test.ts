@@ -96,3 +96,23 @@ test('a server is unavail only where every live replica left it out; no replicas
   assert.equal(report.tea!.peers[0]!.state, 'unavail');
   assert.deepEqual(Object.keys(upstreamsReport([replica('a', false, [tea([0, 0], 'up', 0, 0)])])), []);
 });
+
+test('a backup server is reported backup: true, a down one state down', () => {
+  const group: UpstreamInfo = {
+    name: 'coffee',
+    peers: [
+      { server: '10.0.0.7:8080', weight: 1, backup: false, state: 'down', active: 0, maxConns: 0 },
+      { server: '10.0.0.8:8080', weight: 1, backup: true, state: 'up', active: 1, maxConns: 0 },
+    ],
+    keepalive: 0,
+    queue: null,
+  };
+  const report = upstreamsReport([replica('a', true, [group]), replica('b', true, [group])]);
+  assert.deepEqual(
+    report.coffee!.peers.map((peer) => [peer.backup, peer.state, peer.active]),
+    [
+      [false, 'down', 0],
+      [true, 'up', 2],
+    ],
+  );
+});

@@ -1,9 +1,10 @@
 /**
  * ngx_http_upstream_module: `upstream name { server host[:port] [weight=N]; … }`, and
  * ngx_http_upstream_keepalive_module's `keepalive N`, `keepalive_requests N`, `keepalive_time t` and
- * `keepalive_timeout t` in it, and NGINX Plus's `max_conns` + `queue`. Round robin with weights is all the replica does, so balancing methods
- * and server states that would change the choice of server (`backup`, `down`, `least_conn`, …) are
- * rejected as not supported.
+ * `keepalive_timeout t` in it, and NGINX Plus's `max_conns` + `queue`. Round robin with weights,
+ * `backup` and `down` servers is all the replica does, so other balancing methods and server
+ * parameters that would change the choice of server (`least_conn`, `drain`, …) are rejected as not
+ * supported.
  */
 import { parseHostPort } from '../../engine/net/address-text.ts';
 import type { UpstreamBuilder } from '../builders.ts';
@@ -13,7 +14,7 @@ import { atoi, parseSize, parseTimeMs } from '../values.ts';
 import { duplicate, httpOf, ref } from './helpers.ts';
 import type { DirectiveSpec, Scope } from './types.ts';
 
-const UNSUPPORTED_PARAMS = /^(backup|down|resolve|drain|service=.*|slow_start=.*|route=.*)$/;
+const UNSUPPORTED_PARAMS = /^(resolve|drain|service=.*|slow_start=.*|route=.*)$/;
 
 function upstream(d: Directive, scope: Scope): void {
   const name = d.args[0]!;
@@ -35,15 +36,25 @@ function upstream(d: Directive, scope: Scope): void {
   const endLine = scope.session.walkBlock(d, { ...scope, kind: 'upstream', upstream: builder });
   if (builder.servers.length === 0)
     throw configError('no servers are inside upstream', { file: d.file, line: endLine });
+  // backups alone: nginx's round robin has no primary server to start from
+  if (builder.servers.every((server) => server.backup === true))
+    throw configError(`no servers in upstream "${name}"`, d);
 }
 
-/** `server address [weight=N] [max_fails=N] [fail_timeout=time] [max_conns=N];` inside `upstream`. */
+/**
+ * `server address [weight=N] [max_fails=N] [fail_timeout=time] [max_conns=N] [backup] [down];` inside
+ * `upstream`.
+ */
 function upstreamServer(d: Directive, scope: Scope): void {
   let weight = 1;
   let maxConns = 0;
+  let backup = false;
+  let down = false;
   for (const param of d.args.slice(1)) {
     const [name, value = ''] = splitParam(param);
-    if (name === 'weight') {
+    if (param === 'backup') backup = true;
+    else if (param === 'down') down = true;
+    else if (name === 'weight') {
       const n = atoi(value);
       if (n === null || n === 0) throw configError(`invalid parameter "${param}"`, d);
       weight = n;
@@ -67,8 +78,14 @@ function upstreamServer(d: Directive, scope: Scope): void {
   const parsed = parseHostPort(address, false);
   if (parsed.error !== undefined || parsed.host === null)
     throw configError(`${parsed.error ?? 'invalid host'} in upstream "${address}"`, d);
-  const server = { host: parsed.host, port: parsed.port ?? 80, weight };
-  scope.upstream!.servers.push(maxConns === 0 ? server : { ...server, maxConns });
+  scope.upstream!.servers.push({
+    host: parsed.host,
+    port: parsed.port ?? 80,
+    weight,
+    ...(maxConns === 0 ? {} : { maxConns }),
+    ...(backup ? { backup } : {}),
+    ...(down ? { down } : {}),
+  });
 }
 
 function splitParam(param: string): [string, string?] {

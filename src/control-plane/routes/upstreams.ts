@@ -1,8 +1,8 @@
 /**
  * `/api/{version}/http/upstreams/` and `/{upstream}`: the `upstream` blocks in NGINX Plus's shape,
  * from the live replicas' heartbeats — each server's `active` requests (summed over the replicas),
- * `max_conns` (each replica's own), `state` (`unavail` only where every replica left it out), the idle
- * `keepalive` connections, and Plus's `queue` (`size`, `max_size` summed, `overflows`) with
+ * `max_conns` (each replica's own), `backup`, `state` (`unavail` only where every replica left it out,
+ * `down` as the config marks it), the idle `keepalive` connections, and Plus's `queue` (`size`, `max_size` summed, `overflows`) with
  * limitswitch's outcome counters beside it. A replica's status listen answers for itself alone.
  */
 import type { FastifyInstance } from 'fastify';
@@ -15,9 +15,9 @@ interface PlusPeer {
   id: number;
   server: string;
   name: string;
-  backup: false;
+  backup: boolean;
   weight: number;
-  state: 'up' | 'unavail';
+  state: 'up' | 'unavail' | 'down';
   active: number;
   max_conns?: number;
 }
@@ -75,7 +75,7 @@ function plusUpstream(group: UpstreamInfo): PlusUpstream {
         id,
         server: peer.server,
         name: peer.server,
-        backup: false,
+        backup: peer.backup === true,
         weight: peer.weight,
         state: peer.state,
         active: peer.active,

@@ -7,8 +7,10 @@ export interface UpstreamPeerInfo {
   /** `host:port` as the config names it. */
   readonly server: string;
   readonly weight: number;
-  /** `unavail`: left out of the rotation after a failure (`fail_timeout`). */
-  readonly state: 'up' | 'unavail';
+  /** `backup`: taken only when no other server can be (absent: false, as from a replica before it). */
+  readonly backup?: boolean;
+  /** `unavail`: left out of the rotation after a failure (`fail_timeout`); `down`: marked so. */
+  readonly state: 'up' | 'unavail' | 'down';
   /** Requests on the server now (Plus's `active`). */
   readonly active: number;
   /** `max_conns`; 0 when none. */

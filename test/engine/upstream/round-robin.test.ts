@@ -1,6 +1,6 @@
 /**
  * nginx's round robin of an upstream group (round-robin.ts): the smooth weighted order, `max_conns`,
- * `tried`, and `max_fails=1 fail_timeout` with the time passed in.
+ * `tried`, `max_fails=1 fail_timeout` with the time passed in, `down` and `backup` servers.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -11,13 +11,15 @@ interface Peer extends RoundRobinPeer {
   readonly name: string;
 }
 
-const peer = (name: string, weight = 1, maxConns = 0): Peer => ({
+const peer = (name: string, weight = 1, maxConns = 0, mark: 'backup' | 'down' | '' = ''): Peer => ({
   name,
   weight,
   maxConns,
   active: 0,
   currentWeight: 0,
   downUntilMs: 0,
+  backup: mark === 'backup',
+  down: mark === 'down',
 });
 
 /** A clock that reads `nowMs`. */
@@ -88,5 +90,53 @@ describe('max_fails=1 fail_timeout', () => {
     assert.equal(rr.pick([only], at(0)), null);
     only.active = 2;
     assert.equal(rr.pick(null, at(0)), null);
+  });
+});
+
+describe('down and backup servers (ngx_http_upstream_get_round_robin_peer)', () => {
+  it('a down server is never picked, nor counted among the tries', () => {
+    const [a, b, c] = [peer('a'), peer('b', 1, 0, 'down'), peer('c')];
+    const rr = new RoundRobin([a, b, c], 10_000);
+    assert.equal(picks(rr, 4), 'a c a c');
+    assert.equal(rr.tries, 2);
+    const only = peer('only', 1, 0, 'down');
+    assert.equal(new RoundRobin([only], 10_000).pick(null, at(0)), null, 'a lone server marked down');
+  });
+
+  it('backups are picked only when no primary can be: failed, down, at max_conns', () => {
+    const [a, b, x, y] = [peer('a', 1, 1), peer('b'), peer('x', 1, 0, 'backup'), peer('y', 1, 0, 'backup')];
+    const rr = new RoundRobin([a, x, b, y], 10_000);
+    assert.equal(picks(rr, 4), 'a b a b');
+    assert.equal(rr.markFailed(b, 0), true);
+    a.active = 1;
+    assert.equal(picks(rr, 3), 'x y x');
+    a.active = 0;
+    assert.equal(picks(rr, 2), 'a a');
+    assert.equal(picks(rr, 2, 10_000), 'a b', 'the failed primary is back after fail_timeout');
+  });
+
+  it('a request that went to a backup stays on the backups for its next tries', () => {
+    const [a, x, y] = [peer('a'), peer('x', 1, 0, 'backup'), peer('y', 1, 0, 'backup')];
+    const rr = new RoundRobin([a, x, y], 10_000);
+    assert.equal(rr.pick([a], at(0)), x);
+    assert.equal(rr.pick([a, x], at(0)), y, 'not the primary again');
+    assert.equal(rr.pick([a, x, y], at(0)), null);
+    assert.equal(rr.tries, 3);
+  });
+
+  it('one primary with backups is left out after a failure (no longer a single server)', () => {
+    const [a, x] = [peer('a'), peer('x', 1, 0, 'backup')];
+    const rr = new RoundRobin([a, x], 10_000);
+    assert.equal(rr.markFailed(a, 0), true);
+    assert.equal(rr.pick(null, at(1)), x);
+    assert.equal(rr.pick(null, at(10_000)), a);
+  });
+
+  it('down backups are skipped too: nothing left is null (no live upstreams)', () => {
+    const [a, x] = [peer('a', 1, 0, 'down'), peer('x', 1, 0, 'backup')];
+    const rr = new RoundRobin([a, x, peer('y', 1, 0, 'backup')], 10_000);
+    assert.equal(rr.pick(null, at(0)), x);
+    const allDown = new RoundRobin([peer('a', 1, 0, 'down'), peer('x', 1, 0, 'down')], 10_000);
+    assert.equal(allDown.pick(null, at(0)), null);
   });
 });

@@ -55,7 +55,7 @@ export interface TryFacts {
   readonly bodyStreamed: boolean;
   /** Servers tried so far, the one that failed included. */
   readonly tried: number;
-  /** Servers in the group. */
+  /** Servers in the group a request may try (not `down`; backups included). */
   readonly servers: number;
   /** The failed try went on a connection that had carried requests before. */
   readonly reusedConnection: boolean;

@@ -298,7 +298,7 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
       method: this.#owner.req.method,
       bodyStreamed: this.#request.hasBody && this.bufferedBody === null,
       tried: this.#tries!.count,
-      servers: this.#tries!.group.peers.length,
+      servers: this.#tries!.group.tries,
       reusedConnection: this.reusedConnection,
     };
   }

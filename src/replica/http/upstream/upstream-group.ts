@@ -1,6 +1,6 @@
 /**
  * `upstream` groups on the data path: servers chosen by nginx's round robin (the engine's
- * round-robin.ts: smooth weights, `max_conns`, a server that failed a request before its response head
+ * round-robin.ts: smooth weights, `max_conns`, `down` and `backup` servers, a server that failed a request before its response head
  * — connect, send or read-header error or timeout, a rejected head — left out for `failTimeoutMs`,
  * nginx's `max_fails=1 fail_timeout=10s`), on this clock; the group's keepalive cache of idle
  * connections (upstream-keepalive.ts), each connection an undici `Client` (upstream-connection.ts), and
@@ -59,6 +59,8 @@ export class UpstreamPeer implements RoundRobinPeer {
   readonly weight: number;
   /** `max_conns` (0: no limit): requests it carries at once, counted in `active`. */
   readonly maxConns: number;
+  readonly backup: boolean;
+  readonly down: boolean;
   /** Epoch ms until which each request gets a connection of its own; 0 when connections are kept. */
   headAloneUntilMs = 0;
   readonly #options: UpstreamOptions;
@@ -87,6 +89,8 @@ export class UpstreamPeer implements RoundRobinPeer {
     this.readTimeoutMs = options.readTimeoutMs;
     this.weight = server.weight;
     this.maxConns = server.maxConns ?? 0;
+    this.backup = server.backup === true;
+    this.down = server.down === true;
     this.#options = options;
     this.#cache = cache;
   }
@@ -282,6 +286,11 @@ export class UpstreamGroup {
     return this.#states.locked(() => this.#balancer.markFailed(peer, this.#clock.nowMs()));
   }
 
+  /** How many servers a request may try: those not `down`, backups included (nginx's tries). */
+  get tries(): number {
+    return this.#balancer.tries;
+  }
+
   /** The group's state now, for heartbeats, the status API and metrics. */
   info(): UpstreamInfo {
     const nowMs = this.#clock.nowMs();
@@ -291,7 +300,8 @@ export class UpstreamGroup {
       peers: this.peers.map((peer) => ({
         server: peer.server,
         weight: peer.weight,
-        state: this.#balancer.isDown(peer, nowMs) ? 'unavail' : 'up',
+        backup: peer.backup,
+        state: peer.down ? 'down' : this.#balancer.isDown(peer, nowMs) ? 'unavail' : 'up',
         active: peer.active,
         maxConns: peer.maxConns,
       })),

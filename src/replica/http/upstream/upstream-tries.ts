@@ -44,8 +44,9 @@ export class UpstreamTries {
       this.#queued = true;
       return 'queued';
     }
-    // Every server tried is nginx's end of tries; servers left but all down is "no live upstreams".
-    return { message: tried === null || tried.length < group.peers.length ? NO_LIVE_UPSTREAMS : null };
+    // Every server tried (those not `down`, backups too) is nginx's end of tries; servers left but
+    // none to take is "no live upstreams".
+    return { message: tried === null || tried.length < group.tries ? NO_LIVE_UPSTREAMS : null };
   }
 
   /** The queue let the request go: a server, if the group picks one now (else it stays first). */
