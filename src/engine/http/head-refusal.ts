@@ -6,7 +6,13 @@
 
 import { normalizeHost, type ServerSelector } from './find-server.ts';
 import type { HeadServers } from './header-buffers.ts';
-import { type HeadFault, type RequestHead, readOversizedHead, readRequestHead } from './request-head.ts';
+import {
+  type HeadFault,
+  type RequestHead,
+  readH2RequestHead,
+  readOversizedHead,
+  readRequestHead,
+} from './request-head.ts';
 import type { SiteServer } from './site-server.ts';
 
 /** A request head nginx would refuse, and the server whose name its error-log line carries. */
@@ -30,7 +36,7 @@ export class HeadRefusals {
   readHead(head: RequestHead, serverAddr: string, port: number): RefusedHead | null {
     const servers = this.#headServersFor(serverAddr, port);
     if (servers === null) return null;
-    const fault = readRequestHead(head, servers);
+    const fault = head.h2 === true ? readH2RequestHead(head) : readRequestHead(head, servers);
     return fault === null ? null : this.refusal(fault, serverAddr, port);
   }
 

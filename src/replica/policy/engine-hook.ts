@@ -74,13 +74,11 @@ export function engineHook(options: EngineHookOptions): DecideHook<RoutedDecisio
   const now = options.nowMs;
   const decide = (ctx: DownstreamRequest): RoutedDecision => {
     const site = options.site();
-    // HTTP/2 has no HTTP/1 head to read: its frames were parsed by the h2 session
-    if (ctx.req.h2 !== true) {
-      const refused = site.readHead(ctx.req, ctx.req.socket.localAddress ?? '', options.port);
-      if (refused !== null) {
-        logRefusedHead(options.errorLog, refused, ctx.clientSocket, ctx.realipRemoteAddr);
-        return refusal(refused.fault.code);
-      }
+    // an HTTP/2 head was parsed by the h2 session: only its Host lines are read again
+    const refused = site.readHead(ctx.req, ctx.req.socket.localAddress ?? '', options.port);
+    if (refused !== null) {
+      logRefusedHead(options.errorLog, refused, ctx.clientSocket, ctx.realipRemoteAddr);
+      return refusal(refused.fault.code);
     }
     const route = routeOf(site, ctx, options.port);
     if (route === null) return BAD_REQUEST;

@@ -24,7 +24,6 @@ function h2Head(req: Http2ServerRequest): string[] {
   const raw = req.rawHeaders;
   const out: string[] = [];
   let authority: string | null = null;
-  let hasHost = false;
   let cookies: string | null = null;
   let hasLength = false;
   for (let i = 0; i < raw.length; i += 2) {
@@ -38,11 +37,11 @@ function h2Head(req: Http2ServerRequest): string[] {
       cookies = cookies === null ? value : `${cookies}; ${value}`;
       continue;
     }
-    if (name === 'host') hasHost = true;
-    else if (name === 'content-length') hasLength = true;
+    if (name === 'content-length') hasLength = true;
     out.push(name, value);
   }
-  if (!hasHost && authority !== null) out.unshift('host', authority);
+  // nginx 1.22 reads `:authority` as a Host line: a Host field too is a second one (refused)
+  if (authority !== null) out.unshift('host', authority);
   if (cookies !== null) out.push('cookie', cookies);
   if (!hasLength && !req.stream.endAfterHeaders) out.push('transfer-encoding', 'chunked');
   return out;
