@@ -546,6 +546,12 @@ export const FIXTURE_CASES: readonly FixtureCase[] = [
   { fixture: 'proxy-pass-invalid-prefix', text: 'invalid URL prefix', line: 6, nginx: 'same' },
   { fixture: 'proxy-pass-no-host', text: 'no host in upstream ":8091"', line: 6, nginx: 'same' },
   {
+    fixture: 'proxy-pass-unix',
+    text: 'the "unix:" address of "proxy_pass" is not supported by limitswitch',
+    line: 6,
+    nginx: 'limitswitch',
+  },
+  {
     fixture: 'proxy-pass-unknown-upstream',
     text: 'host not found in upstream "tea"',
     line: 6,

@@ -31,6 +31,8 @@ function proxyPass(d: Directive, scope: Scope): void {
   const scheme = /^https?:\/\//i.exec(url);
   if (!scheme) throw configError('invalid URL prefix', d);
   const rest = url.slice(scheme[0].length);
+  if (rest.slice(0, 5).toLowerCase() === 'unix:')
+    throw configError('the "unix:" address of "proxy_pass" is not supported by limitswitch', d);
   const uriStart = rest.search(/[/?]/);
   const authority = uriStart === -1 ? rest : rest.slice(0, uriStart);
   const parsed = parseHostPort(authority, false);
