@@ -1,7 +1,7 @@
 /**
  * `proxy_pass` on the replica: which upstream group a location forwards to, and how the request URI is
  * rewritten. `proxy_pass http://name` with a matching `upstream` block uses that group; any other
- * `http://host:port` gets an implicit one-server group. With a URI part (`http://b/v2/`), the part of
+ * `http://host:port` gets an implicit one-server group, which a `proxy_pass` with variables finds too. With a URI part (`http://b/v2/`), the part of
  * the normalised URI that matched the location prefix is replaced by it, as nginx does.
  */
 
@@ -28,9 +28,48 @@ export interface ProxyTargets {
   readonly byHandler: ReadonlyMap<LocationHandler, ProxyTarget>;
   /** Every group to create: the config's upstreams plus implicit ones. */
   readonly groups: readonly UpstreamGroupSpec[];
-  /** The `upstream` blocks by lower-cased name, for `proxy_pass` with variables (nginx ignores case). */
-  readonly upstreamNames: ReadonlyMap<string, string>;
+  /** The groups a `proxy_pass` with variables may name (see `dynamicTarget`). */
+  readonly upstreamNames: UpstreamNames;
 }
+
+/**
+ * The groups nginx's variable `proxy_pass` looks its host up in (ngx_http_upstream_init_request): an
+ * `upstream` block by its name when the URL gives no port; an implicit group, one that another
+ * `proxy_pass host[:port]` made, by its host and port (80 when none is given). Hosts in any case.
+ */
+export class UpstreamNames {
+  /** `upstream` blocks by lower-cased name. */
+  readonly #blocks = new Map<string, string>();
+  /** Implicit groups by lower-cased host, then port. */
+  readonly #implicit = new Map<string, Map<number, string>>();
+
+  addBlock(name: string): void {
+    this.#blocks.set(name.toLowerCase(), name);
+  }
+
+  addImplicit(server: UpstreamServerSpec, group: string): void {
+    const host = server.host.toLowerCase();
+    let ports = this.#implicit.get(host);
+    if (ports === undefined) this.#implicit.set(host, (ports = new Map()));
+    ports.set(server.port, group);
+  }
+
+  /** The group for an evaluated `host[:port]`; null when none (nginx would resolve the host). */
+  find(authority: string): string | null {
+    const match = AUTHORITY.exec(authority);
+    if (match === null) return null;
+    const host = match[1]!.replace(/^\[|\]$/g, '').toLowerCase();
+    const port = match[2] === undefined ? null : Number(match[2]);
+    if (port === null) {
+      const block = this.#blocks.get(match[1]!.toLowerCase());
+      if (block !== undefined) return block;
+    }
+    return this.#implicit.get(host)?.get(port ?? 80) ?? null;
+  }
+}
+
+/** `host[:port]`, the host a name, an IPv4 address or an IPv6 one in brackets. */
+const AUTHORITY = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/;
 
 /** An `upstream` block's keepalive settings; without `keepalive`, the replica's default cache size. */
 function keepaliveOf(upstream: UpstreamSpec): KeepaliveSettings {
@@ -50,6 +89,8 @@ export function resolveProxyTargets(site: Site, upstreams: readonly UpstreamSpec
     ]),
   );
   const byHandler = new Map<LocationHandler, ProxyTarget>();
+  const upstreamNames = new UpstreamNames();
+  for (const upstream of upstreams) upstreamNames.addBlock(upstream.name);
 
   const visit = (handler: LocationHandler, prefix: string | null): void => {
     if (handler.proxyPass === null) return;
@@ -64,6 +105,7 @@ export function resolveProxyTargets(site: Site, upstreams: readonly UpstreamSpec
       name = `${server.host}:${server.port}`;
       // an implicit group has no upstream block, so nginx's defaults and the replica's cache size
       if (!groups.has(name)) groups.set(name, { name, servers: [server], keepalive: DEFAULT_KEEPALIVE });
+      upstreamNames.addImplicit(server, name);
     }
     byHandler.set(handler, {
       upstream: name,
@@ -81,7 +123,6 @@ export function resolveProxyTargets(site: Site, upstreams: readonly UpstreamSpec
     visit(server.handler, null);
     walk(server.locations);
   }
-  const upstreamNames = new Map(upstreams.map((u) => [u.name.toLowerCase(), u.name]));
   return { byHandler, groups: [...groups.values()], upstreamNames };
 }
 
@@ -99,19 +140,16 @@ export function rewriteTarget(
 
 /**
  * Where a `proxy_pass` with variables goes for one request: nginx looks the evaluated host up among the
- * `upstream` blocks, else resolves it with `resolver` — which the replica has not, so any other host
- * is nginx's "no resolver defined" 502. A URI part, when given, is sent as is instead of the request's.
+ * `upstream` blocks and the implicit groups (`UpstreamNames`), else resolves it with `resolver` — which
+ * the replica has not, so any other host is nginx's "no resolver defined" 502. A URI part, when given,
+ * is sent as is instead of the request's.
  */
 export function dynamicTarget(
   url: string,
-  upstreamNames: ReadonlyMap<string, string>,
+  upstreamNames: UpstreamNames,
 ): { readonly host: string; readonly upstream: string | null; readonly path: string | undefined } {
   const { authority, uri } = splitProxyPass(url);
-  return {
-    host: authority,
-    upstream: upstreamNames.get(authority.toLowerCase()) ?? null,
-    path: uri ?? undefined,
-  };
+  return { host: authority, upstream: upstreamNames.find(authority), path: uri ?? undefined };
 }
 
 function splitProxyPass(value: string): { authority: string; uri: string | null } {
@@ -123,7 +161,7 @@ function splitProxyPass(value: string): { authority: string; uri: string | null 
 }
 
 function parseAuthority(authority: string): UpstreamServerSpec {
-  const match = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(authority);
+  const match = AUTHORITY.exec(authority);
   // The config checked proxy_pass already; this is its own parse failing.
   if (match === null) throw new LimitswitchError('InternalError', `invalid proxy_pass host "${authority}"`);
   const host = match[1]!.replace(/^\[|\]$/g, '');
