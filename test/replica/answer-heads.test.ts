@@ -1,7 +1,8 @@
 /**
  * The heads of the answers against real nginx, field by field with nginx's spelling: the replica's
  * own (`return` with and without text, 204 and 304, a redirect, a page, `server_tokens off`) and
- * relayed ones (204, 304, 200, with the server's own `Server` and `Date`), both with a `Server`
+ * relayed ones (204, 304, 200, with the server's own `Server` and `Date`; a server's `content-type`
+ * and `content-length` in nginx's spelling, the rest in the server's), both with a `Server`
  * field — `nginx/1.22.1` and `limitswitch/<version>`, `nginx` and `limitswitch` with tokens off.
  */
 import assert from 'node:assert/strict';
@@ -41,6 +42,8 @@ const UPSTREAM_ANSWERS: Readonly<Record<string, string>> = {
   '/p200':
     'HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\nServer: up\r\nx-b: 2\r\n\r\nok',
   '/p-off': 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\nServer: up\r\n\r\nok',
+  '/p200-lower':
+    'HTTP/1.1 200 OK\r\nCONTENT-TYPE: text/plain\r\ncontent-length: 2\r\netag: "x"\r\nlast-modified: Mon, 01 Jan 2001 00:00:00 GMT\r\n\r\nok',
 };
 
 const PATHS = [

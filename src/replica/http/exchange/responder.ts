@@ -7,6 +7,7 @@
  * decides when; this writes.
  */
 import type { Socket } from 'node:net';
+import type { Readable } from 'node:stream';
 import type { ClientTimers } from '../../../engine/http/client-timers.ts';
 import { keepAliveDisabled } from '../../../engine/http/keepalive-disable.ts';
 import type { ClientConnection } from '../contract/client-connection.ts';
@@ -17,6 +18,7 @@ import { clientResponseHeaders } from '../upstream/forward-headers.ts';
 import type { AnswerSink } from '../upstream/forward-owner.ts';
 import { isPooledBodyChunk, releaseBodyChunk } from '../wire/body-buffers.ts';
 import { pageAnswer, returnAnswer, serverValue } from '../wire/own-answer-head.ts';
+import { respellNginxFields } from '../wire/relayed-head.ts';
 import { statusReason, wireStatus } from '../wire/status-pages.ts';
 import { lingerOnClose } from './lingering-close.ts';
 
@@ -145,6 +147,35 @@ export class Responder implements AnswerSink {
     this.#watchSendEnd();
   }
 
+  /** An answer from disk (http/static/): its head now, then `body` as the client takes it. */
+  stream(status: number, headers: string[], body: Readable | null): void {
+    const res = this.res;
+    this.#keepAliveRule();
+    headers.unshift('Server', serverValue(this.#rules.timers.serverTokens));
+    res.writeHead(status, statusReason(status), headers);
+    if (body === null) {
+      res.end();
+      this.#watchSendEnd();
+      return;
+    }
+    res.once('close', () => body.destroy());
+    body.on('error', () => res.destroy());
+    body.on('end', () => {
+      res.end();
+      this.#watchSendEnd();
+    });
+    body.on('data', (chunk: Buffer) => {
+      this.bodyBytes += chunk.length;
+      if (res.write(chunk)) return;
+      body.pause();
+      this.#watchSend();
+      res.once('drain', () => {
+        this.#unwatchSend();
+        body.resume();
+      });
+    });
+  }
+
   // the upstream's answer, relayed
 
   /** The answer to relay is a server's, with `added` header fields (the decision's). */
@@ -164,6 +195,7 @@ export class Responder implements AnswerSink {
     this.#resume = resume;
     const added = this.#added;
     const headers = clientResponseHeaders(rawHeaders);
+    respellNginxFields(headers);
     // nginx's own Server goes with a relayed answer too (the server's is not relayed)
     headers.unshift('Server', serverValue(this.#rules.timers.serverTokens));
     this.#headers = added === undefined || added.length === 0 ? headers : [...headers, ...added];
