@@ -2,12 +2,11 @@
  * Header rewriting on the proxy path, done as one pass over the raw header list into the flat
  * `[name, value, …]` arrays that undici and `writeHead` take (no header objects on the hot path).
  *
- * Both directions drop the hop-by-hop headers (Connection, Keep-Alive, Proxy-*, TE, Trailer,
- * Transfer-Encoding, and every header the Connection header names), and the request its Upgrade; an
- * answer's Upgrade is relayed, as nginx relays it. Upstream, the request gets
+ * A request loses the hop-by-hop headers (Connection, Keep-Alive, Proxy-*, TE, Trailer,
+ * Transfer-Encoding, Upgrade, and every header the Connection header names); an answer what nginx
+ * does not relay (`responseDropped`). Upstream, the request gets
  * `X-Forwarded-For` = incoming list + `$remote_addr` (nginx's `$proxy_add_x_forwarded_for`),
- * `X-Forwarded-Proto` and `X-Forwarded-Host` (replacing what the client sent); Host is kept. Downstream,
- * Date and Server are regenerated and X-Pad / X-Accel-* hidden, as nginx's `proxy_hide_header` defaults.
+ * `X-Forwarded-Proto` and `X-Forwarded-Host` (replacing what the client sent); Host is kept.
  */
 
 /** What the decision and the forwarder read of a request head (`readRequestFacts`, once a request). */
@@ -169,12 +168,27 @@ export function upstreamRequestHeaders(
   return out;
 }
 
-/** True when a response header is not relayed (hop-by-hop, or hidden like nginx's proxy_hide_header). */
+/**
+ * True when a response header is not relayed: what nginx's upstream module does not copy (Connection,
+ * Keep-Alive, Transfer-Encoding) or its `proxy_hide_header` defaults hide (Date, Server, X-Pad and
+ * five X-Accel-* headers); also TE and Trailer, which node:http and HTTP/2 clients cannot be given as
+ * nginx gives them. Headers an answer's Connection names, Proxy-* and other X-Accel-* are relayed,
+ * as nginx relays them.
+ */
 function responseDropped(name: string): boolean {
-  if (knownResponseDropped(name) || isProxyPrefixed(name)) return true;
+  if (knownResponseDropped(name)) return true;
   const c = name.charCodeAt(0) | 0x20;
-  return c === 0x78 /* x */ && name.length > 8 && name.slice(0, 8).toLowerCase() === 'x-accel-';
+  return c === 0x78 /* x */ && name.length > 8 && HIDDEN_X_ACCEL.has(name.toLowerCase());
 }
+
+/** nginx's `proxy_hide_header` defaults among the X-Accel-* headers. */
+const HIDDEN_X_ACCEL = new Set([
+  'x-accel-expires',
+  'x-accel-redirect',
+  'x-accel-limit-rate',
+  'x-accel-buffering',
+  'x-accel-charset',
+]);
 
 function knownResponseDropped(name: string): boolean {
   switch (name.length) {
@@ -207,23 +221,12 @@ function latin1(raw: Buffer | string): string {
 /** The upstream response headers to relay to the client, as a flat list of strings. */
 export function clientResponseHeaders(rawHeaders: readonly (Buffer | string)[]): string[] {
   const out: string[] = [];
-  let named: string[] | null = null;
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = latin1(rawHeaders[i]!);
     // a dropped header's value is not read (Date and Keep-Alive come with nearly every answer)
-    if (!responseDropped(name)) {
-      out.push(name, latin1(rawHeaders[i + 1]!));
-    } else if (name.length === 10 && name.toLowerCase() === 'connection') {
-      named = connectionTokens(latin1(rawHeaders[i + 1]!), named);
-    }
+    if (!responseDropped(name)) out.push(name, latin1(rawHeaders[i + 1]!));
   }
-  // `Connection: Upgrade` names the Upgrade an answer carries: nginx relays it all the same
-  return named === null
-    ? out
-    : withoutNamed(
-        out,
-        named.filter((token) => token !== 'upgrade'),
-      );
+  return out;
 }
 
 /**
