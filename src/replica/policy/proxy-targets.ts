@@ -50,7 +50,10 @@ export class UpstreamNames {
   addImplicit(server: UpstreamServerSpec, group: string): void {
     const host = server.host.toLowerCase();
     let ports = this.#implicit.get(host);
-    if (ports === undefined) this.#implicit.set(host, (ports = new Map()));
+    if (ports === undefined) {
+      ports = new Map();
+      this.#implicit.set(host, ports);
+    }
     ports.set(server.port, group);
   }
 
