@@ -215,6 +215,7 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
       | 'proxySetHeaders'
       | 'clientMaxBodyBytes'
       | 'client'
+      | 'files'
     > &
       Partial<LocationConf>,
   ): LocationHandler => ({
@@ -234,6 +235,7 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
     proxyUpgrade: proxiesUpgrades(conf),
     clientMaxBodyBytes: conf.clientMaxBodyBytes,
     client: conf.client,
+    files: conf.files,
   });
 
   const location = (conf: LocationConf): SiteLocation => ({
@@ -263,6 +265,7 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
       proxySetHeaders: conf.proxySetHeaders,
       clientMaxBodyBytes: conf.clientMaxBodyBytes,
       client: conf.client,
+      files: conf.files,
     }),
     headerBuffers: {
       firstBytes: conf.clientHeaderBufferBytes,

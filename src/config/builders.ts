@@ -4,6 +4,7 @@
  */
 import type { ComplexValue } from '../engine/complex-value.ts';
 import type { ClientTimers } from '../engine/http/client-timers.ts';
+import type { DocumentRoot } from '../engine/http/static-files.ts';
 import type { LogLevel } from '../engine/log-line.ts';
 import type { NginxRegex } from '../engine/nginx-regex.ts';
 import type {
@@ -78,6 +79,17 @@ export interface LevelBuilder {
   connectionPoolSize: number | null;
   /** The client connection's timers and buffering set at this level (client-connection.ts). */
   client: { -readonly [K in keyof ClientTimers]?: ClientTimers[K] };
+  /** `root`/`alias`, `index`, `types`, `default_type` set at this level (static-files.ts). */
+  files: StaticFilesBuilder;
+}
+
+/** What a level sets of its static files; the http level's `defaultRoot` is nginx's `html`. */
+export interface StaticFilesBuilder {
+  documentRoot?: DocumentRoot;
+  index?: string[];
+  types?: Map<string, string>;
+  defaultType?: string;
+  defaultRoot?: string;
 }
 
 export interface LocationBuilder extends LevelBuilder {
@@ -200,6 +212,7 @@ export function newLevel(source: SourceRef): LevelBuilder {
     largeClientHeaderBuffers: null,
     connectionPoolSize: null,
     client: {},
+    files: {},
   };
 }
 

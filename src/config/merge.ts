@@ -16,6 +16,7 @@
  * dry run off, header `X-Real-IP`; `listen *:80` and `server_name ""` for a server that has none.
  */
 import { type ClientTimers, NGINX_CLIENT_TIMERS } from '../engine/http/client-timers.ts';
+import { DEFAULT_INDEX, NGINX_DEFAULT_TYPES, type StaticFiles } from '../engine/http/static-files.ts';
 import type { HttpBuilder, LevelBuilder, LocationBuilder, ServerBuilder } from './builders.ts';
 import { configError } from './config-error.ts';
 import type {
@@ -35,6 +36,7 @@ import type {
   ServerConf,
 } from './model.ts';
 import { checkSslDefaultServer, mergeSsl } from './ssl.ts';
+import { inheritFiles } from './static-files-merge.ts';
 
 interface Inherited {
   readonly limitReq: EffectiveLimitReq;
@@ -50,6 +52,7 @@ interface Inherited {
   readonly clientHeaderBufferBytes: number;
   readonly largeClientHeaderBuffers: HeaderBuffersSpec;
   readonly client: ClientTimers;
+  readonly files: StaticFiles;
 }
 
 /** nginx's defaults for the client request limits (ngx_http_core_module). */
@@ -86,6 +89,12 @@ const DEFAULTS: Inherited = {
   clientHeaderBufferBytes: CLIENT_HEADER_BUFFER_BYTES,
   largeClientHeaderBuffers: LARGE_CLIENT_HEADER_BUFFERS,
   client: NGINX_CLIENT_TIMERS,
+  files: {
+    documentRoot: { path: 'html', alias: null },
+    index: DEFAULT_INDEX,
+    types: NGINX_DEFAULT_TYPES,
+    defaultType: 'text/plain',
+  },
 };
 
 /** The settings in force at `level` given those of the enclosing level. */
@@ -143,11 +152,17 @@ export function inherit(level: LevelBuilder, parent: Inherited): Inherited {
       Object.keys(level.client).length === 0
         ? parent.client
         : Object.freeze({ ...parent.client, ...level.client }),
+    files: inheritFiles(level.files, parent.files),
   };
 }
 
 export function buildHttpConf(http: HttpBuilder): HttpConf {
-  const root = inherit(http, DEFAULTS);
+  const defaultRoot = http.files.defaultRoot;
+  const defaults: Inherited =
+    defaultRoot === undefined
+      ? DEFAULTS
+      : { ...DEFAULTS, files: { ...DEFAULTS.files, documentRoot: { path: defaultRoot, alias: null } } };
+  const root = inherit(http, defaults);
   // a variable defined twice belongs to its last definition (nginx's changeable variables)
   const owns = (spec: object & { readonly variable: string }): boolean =>
     http.variables.get(spec.variable) === spec;
@@ -269,6 +284,7 @@ function buildLocation(location: LocationBuilder, parent: Inherited): LocationCo
     proxySetHeaders: settings.proxySetHeaders,
     clientMaxBodyBytes: settings.clientMaxBodyBytes,
     client: settings.client,
+    files: settings.files,
     source: location.source,
   };
 }

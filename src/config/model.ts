@@ -9,6 +9,7 @@
 import type { ApiLimiterParameters } from '../engine/api-limiter/api-limiter.ts';
 import type { ComplexValue } from '../engine/complex-value.ts';
 import type { ClientTimers } from '../engine/http/client-timers.ts';
+import type { StaticFiles } from '../engine/http/static-files.ts';
 import type { KeyvalType } from '../engine/keyval/keyval-zone.ts';
 import type { LogLevel } from '../engine/log-line.ts';
 import type { NginxRegex } from '../engine/nginx-regex.ts';
@@ -356,6 +357,8 @@ export interface LocationConf {
   readonly clientMaxBodyBytes: number;
   /** The client connection's timers and body buffering in force. */
   readonly client: ClientTimers;
+  /** `root`/`alias`, `index`, `types`, `default_type` in force. */
+  readonly files: StaticFiles;
   readonly source: SourceRef;
 }
 
@@ -387,6 +390,8 @@ export interface ServerConf extends HeaderLimits {
   /** The client connection's timers for requests that match no location (and, on the address's
    * default server, `client_header_timeout` and what comes before a request is routed). */
   readonly client: ClientTimers;
+  /** `root`, `index`, `types`, `default_type` for requests that match no location. */
+  readonly files: StaticFiles;
   readonly source: SourceRef;
 }
 

@@ -62,7 +62,13 @@ const SUB_LAYERS: Record<string, Record<string, readonly string[]>> = {
       'replica/http/edge',
       'replica/http/upstream',
     ],
-    'replica/policy': ['replica/logs', 'replica/http/contract', 'replica/http/edge', 'replica/http/upstream'],
+    'replica/policy': [
+      'replica/logs',
+      'replica/http/contract',
+      'replica/http/edge',
+      'replica/http/upstream',
+      'replica/http/static',
+    ],
     'replica/cluster': ['replica/logs'],
     'replica/logs': ['replica/http/contract'],
     // the listener composes the data path's layers for an address
@@ -81,7 +87,14 @@ const SUB_LAYERS: Record<string, Record<string, readonly string[]>> = {
       'replica/http/wire',
       'replica/http/contract',
     ],
-    'replica/http/exchange': ['replica/http/upstream', 'replica/http/wire', 'replica/http/contract'],
+    'replica/http/exchange': [
+      'replica/http/upstream',
+      'replica/http/wire',
+      'replica/http/contract',
+      'replica/http/static',
+    ],
+    // answers from disk: the static, index, not_modified and range modules
+    'replica/http/static': ['replica/http/contract'],
     'replica/http/upstream': ['replica/http/wire', 'replica/http/contract'],
     'replica/http/wire': ['replica/http/contract'],
     'replica/http/contract': [],

@@ -19,6 +19,8 @@ function events(d: Directive, scope: Scope): void {
 function http(d: Directive, scope: Scope): void {
   if (scope.main.http) throw duplicate(d);
   const builder = newHttp(ref(d));
+  // nginx's default `root html`, relative to the prefix
+  builder.files.defaultRoot = scope.session.fullPath('html');
   scope.main.http = builder;
   const end = scope.session.walkBlock(d, { ...scope, kind: 'http', http: builder });
   finishHttp(builder, scope.session, { file: d.file, line: end });

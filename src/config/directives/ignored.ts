@@ -1,12 +1,10 @@
 /**
  * The one list of directives limitswitch accepts and ignores: they tune logging, buffering, timeouts,
- * TLS, compression or file serving, and none of them changes which requests are limited. Each keeps
+ * TLS, compression or file-serving details, and none of them changes which requests are limited. Each keeps
  * nginx's contexts and argument counts, so misplaced or malformed ones are still reported.
  * Anything not here, not supported and not unsupported is an `unknown directive`.
  */
-import { configError } from '../config-error.ts';
-import type { Directive } from '../directive.ts';
-import type { ArgSpec, ContextKind, DirectiveSpec, Scope } from './types.ts';
+import type { ArgSpec, ContextKind, DirectiveSpec } from './types.ts';
 
 const M: readonly ContextKind[] = ['main'];
 const E: readonly ContextKind[] = ['events'];
@@ -14,7 +12,6 @@ const H: readonly ContextKind[] = ['http'];
 const HS: readonly ContextKind[] = ['http', 'server'];
 const HSL: readonly ContextKind[] = ['http', 'server', 'location'];
 const SL: readonly ContextKind[] = ['server', 'location'];
-const L: readonly ContextKind[] = ['location'];
 
 const ENTRIES: readonly (readonly [string, readonly ContextKind[], ArgSpec])[] = [
   // main and events: process management
@@ -75,11 +72,7 @@ const ENTRIES: readonly (readonly [string, readonly ContextKind[], ArgSpec])[] =
   ['resolver', HSL, '1+'],
   ['resolver_timeout', HSL, [1]],
   // responses and file serving
-  ['root', HSL, [1]],
-  ['alias', L, [1]],
-  ['index', HSL, '1+'],
   ['autoindex', HSL, [1]],
-  ['default_type', HSL, [1]],
   ['types_hash_max_size', HSL, [1]],
   ['types_hash_bucket_size', HSL, [1]],
   ['add_header', HSL, [2, 3]],
@@ -122,15 +115,8 @@ const FAMILIES: readonly (readonly [string, readonly ContextKind[]])[] = [
 
 const ignore = (): void => {};
 
-/** `types { mime/type ext …; }`: its lines are read by its own handler, which allows no blocks. */
-function types(d: Directive, scope: Scope): void {
-  for (const line of d.block ?? []) if (line.block) throw configError('unexpected "{"', line);
-  scope.session.blockEnd(d);
-}
-
 export const ignoredDirectives: readonly DirectiveSpec[] = [
   ...ENTRIES.map(([name, contexts, args]) => ({ name, contexts, args, handle: ignore })),
-  { name: 'types', contexts: HSL, block: true, args: [0], handle: types },
 ];
 
 /** The ignored family a name belongs to, as a directive spec, or `undefined`. */

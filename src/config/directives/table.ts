@@ -20,6 +20,7 @@ import { realIpAccessDirectives } from './realip-access.ts';
 import { rewriteIfDirectives } from './rewrite-if.ts';
 import { serverDirectives } from './server.ts';
 import { sslDirectives } from './ssl.ts';
+import { staticFilesDirectives } from './static-files.ts';
 import type { DirectiveSpec } from './types.ts';
 import { upstreamDirectives } from './upstream.ts';
 import { workerProcessesDirectives } from './worker-processes.ts';
@@ -44,6 +45,7 @@ for (const spec of [
   ...proxyDirectives,
   ...clientDirectives,
   ...clientConnectionDirectives,
+  ...staticFilesDirectives,
   ...logFormatDirectives,
   ...ignoredDirectives,
 ]) {

@@ -12,6 +12,7 @@ import type { PriorityLevel } from '../priority/priority-level.ts';
 import type { RequestContext } from '../variables/request-context.ts';
 import type { VariableGetter } from '../variables/variable-table.ts';
 import type { ClientTimers } from './client-timers.ts';
+import type { StaticFiles } from './static-files.ts';
 
 /** `return code [text]`: the text is evaluated per request (a body, or a redirect's URL). */
 export interface CompiledReturn {
@@ -76,4 +77,6 @@ export interface LocationHandler {
   readonly clientMaxBodyBytes: number;
   /** The client connection's timers and body buffering in force (`client_body_timeout`, …). */
   readonly client: ClientTimers;
+  /** What the location answers from disk when it neither proxies nor returns (static-files.ts). */
+  readonly files: StaticFiles;
 }

@@ -16,11 +16,14 @@ import type { ForwardVerdict, Verdict } from '../../engine/http/verdict.ts';
 import type { LogLine } from '../../engine/log-line.ts';
 import type { DecideHook, Decision, DownstreamRequest, ProxyDecision } from '../http/contract/decision.ts';
 import { connectionTls } from '../http/edge/tls-facts.ts';
+import { contentTypeOf } from '../http/static/document-path.ts';
+import { escapeUri } from '../http/static/static-content.ts';
 import { type ErrorLog, requestLogContext } from '../logs/error-log.ts';
 import { type Admissions, LOCAL_ADMISSIONS } from './admissions.ts';
 import { clientRules, logRefusedHead } from './client-input-rules.ts';
 import { ExchangeFacts } from './exchange-facts.ts';
 import { dynamicTarget, type ProxyTargets, rewriteTarget } from './proxy-targets.ts';
+import { staticDecision } from './static-decision.ts';
 
 /**
  * A data-path decision that remembers the engine's verdict (for 499 accounting and access logs); a
@@ -64,6 +67,8 @@ const NOT_FOUND: RoutedDecision = Object.freeze({ action: 'return', code: 404 })
 const MISDIRECTED: RoutedDecision = Object.freeze({ action: 'return', code: 421 });
 const FORBIDDEN: RoutedDecision = Object.freeze({ action: 'return', code: 403 });
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/** NGX_HTTP_MAX_URI_CHANGES: internal redirects one request may make. */
+const MAX_URI_CHANGES = 10;
 
 /** The server and location nginx would pick for the request (null: a bad request target). */
 function routeOf(site: Site, ctx: DownstreamRequest, port: number): Route | null {
@@ -105,6 +110,7 @@ export function engineHook(options: EngineHookOptions): DecideHook<RoutedDecisio
       errorLog: options.errorLog,
       nowMs: now,
       admissions: options.admissions ?? LOCAL_ADMISSIONS,
+      port: options.port,
     });
   };
   return Object.assign(decide, { client: clientRules<RoutedDecision>(options) });
@@ -152,6 +158,33 @@ interface Deciding {
   readonly errorLog: ErrorLog;
   readonly nowMs: () => number;
   readonly admissions: Admissions;
+  /** The `listen` port of the listener. */
+  readonly port: number;
+  /** Internal redirects so far (an index found). */
+  readonly redirects?: number;
+}
+
+/** ngx_http_internal_redirect: the request routed again under `uri`, its phases run there. */
+function internalRedirect(uri: string, deciding: Deciding): RoutedDecision {
+  const { ctx, route } = deciding;
+  const redirects = (deciding.redirects ?? 0) + 1;
+  if (redirects > MAX_URI_CHANGES) {
+    const line: LogLine = {
+      level: 'error',
+      message: `rewrite or internal redirection cycle while internally redirecting to "${uri}"`,
+    };
+    deciding.errorLog.request(line, requestLogContext(ctx, route.serverName));
+    return { action: 'return', code: 500 };
+  }
+  const target = route.target.hasArgs ? `${escapeUri(uri)}?${route.target.args}` : escapeUri(uri);
+  const next = deciding.site.route(target, ctx.host, ctx.req.socket.localAddress ?? '', deciding.port);
+  if (next === null) return BAD_REQUEST;
+  const facts = new ExchangeFacts(ctx, deciding.port);
+  return toDataPath(deciding.site.decide(next, facts, deciding.nowMs()), {
+    ...deciding,
+    route: next,
+    redirects,
+  });
 }
 
 function toDataPath(verdict: Verdict, deciding: Deciding): RoutedDecision {
@@ -176,18 +209,20 @@ function toDataPath(verdict: Verdict, deciding: Deciding): RoutedDecision {
       if (REDIRECTS.has(verdict.code) && verdict.text !== null) {
         return { action: 'return', code: verdict.code, headers: { location: verdict.text }, client };
       }
-      return verdict.text === null
-        ? { action: 'return', code: verdict.code, client }
-        : { action: 'return', code: verdict.code, body: verdict.text, client };
+      if (verdict.text === null) return { action: 'return', code: verdict.code, client };
+      // the text's type is the URI's by `types`, else `default_type` (ngx_http_send_response)
+      const type = { 'content-type': contentTypeOf(route.handler.files, route.target.uri) };
+      return { action: 'return', code: verdict.code, body: verdict.text, headers: type, client };
     }
     case 'refuse':
       return refusal(verdict.code);
     case 'deny':
       return FORBIDDEN;
     case 'api':
-    case 'static':
-      // The replica serves no files; the NGINX Plus API lives on the control plane and --status-listen.
+      // The NGINX Plus API lives on the control plane and --status-listen.
       return NOT_FOUND;
+    case 'static':
+      return staticDecision(deciding, (uri) => internalRedirect(uri, deciding));
     case 'proxy':
       return forwarding(verdict, route, targets, deciding) ?? NOT_FOUND;
     case 'wait': {

@@ -180,6 +180,22 @@ export interface ReturnDecision extends AnsweredUnder {
 }
 
 /**
+ * An answer from disk (the static module's, after its filters: http/static/): `headers` after
+ * `Server`, and the body read from the open file `fd` — pieces of text and `[start, end)` ranges of
+ * it — or none (`body` null, `fd` already closed: a HEAD, a 304). The file is closed once sent.
+ */
+export interface FileDecision extends AnsweredUnder {
+  readonly action: 'file';
+  readonly status: number;
+  readonly headers: readonly string[];
+  readonly fd: number;
+  readonly body: readonly BodyPiece[] | null;
+}
+
+/** A piece of a file answer's body: text, or `[start, end)` of the file. */
+export type BodyPiece = string | { readonly start: number; readonly end: number };
+
+/**
  * nginx refuses what the client sent, before any limit sees it: a head it does not read (a second or
  * invalid Host, too large, a bad version: 400, 414, 494, 505, …) or a body over
  * `client_max_body_size` (413). nginx's page for the code, nothing upstream (no server is tried, so
@@ -198,6 +214,7 @@ export type Decision =
   | WaitDecision
   | RejectDecision
   | ReturnDecision
+  | FileDecision
   | RefuseDecision;
 
 /** An error-log entry about what a client did (nginx's level and words). */

@@ -21,6 +21,7 @@ import type {
   WaitDecision,
 } from '../contract/decision.ts';
 import { containFault } from '../contract/fault-boundary.ts';
+import { fileBody } from '../static/file-body.ts';
 import type { ForwardOwner, ForwardSending } from '../upstream/forward-owner.ts';
 import { Forwarder } from '../upstream/forwarder.ts';
 import { sendToPeer } from '../upstream/send-to-peer.ts';
@@ -119,6 +120,11 @@ export class Exchange<D extends Decision>
       case 'return':
         this.answer.continue();
         this.#answer(decision);
+        return;
+      case 'file':
+        this.answer.continue();
+        this.#finish();
+        this.answer.stream(decision.status, [...decision.headers], fileBody(decision.fd, decision.body));
         return;
       case 'refuse':
         this.answer.noContinue();

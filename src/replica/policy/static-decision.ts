@@ -1,0 +1,93 @@
+/**
+ * The content phase of a location that neither proxies nor returns, as the data path's decision:
+ * nginx's static and index modules (http/static/) on the request's URI. An index found is an
+ * internal redirect: the request is routed again under its new URI (`redirect`).
+ */
+
+import { closeSync } from 'node:fs';
+import type { Route } from '../../engine/http/route.ts';
+import type { Decision, DownstreamRequest, FileDecision } from '../http/contract/decision.ts';
+import { connectionTls } from '../http/edge/tls-facts.ts';
+import { contentTypeOf } from '../http/static/document-path.ts';
+import { fileAnswer } from '../http/static/file-answer.ts';
+import { type StaticOutcome, staticContent } from '../http/static/static-content.ts';
+import type { ErrorLog } from '../logs/error-log.ts';
+import { requestLogContext } from '../logs/error-log.ts';
+
+export interface StaticDeciding {
+  readonly route: Route;
+  readonly ctx: DownstreamRequest;
+  readonly errorLog: ErrorLog;
+  /** The `listen` port (a redirect's `Location` names it unless it is the scheme's own). */
+  readonly port: number;
+}
+
+export function staticDecision<D extends Decision>(
+  deciding: StaticDeciding,
+  redirect: (uri: string) => D,
+): Decision | D {
+  const { route, ctx } = deciding;
+  const client = route.handler.client;
+  const method = ctx.req.method ?? 'GET';
+  const outcome: StaticOutcome = staticContent(route.handler.files, { method, ...route.target });
+  switch (outcome.kind) {
+    case 'page':
+      if (outcome.log !== null)
+        deciding.errorLog.request(outcome.log, requestLogContext(ctx, route.serverName));
+      return { action: 'return', code: outcome.code, client };
+    case 'directory':
+      return {
+        action: 'return',
+        code: 301,
+        headers: { location: absoluteLocation(deciding, outcome.location) },
+        client,
+      };
+    case 'internal':
+      return redirect(outcome.uri);
+    case 'file': {
+      const answer = fileAnswer((name) => firstHeader(ctx.req.rawHeaders, name), {
+        size: outcome.size,
+        mtimeS: outcome.mtimeS,
+        contentType: contentTypeOf(route.handler.files, route.target.uri),
+      });
+      const sendsBody = answer.body !== null && answer.body.length !== 0 && method !== 'HEAD';
+      if (!sendsBody) closeSync(outcome.fd);
+      if (answer.body === null) {
+        // nginx's page for 412 and 416, with the fields the filter set (416's Content-Range)
+        const headers: Record<string, string> = {};
+        for (let i = 0; i < answer.headers.length; i += 2)
+          headers[answer.headers[i]!] = answer.headers[i + 1]!;
+        return answer.headers.length === 0
+          ? { action: 'return', code: answer.status, client }
+          : { action: 'return', code: answer.status, headers, client };
+      }
+      const decision: FileDecision = {
+        action: 'file',
+        status: answer.status,
+        headers: answer.headers,
+        fd: sendsBody ? outcome.fd : -1,
+        body: sendsBody ? answer.body : null,
+        client,
+      };
+      return decision;
+    }
+  }
+}
+
+/** The first value of a request header (nginx 1.22 keeps the first of a repeated one). */
+function firstHeader(raw: readonly string[], lowerName: string): string | undefined {
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.toLowerCase() === lowerName) return raw[i + 1]!;
+  return undefined;
+}
+
+/**
+ * The header filter's absolute redirect (`absolute_redirect`, `port_in_redirect` on, nginx's
+ * defaults): the scheme, the request's host (the local address without one) and the port unless it
+ * is the scheme's own.
+ */
+function absoluteLocation(deciding: StaticDeciding, path: string): string {
+  const tls = connectionTls(deciding.ctx.connection) !== null;
+  const host = deciding.ctx.host === '' ? (deciding.ctx.req.socket.localAddress ?? '') : deciding.route.host;
+  const port = deciding.port === (tls ? 443 : 80) ? '' : `:${deciding.port}`;
+  return `${tls ? 'https' : 'http'}://${host}${port}${path}`;
+}
