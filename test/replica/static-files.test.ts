@@ -25,6 +25,7 @@ const FIELDS = [
 
 function body(listen: number, files: string): string {
   return `
+    limit_req_zone $host zone=once:1m rate=1r/m;
     server {
         listen 127.0.0.1:${listen};
         server_name localhost;
@@ -38,6 +39,7 @@ function body(listen: number, files: string): string {
             location /nest/deep/ { index deep.txt; }
         }
         location /plain/ { types { } default_type text/plain; }
+        location /limited/ { limit_req zone=once; }
         location /back { return 200 "from return"; }
         location /back.css { return 200 "typed by its URI"; }
     }
@@ -115,6 +117,7 @@ describe('replica vs nginx: static files', () => {
     put('nested/top.txt', 'top');
     put('nested/deep/deep.txt', 'deep');
     put('site/plain/x.html', 'plain html');
+    put('site/limited/index.html', 'limited');
     replicaPort = await freePort();
     const config = dir.write('nginx.conf', `events {}\nhttp {\n${body(replicaPort, files)}\n}\n`);
     [nginx, replica] = await Promise.all([
@@ -179,6 +182,8 @@ describe('replica vs nginx: static files', () => {
     ['a nested location inherits alias', 'GET', '/nest/top.txt', {}, 200],
     ['a nested location, its index under the alias', 'GET', '/nest/deep/', {}, 200],
     ['an empty types block', 'GET', '/plain/x.html', {}, 200],
+    // limit_req counts a request once, its index redirect included
+    ['an index under limit_req', 'GET', '/limited/', {}, 200],
     ['return: default_type', 'GET', '/back', {}, 200],
     ['return: the type of the URI', 'GET', '/back.css', {}, 200],
   ];

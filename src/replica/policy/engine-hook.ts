@@ -179,12 +179,21 @@ function internalRedirect(uri: string, deciding: Deciding): RoutedDecision {
   const target = route.target.hasArgs ? `${escapeUri(uri)}?${route.target.args}` : escapeUri(uri);
   const next = deciding.site.route(target, ctx.host, ctx.req.socket.localAddress ?? '', deciding.port);
   if (next === null) return BAD_REQUEST;
+  const again: Deciding = { ...deciding, route: next, redirects };
+  const handler = next.handler;
+  // limit_req and limit_conn count a request once (their status is the main request's): a location
+  // that answers from disk answers at once, after its access rules
+  if (
+    handler.proxyPass === null &&
+    handler.return === null &&
+    handler.ifReturns.length === 0 &&
+    handler.api === null
+  ) {
+    if (!handler.access.allows(ctx.remoteAddr)) return FORBIDDEN;
+    return staticDecision(again, (then) => internalRedirect(then, again));
+  }
   const facts = new ExchangeFacts(ctx, deciding.port);
-  return toDataPath(deciding.site.decide(next, facts, deciding.nowMs()), {
-    ...deciding,
-    route: next,
-    redirects,
-  });
+  return toDataPath(deciding.site.decide(next, facts, deciding.nowMs()), again);
 }
 
 function toDataPath(verdict: Verdict, deciding: Deciding): RoutedDecision {
