@@ -5,14 +5,9 @@
  */
 
 import { normalizeHost, type ServerSelector } from './find-server.ts';
+import { readH2RequestHead } from './h2-request-head.ts';
 import type { HeadServers } from './header-buffers.ts';
-import {
-  type HeadFault,
-  type RequestHead,
-  readH2RequestHead,
-  readOversizedHead,
-  readRequestHead,
-} from './request-head.ts';
+import { type HeadFault, type RequestHead, readOversizedHead, readRequestHead } from './request-head.ts';
 import type { SiteServer } from './site-server.ts';
 
 /** A request head nginx would refuse, and the server whose name its error-log line carries. */

@@ -97,7 +97,7 @@ export function validateHost(host: string): boolean {
 }
 
 const WHILE_LINE = 'while reading client request line';
-const WHILE_HEADERS = 'while reading client request headers';
+export const WHILE_HEADERS = 'while reading client request headers';
 
 /** Reads a head line by line, as nginx does, and stops at the first fault. */
 class HeadReader {
@@ -190,34 +190,6 @@ class HeadReader {
       `client sent too long header line: "${text.slice(0, LOGGED_LINE_BYTES)}..." ${WHILE_HEADERS}`,
     );
   }
-}
-
-/**
- * What nginx 1.22 refuses of an HTTP/2 request's fields before any phase, or null: `:authority` is
- * read as a Host line (ngx_http_v2_parse_authority: the Host handler), so it is validated as one, and
- * a Host field beside it is a second Host line. Its fields come as the h2 session decoded them, the
- * `:authority` first as `host` (inbound/h2-request.ts).
- */
-export function readH2RequestHead(head: RequestHead): HeadFault | null {
-  const raw = head.rawHeaders;
-  const requestLine = `${head.method ?? 'GET'} ${head.url ?? '/'} HTTP/2.0`;
-  let host: string | null = null;
-  for (let i = 0; i < raw.length; i += 2) {
-    if (!isHostHeader(raw[i]!)) continue;
-    const value = raw[i + 1]!;
-    const fault = (message: string): HeadFault => ({
-      code: 400,
-      message: `${message} ${WHILE_HEADERS}`,
-      requestLine,
-      host: host ?? value,
-      hostSelected: false,
-    });
-    if (host !== null)
-      return fault(`client sent duplicate host header: "host: ${value}", previous value: "host: ${host}"`);
-    host = value;
-    if (!validateHost(value)) return fault('client sent invalid host header');
-  }
-  return null;
 }
 
 /** The bytes of the request line with its CRLF (`HTTP/1.1` is 8 of them). */
