@@ -72,7 +72,8 @@ export function decideRequest(site: Site, request: SimulatedRequest, defaultPort
   const facts = toFacts(request, defaultPort);
   const route = site.routeFacts(facts);
   const verdict = site.decideRoute(route, facts, request.t);
-  if (verdict.kind === 'proxy' || verdict.kind === 'wait') verdict.connections?.release();
+  if (verdict.kind === 'proxy' || verdict.kind === 'wait' || verdict.kind === 'static')
+    verdict.connections?.release();
   return { verdict, route };
 }
 

@@ -12,6 +12,7 @@
 
 import { ApiLimiter } from '../engine/api-limiter/api-limiter.ts';
 import { parseComplexValue } from '../engine/complex-value.ts';
+import { type CompiledAddHeader, compileAddHeader } from '../engine/http/add-headers.ts';
 import { compileCondition } from '../engine/http/if-condition.ts';
 import type {
   ApiRateLimitRule,
@@ -36,6 +37,7 @@ import type { RequestContext } from '../engine/variables/request-context.ts';
 import { VariableTable } from '../engine/variables/variable-table.ts';
 import { configError } from './config-error.ts';
 import type {
+  AddHeaderSpec,
   ConditionalReturn,
   EffectiveApiRateLimit,
   EffectiveLimitConn,
@@ -192,8 +194,14 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
       ? NO_IFS
       : ifs.map((i) => ({
           holds: compileCondition(i.condition, variables),
-          answer: compileReturn(i.answer)!,
+          answer: compileReturn(i.answer),
+          addHeaders: i.addHeaders === null ? null : compileAddHeaders(i.addHeaders),
         }));
+
+  const compileAddHeaders = (lines: readonly AddHeaderSpec[]): readonly CompiledAddHeader[] =>
+    lines.map((l) =>
+      compileAddHeader(l.name, l.value === null ? null : variables.compile(l.value), l.always),
+    );
 
   const compileReturn = (spec: ReturnSpec | null): CompiledReturn | null =>
     spec === null
@@ -215,6 +223,7 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
       | 'proxySetHeaders'
       | 'clientMaxBodyBytes'
       | 'client'
+      | 'addHeaders'
       | 'files'
     > &
       Partial<LocationConf>,
@@ -235,6 +244,7 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
     proxyUpgrade: proxiesUpgrades(conf),
     clientMaxBodyBytes: conf.clientMaxBodyBytes,
     client: conf.client,
+    addHeaders: compileAddHeaders(conf.addHeaders),
     files: conf.files,
   });
 
@@ -265,6 +275,7 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
       proxySetHeaders: conf.proxySetHeaders,
       clientMaxBodyBytes: conf.clientMaxBodyBytes,
       client: conf.client,
+      addHeaders: conf.addHeaders,
       files: conf.files,
     }),
     headerBuffers: {

@@ -9,6 +9,7 @@ import type { LogLevel } from '../engine/log-line.ts';
 import type { NginxRegex } from '../engine/nginx-regex.ts';
 import type {
   AccessRule,
+  AddHeaderSpec,
   ApiRateLimitZoneSpec,
   ConditionalReturn,
   GeoSpec,
@@ -69,6 +70,7 @@ export interface LevelBuilder {
   proxySendTimeoutMs: number | null;
   proxyHttpVersion: ProxyHttpVersion | null;
   proxySetHeaders: ProxySetHeader[] | null;
+  addHeaders: AddHeaderSpec[] | null;
   /** `client_max_body_size`, bytes (0: no limit). */
   clientMaxBodySize: number | null;
   /** `client_header_buffer_size`, bytes (http and server only). */
@@ -207,6 +209,7 @@ export function newLevel(source: SourceRef): LevelBuilder {
     proxySendTimeoutMs: null,
     proxyHttpVersion: null,
     proxySetHeaders: null,
+    addHeaders: null,
     clientMaxBodySize: null,
     clientHeaderBufferSize: null,
     largeClientHeaderBuffers: null,

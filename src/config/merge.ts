@@ -7,8 +7,8 @@
  *   `real_ip_recursive`: the innermost level that sets one wins;
  * - `proxy_connect_timeout`, `proxy_read_timeout`, `proxy_send_timeout`: the innermost level wins (60 s);
  *   so does `proxy_http_version` (1.0);
- * - `set_real_ip_from`, `allow`/`deny` and `proxy_set_header`: a level's list is used only when it has
- *   one, else inherited;
+ * - `set_real_ip_from`, `allow`/`deny`, `proxy_set_header` and `add_header`: a level's list is used
+ *   only when it has one, else inherited;
  * - `client_max_body_size` (1m), and on servers `client_header_buffer_size` (1k) and
  *   `large_client_header_buffers` (4 8k): the innermost level wins; so does each of the client
  *   connection's timers and buffering settings (client-connection.ts), one by one.
@@ -21,6 +21,7 @@ import type { HttpBuilder, LevelBuilder, LocationBuilder, ServerBuilder } from '
 import { configError } from './config-error.ts';
 import type {
   AccessRule,
+  AddHeaderSpec,
   EffectiveApiRateLimit,
   EffectiveLimitConn,
   EffectiveLimitReq,
@@ -48,6 +49,7 @@ interface Inherited {
   readonly proxyTimeouts: ProxyTimeouts;
   readonly proxyHttpVersion: ProxyHttpVersion;
   readonly proxySetHeaders: readonly ProxySetHeader[];
+  readonly addHeaders: readonly AddHeaderSpec[];
   readonly clientMaxBodyBytes: number;
   readonly clientHeaderBufferBytes: number;
   readonly largeClientHeaderBuffers: HeaderBuffersSpec;
@@ -85,6 +87,7 @@ const DEFAULTS: Inherited = {
   proxyTimeouts: { connectMs: 60_000, readMs: 60_000, sendMs: 60_000 },
   proxyHttpVersion: '1.0',
   proxySetHeaders: [],
+  addHeaders: [],
   clientMaxBodyBytes: CLIENT_MAX_BODY_BYTES,
   clientHeaderBufferBytes: CLIENT_HEADER_BUFFER_BYTES,
   largeClientHeaderBuffers: LARGE_CLIENT_HEADER_BUFFERS,
@@ -145,6 +148,7 @@ export function inherit(level: LevelBuilder, parent: Inherited): Inherited {
     },
     proxyHttpVersion: level.proxyHttpVersion ?? parent.proxyHttpVersion,
     proxySetHeaders: level.proxySetHeaders ?? parent.proxySetHeaders,
+    addHeaders: level.addHeaders ?? parent.addHeaders,
     clientMaxBodyBytes: level.clientMaxBodySize ?? parent.clientMaxBodyBytes,
     clientHeaderBufferBytes: level.clientHeaderBufferSize ?? parent.clientHeaderBufferBytes,
     largeClientHeaderBuffers: level.largeClientHeaderBuffers ?? parent.largeClientHeaderBuffers,
@@ -282,6 +286,7 @@ function buildLocation(location: LocationBuilder, parent: Inherited): LocationCo
     proxyTimeouts: settings.proxyTimeouts,
     proxyHttpVersion: settings.proxyHttpVersion,
     proxySetHeaders: settings.proxySetHeaders,
+    addHeaders: settings.addHeaders,
     clientMaxBodyBytes: settings.clientMaxBodyBytes,
     client: settings.client,
     files: settings.files,

@@ -141,6 +141,13 @@ export interface ProxySetHeader {
   readonly value: string;
 }
 
+/** `add_header name value [always];`: `value` null when written empty (nothing is added). */
+export interface AddHeaderSpec {
+  readonly name: string;
+  readonly value: ComplexValue | null;
+  readonly always: boolean;
+}
+
 /** `large_client_header_buffers number size;` (default 4 8k). */
 export interface HeaderBuffersSpec {
   readonly count: number;
@@ -324,10 +331,15 @@ export interface IfCondition {
   readonly regex: NginxRegex | null;
 }
 
-/** `if (condition) { return …; }`: the return answers when the condition holds. */
+/**
+ * `if (condition) { return …; }`: the return answers when the condition holds. In a location the
+ * block may hold `add_header` lines instead or too: a request whose condition holds is answered under them.
+ */
 export interface ConditionalReturn {
   readonly condition: IfCondition;
-  readonly answer: ReturnSpec;
+  readonly answer: ReturnSpec | null;
+  /** The block's own `add_header` lines; null: the location's. */
+  readonly addHeaders: readonly AddHeaderSpec[] | null;
 }
 
 export interface LocationConf {
@@ -353,6 +365,8 @@ export interface LocationConf {
   readonly proxyHttpVersion: ProxyHttpVersion;
   /** The `proxy_set_header` list in force: a level's own list, else the enclosing level's. */
   readonly proxySetHeaders: readonly ProxySetHeader[];
+  /** The `add_header` list in force: a level's own list, else the enclosing level's. */
+  readonly addHeaders: readonly AddHeaderSpec[];
   /** `client_max_body_size` in force, bytes (default 1m; 0: no limit). */
   readonly clientMaxBodyBytes: number;
   /** The client connection's timers and body buffering in force. */
@@ -385,6 +399,8 @@ export interface ServerConf extends HeaderLimits {
   readonly proxyHttpVersion: ProxyHttpVersion;
   /** The `proxy_set_header` list in force: a level's own list, else the enclosing level's. */
   readonly proxySetHeaders: readonly ProxySetHeader[];
+  /** The `add_header` list in force: a level's own list, else the enclosing level's. */
+  readonly addHeaders: readonly AddHeaderSpec[];
   /** `client_max_body_size` for requests that match no location. */
   readonly clientMaxBodyBytes: number;
   /** The client connection's timers for requests that match no location (and, on the address's

@@ -28,7 +28,7 @@ describe('if (condition) { return …; }', () => {
         i.condition.variable,
         i.condition.op,
         i.condition.value?.raw ?? i.condition.pattern,
-        i.answer.code,
+        i.answer?.code,
       ]),
       [
         ['http_a', 'truthy', null, 404],
@@ -46,7 +46,7 @@ describe('if (condition) { return …; }', () => {
 
   test('a server-level if is kept on the server', () => {
     const conf = load('return 200;', '    if ($http_stop) { return 503; }\n');
-    assert.equal(conf.http.servers[0]!.ifReturns[0]!.answer.code, 503);
+    assert.equal(conf.http.servers[0]!.ifReturns[0]!.answer?.code, 503);
   });
 
   test('what is not honoured fails with the line', () => {

@@ -5,13 +5,19 @@
  * that describe the file and the same body (the port in a redirect's `Location` aside).
  */
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { mkdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { freePort } from '../helpers/free-port.ts';
 import { type ReplicaRun, startReplica, stopAll, TempDir } from '../helpers/limitswitch-process.ts';
 import { type RunningNginx, startNginx } from '../helpers/nginx.ts';
+import { waitFor } from '../helpers/wait-for.ts';
+
+/** More than a loopback connection buffers, so that a client that reads nothing holds the answer. */
+const BIG_BYTES = 64 * 1024 * 1024;
 
 const FIELDS = [
   'content-type',
@@ -26,6 +32,7 @@ const FIELDS = [
 function body(listen: number, files: string): string {
   return `
     limit_req_zone $host zone=once:1m rate=1r/m;
+    limit_conn_zone $host zone=conn:1m;
     server {
         listen 127.0.0.1:${listen};
         server_name localhost;
@@ -40,6 +47,7 @@ function body(listen: number, files: string): string {
         }
         location /plain/ { types { } default_type text/plain; }
         location /limited/ { limit_req zone=once; }
+        location /conn/ { limit_conn conn 1; }
         location /back { return 200 "from return"; }
         location /back.css { return 200 "typed by its URI"; }
     }
@@ -118,6 +126,7 @@ describe('replica vs nginx: static files', () => {
     put('nested/deep/deep.txt', 'deep');
     put('site/plain/x.html', 'plain html');
     put('site/limited/index.html', 'limited');
+    put('site/conn/big.bin', 'x'.repeat(BIG_BYTES));
     replicaPort = await freePort();
     const config = dir.write('nginx.conf', `events {}\nhttp {\n${body(replicaPort, files)}\n}\n`);
     [nginx, replica] = await Promise.all([
@@ -212,6 +221,20 @@ describe('replica vs nginx: static files', () => {
     assert.equal(boundless(fromReplica), boundless(fromNginx));
     assert.equal(fromReplica.fields['content-length'], fromNginx.fields['content-length']);
     assert.match(fromReplica.fields['content-type']!, /^multipart\/byteranges; boundary=\d{20}$/);
+  });
+
+  test('limit_conn: a file being sent holds its slot until its answer ends', async () => {
+    for (const port of [nginx.port, replica.ports[String(replicaPort)]!]) {
+      const slow = connect(port, '127.0.0.1');
+      slow.write('GET /conn/big.bin HTTP/1.1\r\nHost: localhost\r\n\r\n');
+      // the answer has begun; nothing is read of it from here on
+      await once(slow, 'readable');
+      assert.equal((await send(port, 'GET', '/conn/big.bin', { Range: 'bytes=0-0' })).status, 503, `${port}`);
+      slow.destroy();
+      await waitFor(
+        async () => (await send(port, 'GET', '/conn/big.bin', { Range: 'bytes=0-0' })).status === 206,
+      );
+    }
   });
 
   test('the files are as the cases expect', () => {

@@ -75,7 +75,6 @@ const ENTRIES: readonly (readonly [string, readonly ContextKind[], ArgSpec])[] =
   ['autoindex', HSL, [1]],
   ['types_hash_max_size', HSL, [1]],
   ['types_hash_bucket_size', HSL, [1]],
-  ['add_header', HSL, [2, 3]],
   ['expires', HSL, [1, 2]],
   ['etag', HSL, [1]],
   ['charset', HSL, [1]],

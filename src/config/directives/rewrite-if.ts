@@ -1,13 +1,15 @@
 /**
  * ngx_http_rewrite_module's `if (condition) { … }` in server and location, as far as limitswitch
  * honours it: the conditions nginx's `ngx_http_rewrite_if_condition` reads on variables (`$v`,
- * `$v = text`, `$v != text`, `$v ~ re`, `~*`, `!~`, `!~*`) and a `return` inside. Anything else inside
- * `if` (or a file test, or a nested `if`) is refused with its line, never silently ignored.
+ * `$v = text`, `$v != text`, `$v ~ re`, `~*`, `!~`, `!~*`) and a `return` inside, and in a location
+ * `add_header` (add-header.ts). Anything else inside `if` (or a file test, or a nested `if`) is
+ * refused with its line, never silently ignored.
  */
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
-import type { IfCondition } from '../model.ts';
+import type { AddHeaderSpec, IfCondition } from '../model.ts';
 import { compileRegex, namedCaptures } from '../regex.ts';
+import { ifAddHeader } from './add-header.ts';
 import { complexValue } from './helpers.ts';
 import { parseReturn } from './location.ts';
 import type { DirectiveSpec, Scope } from './types.ts';
@@ -55,7 +57,13 @@ function readCondition(d: Directive, scope: Scope): IfCondition {
 function ifDirective(d: Directive, scope: Scope): void {
   const condition = readCondition(d, scope);
   let answer = null;
+  let addHeaders: AddHeaderSpec[] | null = null;
   for (const child of d.block ?? []) {
+    if (child.name === 'add_header') {
+      addHeaders ??= [];
+      addHeaders.push(ifAddHeader(child, scope));
+      continue;
+    }
     if (child.name !== 'return')
       throw configError(`"${child.name}" directive is not supported inside "if" by limitswitch`, child);
     if (child.args.length < 1 || child.args.length > 2)
@@ -69,8 +77,9 @@ function ifDirective(d: Directive, scope: Scope): void {
     answer ??= spec;
   }
   const level = scope.location ?? scope.server!;
-  // an `if` after a plain `return` is never reached; one without a `return` changes nothing
-  if (answer !== null && level.return === null) level.ifReturns.push({ condition, answer });
+  // an `if` after a plain `return` is never reached; one with neither changes nothing limitswitch honours
+  if ((answer !== null || addHeaders !== null) && level.return === null)
+    level.ifReturns.push({ condition, answer, addHeaders });
 }
 
 export const rewriteIfDirectives: readonly DirectiveSpec[] = [

@@ -2,6 +2,7 @@
  * The directive table: every directive limitswitch reads, by name. A name can have several entries
  * (`server` in http is a block, in upstream a line), told apart by context as nginx does.
  */
+import { addHeaderDirectives } from './add-header.ts';
 import { apiRateLimitDirectives } from './api-rate-limit.ts';
 import { clientDirectives } from './client.ts';
 import { clientConnectionDirectives } from './client-connection.ts';
@@ -43,6 +44,7 @@ for (const spec of [
   ...upstreamDirectives,
   ...realIpAccessDirectives,
   ...proxyDirectives,
+  ...addHeaderDirectives,
   ...clientDirectives,
   ...clientConnectionDirectives,
   ...staticFilesDirectives,

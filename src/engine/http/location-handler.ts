@@ -11,6 +11,7 @@ import type { AccessList } from '../net/access-list.ts';
 import type { PriorityLevel } from '../priority/priority-level.ts';
 import type { RequestContext } from '../variables/request-context.ts';
 import type { VariableGetter } from '../variables/variable-table.ts';
+import type { CompiledAddHeader } from './add-headers.ts';
 import type { ClientTimers } from './client-timers.ts';
 import type { StaticFiles } from './static-files.ts';
 
@@ -20,10 +21,14 @@ export interface CompiledReturn {
   readonly text: VariableGetter | null;
 }
 
-/** `if (condition) { return …; }`: `holds` tests the condition for a request. */
+/**
+ * `if (condition) { … }`: `holds` tests the condition for a request; a request it holds for is then
+ * answered under the block's `add_header` lines (null: the location's), by its `return` if it has one.
+ */
 export interface CompiledIfReturn {
   readonly holds: (ctx: RequestContext) => boolean;
-  readonly answer: CompiledReturn;
+  readonly answer: CompiledReturn | null;
+  readonly addHeaders: readonly CompiledAddHeader[] | null;
 }
 
 /** `set_real_ip_from`, `real_ip_header`, `real_ip_recursive`. */
@@ -77,6 +82,8 @@ export interface LocationHandler {
   readonly clientMaxBodyBytes: number;
   /** The client connection's timers and body buffering in force (`client_body_timeout`, …). */
   readonly client: ClientTimers;
+  /** The `add_header` lines in force, for every answer given under this handler. */
+  readonly addHeaders: readonly CompiledAddHeader[];
   /** What the location answers from disk when it neither proxies nor returns (static-files.ts). */
   readonly files: StaticFiles;
 }

@@ -189,9 +189,12 @@ function afterDelay(
     return { kind: 'deny', code: 403, status, connStatus, zone: limitReqZone, logs, responseHeaders };
   }
   if (handler.api !== null || handler.proxyPass === null) {
-    connections?.release();
     const kind = handler.api !== null ? 'api' : 'static';
-    return { kind, code: 200, status, connStatus, zone: limitReqZone, logs, responseHeaders };
+    // an answer from disk holds its limit_conn slots until it is sent, as any request does
+    const held = kind === 'static' ? connections : null;
+    if (held === null) connections?.release();
+    const zone = limitReqZone;
+    return { kind, code: 200, status, connStatus, zone, logs, responseHeaders, connections: held };
   }
   const apiRateLimit = handler.apiRateLimit;
   if (apiRateLimit !== null) {

@@ -90,6 +90,8 @@ export interface DenyVerdict extends VerdictBase {
 export interface ServeVerdict extends VerdictBase {
   readonly kind: 'api' | 'static';
   readonly code: 200;
+  /** `static`: the limit_conn slots the request holds until its answer is sent (release them then). */
+  readonly connections?: ConnectionSlots | null;
 }
 
 /** What a request to be proxied carries into the content phase. */

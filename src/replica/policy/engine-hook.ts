@@ -14,7 +14,15 @@ import type { Route } from '../../engine/http/route.ts';
 import type { Site } from '../../engine/http/site.ts';
 import type { ForwardVerdict, Verdict } from '../../engine/http/verdict.ts';
 import type { LogLine } from '../../engine/log-line.ts';
-import type { DecideHook, Decision, DownstreamRequest, ProxyDecision } from '../http/contract/decision.ts';
+import {
+  type DecideHook,
+  type Decision,
+  type DownstreamRequest,
+  type HeldUntilEnd,
+  heldTogether,
+  type ProxyDecision,
+  type ProxyTarget,
+} from '../http/contract/decision.ts';
 import { connectionTls } from '../http/edge/tls-facts.ts';
 import { contentTypeOf } from '../http/static/document-path.ts';
 import { escapeUri } from '../http/static/static-content.ts';
@@ -231,7 +239,10 @@ function toDataPath(verdict: Verdict, deciding: Deciding): RoutedDecision {
       // The NGINX Plus API lives on the control plane and --status-listen.
       return NOT_FOUND;
     case 'static':
-      return staticDecision(deciding, (uri) => internalRedirect(uri, deciding));
+      return holding(
+        staticDecision(deciding, (uri) => internalRedirect(uri, deciding)),
+        verdict.connections ?? null,
+      );
     case 'proxy':
       return forwarding(verdict, route, targets, deciding) ?? NOT_FOUND;
     case 'wait': {
@@ -273,6 +284,21 @@ function toDataPath(verdict: Verdict, deciding: Deciding): RoutedDecision {
       };
     }
   }
+}
+
+/**
+ * A file answer holds its limit_conn slots until it is sent, as nginx holds them for any request
+ * (with those of a location its index led to); a hold's answer comes later, so they go back now.
+ */
+function holding(decision: RoutedDecision, slots: HeldUntilEnd | null): RoutedDecision {
+  if (slots === null) return decision;
+  if (decision.action === 'delay' || decision.action === 'wait') {
+    slots.release();
+    return decision;
+  }
+  const together = heldTogether(slots, (decision as ProxyTarget).slots ?? null);
+  // the exchange gives back any decision's `slots` when its answer ends
+  return { ...decision, slots: together } as RoutedDecision;
 }
 
 /** The forward decision for a proxied verdict; null when the location has no target. */

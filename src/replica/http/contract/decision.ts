@@ -8,6 +8,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
+import type { AnswerHeaders } from '../../../engine/http/add-headers.ts';
 import type { ClientTimers } from '../../../engine/http/client-timers.ts';
 import type { ClientConnection } from './client-connection.ts';
 
@@ -88,6 +89,11 @@ export function heldTogether(first: HeldUntilEnd | null, second: HeldUntilEnd | 
 /** The client connection's timers of the request's location; absent: the address's default server's. */
 export interface AnsweredUnder {
   readonly client?: ClientTimers;
+  /**
+   * The `add_header` lines the request is answered under, bound to it (null: none); absent: those of
+   * the decision before it (a wait's, for the answer it settles on).
+   */
+  readonly answerHeaders?: AnswerHeaders | null;
 }
 
 export interface ProxyTarget extends AnsweredUnder {
@@ -205,6 +211,8 @@ export type BodyPiece = string | { readonly start: number; readonly end: number 
 export interface RefuseDecision {
   readonly action: 'refuse';
   readonly code: number;
+  /** A body over `client_max_body_size` is refused under its location's `add_header` lines. */
+  readonly answerHeaders?: AnswerHeaders | null;
 }
 
 export type Decision =

@@ -100,6 +100,7 @@ export class Exchange<D extends Decision>
     this.#upgrade?.start();
     this.#decision = decision;
     this.timers = (decision as AnsweredUnder).client ?? this.#host.clientTimers;
+    this.answer.answerUnder((decision as AnsweredUnder).answerHeaders);
     switch (decision.action) {
       case 'pass':
       case 'proxy':

@@ -8,6 +8,7 @@
  */
 import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
+import { type AnswerHeaders, addFields } from '../../../engine/http/add-headers.ts';
 import type { ClientTimers } from '../../../engine/http/client-timers.ts';
 import { keepAliveDisabled } from '../../../engine/http/keepalive-disable.ts';
 import type { ClientConnection } from '../contract/client-connection.ts';
@@ -75,6 +76,8 @@ export class Responder implements AnswerSink {
   #headers: string[] | null = null;
   /** Header fields added to a relayed answer (the RateLimit fields of the decision forwarded). */
   #added: readonly string[] | undefined = undefined;
+  /** The `add_header` lines every answer is given under (add-headers.ts). */
+  #answerHeaders: AnswerHeaders | null = null;
   /** Lets the server's reading go on once the client took what waited. */
   #resume: (() => void) | null = null;
   /** The first body chunk, held until the head goes out with it. */
@@ -134,9 +137,15 @@ export class Responder implements AnswerSink {
     lingerOnClose(socket, this.#rules.timers);
   }
 
+  /** The request is answered under these `add_header` lines (null: none; undefined: as it was). */
+  answerUnder(answerHeaders: AnswerHeaders | null | undefined): void {
+    if (answerHeaders !== undefined) this.#answerHeaders = answerHeaders;
+  }
+
   /** A whole answer of the replica's own, in one piece. */
   end(status: number, headers: string[], body: Buffer | string | null): void {
     const res = this.res;
+    this.addHeaders(status, headers);
     this.#keepAliveRule();
     res.writeHead(status, statusReason(status), headers);
     if (body === null) res.end();
@@ -152,6 +161,7 @@ export class Responder implements AnswerSink {
     const res = this.res;
     this.#keepAliveRule();
     headers.unshift('Server', serverValue(this.#rules.timers.serverTokens));
+    this.addHeaders(status, headers);
     res.writeHead(status, statusReason(status), headers);
     if (body === null) {
       res.end();
@@ -199,6 +209,13 @@ export class Responder implements AnswerSink {
     // nginx's own Server goes with a relayed answer too (the server's is not relayed)
     headers.unshift('Server', serverValue(this.#rules.timers.serverTokens));
     this.#headers = added === undefined || added.length === 0 ? headers : [...headers, ...added];
+    this.addHeaders(status, this.#headers);
+  }
+
+  /** ngx_http_headers_filter: the `add_header` fields for the answer's status, once it is known. */
+  addHeaders(status: number, headers: string[]): void {
+    const lines = this.#answerHeaders;
+    if (lines !== null) addFields(headers, lines.forStatus(status));
   }
 
   /** The head goes out now, with the body chunk that waited for it. */

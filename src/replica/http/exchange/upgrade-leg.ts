@@ -20,6 +20,7 @@ import type { UpstreamPeer } from '../upstream/upstream-group.ts';
 import { isFieldValue } from '../wire/field-value.ts';
 import { httpDate } from '../wire/http-date.ts';
 import { serverValue } from '../wire/own-answer-head.ts';
+import type { Responder } from './responder.ts';
 import { Tunnel } from './tunnel.ts';
 
 /** What the listener does with tunnels: it closes the open ones when it closes. */
@@ -38,6 +39,8 @@ export interface UpgradingExchange {
   readonly waiting: boolean;
   /** The client settings of the request's location (`server_tokens` for the 101's `Server`). */
   readonly timers: ClientTimers;
+  /** Its answer's writer, which adds the `add_header` fields (`always` ones, to a 101). */
+  readonly answer: Pick<Responder, 'addHeaders'>;
   /** What the request holds until it ends (its decision's slots); null when nothing. */
   readonly slots: HeldUntilEnd | null;
   /** The connection leaves the exchange (a 101): false if it is over already. */
@@ -169,6 +172,7 @@ export class UpgradeLeg {
     client.off('end', this.#onEarlyEnd);
     this.#response.detachSocket(client);
     const headers = switchingProtocolsHeaders(rawHeaders);
+    exchange.answer.addHeaders(101, headers);
     // a reason phrase that is not a field value's text is not relayed (as for any answer: http1-response.ts)
     const reason = statusText !== '' && isFieldValue(statusText, 0, statusText.length) ? statusText : '';
     const server = serverValue(exchange.timers.serverTokens);

@@ -1,0 +1,92 @@
+/**
+ * `add_header` as ngx_http_headers_filter adds it, once the answer's head is known: only to answers
+ * with a status nginx deems safe unless `always`, each value evaluated for the request, an empty value
+ * adding nothing, a name already present added again. `ETag` and `Last-Modified` have their own
+ * handlers there: they replace the answer's field, and an empty value removes it.
+ */
+
+import type { RequestContext } from '../variables/request-context.ts';
+import type { VariableGetter } from '../variables/variable-table.ts';
+
+/** One `add_header` line, compiled. */
+export interface CompiledAddHeader {
+  readonly name: string;
+  /** null: written empty. */
+  readonly value: VariableGetter | null;
+  readonly always: boolean;
+  /** `ETag`, `Last-Modified` (ngx_http_set_response_header): the answer's field is replaced. */
+  readonly replaces: boolean;
+}
+
+/** A field to put into an answer's head; `replaces` with an empty value removes the field. */
+export interface AddedField {
+  readonly name: string;
+  readonly value: string;
+  readonly replaces: boolean;
+}
+
+/** The `add_header` lines in force for one request, bound to it; asked once the status is known. */
+export interface AnswerHeaders {
+  forStatus(status: number): readonly AddedField[];
+}
+
+/** The statuses ngx_http_headers_filter adds to without `always`. */
+const SAFE_STATUSES: ReadonlySet<number> = new Set([200, 201, 204, 206, 301, 302, 303, 304, 307, 308]);
+
+/** The names with a handler of their own in ngx_http_set_headers that replaces rather than adds. */
+const REPLACING: ReadonlySet<string> = new Set(['etag', 'last-modified']);
+
+export function compileAddHeader(
+  name: string,
+  value: VariableGetter | null,
+  always: boolean,
+): CompiledAddHeader {
+  return { name, value, always, replaces: REPLACING.has(name.toLowerCase()) };
+}
+
+/** The lines bound to the request's context; null when there are none. */
+export function bindAddHeaders(
+  lines: readonly CompiledAddHeader[],
+  ctx: RequestContext,
+): AnswerHeaders | null {
+  if (lines.length === 0) return null;
+  return { forStatus: (status) => addedFields(lines, ctx, status) };
+}
+
+/** What the lines add to an answer with `status`, in their order. */
+export function addedFields(
+  lines: readonly CompiledAddHeader[],
+  ctx: RequestContext,
+  status: number,
+): AddedField[] {
+  const safe = SAFE_STATUSES.has(status);
+  const fields: AddedField[] = [];
+  for (const line of lines) {
+    if (!safe && !line.always) continue;
+    const value = line.value === null ? '' : line.value(ctx);
+    if (value === '' && !line.replaces) continue;
+    fields.push({ name: line.name, value, replaces: line.replaces });
+  }
+  return fields;
+}
+
+/**
+ * Puts `added` into a head's `[name, value, …]` list: appended, or for a replacing name written over
+ * the answer's own field in its place (the last one, which nginx's `headers_out` points at), which an
+ * empty value removes.
+ */
+export function addFields(headers: string[], added: readonly AddedField[]): void {
+  for (const field of added) {
+    const at = field.replaces ? lastIndexOfName(headers, field.name) : -1;
+    if (at === -1) {
+      if (field.value !== '') headers.push(field.name, field.value);
+    } else if (field.value === '') headers.splice(at, 2);
+    else headers.splice(at, 2, field.name, field.value);
+  }
+}
+
+function lastIndexOfName(headers: readonly string[], name: string): number {
+  const lower = name.toLowerCase();
+  for (let i = headers.length - 2; i >= 0; i -= 2) if (headers[i]!.toLowerCase() === lower) return i;
+  return -1;
+}

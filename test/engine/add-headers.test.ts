@@ -1,0 +1,55 @@
+/** add-headers.ts: which `add_header` lines an answer gets, and how they meet the answer's fields. */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { addedFields, addFields, compileAddHeader } from '../../src/engine/http/add-headers.ts';
+import type { RequestContext } from '../../src/engine/variables/request-context.ts';
+
+const ctx = {} as RequestContext;
+const line = (name: string, value: string, always = false) =>
+  compileAddHeader(name, value === '' ? null : () => value, always);
+
+/** The head after the lines met it, for an answer with `status`. */
+function head(status: number, fields: string[], lines: ReturnType<typeof line>[]): string[] {
+  const headers = [...fields];
+  addFields(headers, addedFields(lines, ctx, status));
+  return headers;
+}
+
+describe('add_header fields', () => {
+  test('without always only the statuses nginx deems safe; with always every status', () => {
+    const lines = [line('X-A', 'a'), line('X-B', 'b', true)];
+    for (const status of [200, 201, 204, 206, 301, 302, 303, 304, 307, 308])
+      assert.deepEqual(head(status, [], lines), ['X-A', 'a', 'X-B', 'b'], `${status}`);
+    for (const status of [101, 202, 300, 305, 400, 404, 499, 500, 502, 503])
+      assert.deepEqual(head(status, [], lines), ['X-B', 'b'], `${status}`);
+  });
+
+  test('an empty value adds nothing; a name present already is added again', () => {
+    const lines = [line('X-A', ''), line('Cache-Control', 'no-store'), line('x-a', 'again')];
+    assert.deepEqual(head(200, ['Cache-Control', 'max-age=1', 'X-A', 'one'], lines), [
+      'Cache-Control',
+      'max-age=1',
+      'X-A',
+      'one',
+      'Cache-Control',
+      'no-store',
+      'x-a',
+      'again',
+    ]);
+  });
+
+  test('ETag and Last-Modified replace the answer’s field in its place; empty removes it', () => {
+    const fields = ['Etag', '"theirs"', 'X-Up', 'u', 'last-modified', 'Mon, 02 Jan 2023 03:04:05 GMT'];
+    assert.deepEqual(head(200, fields, [line('ETag', '"ours"'), line('Last-Modified', '')]), [
+      'ETag',
+      '"ours"',
+      'X-Up',
+      'u',
+    ]);
+    // none to replace: added, and a second line replaces the first
+    assert.deepEqual(head(200, [], [line('ETag', '"1"'), line('etag', '"2"'), line('Last-Modified', '')]), [
+      'etag',
+      '"2"',
+    ]);
+  });
+});
