@@ -1,21 +1,13 @@
 /**
  * nginx's realip module (`set_real_ip_from`, `real_ip_header`, `real_ip_recursive`): when the peer is
  * trusted, `$remote_addr` comes from a request header, walked right to left exactly as
- * ngx_http_get_forwarded_addr does. The CIDR list is compiled once; matching is integer work.
+ * ngx_http_get_forwarded_addr does (engine/net/forwarded-addr.ts). The CIDR list is compiled once;
+ * matching is integer work.
  */
 import type { RealIpConf } from '../../../config/model.ts';
-import {
-  type Cidr,
-  cidrMatch,
-  type NginxAddr,
-  parseAddrPort,
-  parseCidr,
-} from '../../../engine/net/address-text.ts';
+import { type Cidr, type NginxAddr, parseCidr } from '../../../engine/net/address-text.ts';
+import { forwardedAddr, isTrusted } from '../../../engine/net/forwarded-addr.ts';
 import { LimitswitchError } from '../../../shared/errors.ts';
-
-const DECLINED = 0;
-const OK = 1;
-const DONE = 2;
 
 /** The compiled realip settings of one level. */
 export class RealIpResolver {
@@ -35,8 +27,7 @@ export class RealIpResolver {
 
   /** ngx_cidr_match: IPv4 (and IPv4-mapped IPv6) against IPv4 entries, other IPv6 against IPv6 entries. */
   matches(addr: NginxAddr): boolean {
-    for (const cidr of this.#from) if (cidrMatch(cidr, addr)) return true;
-    return false;
+    return isTrusted(addr, this.#from);
   }
 
   /**
@@ -52,48 +43,7 @@ export class RealIpResolver {
         if (!this.#allLines) break;
       }
     }
-    if (lines.length === 0) return null;
-    const state = { addr: peer };
-    let rc = DECLINED;
-    let found = false;
-    for (let i = lines.length - 1; i >= 0; i--) {
-      rc = this.#walk(state, lines[i]!);
-      if (!this.#recursive) break;
-      if (rc === DECLINED && found) {
-        rc = DONE;
-        break;
-      }
-      if (rc !== OK) break;
-      found = true;
-    }
-    return rc === DECLINED ? null : state.addr;
-  }
-
-  /** ngx_http_get_forwarded_addr_internal over one header line. */
-  #walk(state: { addr: NginxAddr }, value: string): number {
-    let found = false;
-    let len = value.length;
-    let p: number;
-    do {
-      if (!this.matches(state.addr)) return found ? DONE : DECLINED;
-      for (p = len - 1; p > 0; p--, len--) {
-        const c = value.charCodeAt(p);
-        if (c !== 32 && c !== 44) break;
-      }
-      for (; p > 0; p--) {
-        const c = value.charCodeAt(p);
-        if (c === 32 || c === 44) {
-          p++;
-          break;
-        }
-      }
-      const parsed = len > 0 ? parseAddrPort(value.slice(p, len)) : null;
-      if (parsed === null) return found ? DONE : DECLINED;
-      state.addr = parsed;
-      found = true;
-      len = p - 1;
-    } while (this.#recursive && p > 0);
-    return OK;
+    return forwardedAddr(peer, lines, this.#from, this.#recursive);
   }
 }
 
