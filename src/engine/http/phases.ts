@@ -11,6 +11,7 @@ import { type LimitReqOutcome, type LimitReqStatus, limitRequest } from '../limi
 import { rateLimitFields } from '../limit-req/ratelimit-fields.ts';
 import type { LogLine } from '../log-line.ts';
 import { newRequestContext, type RequestContext, type RequestFacts } from '../variables/request-context.ts';
+import { type AnswerHeaders, bindAddHeaders, type CompiledAddHeader } from './add-headers.ts';
 import type { CompiledIfReturn, CompiledReturn, LocationHandler } from './location-handler.ts';
 import type { Route } from './route.ts';
 import type {
@@ -37,23 +38,26 @@ export function runPhases(
   const ctx = newRequestContext(facts, route.target, route.host, route.serverName, nowMs, variableSlots);
   if (route.server.ifReturns.length !== 0) {
     const hit = firstHolding(route.server.ifReturns, ctx);
-    if (hit !== null) return answer(hit, ctx);
+    if (hit !== null) return answer(hit, ctx, bindAddHeaders(route.server.handler.addHeaders, ctx));
   }
   const serverReturn = route.server.return;
-  if (serverReturn !== null) return answer(serverReturn, ctx);
+  if (serverReturn !== null)
+    return answer(serverReturn, ctx, bindAddHeaders(route.server.handler.addHeaders, ctx));
   // FIND_CONFIG matched a regex location: its captures are the request's from here on
   if (route.locationRegex !== null) ctx.lastMatch = { regex: route.locationRegex, subject: ctx.uri };
   const handler = route.handler;
+  let added = bindAddHeaders(handler.addHeaders, ctx);
   // FIND_CONFIG: the location is known, nothing of its rewrite phase has run yet
   const length = facts.contentLength;
   if (length !== undefined && handler.clientMaxBodyBytes !== 0 && length > handler.clientMaxBodyBytes) {
-    return tooLarge(length);
+    return tooLarge(length, added);
   }
   if (handler.ifReturns.length !== 0) {
-    const hit = firstHolding(handler.ifReturns, ctx);
-    if (hit !== null) return answer(hit, ctx);
+    const rewrite = locationIfs(handler.ifReturns, handler.addHeaders, ctx);
+    if (rewrite.lines !== handler.addHeaders) added = bindAddHeaders(rewrite.lines, ctx);
+    if (rewrite.answer !== null) return answer(rewrite.answer, ctx, added);
   }
-  if (handler.return !== null) return answer(handler.return, ctx);
+  if (handler.return !== null) return answer(handler.return, ctx, added);
 
   let status: LimitReqStatus = '';
   let zone: string | null = null;
@@ -70,7 +74,7 @@ export function runPhases(
       const retryAfterS = handler.limitReq.retryAfter
         ? Math.max(1, Math.ceil(out.retryAfterMs / 1000))
         : null;
-      return rejection(out.rejectCode, status, '', zone, logs, retryAfterS, headers);
+      return rejection(out.rejectCode, status, '', zone, logs, retryAfterS, headers, added);
     }
     if (out.delayMs > 0) {
       return {
@@ -81,12 +85,13 @@ export function runPhases(
         zone,
         logs,
         responseHeaders: headers,
+        answerHeaders: added,
         delayMs: out.delayMs,
-        delayed: { handler, ctx, zone, responseHeaders: headers },
+        delayed: { handler, ctx, zone, responseHeaders: headers, answerHeaders: added },
       };
     }
   }
-  return afterDelay(handler, ctx, status, zone, logs, headers);
+  return afterDelay(handler, ctx, status, zone, logs, headers, added);
 }
 
 /**
@@ -94,8 +99,8 @@ export function runPhases(
  * access, content. Its verdict is never `delay`; its logs are those of these phases.
  */
 export function resumePhases(delayed: DelayedPhases): Verdict {
-  const { handler, ctx, zone, responseHeaders } = delayed;
-  return afterDelay(handler, ctx, ctx.limitReqStatus, zone, NO_LOGS, responseHeaders);
+  const { handler, ctx, zone, responseHeaders, answerHeaders } = delayed;
+  return afterDelay(handler, ctx, ctx.limitReqStatus, zone, NO_LOGS, responseHeaders, answerHeaders);
 }
 
 /** nginx's 400 for a request no server takes (a target it cannot parse, nothing listening). */
@@ -108,6 +113,7 @@ export function unroutable(): ReturnVerdict {
     zone: null,
     logs: NO_LOGS,
     responseHeaders: NO_HEADERS,
+    answerHeaders: null,
     text: null,
   };
 }
@@ -116,7 +122,7 @@ const NO_LOGS: readonly LogLine[] = Object.freeze([]);
 const NO_HEADERS: readonly string[] = Object.freeze([]);
 
 /** ngx_http_core_find_config_phase: a declared body over `client_max_body_size`. */
-function tooLarge(length: number): RefuseVerdict {
+function tooLarge(length: number, answerHeaders: AnswerHeaders | null): RefuseVerdict {
   return {
     kind: 'refuse',
     code: 413,
@@ -125,18 +131,48 @@ function tooLarge(length: number): RefuseVerdict {
     zone: null,
     logs: [{ level: 'error', message: `client intended to send too large body: ${length} bytes` }],
     responseHeaders: NO_HEADERS,
+    answerHeaders,
   };
 }
 
 /** The rewrite phase's first `if` whose condition holds, in the order written; null: none. */
 function firstHolding(ifs: readonly CompiledIfReturn[], ctx: RequestContext): CompiledReturn | null {
-  for (const i of ifs) if (i.holds(ctx)) return i.answer;
+  for (const i of ifs) if (i.answer !== null && i.holds(ctx)) return i.answer;
   return null;
 }
 
+/**
+ * A location's rewrite phase: each `if` whose condition holds puts the request under its block (its
+ * `add_header` lines, else the location's), and the first of them with a `return` answers.
+ */
+function locationIfs(
+  ifs: readonly CompiledIfReturn[],
+  lines: readonly CompiledAddHeader[],
+  ctx: RequestContext,
+): { readonly answer: CompiledReturn | null; readonly lines: readonly CompiledAddHeader[] } {
+  let under = lines;
+  for (const i of ifs) {
+    if (!i.holds(ctx)) continue;
+    under = i.addHeaders ?? lines;
+    if (i.answer !== null) return { answer: i.answer, lines: under };
+  }
+  return { answer: null, lines: under };
+}
+
 /** `return`: its text evaluated for the request; 444 closes without an answer, so it has none. */
-function answer(spec: CompiledReturn, ctx: RequestContext): ReturnVerdict | CloseVerdict {
-  const at = { status: '', connStatus: '', zone: null, logs: NO_LOGS, responseHeaders: NO_HEADERS } as const;
+function answer(
+  spec: CompiledReturn,
+  ctx: RequestContext,
+  answerHeaders: AnswerHeaders | null,
+): ReturnVerdict | CloseVerdict {
+  const at = {
+    status: '',
+    connStatus: '',
+    zone: null,
+    logs: NO_LOGS,
+    responseHeaders: NO_HEADERS,
+    answerHeaders,
+  } as const;
   if (spec.code === 444) return { kind: 'close', code: 444, ...at };
   const text = spec.text === null ? null : spec.text(ctx);
   return { kind: 'return', code: spec.code, ...at, text };
@@ -150,10 +186,12 @@ function rejection(
   zone: string | null,
   logs: readonly LogLine[],
   retryAfterS: number | null,
-  responseHeaders: readonly string[] = NO_HEADERS,
+  responseHeaders: readonly string[],
+  answerHeaders: AnswerHeaders | null,
 ): RejectVerdict | CloseVerdict {
-  if (code === 444) return { kind: 'close', code, status, connStatus, zone, logs, responseHeaders };
-  return { kind: 'reject', code, status, connStatus, zone, logs, responseHeaders, retryAfterS };
+  const at = { status, connStatus, zone, logs, responseHeaders, answerHeaders };
+  if (code === 444) return { kind: 'close', code, ...at };
+  return { kind: 'reject', code, ...at, retryAfterS };
 }
 
 /**
@@ -167,6 +205,7 @@ function afterDelay(
   limitReqZone: string | null,
   limitReqLogs: readonly LogLine[],
   responseHeaders: readonly string[],
+  answerHeaders: AnswerHeaders | null,
 ): Verdict {
   let logs = limitReqLogs;
   let connStatus: LimitConnStatus = '';
@@ -180,13 +219,15 @@ function afterDelay(
       const retryAfterMs = handler.limitConn.retryAfterMs ?? null;
       const retryAfterS = retryAfterMs === null ? null : Math.ceil(retryAfterMs / 1000);
       const refusing = out.zone?.name ?? null;
-      return rejection(out.rejectCode, status, connStatus, refusing, logs, retryAfterS, responseHeaders);
+      const at = [responseHeaders, answerHeaders] as const;
+      return rejection(out.rejectCode, status, connStatus, refusing, logs, retryAfterS, ...at);
     }
     connections = out.slots;
   }
   if (!handler.access.allows(ctx.facts.remoteAddr)) {
     connections?.release();
-    return { kind: 'deny', code: 403, status, connStatus, zone: limitReqZone, logs, responseHeaders };
+    const zone = limitReqZone;
+    return { kind: 'deny', code: 403, status, connStatus, zone, logs, responseHeaders, answerHeaders };
   }
   if (handler.api !== null || handler.proxyPass === null) {
     const kind = handler.api !== null ? 'api' : 'static';
@@ -194,7 +235,17 @@ function afterDelay(
     const held = kind === 'static' ? connections : null;
     if (held === null) connections?.release();
     const zone = limitReqZone;
-    return { kind, code: 200, status, connStatus, zone, logs, responseHeaders, connections: held };
+    return {
+      kind,
+      code: 200,
+      status,
+      connStatus,
+      zone,
+      logs,
+      responseHeaders,
+      answerHeaders,
+      connections: held,
+    };
   }
   const apiRateLimit = handler.apiRateLimit;
   if (apiRateLimit !== null) {
@@ -206,6 +257,7 @@ function afterDelay(
       zone: limitReqZone,
       logs,
       responseHeaders,
+      answerHeaders,
       connections,
       proxyUrl: proxyUrlOf(handler, ctx),
       apiRateLimit,
@@ -225,6 +277,7 @@ function afterDelay(
         zone: limitReqZone,
         logs,
         responseHeaders,
+        answerHeaders,
         connections,
         proxyUrl: proxyUrlOf(handler, ctx),
         apiRateLimit: null,
@@ -246,6 +299,7 @@ function afterDelay(
     zone: limitReqZone,
     logs,
     responseHeaders,
+    answerHeaders,
     connections,
     proxyUrl: proxyUrlOf(handler, ctx),
   };

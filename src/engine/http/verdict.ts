@@ -8,6 +8,7 @@ import type { LimitReqStatus } from '../limit-req/limit-req.ts';
 import type { LogLine } from '../log-line.ts';
 import type { PriorityLevel } from '../priority/priority-level.ts';
 import type { RequestContext } from '../variables/request-context.ts';
+import type { AnswerHeaders } from './add-headers.ts';
 import type { ApiRateLimitRule, LocationHandler, PriorityLevelRule } from './location-handler.ts';
 
 /** What a request was classified into. */
@@ -28,6 +29,8 @@ export interface DelayedPhases {
   readonly zone: string | null;
   /** The limit_req decision's RateLimit fields, for the answer after the delay. */
   readonly responseHeaders: readonly string[];
+  /** The `add_header` lines in force, bound to the request. */
+  readonly answerHeaders: AnswerHeaders | null;
 }
 
 /** What every verdict carries, whatever the phases decided (for logs, counters and replay). */
@@ -43,6 +46,8 @@ interface VerdictBase {
   readonly logs: readonly LogLine[];
   /** Header fields the answer carries (name, value, …): the IETF RateLimit fields, when asked for. */
   readonly responseHeaders: readonly string[];
+  /** The `add_header` lines the answer is given under, bound to the request; null: none. */
+  readonly answerHeaders: AnswerHeaders | null;
 }
 
 /** `return` in the rewrite phases (never limited), or nginx's 400 for a request no server takes. */

@@ -28,6 +28,7 @@ import { contentTypeOf } from '../http/static/document-path.ts';
 import { escapeUri } from '../http/static/static-content.ts';
 import { type ErrorLog, requestLogContext } from '../logs/error-log.ts';
 import { type Admissions, LOCAL_ADMISSIONS } from './admissions.ts';
+import { answeredUnder } from './answered-under.ts';
 import { clientRules, logRefusedHead } from './client-input-rules.ts';
 import { ExchangeFacts } from './exchange-facts.ts';
 import { dynamicTarget, type ProxyTargets, rewriteTarget } from './proxy-targets.ts';
@@ -218,40 +219,45 @@ function toDataPath(verdict: Verdict, deciding: Deciding): RoutedDecision {
         limitReqStatus: verdict.status,
         zone: verdict.zone,
         client: route.handler.client,
+        answerHeaders: verdict.answerHeaders,
       };
     }
     case 'return': {
       const client = route.handler.client;
+      const answerHeaders = verdict.answerHeaders;
       if (verdict.code === 444) return { action: 'reject', code: 444 };
       if (REDIRECTS.has(verdict.code) && verdict.text !== null) {
-        return { action: 'return', code: verdict.code, headers: { location: verdict.text }, client };
+        const headers = { location: verdict.text };
+        return { action: 'return', code: verdict.code, headers, client, answerHeaders };
       }
-      if (verdict.text === null) return { action: 'return', code: verdict.code, client };
+      if (verdict.text === null) return { action: 'return', code: verdict.code, client, answerHeaders };
       // the text's type is the URI's by `types`, else `default_type` (ngx_http_send_response)
       const type = { 'content-type': contentTypeOf(route.handler.files, route.target.uri) };
-      return { action: 'return', code: verdict.code, body: verdict.text, headers: type, client };
+      const body = verdict.text;
+      return { action: 'return', code: verdict.code, body, headers: type, client, answerHeaders };
     }
     case 'refuse':
-      return refusal(verdict.code);
+      return answeredUnder(refusal(verdict.code), verdict);
     case 'deny':
-      return FORBIDDEN;
+      return answeredUnder(FORBIDDEN, verdict);
     case 'api':
       // The NGINX Plus API lives on the control plane and --status-listen.
-      return NOT_FOUND;
+      return answeredUnder(NOT_FOUND, verdict);
     case 'static':
       return holding(
         staticDecision(deciding, (uri) => internalRedirect(uri, deciding)),
         verdict.connections ?? null,
       );
     case 'proxy':
-      return forwarding(verdict, route, targets, deciding) ?? NOT_FOUND;
+      return forwarding(verdict, route, targets, deciding) ?? answeredUnder(NOT_FOUND, verdict);
     case 'wait': {
       const proceed = forwarding(verdict, route, targets, deciding);
       if (proceed === null) {
         verdict.connections?.release();
-        return NOT_FOUND;
+        return answeredUnder(NOT_FOUND, verdict);
       }
-      const extras = { limitReqStatus: verdict.status, zone: verdict.zone, serverName: route.serverName };
+      const { status: limitReqStatus, zone, answerHeaders } = verdict;
+      const extras = { limitReqStatus, zone, serverName: route.serverName, answerHeaders };
       const log = (line: LogLine) =>
         deciding.errorLog.request(line, requestLogContext(deciding.ctx, route.serverName));
       if (verdict.priority !== undefined) {
@@ -281,6 +287,7 @@ function toDataPath(verdict: Verdict, deciding: Deciding): RoutedDecision {
         zone: verdict.zone,
         serverName: route.serverName,
         client: route.handler.client,
+        answerHeaders: verdict.answerHeaders,
       };
     }
   }
@@ -335,6 +342,7 @@ function forwarding(
     zone: verdict.zone,
     serverName: route.serverName,
     slots: verdict.connections,
+    answerHeaders: verdict.answerHeaders,
     responseHeaders: verdict.responseHeaders.length === 0 ? undefined : verdict.responseHeaders,
     client: route.handler.client,
   };
