@@ -45,12 +45,14 @@ const SUB_LAYERS: Record<string, Record<string, readonly string[]>> = {
       'replica/http/edge',
       'replica/http/upstream',
     ],
-    // worker threads: each serves through listening/; the pool forwards their logs and counts
+    // worker threads: each serves through listening/; the pool forwards their logs and counts, and
+    // keeps their TLS sessions (edge/)
     'replica/workers': [
       'replica/listening',
       'replica/policy',
       'replica/logs',
       'replica/http/contract',
+      'replica/http/edge',
       'replica/http/upstream',
     ],
     // a listener per port, wired to the engine, the upstreams and the logs
