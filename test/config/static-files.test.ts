@@ -78,4 +78,14 @@ test('nginx errors, and variables refused', () => {
   );
   assert.match(errorText('default_type a; default_type b;'), /"default_type" directive is duplicate/);
   assert.match(errorText('types { text/html html { } }'), /unexpected "\{"/);
+  // nginx would list the directory: refused rather than answered 403
+  assert.match(
+    errorText('server { location / { autoindex on; } }'),
+    /"autoindex on" is not supported by limitswitch in .*:3/,
+  );
+  assert.equal(errorText('autoindex off;'), 'loaded');
+  assert.match(
+    errorText('autoindex maybe;'),
+    /invalid value "maybe" in "autoindex" directive, it must be "on" or "off"/,
+  );
 });

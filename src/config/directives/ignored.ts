@@ -72,7 +72,6 @@ const ENTRIES: readonly (readonly [string, readonly ContextKind[], ArgSpec])[] =
   ['resolver', HSL, '1+'],
   ['resolver_timeout', HSL, [1]],
   // responses and file serving
-  ['autoindex', HSL, [1]],
   ['types_hash_max_size', HSL, [1]],
   ['types_hash_bucket_size', HSL, [1]],
   ['expires', HSL, [1, 2]],

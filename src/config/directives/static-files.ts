@@ -7,7 +7,7 @@
 import type { StaticFilesBuilder } from '../builders.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
-import { duplicate, levelOf } from './helpers.ts';
+import { duplicate, flagArg, levelOf } from './helpers.ts';
 import type { DirectiveSpec, Scope } from './types.ts';
 
 function filesOf(scope: Scope): StaticFilesBuilder {
@@ -87,6 +87,12 @@ function types(d: Directive, scope: Scope): void {
   scope.session.blockEnd(d);
 }
 
+/** `autoindex off` is nginx's default; a directory listing is refused rather than answered 403. */
+function autoindex(d: Directive): void {
+  if (!flagArg(d)) return;
+  throw configError('"autoindex on" is not supported by limitswitch', d);
+}
+
 const HSL = ['http', 'server', 'location'] as const;
 
 export const staticFilesDirectives: readonly DirectiveSpec[] = [
@@ -95,4 +101,5 @@ export const staticFilesDirectives: readonly DirectiveSpec[] = [
   { name: 'index', contexts: HSL, args: '1+', handle: index },
   { name: 'default_type', contexts: HSL, args: [1], handle: defaultType },
   { name: 'types', contexts: HSL, block: true, args: [0], handle: types },
+  { name: 'autoindex', contexts: HSL, args: [1], handle: autoindex },
 ];
