@@ -9,9 +9,9 @@ const line = (name: string, value: string, always = false) =>
   compileAddHeader(name, value === '' ? null : () => value, always);
 
 /** The head after the lines met it, for an answer with `status`. */
-function head(status: number, fields: string[], lines: ReturnType<typeof line>[]): string[] {
+function head(status: number, fields: string[], lines: ReturnType<typeof line>[], own = false): string[] {
   const headers = [...fields];
-  addFields(headers, addedFields(lines, ctx, status));
+  addFields(headers, addedFields(lines, ctx, status), own);
   return headers;
 }
 
@@ -45,6 +45,15 @@ describe('add_header fields', () => {
       '"ours"',
       'X-Up',
       'u',
+    ]);
+    // a file's Last-Modified is the header filter's: the line's goes where added fields go
+    const file = ['Last-Modified', 'Mon, 02 Jan 2023 03:04:05 GMT', 'ETag', '"f"'];
+    const lm = [line('Last-Modified', 'Thu, 01 Jan 1970 00:00:01 GMT'), line('ETag', '"g"')];
+    assert.deepEqual(head(200, file, lm, true), [
+      'ETag',
+      '"g"',
+      'Last-Modified',
+      'Thu, 01 Jan 1970 00:00:01 GMT',
     ]);
     // none to replace: added, and a second line replaces the first
     assert.deepEqual(head(200, [], [line('ETag', '"1"'), line('etag', '"2"'), line('Last-Modified', '')]), [

@@ -8,6 +8,7 @@
  * a location's `if`.
  */
 import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
@@ -26,7 +27,7 @@ function statusLocations(): string {
   }).join('\n');
 }
 
-function body(listen: number, upstream: number, closed: number): string {
+function body(listen: number, upstream: number, closed: number, root: string): string {
   return `
     add_header X-Http "http $uri";
     map $arg_m $mapped { default none; yes mapped-yes; }
@@ -82,6 +83,12 @@ ${statusLocations()}
             proxy_pass http://127.0.0.1:${closed};
             add_header X-Down-Always d always;
             add_header X-Down-Not n;
+        }
+        location /files/ {
+            root ${root};
+            add_header X-File "f $uri";
+            add_header ETag "";
+            add_header Last-Modified "Thu, 01 Jan 1970 00:00:01 GMT";
         }
         location /ws/ {
             proxy_pass http://127.0.0.1:${upstream};
@@ -169,11 +176,14 @@ describe('replica vs nginx: add_header', () => {
     const upstreamPort = (upstream.address() as { port: number }).port;
     const closedPort = await freePort();
     listenPort = await freePort();
+    mkdirSync(dir.file('files'));
+    dir.write('files/index.html', 'index\n');
+    dir.write('files/a.txt', 'a\n');
     // the oracle's http level adds X-Limit-Req-Status (test/helpers/nginx.ts): the replica's too
-    const http = `add_header X-Limit-Req-Status $limit_req_status always;\n${body(listenPort, upstreamPort, closedPort)}`;
+    const http = `add_header X-Limit-Req-Status $limit_req_status always;\n${body(listenPort, upstreamPort, closedPort, dir.path)}`;
     const config = dir.write('nginx.conf', `events {}\nhttp {\n${http}\n}\n`);
     [nginx, replica] = await Promise.all([
-      startNginx({ http: (port) => body(port, upstreamPort, closedPort) }),
+      startNginx({ http: (port) => body(port, upstreamPort, closedPort, dir.path) }),
       startReplica(config, [], { status: false }),
     ]);
   });
@@ -263,6 +273,19 @@ describe('replica vs nginx: add_header', () => {
     const down = await same('/down/');
     assert.equal(down.status, 502);
     assert.deepEqual(down.fields, ['X-Down-Always: d']);
+  });
+
+  test('answers from disk, an index too: ETag removed, Last-Modified replaced', async () => {
+    const file = await same('/files/a.txt');
+    assert.equal(file.status, 200);
+    assert.deepEqual(file.fields, ['X-File: f /files/a.txt', 'Last-Modified: Thu, 01 Jan 1970 00:00:01 GMT']);
+    const index = await same('/files/');
+    assert.deepEqual(index.fields, [
+      'X-File: f /files/index.html',
+      'Last-Modified: Thu, 01 Jan 1970 00:00:01 GMT',
+    ]);
+    await same('/files/a.txt', undefined, 'HEAD');
+    assert.deepEqual((await same('/files/missing')).fields, []);
   });
 
   test("an if in a location: a request its condition holds for is answered under the if's lines", async () => {

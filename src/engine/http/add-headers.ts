@@ -73,11 +73,16 @@ export function addedFields(
 /**
  * Puts `added` into a head's `[name, value, …]` list: appended, or for a replacing name written over
  * the answer's own field in its place (the last one, which nginx's `headers_out` points at), which an
- * empty value removes.
+ * empty value removes. `filterLastModified`: the answer's `Last-Modified` is not a field of nginx's
+ * list but the header filter's, from a time (a file's), so a replacement goes with the added fields.
  */
-export function addFields(headers: string[], added: readonly AddedField[]): void {
+export function addFields(headers: string[], added: readonly AddedField[], filterLastModified = false): void {
   for (const field of added) {
-    const at = field.replaces ? lastIndexOfName(headers, field.name) : -1;
+    let at = field.replaces ? lastIndexOfName(headers, field.name) : -1;
+    if (at !== -1 && filterLastModified && field.name.toLowerCase() === 'last-modified') {
+      headers.splice(at, 2);
+      at = -1;
+    }
     if (at === -1) {
       if (field.value !== '') headers.push(field.name, field.value);
     } else if (field.value === '') headers.splice(at, 2);

@@ -103,6 +103,22 @@ export function resumePhases(delayed: DelayedPhases): Verdict {
   return afterDelay(handler, ctx, ctx.limitReqStatus, zone, NO_LOGS, responseHeaders, answerHeaders);
 }
 
+/**
+ * The `add_header` lines of the route's location bound to the request, for an answer given there
+ * without its phases (an index's internal redirect to a location that answers from disk).
+ */
+export function locationAnswerHeaders(
+  route: Route,
+  facts: RequestFacts,
+  nowMs: number,
+  variableSlots: number,
+): AnswerHeaders | null {
+  if (route.handler.addHeaders.length === 0) return null;
+  const ctx = newRequestContext(facts, route.target, route.host, route.serverName, nowMs, variableSlots);
+  if (route.locationRegex !== null) ctx.lastMatch = { regex: route.locationRegex, subject: ctx.uri };
+  return bindAddHeaders(route.handler.addHeaders, ctx);
+}
+
 /** nginx's 400 for a request no server takes (a target it cannot parse, nothing listening). */
 export function unroutable(): ReturnVerdict {
   return {

@@ -12,9 +12,10 @@ import type { LimitReqZone } from '../limit-req/limit-req-zone.ts';
 import type { PriorityLevel } from '../priority/priority-level.ts';
 import type { RequestFacts } from '../variables/request-context.ts';
 import type { VariableTable } from '../variables/variable-table.ts';
+import type { AnswerHeaders } from './add-headers.ts';
 import { ServerSelector } from './find-server.ts';
 import { HeadRefusals, type RefusedHead } from './head-refusal.ts';
-import { resumePhases, runPhases, unroutable } from './phases.ts';
+import { locationAnswerHeaders, resumePhases, runPhases, unroutable } from './phases.ts';
 import type { HeadFault, RequestHead } from './request-head.ts';
 import { type Route, Router } from './route.ts';
 import type { SiteServer } from './site-server.ts';
@@ -97,6 +98,11 @@ export class Site {
   /** Runs the phases for a routed request. Mutates zone state and counters. */
   decide(route: Route, facts: RequestFacts, nowMs: number): Verdict {
     return runPhases(route, facts, nowMs, this.variables.slots, this.outcome);
+  }
+
+  /** The location's `add_header` lines bound to a request answered there without its phases. */
+  answerHeaders(route: Route, facts: RequestFacts, nowMs: number): AnswerHeaders | null {
+    return locationAnswerHeaders(route, facts, nowMs, this.variables.slots);
   }
 
   /**

@@ -199,7 +199,9 @@ function internalRedirect(uri: string, deciding: Deciding): RoutedDecision {
     handler.api === null
   ) {
     if (!handler.access.allows(ctx.remoteAddr)) return FORBIDDEN;
-    return staticDecision(again, (then) => internalRedirect(then, again));
+    const facts = new ExchangeFacts(ctx, deciding.port);
+    const answerHeaders = deciding.site.answerHeaders(next, facts, deciding.nowMs());
+    return staticDecision({ ...again, answerHeaders }, (then) => internalRedirect(then, again));
   }
   const facts = new ExchangeFacts(ctx, deciding.port);
   return toDataPath(deciding.site.decide(next, facts, deciding.nowMs()), again);
@@ -245,7 +247,9 @@ function toDataPath(verdict: Verdict, deciding: Deciding): RoutedDecision {
       return answeredUnder(NOT_FOUND, verdict);
     case 'static':
       return holding(
-        staticDecision(deciding, (uri) => internalRedirect(uri, deciding)),
+        staticDecision({ ...deciding, answerHeaders: verdict.answerHeaders }, (uri) =>
+          internalRedirect(uri, deciding),
+        ),
         verdict.connections ?? null,
       );
     case 'proxy':

@@ -5,6 +5,7 @@
  */
 
 import { closeSync } from 'node:fs';
+import type { AnswerHeaders } from '../../engine/http/add-headers.ts';
 import type { Route } from '../../engine/http/route.ts';
 import type { Decision, DownstreamRequest, FileDecision } from '../http/contract/decision.ts';
 import { connectionTls } from '../http/edge/tls-facts.ts';
@@ -20,6 +21,8 @@ export interface StaticDeciding {
   readonly errorLog: ErrorLog;
   /** The `listen` port (a redirect's `Location` names it unless it is the scheme's own). */
   readonly port: number;
+  /** The location's `add_header` lines bound to the request (null or absent: none). */
+  readonly answerHeaders?: AnswerHeaders | null;
 }
 
 export function staticDecision<D extends Decision>(
@@ -28,19 +31,21 @@ export function staticDecision<D extends Decision>(
 ): Decision | D {
   const { route, ctx } = deciding;
   const client = route.handler.client;
+  const answerHeaders = deciding.answerHeaders ?? null;
   const method = ctx.req.method ?? 'GET';
   const outcome: StaticOutcome = staticContent(route.handler.files, { method, ...route.target });
   switch (outcome.kind) {
     case 'page':
       if (outcome.log !== null)
         deciding.errorLog.request(outcome.log, requestLogContext(ctx, route.serverName));
-      return { action: 'return', code: outcome.code, client };
+      return { action: 'return', code: outcome.code, client, answerHeaders };
     case 'directory':
       return {
         action: 'return',
         code: 301,
         headers: { location: absoluteLocation(deciding, outcome.location) },
         client,
+        answerHeaders,
       };
     case 'internal':
       return redirect(outcome.uri);
@@ -58,8 +63,8 @@ export function staticDecision<D extends Decision>(
         for (let i = 0; i < answer.headers.length; i += 2)
           headers[answer.headers[i]!] = answer.headers[i + 1]!;
         return answer.headers.length === 0
-          ? { action: 'return', code: answer.status, client }
-          : { action: 'return', code: answer.status, headers, client };
+          ? { action: 'return', code: answer.status, client, answerHeaders }
+          : { action: 'return', code: answer.status, headers, client, answerHeaders };
       }
       const decision: FileDecision = {
         action: 'file',
@@ -68,6 +73,7 @@ export function staticDecision<D extends Decision>(
         fd: sendsBody ? outcome.fd : -1,
         body: sendsBody ? answer.body : null,
         client,
+        answerHeaders,
       };
       return decision;
     }

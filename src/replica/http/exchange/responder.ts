@@ -145,7 +145,7 @@ export class Responder implements AnswerSink {
   /** A whole answer of the replica's own, in one piece. */
   end(status: number, headers: string[], body: Buffer | string | null): void {
     const res = this.res;
-    this.addHeaders(status, headers);
+    this.addHeaders(status, headers, true);
     this.#keepAliveRule();
     res.writeHead(status, statusReason(status), headers);
     if (body === null) res.end();
@@ -161,7 +161,7 @@ export class Responder implements AnswerSink {
     const res = this.res;
     this.#keepAliveRule();
     headers.unshift('Server', serverValue(this.#rules.timers.serverTokens));
-    this.addHeaders(status, headers);
+    this.addHeaders(status, headers, true);
     res.writeHead(status, statusReason(status), headers);
     if (body === null) {
       res.end();
@@ -212,10 +212,13 @@ export class Responder implements AnswerSink {
     this.addHeaders(status, this.#headers);
   }
 
-  /** ngx_http_headers_filter: the `add_header` fields for the answer's status, once it is known. */
-  addHeaders(status: number, headers: string[]): void {
+  /**
+   * ngx_http_headers_filter: the `add_header` fields for the answer's status, once it is known;
+   * `own`: an answer of the replica's, whose `Last-Modified` is the header filter's (add-headers.ts).
+   */
+  addHeaders(status: number, headers: string[], own = false): void {
     const lines = this.#answerHeaders;
-    if (lines !== null) addFields(headers, lines.forStatus(status));
+    if (lines !== null) addFields(headers, lines.forStatus(status), own);
   }
 
   /** The head goes out now, with the body chunk that waited for it. */
