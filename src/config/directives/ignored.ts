@@ -74,8 +74,6 @@ const ENTRIES: readonly (readonly [string, readonly ContextKind[], ArgSpec])[] =
   // responses and file serving
   ['types_hash_max_size', HSL, [1]],
   ['types_hash_bucket_size', HSL, [1]],
-  ['expires', HSL, [1, 2]],
-  ['etag', HSL, [1]],
   ['charset', HSL, [1]],
   ['source_charset', HSL, [1]],
   ['charset_types', HSL, '1+'],
