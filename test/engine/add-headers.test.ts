@@ -11,7 +11,7 @@ const line = (name: string, value: string, always = false) =>
 /** The head after the lines met it, for an answer with `status`. */
 function head(status: number, fields: string[], lines: ReturnType<typeof line>[], own = false): string[] {
   const headers = [...fields];
-  addFields(headers, addedFields(lines, ctx, status), own);
+  addFields(headers, addedFields(lines, ctx, status), { filterLastModified: own, fieldValue: (v) => v });
   return headers;
 }
 

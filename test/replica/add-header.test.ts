@@ -48,6 +48,10 @@ ${statusLocations()}
             add_header Link "</style.css>; rel=preload";
             return 200 "own\\n";
         }
+        location /uri/ {
+            add_header X-Uri "u=$uri";
+            return 200 "uri\\n";
+        }
         location ~ ^/cap/(\\w+)$ {
             add_header X-Cap "cap-$1";
             return 200 "cap\\n";
@@ -237,6 +241,14 @@ describe('replica vs nginx: add_header', () => {
     await same('/own/?m=yes', undefined, 'HEAD');
     const cap = await same('/cap/word');
     assert.deepEqual(cap.fields, ['X-Cap: cap-word']);
+  });
+
+  test('a value from request data stays one field (nginx splits the answer there)', async () => {
+    const target = '/uri/a%0D%0AX-Injected:%20yes';
+    const fromNginx = await send(nginx.port, target);
+    assert.deepEqual(fromNginx.fields, ['X-Uri: u=/uri/a', 'X-Injected: yes']);
+    const fromReplica = await send(replica.ports[String(listenPort)]!, target);
+    assert.deepEqual(fromReplica, { status: 200, fields: ['X-Uri: u=/uri/a%0D%0AX-Injected: yes'] });
   });
 
   test('redirects, error pages, limit_req answers', async () => {

@@ -70,23 +70,35 @@ export function addedFields(
   return fields;
 }
 
+/** How `addFields` writes into a head. */
+export interface FieldWriting {
+  /**
+   * The answer's `Last-Modified` is not a field of nginx's list but the header filter's, from a time
+   * (a file's): a replacement goes with the added fields.
+   */
+  readonly filterLastModified: boolean;
+  /** A value as the head can hold it. */
+  readonly fieldValue: (value: string) => string;
+}
+
 /**
  * Puts `added` into a head's `[name, value, …]` list: appended, or for a replacing name written over
  * the answer's own field in its place (the last one, which nginx's `headers_out` points at), which an
- * empty value removes. `filterLastModified`: the answer's `Last-Modified` is not a field of nginx's
- * list but the header filter's, from a time (a file's), so a replacement goes with the added fields.
+ * empty value removes.
  */
-export function addFields(headers: string[], added: readonly AddedField[], filterLastModified = false): void {
+export function addFields(headers: string[], added: readonly AddedField[], writing: FieldWriting): void {
+  const { filterLastModified, fieldValue } = writing;
   for (const field of added) {
+    const value = fieldValue(field.value);
     let at = field.replaces ? lastIndexOfName(headers, field.name) : -1;
     if (at !== -1 && filterLastModified && field.name.toLowerCase() === 'last-modified') {
       headers.splice(at, 2);
       at = -1;
     }
     if (at === -1) {
-      if (field.value !== '') headers.push(field.name, field.value);
-    } else if (field.value === '') headers.splice(at, 2);
-    else headers.splice(at, 2, field.name, field.value);
+      if (value !== '') headers.push(field.name, value);
+    } else if (value === '') headers.splice(at, 2);
+    else headers.splice(at, 2, field.name, value);
   }
 }
 

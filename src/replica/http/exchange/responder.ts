@@ -8,7 +8,7 @@
  */
 import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
-import { type AnswerHeaders, addFields } from '../../../engine/http/add-headers.ts';
+import type { AnswerHeaders } from '../../../engine/http/add-headers.ts';
 import type { ClientTimers } from '../../../engine/http/client-timers.ts';
 import { keepAliveDisabled } from '../../../engine/http/keepalive-disable.ts';
 import type { ClientConnection } from '../contract/client-connection.ts';
@@ -17,6 +17,7 @@ import type { ClientRequestHead } from '../contract/decision.ts';
 import { containFault, failpoint } from '../contract/fault-boundary.ts';
 import { clientResponseHeaders } from '../upstream/forward-headers.ts';
 import type { AnswerSink } from '../upstream/forward-owner.ts';
+import { addAnswerHeaders } from '../wire/added-fields.ts';
 import { isPooledBodyChunk, releaseBodyChunk } from '../wire/body-buffers.ts';
 import { pageAnswer, returnAnswer, serverValue } from '../wire/own-answer-head.ts';
 import { respellNginxFields } from '../wire/relayed-head.ts';
@@ -214,11 +215,10 @@ export class Responder implements AnswerSink {
 
   /**
    * ngx_http_headers_filter: the `add_header` fields for the answer's status, once it is known;
-   * `own`: an answer of the replica's, whose `Last-Modified` is the header filter's (add-headers.ts).
+   * `own`: an answer of the replica's, not a server's (added-fields.ts).
    */
   addHeaders(status: number, headers: string[], own = false): void {
-    const lines = this.#answerHeaders;
-    if (lines !== null) addFields(headers, lines.forStatus(status), own);
+    addAnswerHeaders(headers, this.#answerHeaders, status, own);
   }
 
   /** The head goes out now, with the body chunk that waited for it. */
