@@ -15,6 +15,14 @@ const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 const EMPTY_SETTINGS = Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0]);
 const SETTINGS = 0x4;
 const WINDOW_UPDATE = 0x8;
+const SETTING_NAMES: Readonly<Record<number, string>> = {
+  1: 'HEADER_TABLE_SIZE',
+  2: 'ENABLE_PUSH',
+  3: 'MAX_CONCURRENT_STREAMS',
+  4: 'INITIAL_WINDOW_SIZE',
+  5: 'MAX_FRAME_SIZE',
+  6: 'MAX_HEADER_LIST_SIZE',
+};
 
 const body = (port: number) => `
     server {
@@ -51,7 +59,14 @@ function firstFrames(port: number): Promise<string[]> {
             resolve(frames);
             return;
           }
-        } else frames.push(type === SETTINGS ? 'SETTINGS' : `frame type ${type}`);
+        } else if (type === SETTINGS) {
+          const settings: string[] = [];
+          for (let at = 0; at + 6 <= payload.length; at += 6)
+            settings.push(
+              `${SETTING_NAMES[payload.readUInt16BE(at)] ?? payload.readUInt16BE(at)}=${payload.readUInt32BE(at + 2)}`,
+            );
+          frames.push(`SETTINGS ${settings.sort().join(' ')}`);
+        } else frames.push(`frame type ${type}`);
       }
     });
     socket.on('error', reject);
@@ -79,7 +94,10 @@ describe('HTTP/2: the server’s first frames, replica vs nginx', () => {
 
   test('SETTINGS, then the connection window opened to 2^31 - 1', async () => {
     const fromNginx = await firstFrames(nginx.port);
-    assert.deepEqual(fromNginx, ['SETTINGS', `WINDOW_UPDATE stream 0 +${2 ** 31 - 1 - 65_535}`]);
+    assert.deepEqual(fromNginx, [
+      'SETTINGS INITIAL_WINDOW_SIZE=65536 MAX_CONCURRENT_STREAMS=128 MAX_FRAME_SIZE=16777215',
+      `WINDOW_UPDATE stream 0 +${2 ** 31 - 1 - 65_535}`,
+    ]);
     assert.deepEqual(await firstFrames(replica.ports[String(port)]!), fromNginx);
   });
 });

@@ -22,9 +22,18 @@ import { containFault, failpoint, guarded } from '../contract/fault-boundary.ts'
 import { H2StreamGuard } from './h2-stream-guard.ts';
 
 /** nginx's `http2_max_concurrent_streams` (128). */
+/**
+ * The SETTINGS nginx 1.22 sends (ngx_http_v2_send_settings): `http2_max_concurrent_streams`, a stream
+ * window of `http2_body_preread_size` (64k), and the largest frame it reads (NGX_HTTP_V2_MAX_FRAME_SIZE).
+ */
+const NGINX_H2_SETTINGS = Object.freeze({
+  maxConcurrentStreams: 128,
+  initialWindowSize: 65_536,
+  maxFrameSize: 2 ** 24 - 1,
+});
 /** RFC 9113 §6.9.1: the largest flow-control window, 2^31 - 1 bytes (NGX_HTTP_V2_MAX_WINDOW). */
 const H2_MAX_WINDOW_BYTES = 2 ** 31 - 1;
-const H2_MAX_CONCURRENT_STREAMS = 128;
+const H2_MAX_CONCURRENT_STREAMS = NGINX_H2_SETTINGS.maxConcurrentStreams;
 /** HTTP/2's error codes (RFC 9113 §7). */
 const H2_NO_ERROR = 0x0;
 const H2_INTERNAL_ERROR = 0x2;
@@ -59,7 +68,7 @@ export class H2Listener {
 
   constructor(host: H2Host) {
     this.#host = host;
-    const server = createHttp2Server({ settings: { maxConcurrentStreams: H2_MAX_CONCURRENT_STREAMS } });
+    const server = createHttp2Server({ settings: NGINX_H2_SETTINGS });
     server.on(
       'session',
       guarded(
