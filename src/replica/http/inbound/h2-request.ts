@@ -10,6 +10,7 @@ import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { ClientRequest } from '../contract/client-request.ts';
 import type { ClientResponse } from '../contract/client-response.ts';
+import { writeJoiningSingles } from './h2-single-fields.ts';
 
 /** Connection-specific fields (RFC 9113 §8.2.2): a response carrying them is malformed in h2. */
 const CONNECTION_SPECIFIC = new Set([
@@ -148,7 +149,7 @@ export class H2Response implements ClientResponse {
   }
 
   writeHead(status: number, _reason: string, headers: string[]): this {
-    this.#stream.writeHead(status, h2Headers(headers));
+    writeJoiningSingles((fields) => this.#stream.writeHead(status, fields), h2Headers(headers));
     return this;
   }
 
