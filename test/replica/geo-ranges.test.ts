@@ -8,9 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
-import { freePort } from '../helpers/free-port.ts';
-import { type ReplicaRun, startReplica, stopAll, TempDir } from '../helpers/limitswitch-process.ts';
-import { type RunningNginx, startNginx } from '../helpers/nginx.ts';
+import { type SideBySide, startSideBySide } from '../helpers/side-by-side.ts';
 
 const GEOS = `
     geo $arg_ip $r_basic {
@@ -137,26 +135,16 @@ async function answers(port: number): Promise<string[]> {
 }
 
 describe('geo ranges and proxy, replica vs nginx', () => {
-  const dir = new TempDir();
-  let nginx: RunningNginx;
-  let replica: ReplicaRun;
-  let port: number;
+  let both: SideBySide;
 
   before(async () => {
-    nginx = await startNginx({ http: body });
-    port = await freePort();
-    replica = await startReplica(dir.write('nginx.conf', `events {}\nhttp {\n${body(port)}\n}\n`), [], {
-      status: false,
-    });
+    both = await startSideBySide(body);
   });
 
-  after(async () => {
-    await Promise.all([nginx?.stop(), stopAll()]);
-    dir.remove();
-  });
+  after(() => both?.stop());
 
   test('every variable of every request as nginx has it', async () => {
-    const fromNginx = await answers(nginx.port);
-    assert.deepEqual(await answers(replica.ports[String(port)]!), fromNginx);
+    const fromNginx = await answers(both.nginxPort);
+    assert.deepEqual(await answers(both.replicaPort), fromNginx);
   });
 });

@@ -6,9 +6,7 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { freePort } from '../../helpers/free-port.ts';
-import { type ReplicaRun, startReplica, stopAll, TempDir } from '../../helpers/limitswitch-process.ts';
-import { type RunningNginx, startNginx } from '../../helpers/nginx.ts';
+import { type SideBySide, startSideBySide } from '../../helpers/side-by-side.ts';
 
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 /** An empty SETTINGS frame: length 0, type 4, no flags, stream 0. */
@@ -74,30 +72,20 @@ function firstFrames(port: number): Promise<string[]> {
 }
 
 describe('HTTP/2: the server’s first frames, replica vs nginx', () => {
-  const dir = new TempDir();
-  let nginx: RunningNginx;
-  let replica: ReplicaRun;
-  let port: number;
+  let both: SideBySide;
 
   before(async () => {
-    nginx = await startNginx({ http: body });
-    port = await freePort();
-    replica = await startReplica(dir.write('nginx.conf', `events {}\nhttp {\n${body(port)}\n}\n`), [], {
-      status: false,
-    });
+    both = await startSideBySide(body);
   });
 
-  after(async () => {
-    await Promise.all([nginx?.stop(), stopAll()]);
-    dir.remove();
-  });
+  after(() => both?.stop());
 
   test('SETTINGS, then the connection window opened to 2^31 - 1', async () => {
-    const fromNginx = await firstFrames(nginx.port);
+    const fromNginx = await firstFrames(both.nginxPort);
     assert.deepEqual(fromNginx, [
       'SETTINGS INITIAL_WINDOW_SIZE=65536 MAX_CONCURRENT_STREAMS=128 MAX_FRAME_SIZE=16777215',
       `WINDOW_UPDATE stream 0 +${2 ** 31 - 1 - 65_535}`,
     ]);
-    assert.deepEqual(await firstFrames(replica.ports[String(port)]!), fromNginx);
+    assert.deepEqual(await firstFrames(both.replicaPort), fromNginx);
   });
 });

@@ -9,9 +9,7 @@
 import assert from 'node:assert/strict';
 import { connect, type OutgoingHttpHeaders } from 'node:http2';
 import { after, before, describe, test } from 'node:test';
-import { freePort } from '../../helpers/free-port.ts';
-import { type ReplicaRun, startReplica, stopAll, TempDir } from '../../helpers/limitswitch-process.ts';
-import { type RunningNginx, startNginx } from '../../helpers/nginx.ts';
+import { type SideBySide, startSideBySide } from '../../helpers/side-by-side.ts';
 
 const body = (port: number) => `
     server {
@@ -68,27 +66,17 @@ async function answers(port: number): Promise<string[]> {
 }
 
 describe('HTTP/2 :authority and Host, replica vs nginx', () => {
-  const dir = new TempDir();
-  let nginx: RunningNginx;
-  let replica: ReplicaRun;
-  let port: number;
+  let both: SideBySide;
 
   before(async () => {
-    nginx = await startNginx({ http: body });
-    port = await freePort();
-    replica = await startReplica(dir.write('nginx.conf', `events {}\nhttp {\n${body(port)}\n}\n`), [], {
-      status: false,
-    });
+    both = await startSideBySide(body);
   });
 
-  after(async () => {
-    await Promise.all([nginx?.stop(), stopAll()]);
-    dir.remove();
-  });
+  after(() => both?.stop());
 
   test('the same statuses and $host for every case', async () => {
-    const fromNginx = await answers(nginx.port);
+    const fromNginx = await answers(both.nginxPort);
     assert.ok(fromNginx.includes('a double dot: 400'), fromNginx.join('\n'));
-    assert.deepEqual(await answers(replica.ports[String(port)]!), fromNginx);
+    assert.deepEqual(await answers(both.replicaPort), fromNginx);
   });
 });
