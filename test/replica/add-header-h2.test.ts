@@ -6,9 +6,7 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:http2';
 import { after, before, describe, test } from 'node:test';
-import { freePort } from '../helpers/free-port.ts';
-import { type ReplicaRun, startReplica, stopAll, TempDir } from '../helpers/limitswitch-process.ts';
-import { type RunningNginx, startNginx } from '../helpers/nginx.ts';
+import { type SideBySide, startSideBySide } from '../helpers/side-by-side.ts';
 
 function body(port: number): string {
   return `
@@ -46,23 +44,13 @@ async function fields(port: number): Promise<string[]> {
 }
 
 describe('add_header over HTTP/2, replica vs nginx', () => {
-  const dir = new TempDir();
-  let nginx: RunningNginx;
-  let replica: ReplicaRun;
-  let port: number;
+  let both: SideBySide;
 
   before(async () => {
-    port = await freePort();
-    [nginx, replica] = await Promise.all([
-      startNginx({ http: body }),
-      startReplica(dir.write('nginx.conf', `events {}\nhttp {\n${body(port)}\n}\n`), [], { status: false }),
-    ]);
+    both = await startSideBySide(body);
   });
 
-  after(async () => {
-    await Promise.all([nginx?.stop(), stopAll()]);
-    dir.remove();
-  });
+  after(() => both?.stop());
 
   // a stream whose head failed to go out is never answered: the timeout is that failure
   const options = { timeout: 10_000 };
@@ -70,7 +58,7 @@ describe('add_header over HTTP/2, replica vs nginx', () => {
     'a name added twice is two fields; a once-only name in node:http2 one field with both',
     options,
     async () => {
-      const fromNginx = await fields(nginx.port);
+      const fromNginx = await fields(both.nginxPort);
       const twice = ['x-two: one', 'x-two: two'];
       assert.deepEqual(fromNginx, [
         ':status: 200',
@@ -78,7 +66,7 @@ describe('add_header over HTTP/2, replica vs nginx', () => {
         'x-content-type-options: again',
         ...twice,
       ]);
-      const fromReplica = await fields(replica.ports[String(port)]!);
+      const fromReplica = await fields(both.replicaPort);
       assert.deepEqual(fromReplica, [':status: 200', 'x-content-type-options: nosniff, again', ...twice]);
     },
   );

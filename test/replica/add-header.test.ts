@@ -13,9 +13,9 @@ import { createServer, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { freePort } from '../helpers/free-port.ts';
-import { type ReplicaRun, startReplica, stopAll, TempDir } from '../helpers/limitswitch-process.ts';
-import { type RunningNginx, startNginx } from '../helpers/nginx.ts';
+import { TempDir } from '../helpers/limitswitch-process.ts';
 import { rawExchange } from '../helpers/raw-peers.ts';
+import { type SideBySide, startSideBySide } from '../helpers/side-by-side.ts';
 
 /** The statuses `return` answers under the server's lines: nginx adds to some only with `always`. */
 const STATUSES = [200, 201, 204, 206, 301, 302, 303, 304, 307, 308, 400, 403, 404, 429, 500, 503];
@@ -171,37 +171,30 @@ async function send(port: number, target: string, host = 'localhost', method = '
 describe('replica vs nginx: add_header', () => {
   const dir = new TempDir();
   const upstream = upstreamServer();
-  let nginx: RunningNginx;
-  let replica: ReplicaRun;
-  let listenPort = 0;
+  let both: SideBySide;
 
   before(async () => {
     await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
     const upstreamPort = (upstream.address() as { port: number }).port;
     const closedPort = await freePort();
-    listenPort = await freePort();
     mkdirSync(dir.file('files'));
     dir.write('files/index.html', 'index\n');
     dir.write('files/a.txt', 'a\n');
-    // the oracle's http level adds X-Limit-Req-Status (test/helpers/nginx.ts): the replica's too
-    const http = `add_header X-Limit-Req-Status $limit_req_status always;\n${body(listenPort, upstreamPort, closedPort, dir.path)}`;
-    const config = dir.write('nginx.conf', `events {}\nhttp {\n${http}\n}\n`);
-    [nginx, replica] = await Promise.all([
-      startNginx({ http: (port) => body(port, upstreamPort, closedPort, dir.path) }),
-      startReplica(config, [], { status: false }),
-    ]);
+    // nginx's http level also has the oracle's add_header X-Limit-Req-Status (test/helpers/nginx.ts),
+    // which adds nothing here: $limit_req_status is empty where the http level's lines are in force
+    both = await startSideBySide((port) => body(port, upstreamPort, closedPort, dir.path));
   });
 
   after(async () => {
-    await Promise.all([nginx?.stop(), stopAll()]);
+    await both?.stop();
     upstream.close();
     dir.remove();
   });
 
   /** The same request to both: the same status and compared fields; nginx's answer, to assert on. */
   async function same(target: string, host?: string, method?: string): Promise<Answer> {
-    const fromNginx = await send(nginx.port, target, host, method);
-    const fromReplica = await send(replica.ports[String(listenPort)]!, target, host, method);
+    const fromNginx = await send(both.nginxPort, target, host, method);
+    const fromReplica = await send(both.replicaPort, target, host, method);
     assert.deepEqual(fromReplica, fromNginx, `${method ?? 'GET'} ${target} (Host: ${host ?? 'localhost'})`);
     return fromNginx;
   }
@@ -245,9 +238,9 @@ describe('replica vs nginx: add_header', () => {
 
   test('a value from request data stays one field (nginx splits the answer there)', async () => {
     const target = '/uri/a%0D%0AX-Injected:%20yes';
-    const fromNginx = await send(nginx.port, target);
+    const fromNginx = await send(both.nginxPort, target);
     assert.deepEqual(fromNginx.fields, ['X-Uri: u=/uri/a', 'X-Injected: yes']);
-    const fromReplica = await send(replica.ports[String(listenPort)]!, target);
+    const fromReplica = await send(both.replicaPort, target);
     assert.deepEqual(fromReplica, { status: 200, fields: ['X-Uri: u=/uri/a%0D%0AX-Injected: yes'] });
   });
 
