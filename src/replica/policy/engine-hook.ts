@@ -5,11 +5,6 @@
  * it between two requests. Its `client` rules (client-input-rules.ts) read client input as nginx does.
  */
 
-import {
-  clientCertificateRefusal,
-  misdirectedRefusal,
-  type TlsRefusal,
-} from '../../engine/http/client-verify.ts';
 import type { Route } from '../../engine/http/route.ts';
 import type { Site } from '../../engine/http/site.ts';
 import type { ForwardVerdict, Verdict } from '../../engine/http/verdict.ts';
@@ -23,7 +18,6 @@ import {
   type ProxyDecision,
   type ProxyTarget,
 } from '../http/contract/decision.ts';
-import { connectionTls } from '../http/edge/tls-facts.ts';
 import { contentTypeOf } from '../http/static/document-path.ts';
 import { escapeUri } from '../http/static/static-content.ts';
 import { type ErrorLog, requestLogContext } from '../logs/error-log.ts';
@@ -33,6 +27,7 @@ import { clientRules, logRefusedHead } from './client-input-rules.ts';
 import { ExchangeFacts } from './exchange-facts.ts';
 import { dynamicTarget, type ProxyTargets, rewriteTarget } from './proxy-targets.ts';
 import { staticDecision } from './static-decision.ts';
+import { tlsRefusal } from './tls-refusal.ts';
 
 /**
  * A data-path decision that remembers the engine's verdict (for 499 accounting and access logs); a
@@ -124,25 +119,6 @@ export function engineHook(options: EngineHookOptions): DecideHook<RoutedDecisio
   };
   return Object.assign(decide, { client: clientRules<RoutedDecision>(options) });
 }
-
-/**
- * ngx_http_process_request's TLS checks for the request's server: plain HTTP to a TLS address (497), a
- * `Host` other than the negotiated SNI name at a server that verifies clients (421), and the client
- * certificate that server requires (495, 496).
- */
-function tlsRefusal(ctx: DownstreamRequest, route: Route): TlsRefusal | null {
-  const tls = connectionTls(ctx.connection);
-  if (tls === null) {
-    return ctx.connection.plainOnTls ? PLAIN_ON_TLS : null;
-  }
-  const mode = route.server.clientVerify;
-  return misdirectedRefusal(tls.negotiatedName, route.host, mode) ?? clientCertificateRefusal(mode, tls);
-}
-
-const PLAIN_ON_TLS: TlsRefusal = Object.freeze({
-  code: 497,
-  message: 'client sent plain HTTP request to HTTPS port while reading client request headers',
-});
 
 /**
  * The data path's `canUpgrade` hook: an upgrade request is tunnelled when its location proxies and is
