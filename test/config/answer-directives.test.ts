@@ -11,17 +11,11 @@ import {
   KEEPALIVE_DISABLE_NONE,
   KEEPALIVE_DISABLE_SAFARI,
 } from '../../src/engine/http/keepalive-disable.ts';
+import { httpLoadError, loadHttp } from '../helpers/http-config.ts';
 
-const load = (http: string): HttpConf => loadConfigText(`events {}\nhttp {\n${http}\n}\n`, 'nginx.conf').http;
+const load = (http: string): HttpConf => loadHttp(http, 'nginx.conf');
 
-const errorText = (http: string): string => {
-  try {
-    load(http);
-  } catch (err) {
-    return (err as Error).message;
-  }
-  return 'loaded';
-};
+const errorText = (http: string): string => httpLoadError(http, 'nginx.conf');
 
 test('server_tokens: on by default, off per level, build as on; bad values and duplicates refused', () => {
   const http = load(`

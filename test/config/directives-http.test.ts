@@ -2,20 +2,12 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { type ConfigWarning, loadConfigText } from '../../src/config/index.ts';
 import type { HttpConf } from '../../src/config/model.ts';
+import { httpLoadError, loadHttp } from '../helpers/http-config.ts';
 
 const load = (http: string, warnings?: ConfigWarning[]): HttpConf =>
-  loadConfigText(`events {}\nhttp {\n${http}\n}\n`, '/etc/limitswitch/nginx.conf', {
-    onWarning: (w) => warnings?.push(w),
-  }).http;
+  loadHttp(http, '/etc/limitswitch/nginx.conf', warnings);
 
-const errorText = (http: string): string => {
-  try {
-    load(http);
-  } catch (err) {
-    return (err as Error).message;
-  }
-  return 'loaded';
-};
+const errorText = (http: string): string => httpLoadError(http, '/etc/limitswitch/nginx.conf');
 
 test('upstream: servers with default port 80, weights and max_conns, keepalive, queue, zone; tuning parameters accepted', () => {
   const http = load(`

@@ -1,21 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { buildSite } from '../../src/config/build-site.ts';
-import { loadConfigText } from '../../src/config/index.ts';
 import type { HttpConf } from '../../src/config/model.ts';
 import { proxiesUpgrades } from '../../src/config/proxy-upgrade.ts';
+import { httpLoadError, loadHttp } from '../helpers/http-config.ts';
 
-const load = (http: string): HttpConf =>
-  loadConfigText(`events {}\nhttp {\n${http}\n}\n`, '/etc/limitswitch/nginx.conf').http;
+const load = (http: string): HttpConf => loadHttp(http, '/etc/limitswitch/nginx.conf');
 
-const errorText = (http: string): string => {
-  try {
-    load(http);
-  } catch (err) {
-    return (err as Error).message;
-  }
-  return 'loaded';
-};
+const errorText = (http: string): string => httpLoadError(http, '/etc/limitswitch/nginx.conf');
 
 const WEBSOCKET = `
     proxy_http_version 1.1;

@@ -5,20 +5,13 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { loadConfigText } from '../../src/config/index.ts';
 import type { HttpConf } from '../../src/config/model.ts';
+import { httpLoadError, loadHttp } from '../helpers/http-config.ts';
 
 const FILE = '/etc/nginx/nginx.conf';
-const load = (http: string): HttpConf => loadConfigText(`events {}\nhttp {\n${http}\n}\n`, FILE).http;
+const load = (http: string): HttpConf => loadHttp(http, FILE);
 
-const errorText = (http: string): string => {
-  try {
-    load(http);
-  } catch (err) {
-    return (err as Error).message;
-  }
-  return 'loaded';
-};
+const errorText = (http: string): string => httpLoadError(http, FILE);
 
 test('root: html under the conf folder by default, relative paths read there, a trailing slash dropped', () => {
   const http = load(`
