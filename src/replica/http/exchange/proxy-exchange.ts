@@ -109,7 +109,7 @@ export class Exchange<D extends Decision>
         this.#forward(decision);
         return;
       case 'delay':
-        this.#delay(decision);
+        this.#held().delay(decision.delayMs, this);
         return;
       case 'wait':
         this.#wait(decision);
@@ -137,12 +137,11 @@ export class Exchange<D extends Decision>
   /** nginx's page for what the client sent wrong; the connection closes after it (lingering). */
   #refuse(code: number): void {
     // an upstream answer already on its way is cut
-    if (this.res.headersSent) {
-      this.#cut();
-      return;
+    if (this.res.headersSent) this.#cut();
+    else {
+      this.#refusing = true;
+      this.sendPage(code);
     }
-    this.#refusing = true;
-    this.sendPage(code);
   }
 
   clientFault(code: number, fault: ClientFault | null): void {
@@ -229,10 +228,6 @@ export class Exchange<D extends Decision>
     this.#track();
     this.#hold ??= new Hold(this.#host);
     return this.#hold;
-  }
-
-  #delay(decision: DelayDecision): void {
-    this.#held().delay(decision.delayMs, this);
   }
 
   /** Parked until the decision's admission settles (or the client leaves: withdrawn). */
