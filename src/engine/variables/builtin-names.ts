@@ -1,3 +1,5 @@
+import { isLateVariable } from './late-variables.ts';
+
 /**
  * The built-in variables the engine can evaluate. The config layer uses these lists to reject unknown
  * variables at load time (`unknown "name" variable`), as nginx does.
@@ -47,6 +49,6 @@ export const BUILTIN_VARIABLE_PREFIXES: readonly string[] = ['arg_', 'http_', 'c
 
 /** True when `name` (without `$`) is a built-in variable or a regex capture (`1`…`9`). */
 export function isBuiltinVariable(name: string): boolean {
-  if (BUILTIN_VARIABLES.has(name) || /^[1-9]$/.test(name)) return true;
+  if (BUILTIN_VARIABLES.has(name) || /^[1-9]$/.test(name) || isLateVariable(name)) return true;
   return BUILTIN_VARIABLE_PREFIXES.some((prefix) => name.startsWith(prefix) && name.length > prefix.length);
 }

@@ -4,6 +4,7 @@
  */
 import { parseClientAddr } from '../net/address-text.ts';
 import { parseIpv4 } from '../net/ip-text.ts';
+import { lateGetter } from './late-variables.ts';
 import type { RequestContext } from './request-context.ts';
 
 export type VariableGetter = (ctx: RequestContext) => string;
@@ -54,6 +55,8 @@ const EXACT: Record<string, VariableGetter> = {
 export function builtinGetter(name: string): VariableGetter | undefined {
   const exact = EXACT[name];
   if (exact !== undefined) return exact;
+  const late = lateGetter(name);
+  if (late !== undefined) return late;
   if (name.startsWith('arg_')) {
     const arg = name.slice(4).toLowerCase();
     return (ctx) => argument(ctx.args, arg);

@@ -7,6 +7,7 @@
 import type { LimitConnStatus } from '../limit-conn/limit-conn.ts';
 import type { LimitReqStatus } from '../limit-req/limit-req.ts';
 import type { NginxRegex, RegexCaptures } from '../nginx-regex.ts';
+import type { RequestProgress } from './request-progress.ts';
 
 /** The TLS connection a request came on (ngx_http_ssl_module's variables), read when asked. */
 export interface TlsFacts {
@@ -52,6 +53,12 @@ export interface RequestFacts {
   readonly protocol?: string;
   /** The TLS connection's facts (absent: plain HTTP). */
   readonly tls?: TlsFacts | null;
+  /** What the data path learned since the decision (request-progress.ts); absent: nothing yet. */
+  readonly progress?: RequestProgress;
+  /** `$connection`, `$connection_requests` (the current one included), `$connection_time` in ms. */
+  readonly connectionNumber?: number;
+  readonly connectionRequests?: number;
+  readonly connectionMs?: number;
 }
 
 export interface RequestContext {

@@ -5,6 +5,7 @@
 import { LimitswitchError } from '../../shared/errors.ts';
 import type { ComplexValue } from '../complex-value.ts';
 import { builtinGetter, type VariableGetter } from './builtin-variables.ts';
+import { isLateVariable } from './late-variables.ts';
 import type { RequestContext } from './request-context.ts';
 
 export type { VariableGetter };
@@ -60,7 +61,8 @@ export class VariableTable {
       slot = this.declare(name);
       this.getters[slot] = builtin;
       // $limit_req_status and $limit_conn_status change during the request; nginx marks them non-cacheable.
-      this.volatile[slot] = name === 'limit_req_status' || name === 'limit_conn_status';
+      this.volatile[slot] =
+        name === 'limit_req_status' || name === 'limit_conn_status' || isLateVariable(name);
     }
     const s = slot;
     const getters = this.getters;

@@ -4,6 +4,7 @@
  */
 
 import type { RequestFacts, TlsFacts } from '../../engine/variables/request-context.ts';
+import type { RequestProgress } from '../../engine/variables/request-progress.ts';
 import type { DownstreamRequest } from '../http/contract/decision.ts';
 import { connectionTls } from '../http/edge/tls-facts.ts';
 
@@ -46,6 +47,22 @@ export class ExchangeFacts implements RequestFacts {
 
   get tls(): TlsFacts | null {
     return connectionTls(this.#ctx.connection);
+  }
+
+  get progress(): RequestProgress | undefined {
+    return this.#ctx.progress;
+  }
+
+  get connectionNumber(): number {
+    return this.#ctx.connection.number;
+  }
+
+  get connectionRequests(): number {
+    return this.#ctx.connection.requests;
+  }
+
+  get connectionMs(): number {
+    return performance.now() - this.#ctx.connection.startedMs;
   }
 
   get headers(): Readonly<Record<string, string | undefined>> {

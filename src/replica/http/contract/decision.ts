@@ -11,6 +11,7 @@ import type { Socket } from 'node:net';
 import type { AnswerHeaders } from '../../../engine/http/add-headers.ts';
 import type { ClientTimers } from '../../../engine/http/client-timers.ts';
 import type { ClientConnection } from './client-connection.ts';
+import type { ProgressRecord } from './request-progress.ts';
 
 /**
  * A request's head as the hook and the logs read it: node:http's `IncomingMessage`, an HTTP/2
@@ -60,6 +61,8 @@ export interface DownstreamRequest {
   readonly clientSocket: Socket | null;
   /** The client connection, as the listener knows it (its TLS facts, its `*N`). */
   readonly connection: ClientConnection;
+  /** What the data path learns of it after the decision (the servers tried, the answer's status). */
+  readonly progress?: ProgressRecord;
 }
 
 /**

@@ -8,6 +8,7 @@ import type { ClientConnection, RemoteAddress } from '../contract/client-connect
 import type { ClientRequest } from '../contract/client-request.ts';
 import type { ClientResponse } from '../contract/client-response.ts';
 import type { DownstreamRequest } from '../contract/decision.ts';
+import { ProgressRecord } from '../contract/request-progress.ts';
 import { readRequestFacts } from '../upstream/forward-headers.ts';
 
 export class Downstream implements DownstreamRequest {
@@ -21,6 +22,8 @@ export class Downstream implements DownstreamRequest {
   host = '';
   contentLength = -1;
   hasBody = false;
+  /** The servers tried, the answer's status, the time gone (`$upstream_*`, `$status`, `$request_time`). */
+  readonly progress = new ProgressRecord();
   readonly #res: ClientResponse;
 
   constructor(req: ClientRequest, res: ClientResponse, connection: ClientConnection, remote: RemoteAddress) {

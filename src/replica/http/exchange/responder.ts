@@ -15,6 +15,7 @@ import type { ClientConnection } from '../contract/client-connection.ts';
 import type { ClientResponse } from '../contract/client-response.ts';
 import type { ClientRequestHead } from '../contract/decision.ts';
 import { containFault, failpoint } from '../contract/fault-boundary.ts';
+import type { ProgressRecord } from '../contract/request-progress.ts';
 import { clientResponseHeaders } from '../upstream/forward-headers.ts';
 import type { AnswerSink } from '../upstream/forward-owner.ts';
 import { addAnswerHeaders } from '../wire/added-fields.ts';
@@ -32,8 +33,9 @@ export interface AnswerRules {
   readonly closing: boolean;
   /** The client connection, while the exchange has it. */
   readonly clientSocket: Socket | null;
-  /** The request answered (its method and User-Agent lines for `keepalive_disable`). */
+  /** The request answered (its method and User-Agent lines for `keepalive_disable`); its `$status`. */
   readonly req: ClientRequestHead;
+  readonly downstream: { readonly progress: ProgressRecord };
   /** `send_timeout` passed with the client taking nothing. */
   clientSendTimedOut(): void;
 }
@@ -218,6 +220,7 @@ export class Responder implements AnswerSink {
    * `own`: an answer of the replica's, not a server's (added-fields.ts).
    */
   addHeaders(status: number, headers: string[], own = false): void {
+    this.#rules.downstream.progress.status = status;
     addAnswerHeaders(headers, this.#answerHeaders, status, own);
   }
 

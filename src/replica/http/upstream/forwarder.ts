@@ -1,12 +1,11 @@
 /**
- * The request as it goes upstream: what an exchange (proxy-exchange.ts) holds to forward a request.
- * It builds the headers sent, tries the group's servers in turn, runs `proxy_send_timeout` while the
- * request goes out, knows how far the request got with a server (the log's `while …`), and decides what
- * a failure comes to: nginx's error-log lines (upstream-failure.ts), the server's failure counted, the
- * next server as nginx's `proxy_next_upstream error timeout` would try it, else 502 or 504.
+ * The request as it goes upstream, held by its exchange (proxy-exchange.ts): the headers sent, the
+ * group's servers tried in turn (upstream-tries.ts, which records them for `$upstream_*`),
+ * `proxy_send_timeout`, how far the request got with a server (the log's `while …`), and what a failure
+ * comes to: nginx's error-log lines, the server's failure counted, the next server, else 502 or 504.
  *
- * It is the upstream client's handler: the callbacks about the request going out and failing are
- * handled here; the answer's head and body go on to the exchange (`ForwardOwner`), which relays them.
+ * It is the upstream client's handler: the request going out and failing is handled here; the
+ * answer's head and body go on to the exchange (`ForwardOwner`), which relays them.
  *
  * Only the server's failures count against it. What the client does — a chunked body past
  * `client_max_body_size`, a client that goes away, a request that cannot go out as the client wrote
@@ -17,6 +16,7 @@
 import type { Socket } from 'node:net';
 import type { ClientBodyStream } from '../contract/client-request.ts';
 import type { ClientFault, ProxyTarget } from '../contract/decision.ts';
+import type { ProgressRecord } from '../contract/request-progress.ts';
 import {
   asUpstreamFailure,
   QUEUE_TIMED_OUT,
@@ -38,6 +38,7 @@ import { UpstreamTries } from './upstream-tries.ts';
 /** The client side of the request as the forwarder reads it: the head's facts and `$remote_addr`. */
 export interface ForwardedRequest extends RequestHeaderFacts {
   readonly remoteAddr: string;
+  readonly progress?: ProgressRecord; // where the tries are recorded (`$upstream_*`)
 }
 
 export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
@@ -62,6 +63,11 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
   #abort: ((err?: Error) => void) | null = null;
   /** The client's body, read whole first or streamed (client-body.ts); null without one. */
   #body: ClientBody | null = null;
+
+  /** @internal ExchangeHandler: the request's upstream states, told what its connection sees. */
+  get tryRecord(): UpstreamTries['record'] {
+    return this.#tries?.record;
+  }
 
   /** The client's connection (the request's socket can be cleared once its body was read). */
   get clientSocket(): Socket | null {
@@ -89,7 +95,7 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
     const req = this.#owner.req;
     const request = this.#request;
     this.#headers = upstreamRequestHeaders(req.rawHeaders, request.host, request.remoteAddr, this.#scheme);
-    this.#tries = new UpstreamTries(group);
+    this.#tries = new UpstreamTries(group, request.progress);
     this.#path = target.path ?? req.url ?? '/';
     this.#readTimeoutMs = target.readTimeoutMs;
     this.#connectTimeoutMs = target.connectTimeoutMs;
@@ -143,7 +149,7 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
     if ('message' in next) {
       if (next.message !== null)
         this.#owner.report('error', next.message, `http://${tries.group.name}${this.#path}`);
-      this.#fail(502);
+      this.#owner.upstreamFailed(502);
       return;
     }
     this.#sendTo(next);
@@ -170,7 +176,7 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
     tries.queueTimedOut();
     if (this.#owner.done) return;
     this.#owner.report('error', QUEUE_TIMED_OUT, `http://${tries.group.name}${this.#path}`);
-    this.#fail(502);
+    this.#owner.upstreamFailed(502);
   }
 
   /**
@@ -280,6 +286,7 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
     if (beforeHead && tries.group.markFailed(peer))
       this.#owner.report('warn', serverDisabled(phase), upstream);
     if (timedOut) this.#owner.report('error', upstreamErrorMessage(failure, phase), upstream);
+    if (beforeHead) tries.record?.failed(timedOut ? 504 : 502);
     const facts = this.#tryFacts();
     if (beforeHead && mayTryNext(failure, phase, facts)) {
       // nginx gives a request one more try after an error on a cached connection (`peer.cached`):
@@ -289,7 +296,7 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
       this.#dispatch();
       return;
     }
-    this.#fail(timedOut ? 504 : 502);
+    this.#owner.upstreamFailed(timedOut ? 504 : 502);
   }
 
   /** What the next-server rules read of this request (failure-rules.ts). */
@@ -301,10 +308,6 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
       servers: this.#tries!.group.tries,
       reusedConnection: this.reusedConnection,
     };
-  }
-
-  #fail(code: number): void {
-    this.#owner.upstreamFailed(code);
   }
 
   // the answer, handed on to the exchange

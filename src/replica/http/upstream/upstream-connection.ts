@@ -20,6 +20,7 @@ import type { Socket } from 'node:net';
 import type { Clock } from '../../../shared/clock.ts';
 import { Http1Client } from '../wire/http1-client.ts';
 import type { Http1Handler, Http1Request } from '../wire/http1-request.ts';
+import type { TryRecord } from './try-record.ts';
 import type { CachedConnection, KeepaliveCache } from './upstream-keepalive.ts';
 
 /** What a connection needs of its server (`UpstreamPeer` in upstream-group.ts). */
@@ -36,6 +37,8 @@ export interface ConnectionPeer {
 export interface ExchangeHandler extends Http1Handler {
   /** Set before the request goes out: it goes on a connection that carried requests before. */
   reusedConnection: boolean;
+  /** The request's upstream states, told what this connection sees of its try. */
+  readonly tryRecord?: TryRecord;
 }
 
 /** Settings of a connection shared by the server's connections. */
@@ -68,6 +71,9 @@ export class UpstreamConnection implements CachedConnection<UpstreamConnection>,
   /** The request in progress is the connection's last (it was sent with `Connection: close`). */
   #last = false;
   #gone = false;
+  /** The socket's byte counts when the request in progress was sent (`$upstream_bytes_*`). */
+  #readAt = 0;
+  #writtenAt = 0;
 
   constructor(peer: ConnectionPeer, cache: KeepaliveCache<UpstreamConnection>, options: ConnectionOptions) {
     this.peer = peer;
@@ -92,6 +98,9 @@ export class UpstreamConnection implements CachedConnection<UpstreamConnection>,
     handler.reusedConnection = this.requests > 1;
     this.#handler = handler;
     this.#last = last;
+    const socket = this.#client.socket;
+    this.#readAt = socket?.bytesRead ?? 0;
+    this.#writtenAt = socket?.bytesWritten ?? 0;
     this.#client.dispatch(last ? { ...request, reset: true } : request, this);
   }
 
@@ -123,6 +132,7 @@ export class UpstreamConnection implements CachedConnection<UpstreamConnection>,
   }
 
   onConnect(abort: (err?: Error) => void): void {
+    this.#handler!.tryRecord?.connected();
     this.#handler!.onConnect(abort);
   }
 
@@ -135,10 +145,12 @@ export class UpstreamConnection implements CachedConnection<UpstreamConnection>,
   }
 
   onHeaders(statusCode: number, rawHeaders: string[], resume: () => void, statusText: string): boolean {
+    if (statusCode >= 200) this.#handler!.tryRecord?.head(statusCode, rawHeaders);
     return this.#handler!.onHeaders(statusCode, rawHeaders, resume, statusText);
   }
 
   onData(chunk: Buffer): boolean {
+    this.#handler!.tryRecord?.data(chunk.length);
     return this.#handler!.onData(chunk);
   }
 
@@ -151,6 +163,7 @@ export class UpstreamConnection implements CachedConnection<UpstreamConnection>,
     this.#handler = null;
     // the whole body in the one read after the head's: the pattern that waits on a reused connection
     const headAlone = this.#client.headAlone;
+    this.#countBytes(handler);
     handler.onComplete();
     if (headAlone) this.peer.sawHeadAlone();
     else if (this.#client.shortAnswer) this.peer.answeredShort();
@@ -168,8 +181,16 @@ export class UpstreamConnection implements CachedConnection<UpstreamConnection>,
   onError(err: Error): void {
     const handler = this.#handler;
     this.#handler = null;
+    if (handler !== null) this.#countBytes(handler);
     handler?.onError(err);
     this.close();
+  }
+
+  /** What the socket read and wrote for the request (`$upstream_bytes_received`, `_sent`). */
+  #countBytes(handler: ExchangeHandler): void {
+    const socket = this.#client.socket;
+    if (socket === null || handler.tryRecord === undefined) return;
+    handler.tryRecord.bytes(socket.bytesRead - this.#readAt, socket.bytesWritten - this.#writtenAt);
   }
 
   #disconnected(): void {

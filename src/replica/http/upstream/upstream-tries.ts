@@ -1,10 +1,13 @@
 /**
  * The servers one forwarded request tries, in its group: the next one the round robin picks (not one
  * that failed it), the one it is counted on for `max_conns` until its exchange with it ends, and its
- * place in the group's queue (Plus) when no server is free for a first try.
+ * place in the group's queue (Plus) when no server is free for a first try; each try recorded as
+ * nginx's upstream state (try-record.ts).
  */
 
+import type { ProgressRecord } from '../contract/request-progress.ts';
 import { NO_LIVE_UPSTREAMS, QUEUE_FULL } from '../wire/upstream-failure.ts';
+import { TryRecord } from './try-record.ts';
 import type { UpstreamGroup, UpstreamPeer } from './upstream-group.ts';
 import type { QueuedRequest } from './upstream-queue.ts';
 
@@ -15,6 +18,8 @@ export interface NoServer {
 
 export class UpstreamTries {
   readonly group: UpstreamGroup;
+  /** The tries' upstream states (`$upstream_*`); none without a progress record. */
+  readonly record: TryRecord | undefined;
   /** The server of the current try (null before the first). */
   peer: UpstreamPeer | null = null;
   /** The server counted on (`max_conns`) until the exchange with it ends. */
@@ -23,8 +28,9 @@ export class UpstreamTries {
   #tried: UpstreamPeer[] | null = null;
   #queued = false;
 
-  constructor(group: UpstreamGroup) {
+  constructor(group: UpstreamGroup, progress?: ProgressRecord) {
     this.group = group;
+    this.record = progress === undefined ? undefined : new TryRecord(progress);
   }
 
   /** Servers tried so far, the current one included. */
@@ -45,8 +51,10 @@ export class UpstreamTries {
       return 'queued';
     }
     // Every server tried (those not `down`, backups too) is nginx's end of tries; servers left but
-    // none to take is "no live upstreams".
-    return { message: tried === null || tried.length < group.tries ? NO_LIVE_UPSTREAMS : null };
+    // none to take is "no live upstreams", a try of its own named by the group.
+    if (tried !== null && tried.length >= group.tries) return { message: null };
+    this.record?.noLiveServer(group.name);
+    return { message: NO_LIVE_UPSTREAMS };
   }
 
   /** The queue let the request go: a server, if the group picks one now (else it stays first). */
@@ -65,10 +73,12 @@ export class UpstreamTries {
   take(peer: UpstreamPeer): void {
     this.#holding = peer;
     this.peer = peer;
+    this.record?.started(peer.server);
   }
 
   /** The exchange with the server is over: its `max_conns` count drops (a queued request may take it). Once. */
   free(): void {
+    this.record?.finished();
     const peer = this.#holding;
     if (peer === null) return;
     this.#holding = null;

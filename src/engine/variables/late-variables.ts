@@ -1,0 +1,74 @@
+/**
+ * The variables whose values come after the decision (request-progress.ts): the upstream module's
+ * `$upstream_*`, and `$request_time`, `$status`, `$connection`, `$connection_requests`,
+ * `$connection_time`. nginx marks them all non-cacheable: each read sees the request as it is then.
+ */
+
+import type { RequestContext } from './request-context.ts';
+import {
+  headerByVariableName,
+  joinStates,
+  type RequestProgress,
+  secondsText,
+  setCookieValue,
+  type UpstreamState,
+} from './request-progress.ts';
+
+type Getter = (ctx: RequestContext) => string;
+
+/** Over the upstream states; empty (nginx's not found) before any server was tried. */
+function states(one: (state: UpstreamState) => string): Getter {
+  return (ctx) => {
+    const list = ctx.facts.progress?.upstreamStates;
+    return list === undefined || list.length === 0 ? '' : joinStates(list, one);
+  };
+}
+
+function progress(ctx: RequestContext): RequestProgress | undefined {
+  return ctx.facts.progress;
+}
+
+/** The exact names, each non-cacheable. */
+export const LATE_VARIABLES: Readonly<Record<string, Getter>> = {
+  upstream_addr: states((s) => s.peer ?? ''),
+  upstream_status: states((s) => (s.status === 0 ? '-' : String(s.status))),
+  upstream_connect_time: states((s) => secondsText(s.connectMs)),
+  upstream_header_time: states((s) => secondsText(s.headerMs)),
+  upstream_response_time: states((s) => secondsText(s.responseMs)),
+  upstream_response_length: states((s) => String(s.responseLength)),
+  upstream_bytes_received: states((s) => String(s.bytesReceived)),
+  upstream_bytes_sent: states((s) => String(s.bytesSent)),
+  request_time: (ctx) => {
+    const now = progress(ctx);
+    return secondsText(now === undefined ? 0 : now.elapsedMs);
+  },
+  // ngx_http_variable_status: `%03ui`, 000 before the answer's head
+  status: (ctx) => String(progress(ctx)?.status ?? 0).padStart(3, '0'),
+  connection: (ctx) => String(ctx.facts.connectionNumber ?? 0),
+  connection_requests: (ctx) => String(ctx.facts.connectionRequests ?? 0),
+  connection_time: (ctx) => secondsText(ctx.facts.connectionMs ?? 0),
+};
+
+/** The families: `$upstream_http_NAME` (the answer's field), `$upstream_cookie_NAME` (its Set-Cookie). */
+export const LATE_VARIABLE_PREFIXES: readonly string[] = ['upstream_http_', 'upstream_cookie_'];
+
+/** The getter of a late variable (exact or of a family), or undefined. */
+export function lateGetter(name: string): Getter | undefined {
+  const exact = LATE_VARIABLES[name];
+  if (exact !== undefined) return exact;
+  if (name.startsWith('upstream_http_')) {
+    const wanted = name.slice(14).toLowerCase();
+    return (ctx) => headerByVariableName(progress(ctx)?.upstreamHeaders ?? null, wanted);
+  }
+  if (name.startsWith('upstream_cookie_')) {
+    const cookie = name.slice(16);
+    return (ctx) => setCookieValue(progress(ctx)?.upstreamHeaders ?? null, cookie);
+  }
+  return undefined;
+}
+
+/** Whether `name` is one of these (all non-cacheable). */
+export function isLateVariable(name: string): boolean {
+  if (Object.hasOwn(LATE_VARIABLES, name)) return true;
+  return LATE_VARIABLE_PREFIXES.some((prefix) => name.startsWith(prefix) && name.length > prefix.length);
+}

@@ -1,0 +1,80 @@
+/**
+ * nginx's `r->upstream_states` as one request's tries make them (ngx_http_upstream.c): a state per
+ * server tried, its times from the try's start on the loop's clock (connect, head, end), the status
+ * the server answered or nginx gave its failure, the bytes each way. The `$upstream_*` variables read
+ * them (src/engine/variables/late-variables.ts).
+ */
+import { newUpstreamState, type UpstreamState } from '../../../engine/variables/request-progress.ts';
+import { loopClock } from '../../../shared/clock.ts';
+import type { ProgressRecord } from '../contract/request-progress.ts';
+
+export class TryRecord {
+  readonly #progress: ProgressRecord;
+  #state: UpstreamState | null = null;
+  #startMs = 0;
+
+  constructor(progress: ProgressRecord) {
+    this.#progress = progress;
+  }
+
+  /** ngx_http_upstream_connect: the try before ends now (if it had not), a state for `peer` begins. */
+  started(peer: string): void {
+    const now = loopClock.nowMs();
+    this.#end(now);
+    const state = newUpstreamState(peer);
+    this.#state = state;
+    this.#startMs = now;
+    this.#progress.upstreamStates.push(state);
+    this.#progress.upstreamHeaders = null;
+  }
+
+  /** The connection is there (a cached one at once): `$upstream_connect_time`. */
+  connected(): void {
+    const state = this.#state;
+    if (state !== null && state.connectMs === -1) state.connectMs = loopClock.nowMs() - this.#startMs;
+  }
+
+  /** The answer's head: `$upstream_header_time`, `$upstream_status`, `$upstream_http_*`. */
+  head(status: number, rawHeaders: readonly (Buffer | string)[]): void {
+    const state = this.#state;
+    if (state === null) return;
+    state.headerMs = loopClock.nowMs() - this.#startMs;
+    if (state.status === 0) state.status = status;
+    this.#progress.upstreamHeaders = rawHeaders.map(String);
+  }
+
+  /** Body bytes relayed: `$upstream_response_length`. */
+  data(bytes: number): void {
+    if (this.#state !== null) this.#state.responseLength += bytes;
+  }
+
+  /** The bytes the try's connection read and wrote for it. */
+  bytes(received: number, sent: number): void {
+    const state = this.#state;
+    if (state === null) return;
+    state.bytesReceived += received;
+    state.bytesSent = sent;
+  }
+
+  /** ngx_http_upstream_next: the try failed before its answer's head; nginx's status for it. */
+  failed(status: number): void {
+    if (this.#state !== null) this.#state.status = status;
+  }
+
+  /** A try that found no live server: nginx names it by the group, 502, ended at once. */
+  noLiveServer(group: string): void {
+    this.started(group);
+    this.failed(502);
+    this.finished();
+  }
+
+  /** ngx_http_upstream_finalize_request: the try's end, `$upstream_response_time`. */
+  finished(): void {
+    this.#end(loopClock.nowMs());
+  }
+
+  #end(now: number): void {
+    const state = this.#state;
+    if (state !== null && state.responseMs === -1) state.responseMs = now - this.#startMs;
+  }
+}
