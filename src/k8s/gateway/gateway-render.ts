@@ -20,6 +20,7 @@ import { GATEWAY_GROUP, GATEWAY_VERSION } from './gateway-objects.ts';
 import { POLICY_SWITCH_ZONE, type PolicyZone, type ReadPolicy } from './rate-limit-policy.ts';
 import type { RouteEntry } from './route-attachment.ts';
 import { comparePrecedence, type MatchSource, matchPattern, sourceText } from './route-match.ts';
+import { rewriteArgs } from './url-rewrite.ts';
 
 export const ROUTE_VARIABLE = '$gw_route';
 export const UPSTREAM_VARIABLE = '$gw_upstream';
@@ -212,6 +213,12 @@ export function renderGateways(
             `if (${ROUTE_VARIABLE} = ${ids.get(e)}) { return ${e.redirect.code} ${quoteArg(e.redirect.url)}; }`,
           ],
     );
+    // URLRewrite rules rewrite the path the backend receives, for the match selected
+    const rewrites = mine.flatMap((e) => {
+      if (e.rewrite === null) return [];
+      const [regex, replacement] = rewriteArgs(e.rewrite, e.condition);
+      return [`if (${ROUTE_VARIABLE} = ${ids.get(e)}) { rewrite ${quoteArg(regex)} ${replacement} break; }`];
+    });
     const tlsListener = ls.find((l) => l.scheme === 'https' && l.certificate !== null);
     const server: ServerFragment = {
       host,
@@ -239,6 +246,7 @@ export function renderGateways(
             `if (${ROUTE_VARIABLE} = "") { return 404; }`,
             ...redirects,
             `if (${UPSTREAM_VARIABLE} = "") { return 500; }`,
+            ...rewrites,
           ],
           limitLines: [
             ...limitReq,

@@ -3,7 +3,7 @@
  * A parentRef to one of our Gateways attaches where a listener (by `sectionName`/`port`) allows the
  * route's namespace and shares a hostname with it; each rule's backendRefs (Services of the route's
  * namespace, with weights) become one upstream. What the replica cannot honour is refused loudly:
- * filters other than `RequestRedirect` (the route is not accepted, reason `UnsupportedValue`) and other
+ * filters other than `RequestRedirect` and `URLRewrite`'s path (the route is not accepted, reason `UnsupportedValue`) and other
  * backend kinds or namespaces
  * (`ResolvedRefs=False`; requests for that rule get 500, as the spec asks).
  */
@@ -20,6 +20,7 @@ import {
   GATEWAY_GROUP,
   GATEWAY_VERSION,
   type HTTPRoute,
+  type HTTPRouteFilter,
   type HTTPRouteMatch,
   type ParentReference,
   type RouteParentStatus,
@@ -27,6 +28,7 @@ import {
 import { intersectHostnames } from './hostnames.ts';
 import { type Redirect, readRedirect } from './request-redirect.ts';
 import type { MatchCondition, PathType } from './route-match.ts';
+import { type PathRewrite, readUrlRewrite } from './url-rewrite.ts';
 
 export interface RouteEntry {
   readonly route: HTTPRoute;
@@ -43,6 +45,8 @@ export interface RouteEntry {
   readonly upstream: string | null;
   /** The rule's `RequestRedirect`: answered with it instead of proxying. */
   readonly redirect: Redirect | null;
+  /** The rule's `URLRewrite` path: the backend receives the rewritten path. */
+  readonly rewrite: PathRewrite | null;
 }
 
 export interface RouteAttachment {
@@ -187,10 +191,12 @@ export function attachRoutes(
     let refusal: string | null = null;
     const conditionsOf: (MatchCondition | null)[][] = [];
     const redirectOf: (Redirect | null)[] = [];
+    const rewriteOf: (PathRewrite | null)[] = [];
     for (const [ri, rule] of rules.entries()) {
       const filters = [...(rule.filters ?? []), ...(rule.backendRefs ?? []).flatMap((b) => b.filters ?? [])];
       const others = filters.filter(
-        (f, i) => !(f.type === 'RequestRedirect' && i < (rule.filters ?? []).length),
+        (f, i) =>
+          !((f.type === 'RequestRedirect' || f.type === 'URLRewrite') && i < (rule.filters ?? []).length),
       );
       if (others.length > 0 && refusal === null)
         refusal = `spec.rules[${ri}]: filter ${others[0]!.type ?? '(no type)'} is not supported by limitswitch`;
@@ -208,6 +214,9 @@ export function attachRoutes(
       }
       redirectOf.push(redirect);
       const matches = rule.matches && rule.matches.length > 0 ? rule.matches : [{}];
+      const rewrite = ruleRewrite(rule.filters ?? [], matches, ri, redirect !== null);
+      if ('error' in rewrite) refusal ??= rewrite.error;
+      rewriteOf.push('error' in rewrite ? null : rewrite.rewrite);
       conditionsOf.push(
         matches.map((m, mi) => {
           const read = readMatch(m, `spec.rules[${ri}].matches[${mi}]`);
@@ -305,6 +314,7 @@ export function attachRoutes(
                 condition: c!,
                 upstream: ruleUpstreams[ri]!.upstream?.name ?? null,
                 redirect: redirectOf[ri] ?? null,
+                rewrite: rewriteOf[ri] ?? null,
               };
               e.schemes.add(l.scheme);
               e.gateways.add(gwKey);
@@ -321,4 +331,26 @@ export function attachRoutes(
     if (statuses.length > 0) parents.set(rkey, statuses);
   }
   return { entries: [...entries.values()], upstreams, parents, attached, problems };
+}
+
+/** A rule's one `URLRewrite` (none: null); `ReplacePrefixMatch` needs every match to be a `PathPrefix`. */
+function ruleRewrite(
+  filters: readonly HTTPRouteFilter[],
+  matches: readonly HTTPRouteMatch[],
+  ri: number,
+  redirects: boolean,
+): { rewrite: PathRewrite | null } | { error: string } {
+  const found = filters.filter((f) => f.type === 'URLRewrite');
+  if (found.length === 0) return { rewrite: null };
+  const field = `spec.rules[${ri}].filters[${filters.indexOf(found[0]!)}]`;
+  if (found.length > 1) return { error: `spec.rules[${ri}].filters: more than one URLRewrite` };
+  if (redirects) return { error: `${field}: URLRewrite and RequestRedirect in one rule` };
+  const read = readUrlRewrite(found[0]!, field);
+  if ('error' in read) return read;
+  if (
+    read.type === 'ReplacePrefixMatch' &&
+    matches.some((m) => (m.path?.type ?? 'PathPrefix') !== 'PathPrefix')
+  )
+    return { error: `${field}.urlRewrite.path: ReplacePrefixMatch needs PathPrefix matches` };
+  return { rewrite: read };
 }

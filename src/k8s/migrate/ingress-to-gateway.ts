@@ -27,6 +27,7 @@ import { readConfigMap } from '../translate/configmap-settings.ts';
 import { type NormalBackend, normalizeIngress } from '../translate/ingress-normalize.ts';
 import { problemMessage } from '../watch/event-recorder.ts';
 import { migrateLimits } from './migrate-limits.ts';
+import { migratePath } from './migrate-paths.ts';
 
 export interface MigrateOptions {
   /** An existing GatewayClass to use; default: a `limitswitch` one is printed too. */
@@ -64,6 +65,8 @@ const CARRIED = new Set<string>([
     'limitWhitelist',
     'sslRedirect',
     'ingressNginxSslRedirect',
+    'useRegex',
+    'rewriteTarget',
   ].map((id) => ANNOTATIONS[id as (typeof ANNOTATION_IDS)[number]].name),
 ]);
 
@@ -131,10 +134,10 @@ export function migrateIngresses(
       for (const p of rule.paths) {
         const backendPort = port(p.backend);
         if (backendPort === null) continue;
-        if (p.pathType === 'ImplementationSpecific')
-          warn(`${p.field}: pathType ImplementationSpecific becomes PathPrefix (NIC reads it as a prefix)`);
+        const migrated = migratePath(values, p, warn);
         routeRules.push({
-          matches: [{ path: { type: p.pathType === 'Exact' ? 'Exact' : 'PathPrefix', value: p.path } }],
+          matches: [migrated.match],
+          ...(migrated.filters.length === 0 ? {} : { filters: migrated.filters }),
           backendRefs: [{ name: p.backend.service, port: backendPort }],
         });
       }

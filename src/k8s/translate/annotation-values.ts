@@ -144,3 +144,41 @@ export function parseSnippet(raw: string): string[] {
   while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
   return lines;
 }
+
+/** ingress-nginx's `RegexPathWithCapture` (`rewrite-target`, `app-root`): a path with `$1`-style captures. */
+export function parsePathWithCaptures(raw: string): string {
+  const text = raw.trim();
+  if (!/^\/?[-._~a-zA-Z0-9/:$]*$/.test(text) || text === '')
+    invalid(raw, 'must be a path of letters, digits, "-._~/:" and captures like $1');
+  return text;
+}
+
+/** ingress-nginx's `URLIsValidRegex` (`permanent-redirect`, `temporal-redirect`): a URL without spaces or quotes. */
+export function parseRedirectUrl(raw: string): string {
+  const text = raw.trim();
+  if (!/^[-._~a-zA-Z0-9/:,?&=]+$/.test(text))
+    invalid(raw, 'must be a URL of letters, digits and "-._~/:,?&="');
+  return text;
+}
+
+/** An HTTP status code (a redirect code's annotation; the range is the translator's to judge). */
+export function parseHttpCode(raw: string): number {
+  const text = raw.trim();
+  if (!/^[1-9][0-9]{2}$/.test(text)) invalid(raw, 'must be an HTTP status code');
+  return Number(text);
+}
+
+/** NIC's `nginx.org/rewrites`: `serviceName=tea-svc rewrite=/;serviceName=coffee-svc rewrite=/beans/`. */
+export function parseRewriteList(raw: string): ReadonlyMap<string, string> {
+  const rewrites = new Map<string, string>();
+  for (const part of raw.split(';')) {
+    const m = /^serviceName=([^\s=]+) rewrite=(\/[^\s{};$]*)$/.exec(part.trim());
+    if (m === null)
+      invalid(
+        raw,
+        `"${part.trim()}" is not "serviceName=<service> rewrite=<path>" (a path without spaces, braces, ";" or "$")`,
+      );
+    rewrites.set(m[1]!, m[2]!);
+  }
+  return rewrites;
+}

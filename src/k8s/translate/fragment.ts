@@ -8,8 +8,8 @@ import type { ObjectRef } from '../objects.ts';
 export type IngressRole = 'plain' | 'master' | 'minion';
 
 export interface LocationFragment {
-  /** `~`: a regular expression location (Gateway API `RegularExpression` paths). */
-  readonly match: '=' | 'prefix' | '~';
+  /** `~`: a regular expression location (Gateway API `RegularExpression` paths); `~*`: ingress-nginx's. */
+  readonly match: '=' | 'prefix' | '~' | '~*';
   readonly path: string;
   /** `namespace/name` of the Ingress that declared the path. */
   readonly owner: string;
@@ -20,8 +20,14 @@ export interface LocationFragment {
   readonly upstream: string;
   /** The `proxy_pass` URL when it is not `http://<upstream>` (a variable one picks the upstream per request). */
   readonly proxyPass?: string;
-  /** Rewrite-phase lines (`if (…) { return …; }`) before `proxy_pass`. */
+  /** Rewrite-phase lines (`if (…) { return …; }`, `rewrite …`) before `proxy_pass`. */
   readonly rewriteLines?: readonly string[];
+  /** Snippets of other annotations, after `snippets` (ingress-nginx's `configuration-snippet`). */
+  readonly moreSnippets?: readonly { readonly lines: readonly string[]; readonly field: string }[];
+  /** Server-level rewrite lines this location's Ingress brings to the host (`app-root`, `redirect-to-https`). */
+  readonly serverLines?: readonly string[];
+  /** ingress-nginx's `use-regex`/`rewrite-target`: every location of the host is then a regex one. */
+  readonly regexHost?: boolean;
   /** `limit_req …;` and friends generated from annotations (after `proxy_pass`, as NIC writes them). */
   readonly limitLines: readonly string[];
 }
@@ -38,6 +44,8 @@ export interface ServerFragment {
   readonly plainHttp?: boolean;
   readonly serverSnippets: readonly string[];
   readonly serverSnippetsField: string;
+  /** Snippets of other annotations, after `serverSnippets` (ingress-nginx's `server-snippet`). */
+  readonly moreServerSnippets?: readonly { readonly lines: readonly string[]; readonly field: string }[];
   readonly locations: readonly LocationFragment[];
 }
 

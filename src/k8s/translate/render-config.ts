@@ -8,6 +8,7 @@ import type { ObjectRef, TranslationProblem } from '../objects.ts';
 import type { GlobalSettings } from './configmap-settings.ts';
 import type { IngressFragment, LocationFragment, ServerFragment, UpstreamFragment } from './fragment.ts';
 import { ConfigWriter, directive, quoteArg } from './nginx-text.ts';
+import { asHostRegex, ingressNginxOrder } from './routing-annotations.ts';
 import { NO_SECRETS, type TlsSecretFile, type TlsSecretView } from './tls-secrets.ts';
 
 export interface RenderOptions {
@@ -116,13 +117,31 @@ function writeRealIp(w: ConfigWriter, s: GlobalSettings): void {
 
 function writeLocation(w: ConfigWriter, loc: LocationFragment): void {
   const match = loc.match === 'prefix' ? '' : `${loc.match} `;
-  w.open(`location ${match}${loc.match === '~' ? quoteArg(loc.path) : loc.path}`);
+  const regex = loc.match === '~' || loc.match === '~*';
+  // ingress-nginx quotes its regex locations whatever they hold
+  const path = loc.match === '~*' ? `"${loc.path}"` : regex ? quoteArg(loc.path) : loc.path;
+  w.open(`location ${match}${path}`);
   w.snippet(loc.comments);
   w.snippet(loc.snippets, loc.snippetsField);
+  for (const more of loc.moreSnippets ?? []) w.snippet(more.lines, more.field);
   w.snippet(loc.rewriteLines ?? []);
   w.line(directive('proxy_pass', loc.proxyPass ?? `http://${loc.upstream}`));
   w.snippet(loc.limitLines);
   w.close();
+}
+
+/**
+ * A host's server-level lines and locations: ingress-nginx's enforced regex (one location of the host
+ * with `use-regex` or `rewrite-target` makes them all `~*`, in its order), then each server-level
+ * rewrite line the locations' Ingresses bring, once.
+ */
+function writeHostLocations(w: ConfigWriter, server: ServerFragment, locations: readonly LocationFragment[]) {
+  w.snippet(server.serverSnippets, server.serverSnippetsField);
+  for (const more of server.moreServerSnippets ?? []) w.snippet(more.lines, more.field);
+  w.snippet([...new Set(locations.flatMap((loc) => loc.serverLines ?? []))]);
+  const regexHost = locations.some((loc) => loc.regexHost === true);
+  const written = regexHost ? ingressNginxOrder(locations.map(asHostRegex)) : locations;
+  for (const loc of written) writeLocation(w, loc);
 }
 
 function writeUpstream(w: ConfigWriter, u: UpstreamFragment): void {
@@ -174,8 +193,7 @@ export function renderConfig(
   w.line(directive('server_name', '_'));
   writeRealIp(w, settings);
   if (defaultPlan) {
-    w.snippet(defaultPlan.server.serverSnippets, defaultPlan.server.serverSnippetsField);
-    for (const loc of defaultPlan.locations) writeLocation(w, loc);
+    writeHostLocations(w, defaultPlan.server, defaultPlan.locations);
   } else {
     w.line(directive('return', '404'));
   }
@@ -202,8 +220,7 @@ export function renderConfig(
       w.line(directive('ssl_certificate_key', secret.path));
     }
     writeRealIp(w, settings);
-    w.snippet(plan.server.serverSnippets, plan.server.serverSnippetsField);
-    for (const loc of plan.locations) writeLocation(w, loc);
+    writeHostLocations(w, plan.server, plan.locations);
     w.close();
     if (plain && secret !== null && plan.server.sslRedirect !== null) {
       // NIC and ingress-nginx redirect plain HTTP to a TLS host (ssl-redirect, on by default)

@@ -24,6 +24,7 @@ import type {
 import type { NormalBackend, NormalIngress } from './ingress-normalize.ts';
 import { ingressNginxLimits } from './limit-req-ingress-nginx.ts';
 import { nicLimitReq } from './limit-req-nic.ts';
+import { routePath, serverRewriteLines } from './routing-annotations.ts';
 
 export interface IngressContext {
   readonly settings: GlobalSettings;
@@ -134,6 +135,18 @@ export function translateIngress(
     ? annotationField(ANNOTATIONS.locationSnippets.name)
     : 'ConfigMap data[location-snippets]';
   const comments = role === 'minion' ? [`# location for minion ${namespace}/${name}`] : [];
+  // what every location of the Ingress carries besides its own routing
+  const routed = {
+    moreSnippets: values.configurationSnippet
+      ? [
+          {
+            lines: values.configurationSnippet,
+            field: annotationField(ANNOTATIONS.configurationSnippet.name),
+          },
+        ]
+      : [],
+    serverLines: serverRewriteLines(values),
+  };
 
   const upstreams = new Map<string, UpstreamFragment>();
   const upstreamFor = (host: string, b: NormalBackend): string => {
@@ -152,8 +165,8 @@ export function translateIngress(
     const locations: LocationFragment[] = [];
     const seen = new Set<string>();
     for (const p of rule.paths) {
-      const match = p.pathType === 'Exact' ? '=' : 'prefix';
-      const id = `${match} ${p.path}`;
+      const routing = routePath(values, p);
+      const id = `${routing.match} ${routing.path}`;
       if (seen.has(id)) {
         problems.push({
           object: ing.ref,
@@ -164,14 +177,19 @@ export function translateIngress(
         continue;
       }
       seen.add(id);
+      const upstream = upstreamFor(rule.host, p.backend);
       locations.push({
-        match,
-        path: p.path,
+        match: routing.match,
+        path: routing.path,
         owner: `${namespace}/${name}`,
         comments,
         snippets,
         snippetsField,
-        upstream: upstreamFor(rule.host, p.backend),
+        ...routed,
+        upstream,
+        ...(routing.proxyPassUri === '' ? {} : { proxyPass: `http://${upstream}${routing.proxyPassUri}` }),
+        rewriteLines: routing.rewriteLines,
+        regexHost: routing.regexHost,
         limitLines,
       });
     }
@@ -185,6 +203,7 @@ export function translateIngress(
         comments,
         snippets,
         snippetsField,
+        ...routed,
         upstream: upstreamFor('', ing.defaultBackend),
         limitLines,
       });
@@ -203,6 +222,10 @@ export function translateIngress(
             ? 301
             : null,
       serverSnippets: role === 'minion' ? [] : (values.serverSnippets ?? ctx.settings.serverSnippets),
+      moreServerSnippets:
+        role === 'minion' || values.serverSnippet === undefined
+          ? []
+          : [{ lines: values.serverSnippet, field: annotationField(ANNOTATIONS.serverSnippet.name) }],
       serverSnippetsField: values.serverSnippets
         ? annotationField(ANNOTATIONS.serverSnippets.name)
         : 'ConfigMap data[server-snippets]',
