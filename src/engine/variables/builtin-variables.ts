@@ -6,6 +6,7 @@ import { parseClientAddr } from '../net/address-text.ts';
 import { parseIpv4 } from '../net/ip-text.ts';
 import { lateGetter } from './late-variables.ts';
 import type { RequestContext } from './request-context.ts';
+import { daysRemaining, escapeUriComponent } from './ssl-values.ts';
 
 export type VariableGetter = (ctx: RequestContext) => string;
 
@@ -47,6 +48,22 @@ const EXACT: Record<string, VariableGetter> = {
   ssl_client_verify: (ctx) => ctx.facts.tls?.clientVerify ?? '',
   ssl_session_reused: (ctx) => ctx.facts.tls?.sessionReused ?? '',
   ssl_session_id: (ctx) => ctx.facts.tls?.sessionId ?? '',
+  ssl_ciphers: (ctx) => ctx.facts.tls?.ciphers ?? '',
+  ssl_curves: (ctx) => ctx.facts.tls?.curves ?? '',
+  ssl_alpn_protocol: (ctx) => ctx.facts.tls?.alpnProtocol ?? '',
+  // no 0-RTT here (`ssl_early_data` is off only): never in early data
+  ssl_early_data: () => '',
+  ssl_client_raw_cert: (ctx) => ctx.facts.tls?.clientRawCert ?? '',
+  // ngx_ssl_get_certificate: the PEM without its last newline, a tab after every other
+  ssl_client_cert: (ctx) => (ctx.facts.tls?.clientRawCert ?? '').slice(0, -1).replaceAll('\n', '\n\t'),
+  ssl_client_escaped_cert: (ctx) => escapeUriComponent(ctx.facts.tls?.clientRawCert ?? ''),
+  ssl_client_serial: (ctx) => ctx.facts.tls?.clientSerial ?? '',
+  ssl_client_fingerprint: (ctx) => ctx.facts.tls?.clientFingerprint ?? '',
+  ssl_client_v_start: (ctx) => ctx.facts.tls?.clientVStart ?? '',
+  ssl_client_v_end: (ctx) => ctx.facts.tls?.clientVEnd ?? '',
+  ssl_client_v_remain: (ctx) => daysRemaining(ctx.facts.tls?.clientVEndMs ?? Number.NaN, ctx.nowMs),
+  ssl_client_s_dn_legacy: (ctx) => ctx.facts.tls?.clientSubjectDnLegacy ?? '',
+  ssl_client_i_dn_legacy: (ctx) => ctx.facts.tls?.clientIssuerDnLegacy ?? '',
   // ngx_http_v2_variable: h2 over TLS, h2c in the clear, empty for HTTP/1.x
   http2: (ctx) => (ctx.facts.protocol !== 'HTTP/2.0' ? '' : ctx.facts.scheme === 'https' ? 'h2' : 'h2c'),
 };

@@ -26,6 +26,25 @@ export interface TlsFacts {
   readonly sessionReused: string;
   /** `$ssl_session_id`: the session's ID in hex, `""` when it has none. */
   readonly sessionId: string;
+  /** `$ssl_ciphers` / `$ssl_curves`: what the ClientHello offered, OpenSSL's names `:`-separated. */
+  readonly ciphers: string;
+  readonly curves: string;
+  /** `$ssl_alpn_protocol`: the protocol ALPN selected, `""` without one. */
+  readonly alpnProtocol: string;
+  /** The client certificate as OpenSSL's PEM (`$ssl_client_raw_cert`), `""` without one. */
+  readonly clientRawCert: string;
+  /** `$ssl_client_serial`: hex, as i2a_ASN1_INTEGER prints it. */
+  readonly clientSerial: string;
+  /** `$ssl_client_fingerprint`: SHA-1 of the DER, lower-case hex. */
+  readonly clientFingerprint: string;
+  /** `$ssl_client_v_start` / `$ssl_client_v_end`: as ASN1_TIME_print prints them (`Dec  5 09:00:00 2026 GMT`). */
+  readonly clientVStart: string;
+  readonly clientVEnd: string;
+  /** The end of validity (epoch ms) for `$ssl_client_v_remain`; NaN without a certificate. */
+  readonly clientVEndMs: number;
+  /** `$ssl_client_s_dn_legacy` / `$ssl_client_i_dn_legacy`: X509_NAME_oneline's `/CN=name`. */
+  readonly clientSubjectDnLegacy: string;
+  readonly clientIssuerDnLegacy: string;
 }
 
 /** Facts supplied by the proxy (or by `simulate`). Strings are byte strings. */

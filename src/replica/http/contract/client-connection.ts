@@ -34,6 +34,9 @@ export interface Handshake {
   /** That server's (else the default server's) `ssl_verify_client` and `ssl_verify_depth`. */
   readonly verify: SslVerifyClient;
   readonly verifyDepth: number;
+  /** The ClientHello's `cipher_suites` and `supported_groups`, 2 bytes an entry (`$ssl_ciphers`, `$ssl_curves`). */
+  readonly offeredCiphers: Buffer;
+  readonly offeredGroups: Buffer;
 }
 
 /** ngx_http_ssl_module's variables and the client certificate's outcome, read once a request asks. */

@@ -17,6 +17,7 @@ export const INCOMPLETE = Symbol('incomplete');
 const HANDSHAKE = 0x16;
 const CLIENT_HELLO = 0x01;
 const SERVER_NAME = 0x0000;
+const SUPPORTED_GROUPS = 0x000a;
 const PRE_SHARED_KEY = 0x0029;
 const HOST_NAME = 0x00;
 const RECORD_HEADER_BYTES = 5;
@@ -33,6 +34,10 @@ export interface ClientHelloFacts {
   readonly sessionId: Buffer;
   /** The first identity of TLSv1.3's `pre_shared_key`: a ticket the server gave; null without one. */
   readonly pskIdentity: Buffer | null;
+  /** `cipher_suites` as sent, 2 bytes each (`$ssl_ciphers`). */
+  readonly cipherSuites: Buffer;
+  /** `supported_groups` as sent, 2 bytes each (`$ssl_curves`); empty without the extension. */
+  readonly supportedGroups: Buffer;
 }
 
 /** The SNI host name, null without one (or for a hello this reader cannot follow), or INCOMPLETE. */
@@ -89,11 +94,16 @@ function helloFacts(hello: Buffer): ClientHelloFacts | null {
     return at <= end;
   };
   // session id, cipher suites, compression methods
-  if (!skip(1) || !skip(2) || !skip(1)) return null;
+  if (!skip(1)) return null;
+  const suitesAt = at + 2;
+  if (!skip(2)) return null;
+  const cipherSuites = hello.subarray(suitesAt, at);
+  if (!skip(1)) return null;
   let serverName: string | null = null;
   let sawServerName = false;
   let pskIdentity: Buffer | null = null;
-  if (at + 2 > end) return { serverName, sessionId, pskIdentity };
+  let supportedGroups = NONE;
+  if (at + 2 > end) return { serverName, sessionId, pskIdentity, cipherSuites, supportedGroups };
   const extensionsEnd = Math.min(end, at + 2 + hello.readUInt16BE(at));
   at += 2;
   while (at + 4 <= extensionsEnd) {
@@ -106,9 +116,19 @@ function helloFacts(hello: Buffer): ClientHelloFacts | null {
       serverName = hostName(hello, at, extensionEnd);
       sawServerName = true;
     } else if (type === PRE_SHARED_KEY) pskIdentity = firstIdentity(hello, at, extensionEnd);
+    else if (type === SUPPORTED_GROUPS) supportedGroups = groupList(hello, at, extensionEnd);
     at += length;
   }
-  return { serverName, sessionId, pskIdentity };
+  return { serverName, sessionId, pskIdentity, cipherSuites, supportedGroups };
+}
+
+const NONE: Buffer = Buffer.alloc(0);
+
+/** RFC 8446 §4.2.7: a 2-byte length, then 2 bytes a group; empty when it does not fit. */
+function groupList(bytes: Buffer, start: number, end: number): Buffer {
+  if (start + 2 > end) return NONE;
+  const length = bytes.readUInt16BE(start);
+  return start + 2 + length > end ? NONE : bytes.subarray(start + 2, start + 2 + length);
 }
 
 /** RFC 8446 §4.2.11: identities (2-byte list length; each a 2-byte length, the bytes, a 4-byte age). */

@@ -22,7 +22,12 @@ import type { ServerConf } from '../../../config/model.ts';
 import { ServerSelector } from '../../../engine/http/find-server.ts';
 import { connectionOf } from '../contract/client-connection.ts';
 import { containFault, failpoint } from '../contract/fault-boundary.ts';
-import { CLIENT_HELLO_MAX_BYTES, INCOMPLETE, readClientHello } from './client-hello.ts';
+import {
+  CLIENT_HELLO_MAX_BYTES,
+  type ClientHelloFacts,
+  INCOMPLETE,
+  readClientHello,
+} from './client-hello.ts';
 import { certificateOptions, handshakeOptions } from './tls-contexts.ts';
 import { localSessions, type TlsSessionBackend, TlsSessions } from './tls-sessions.ts';
 
@@ -54,6 +59,15 @@ export interface EdgeHandlers {
   readonly handshakeFailed: (message: string, socket: Socket) => void;
 }
 
+/** What the edge keeps of a hello until its handshake completes. */
+interface HelloNoted {
+  /** The name SNI selected a server by (null: none). */
+  readonly name: string | null;
+  readonly ciphers: Buffer;
+  readonly groups: Buffer;
+}
+
+const NOTHING: Buffer = Buffer.alloc(0);
 const H2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 const TLS_HANDSHAKE_RECORD = 0x16;
 /** nginx's `ssl_handshake_timeout` (60 s). */
@@ -72,8 +86,8 @@ export class EdgeListener {
   #selector: ServerSelector<ServerConf>;
   /** The TLS server of each `server` block, made at its first handshake. */
   #tls = new Map<ServerConf, TlsServer>();
-  /** The name SNI selected a server by (null: none), per connection between hello and secure. */
-  readonly #selectedNames = new Map<string, string | null>();
+  /** What the hello said, per connection between hello and secure. */
+  readonly #hellos = new Map<string, HelloNoted>();
   readonly #sessions: TlsSessions;
 
   constructor(conf: EdgeConf, handlers: EdgeHandlers) {
@@ -125,7 +139,7 @@ export class EdgeListener {
       const known = hello === INCOMPLETE ? null : hello;
       if (known?.pskIdentity)
         socket.once('close', this.#sessions.expectTicket(known.sessionId, known.pskIdentity));
-      this.#handshake(socket, known?.serverName ?? null);
+      this.#handshake(socket, known);
       return;
     }
     this.#handOver(socket, onData, bytes);
@@ -147,9 +161,9 @@ export class EdgeListener {
   }
 
   /** ngx_http_ssl_servername: the named server's TLS server, else the address's default server's. */
-  #handshake(socket: Socket, servername: string | null): void {
+  #handshake(socket: Socket, hello: ClientHelloFacts | null): void {
     const address = socket.localAddress ?? '';
-    const host = servername?.toLowerCase() ?? '';
+    const host = hello?.serverName?.toLowerCase() ?? '';
     const named = host === '' ? null : this.#selector.named(address, this.#conf.port, host);
     const fallback = this.#selector.defaultServer(address, this.#conf.port)!;
     // a named server without certificates has no TLS context of its own: the default server's
@@ -168,11 +182,16 @@ export class EdgeListener {
       tls = this.#createTls(server);
       this.#tls.set(server, tls);
     }
-    // what SNI selected, read back once the TLS socket that wraps this one is secure (by the peer's
-    // address and port, which the two share: node links them by no public member)
+    // what SNI selected and the client offered, read back once the TLS socket that wraps this one is
+    // secure (by the peer's address and port, which the two share: node links them by no public member)
     const key = peerKey(socket);
-    this.#selectedNames.set(key, named === null ? null : host);
-    socket.once('close', () => this.#selectedNames.delete(key));
+    this.#hellos.set(key, {
+      name: named === null ? null : host,
+      // copies: the hello's bytes are views of the connection's first read
+      ciphers: Buffer.from(hello?.cipherSuites ?? NOTHING),
+      groups: Buffer.from(hello?.supportedGroups ?? NOTHING),
+    });
+    socket.once('close', () => this.#hellos.delete(key));
     tls.emit('connection', socket);
   }
 
@@ -219,12 +238,14 @@ export class EdgeListener {
   /** A handshake completed: the connection goes to HTTP/2 or HTTP/1 as ALPN said. */
   #secured(server: ServerConf, socket: TLSSocket): void {
     const key = peerKey(socket);
-    const negotiatedName = this.#selectedNames.get(key) ?? null;
-    this.#selectedNames.delete(key);
+    const hello = this.#hellos.get(key);
+    this.#hellos.delete(key);
     connectionOf(socket).handshake = {
-      negotiatedName,
+      negotiatedName: hello?.name ?? null,
       verify: server.ssl.verifyClient,
       verifyDepth: server.ssl.verifyDepth,
+      offeredCiphers: hello?.ciphers ?? NOTHING,
+      offeredGroups: hello?.groups ?? NOTHING,
     };
     if (socket.alpnProtocol === 'h2') this.#handlers.http2(socket);
     else this.#handlers.http1(socket);

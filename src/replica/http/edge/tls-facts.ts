@@ -9,34 +9,105 @@
 import type { TLSSocket } from 'node:tls';
 import type { VerifyError } from '../../../engine/http/client-verify.ts';
 import type { ClientConnection, ConnectionTls, Handshake } from '../contract/client-connection.ts';
+import { ClientCertFacts } from './client-cert-facts.ts';
+import { cipherNames, groupNames } from './openssl-names.ts';
 
 /** The connection's TLS facts; null for a plain connection. */
 export function connectionTls(connection: ClientConnection | null): ConnectionTls | null {
   if (connection === null) return null;
   const socket = connection.socket as TLSSocket;
   if (socket.encrypted !== true) return null;
-  connection.tls ??= readFacts(socket, connection.handshake);
+  connection.tls ??= new TlsFacts(socket, connection.handshake);
   return connection.tls;
 }
 
-function readFacts(socket: TLSSocket, handshake: Handshake | null): ConnectionTls {
-  const asked = handshake !== null && handshake.verify !== 'off';
-  const peer = asked ? socket.getPeerX509Certificate() : undefined;
-  const error = peer === undefined ? null : verifyError(socket, handshake!.verifyDepth);
-  return {
-    protocol: socket.getProtocol() ?? '',
-    cipher: socket.getCipher()?.name ?? '',
-    serverName: typeof socket.servername === 'string' ? socket.servername : '',
-    clientSubjectDn: peer === undefined ? '' : rfc2253(peer.subject),
-    clientIssuerDn: peer === undefined ? '' : rfc2253(peer.issuer),
-    clientVerify: peer === undefined ? 'NONE' : error === null ? 'SUCCESS' : `FAILED:${error.text}`,
-    sessionReused: socket.isSessionReused() ? 'r' : '.',
-    sessionId: sessionIdOf(socket.getSession()),
-    present: peer !== undefined,
-    error,
-    negotiatedName: handshake?.negotiatedName ?? null,
-  };
+/** What every request on one TLS connection reads of it; the costlier values when first asked. */
+class TlsFacts implements ConnectionTls {
+  readonly protocol: string;
+  readonly cipher: string;
+  readonly serverName: string;
+  readonly clientVerify: string;
+  readonly sessionReused: string;
+  readonly sessionId: string;
+  readonly alpnProtocol: string;
+  readonly present: boolean;
+  readonly error: VerifyError | null;
+  readonly negotiatedName: string | null;
+  readonly #cert: ClientCertFacts;
+  readonly #handshake: Handshake | null;
+  #ciphers: string | undefined;
+  #curves: string | undefined;
+
+  constructor(socket: TLSSocket, handshake: Handshake | null) {
+    const asked = handshake !== null && handshake.verify !== 'off';
+    const peer = asked ? socket.getPeerX509Certificate() : undefined;
+    const error = peer === undefined ? null : verifyError(socket, handshake!.verifyDepth);
+    this.protocol = socket.getProtocol() ?? '';
+    this.cipher = socket.getCipher()?.name ?? '';
+    this.serverName = typeof socket.servername === 'string' ? socket.servername : '';
+    this.clientVerify = peer === undefined ? 'NONE' : error === null ? 'SUCCESS' : `FAILED:${error.text}`;
+    this.sessionReused = socket.isSessionReused() ? 'r' : '.';
+    this.sessionId = sessionIdOf(socket.getSession());
+    this.alpnProtocol = typeof socket.alpnProtocol === 'string' ? socket.alpnProtocol : '';
+    this.present = peer !== undefined;
+    this.error = error;
+    this.negotiatedName = handshake?.negotiatedName ?? null;
+    this.#cert = new ClientCertFacts(peer);
+    this.#handshake = handshake;
+  }
+
+  get ciphers(): string {
+    this.#ciphers ??= cipherNames(this.#handshake?.offeredCiphers ?? NOTHING);
+    return this.#ciphers;
+  }
+
+  get curves(): string {
+    this.#curves ??= groupNames(this.#handshake?.offeredGroups ?? NOTHING);
+    return this.#curves;
+  }
+
+  get clientSubjectDn(): string {
+    return this.#cert.subjectDn;
+  }
+
+  get clientIssuerDn(): string {
+    return this.#cert.issuerDn;
+  }
+
+  get clientSubjectDnLegacy(): string {
+    return this.#cert.subjectDnLegacy;
+  }
+
+  get clientIssuerDnLegacy(): string {
+    return this.#cert.issuerDnLegacy;
+  }
+
+  get clientRawCert(): string {
+    return this.#cert.rawCert;
+  }
+
+  get clientSerial(): string {
+    return this.#cert.serial;
+  }
+
+  get clientFingerprint(): string {
+    return this.#cert.fingerprint;
+  }
+
+  get clientVStart(): string {
+    return this.#cert.validFrom;
+  }
+
+  get clientVEnd(): string {
+    return this.#cert.validTo;
+  }
+
+  get clientVEndMs(): number {
+    return this.#cert.validToMs;
+  }
 }
+
+const NOTHING: Buffer = Buffer.alloc(0);
 
 /**
  * The session ID (hex) in OpenSSL's DER encoding of a session (SSL_SESSION_ASN1: a SEQUENCE of the
@@ -65,14 +136,6 @@ export function sessionIdOf(der: Buffer | undefined): string {
   }
   const length = header(0x04);
   return length === -1 ? '' : der.toString('hex', at, at + length);
-}
-
-/**
- * Node prints a name one RDN per line, most general first, values already escaped as RFC 2253
- * wants; nginx prints it most specific first, comma-separated.
- */
-function rfc2253(multiline: string): string {
-  return multiline.split('\n').filter(Boolean).reverse().join(',');
 }
 
 /** OpenSSL's X509_V_ERR_* for Node's codes, with X509_verify_cert_error_string's text (OpenSSL 3). */
