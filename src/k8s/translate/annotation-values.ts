@@ -182,3 +182,10 @@ export function parseRewriteList(raw: string): ReadonlyMap<string, string> {
   }
   return rewrites;
 }
+
+/** NIC's `nginx.org/path-regex`. */
+export function parsePathRegex(raw: string): 'case_sensitive' | 'case_insensitive' | 'exact' {
+  const text = raw.trim();
+  if (text === 'case_sensitive' || text === 'case_insensitive' || text === 'exact') return text;
+  return invalid(raw, 'must be case_sensitive, case_insensitive or exact');
+}

@@ -7,7 +7,7 @@
 import type { AnnotationValues } from './annotations.ts';
 import type { LocationFragment } from './fragment.ts';
 import type { NormalPath } from './ingress-normalize.ts';
-import { directive } from './nginx-text.ts';
+import { directive, quoteArg } from './nginx-text.ts';
 
 /** Where one Ingress path lands and what its location runs before `proxy_pass`. */
 export interface PathRouting {
@@ -38,7 +38,15 @@ function redirectLine(values: AnnotationValues): string | null {
   return null;
 }
 
+/** NIC's makeLocationPath and makeRewritePattern for `path-regex`. */
+const NIC_PATH_REGEX = {
+  case_sensitive: { match: '~', path: (p: string) => `^${p}`, pattern: (p: string) => `^${p}` },
+  case_insensitive: { match: '~*', path: (p: string) => `^${p}`, pattern: (p: string) => `(?i)^${p}` },
+  exact: { match: '=', path: (p: string) => p, pattern: (p: string) => p },
+} as const;
+
 export function routePath(values: AnnotationValues, p: NormalPath): PathRouting {
+  if (values.pathRegex !== undefined || values.nicRewriteTarget !== undefined) return nicRoute(values, p);
   const regexHost = values.useRegex === true || needsRewrite(values, p.path);
   const lines: string[] = [];
   // the rewrite module's `return` runs before ingress-nginx's Lua rewrite handler (force-ssl-redirect)
@@ -53,6 +61,22 @@ export function routePath(values: AnnotationValues, p: NormalPath): PathRouting 
     regexHost,
     rewriteLines: lines,
     proxyPassUri: values.rewrites?.get(p.backend.service) ?? '',
+  };
+}
+
+/** NIC's reading of a path with `path-regex` or `rewrite-target` (nginx.ingress.tmpl). */
+function nicRoute(values: AnnotationValues, p: NormalPath): PathRouting {
+  const regex = values.pathRegex === undefined ? null : NIC_PATH_REGEX[values.pathRegex];
+  const proxyPassUri = values.rewrites?.get(p.backend.service) ?? '';
+  // `rewrites` wins over `rewrite-target` (NIC's getRewriteTarget)
+  const target = values.rewrites === undefined ? values.nicRewriteTarget : undefined;
+  const pattern = regex === null ? p.path : regex.pattern(p.path);
+  return {
+    match: regex?.match ?? (p.pathType === 'Exact' ? '=' : 'prefix'),
+    path: regex === null ? p.path : regex.path(p.path),
+    regexHost: false,
+    rewriteLines: target === undefined ? [] : [directive('rewrite', quoteArg(pattern), target, 'break')],
+    proxyPassUri,
   };
 }
 
