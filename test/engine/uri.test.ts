@@ -25,4 +25,10 @@ describe('$uri normalisation', () => {
     assert.deepEqual(parseRequestTarget('/a?'), { uri: '/a', args: '', hasArgs: true });
     assert.deepEqual(parseRequestTarget('http://h:8080/p?q'), { uri: '/p', args: 'q', hasArgs: true });
   });
+  it('a fragment ends the path, and the args after "?" (a "?" inside it is no args)', () => {
+    assert.deepEqual(parseRequestTarget('/a/b/..#f'), { uri: '/a/', args: '', hasArgs: false });
+    assert.deepEqual(parseRequestTarget('/a?x=1#f'), { uri: '/a', args: 'x=1', hasArgs: true });
+    assert.deepEqual(parseRequestTarget('/a#f?x=1'), { uri: '/a', args: '', hasArgs: false });
+    assert.deepEqual(parseRequestTarget('/a%23b'), { uri: '/a#b', args: '', hasArgs: false });
+  });
 });

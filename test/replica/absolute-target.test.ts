@@ -3,7 +3,8 @@
  * nginx and a replica process serve the same two servers, and get the same raw requests, each on its
  * own connection. The target's host stands for Host in `$host` and server selection (`$http_host`
  * stays the header), `$request_uri` and `$uri` are the path's, the upstream is sent the path form, and
- * a host nginx refuses is its 400: the hosts of nginx's own host parsing cases, and more.
+ * a host nginx refuses is its 400: the hosts of nginx's own host parsing cases, and more. A fragment
+ * (`#`) in the target ends `$uri` and `$args` as in nginx.
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -95,6 +96,12 @@ const CASES: readonly Case[] = [
     request: absolute('http://localhost/', null, '1.1'),
     status: 400,
   },
+  // a `#` ends `$uri`, and `$args` when it follows `?` (ngx_http_parse_complex_uri); nginx-tests' http_uri.t
+  { name: 'a fragment ends the path', request: absolute('/foo/bar/..#frag'), status: 200 },
+  { name: 'a fragment ends the args', request: absolute('/a?b=1#frag'), status: 200 },
+  { name: 'a question mark in the fragment is no args', request: absolute('/a#f?b'), status: 200 },
+  { name: 'absolute, args and a fragment', request: absolute('http://localhost/p?args#frag'), status: 200 },
+  { name: 'the upstream gets the fragment nginx passes', request: absolute('/up/a?b#frag'), status: 200 },
   {
     name: 'the upstream gets the path form',
     request: absolute('http://Example.com:1/up/a?b', null),

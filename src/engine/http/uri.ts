@@ -13,11 +13,18 @@ export interface ParsedTarget {
   readonly hasArgs: boolean;
 }
 
-/** Parses a request target; null when nginx would answer 400 (bad escape, `..` above the root, no `/`). */
+/**
+ * Parses a request target; null when nginx would answer 400 (bad escape, `..` above the root, no `/`).
+ * A `#` ends the path, and the args when it follows `?` (ngx_http_parse_complex_uri: `#` makes the
+ * URI complex, and the complex parse stops there); `$request_uri` keeps it.
+ */
 export function parseRequestTarget(target: string): ParsedTarget | null {
-  const q = target.indexOf('?');
-  const rawPath = q === -1 ? target : target.slice(0, q);
-  const args = q === -1 ? '' : target.slice(q + 1);
+  const hash = target.indexOf('#');
+  const end = hash === -1 ? target.length : hash;
+  const question = target.indexOf('?');
+  const q = question !== -1 && question < end ? question : -1;
+  const rawPath = target.slice(0, q === -1 ? end : q);
+  const args = q === -1 ? '' : target.slice(q + 1, end);
   let path = rawPath;
   if (!path.startsWith('/')) {
     // absolute-form: http://host/path
