@@ -49,6 +49,7 @@ import type {
   ServerConf,
 } from './model.ts';
 import { proxiesUpgrades } from './proxy-upgrade.ts';
+import { declareServerNameCaptures, serverNameSlots } from './server-name-captures.ts';
 
 /** The shared empty list: most levels have no `if`. */
 const NO_IFS: readonly CompiledIfReturn[] = [];
@@ -63,6 +64,7 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
   for (const map of http.maps) variables.declare(map.variable);
   for (const geo of http.geos) variables.declare(geo.variable);
   for (const keyval of http.keyvals) variables.declare(keyval.variable);
+  declareServerNameCaptures(http.servers, variables);
 
   const keyvalZones = new Map<string, KeyvalZone>();
   for (const spec of http.keyvalZones) {
@@ -260,6 +262,7 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
     listen: conf.listen,
     serverNames: conf.serverNames,
     serverNameRegexes: conf.serverNameRegexes,
+    serverNameSlots: serverNameSlots(conf, variables),
     locations: conf.locations.map(location),
     return: compileReturn(conf.return),
     ifReturns: compileIfs(conf.ifReturns),

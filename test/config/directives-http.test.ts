@@ -85,6 +85,33 @@ test('server: listen forms, default_server, server names; defaults *:80 and ""',
   assert.deepEqual(bare?.serverNames, ['']);
 });
 
+test('server: a listen port range is an address per port (nginx 1.15.10+)', () => {
+  const http = load(`
+    server {
+        listen 127.0.0.1:8182-8184 default_server;
+        listen [::1]:8182-8183;
+        listen 9000-9001;
+    }`);
+  const at = (host: string | null, port: number, defaultServer: boolean) => ({
+    host,
+    port,
+    defaultServer,
+    ssl: false,
+    http2: false,
+  });
+  assert.deepEqual(http.servers[0]?.listen, [
+    at('127.0.0.1', 8182, true),
+    at('127.0.0.1', 8183, true),
+    at('127.0.0.1', 8184, true),
+    at('::1', 8182, false),
+    at('::1', 8183, false),
+    at(null, 9000, false),
+    at(null, 9001, false),
+  ]);
+  // a dash in a name without a port is a host name, as nginx reads it
+  assert.deepEqual(load('server { listen cafe-svc; }').servers[0]?.listen, [at('cafe-svc', 80, false)]);
+});
+
 test('location: modifiers in both spellings, nesting, named locations left out of the model', () => {
   const http = load(`
     server {

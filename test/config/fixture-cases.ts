@@ -428,6 +428,24 @@ export const FIXTURE_CASES: readonly FixtureCase[] = [
     line: 5,
     nginx: 'same',
   },
+  {
+    fixture: 'listen-port-range-duplicate',
+    text: 'a duplicate listen 0.0.0.0:8081',
+    line: 5,
+    nginx: 'same',
+  },
+  {
+    fixture: 'listen-port-range-invalid-last',
+    text: 'invalid port in "[::1]:8082-70000" of the "listen" directive',
+    line: 5,
+    nginx: 'same',
+  },
+  {
+    fixture: 'listen-port-range-reversed',
+    text: 'invalid port range in "127.0.0.1:8083-8082" of the "listen" directive',
+    line: 5,
+    nginx: 'same',
+  },
   { fixture: 'listen-no-host', text: 'no host in ":8081" of the "listen" directive', line: 5, nginx: 'same' },
   { fixture: 'listen-unknown-parameter', text: 'invalid parameter "fast"', line: 5, nginx: 'same' },
   {

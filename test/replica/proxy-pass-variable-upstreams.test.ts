@@ -9,6 +9,7 @@ import { request } from 'undici';
 import { UpstreamNames } from '../../src/replica/policy/proxy-targets.ts';
 import type { Replica } from '../../src/replica/replica.ts';
 import { startInProcessReplica } from '../helpers/in-process-replica.ts';
+import { type SideBySide, startSideBySide } from '../helpers/side-by-side.ts';
 import { startUpstream, type TestUpstream, type UpstreamRecord } from './http/harness.ts';
 
 describe('UpstreamNames: what a variable proxy_pass looks its host up in', () => {
@@ -73,5 +74,68 @@ http {
     const res = await request(`http://127.0.0.1:${port}/var?b=localhost:1`);
     assert.equal(res.statusCode, 502);
     await res.body.dump();
+  });
+});
+
+describe('replica and nginx: proxy_pass http://$arg_b/ to an IP address, no resolver needed', () => {
+  let both: SideBySide;
+
+  before(async () => {
+    both = await startSideBySide(
+      (port) => `
+    server {
+        listen 127.0.0.1:${port};
+        location /var { proxy_pass http://$arg_b/t; }
+        location /t { return 200 "t $server_addr:$server_port"; }
+    }`,
+    );
+  });
+
+  after(async () => {
+    await both?.stop();
+  });
+
+  for (const side of ['nginx', 'replica'] as const) {
+    it(`${side}: an IPv4 address with a port is connected to as it is`, async () => {
+      const port = side === 'nginx' ? both.nginxPort : both.replicaPort;
+      const res = await request(`http://127.0.0.1:${port}/var?b=127.0.0.1:${port}`);
+      assert.equal(res.statusCode, 200);
+      assert.equal(await res.body.text(), `t 127.0.0.1:${port}`);
+    });
+  }
+});
+
+describe('replica: a listen port range serves each of its ports', () => {
+  let replica: Replica;
+  let ports: number[];
+
+  before(async () => {
+    ({ replica } = await startInProcessReplica(
+      'listen-port-range',
+      `events {}
+http {
+    server {
+        listen 80;
+        listen 127.0.0.1:8182-8183;
+        location /var { proxy_pass http://$arg_b/t; }
+        location /t { return 200 "t $server_port"; }
+    }
+}
+`,
+      { portMap: new Map([80, 8182, 8183].map((port) => [port, 0])) },
+    ));
+    ports = [8182, 8183].map((port) => replica.ports.get(port)!);
+  });
+
+  after(async () => {
+    await replica?.close();
+  });
+
+  it('both ports answer, and are reached through a variable proxy_pass', async () => {
+    for (const [i, port] of ports.entries()) {
+      const res = await request(`http://127.0.0.1:${replica.ports.get(80)}/var?b=127.0.0.1:${port}`);
+      assert.equal(res.statusCode, 200);
+      assert.equal(await res.body.text(), `t ${8182 + i}`);
+    }
   });
 });

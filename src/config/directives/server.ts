@@ -21,12 +21,42 @@ function server(d: Directive, scope: Scope): void {
   scope.session.walkBlock(d, { ...scope, kind: 'server', server: builder, location: null });
 }
 
-/** `listen address[:port] | port [default_server] [ssl] [http2] [socket options];` */
+/** A port as ngx_atoi reads it: digits only; null for anything else. */
+function atoiPort(text: string): number | null {
+  return /^[0-9]+$/.test(text) ? Number(text) : null;
+}
+
+/**
+ * A port range in a listen address, `first-last` (ngx_parse_inet_url/inet6_url, nginx 1.15.10+): the
+ * address with its first port, and the last. Null when the address has no range (a bare `a-b` that is
+ * not a number is a host name to nginx).
+ */
+function portRange(url: string): { text: string; lastPort: number } | { error: string } | null {
+  const colon = url.startsWith('[') ? url.indexOf(']:') + 1 : url.lastIndexOf(':');
+  const portText = colon > 0 ? url.slice(colon + 1) : url;
+  const dash = portText.indexOf('-');
+  if (dash === -1) return null;
+  const last = atoiPort(portText.slice(dash + 1));
+  if (colon <= 0 && (last === null || atoiPort(portText.slice(0, dash)) === null)) return null;
+  if (last === null || last < 1 || last > 65535) return { error: 'invalid port' };
+  const first = atoiPort(portText.slice(0, dash));
+  if (first === null || first < 1 || first > 65535) return { error: 'invalid port' };
+  if (first > last) return { error: 'invalid port range' };
+  return { text: `${colon > 0 ? url.slice(0, colon + 1) : ''}${first}`, lastPort: last };
+}
+
+/**
+ * `listen address[:port[-last]] | port[-last] [default_server] [ssl] [http2] [socket options];` — a
+ * range is a listening socket per port, each with this server.
+ */
 function listen(d: Directive, scope: Scope): void {
   const url = d.args[0]!;
   if (url.startsWith('unix:'))
     throw configError(`the "unix:" address of "listen" is not supported by limitswitch`, d);
-  const parsed = parseHostPort(url, true);
+  const range = portRange(url);
+  if (range !== null && 'error' in range)
+    throw configError(`${range.error} in "${url}" of the "listen" directive`, d);
+  const parsed = parseHostPort(range?.text ?? url, true);
   if (parsed.error !== undefined)
     throw configError(`${parsed.error} in "${url}" of the "listen" directive`, d);
   let defaultServer = false;
@@ -40,17 +70,19 @@ function listen(d: Directive, scope: Scope): void {
       throw configError(`the "${param}" parameter of "listen" is not supported by limitswitch`, d);
     else if (!IGNORED_LISTEN.test(param)) throw configError(`invalid parameter "${param}"`, d);
   }
-  const port = parsed.port ?? 80;
-  const address = listenAddressText(parsed.host, port);
-  const server = scope.server!;
-  if (server.listen.some((l) => listenAddressText(l.host, l.port) === address))
-    throw configError(`a duplicate listen ${address}`, d);
-  if (defaultServer) {
-    const defaults = httpOf(scope).defaultServers;
-    if (defaults.has(address)) throw configError(`a duplicate default server for ${address}`, d);
-    defaults.add(address);
+  const first = parsed.port ?? 80;
+  for (let port = first; port <= (range?.lastPort ?? first); port++) {
+    const address = listenAddressText(parsed.host, port);
+    const server = scope.server!;
+    if (server.listen.some((l) => listenAddressText(l.host, l.port) === address))
+      throw configError(`a duplicate listen ${address}`, d);
+    if (defaultServer) {
+      const defaults = httpOf(scope).defaultServers;
+      if (defaults.has(address)) throw configError(`a duplicate default server for ${address}`, d);
+      defaults.add(address);
+    }
+    server.listen.push({ host: parsed.host, port, defaultServer, ssl, http2, source: ref(d) });
   }
-  server.listen.push({ host: parsed.host, port, defaultServer, ssl, http2, source: ref(d) });
 }
 
 /** `server_name name …;` — exact names are lowercased as nginx does; `~regex` names are compiled. */

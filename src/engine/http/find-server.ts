@@ -65,8 +65,12 @@ export class ServerSelector<S extends NamedServer> {
     return [...new Set(this.groups.map((g) => g.port))];
   }
 
+  /** The regex name that selected the server in the last `select`; null when none did. */
+  matchedRegex: NginxRegex | null = null;
+
   /** The server for a connection to `serverAddr:port` with `host` (lower-case, no port); null if none. */
   select(serverAddr: string, port: number, host: string): S | null {
+    this.matchedRegex = null;
     const group = this.#groupFor(serverAddr, port);
     if (group === null) return null;
     return this.#named(group, host) ?? group.defaultServer;
@@ -82,7 +86,11 @@ export class ServerSelector<S extends NamedServer> {
     const named = group.names.match(host);
     if (named !== undefined) return named;
     if (host.length !== 0) {
-      for (const { re, server } of group.regexes) if (re.test(host)) return server;
+      for (const { re, server } of group.regexes) {
+        if (!re.test(host)) continue;
+        this.matchedRegex = re;
+        return server;
+      }
     }
     return null;
   }

@@ -14,6 +14,7 @@ import { newRequestContext, type RequestContext, type RequestFacts } from '../va
 import { type AnswerHeaders, bindAddHeaders, type CompiledAddHeader } from './add-headers.ts';
 import type { CompiledIfReturn, CompiledReturn, LocationHandler } from './location-handler.ts';
 import type { Route } from './route.ts';
+import { setServerCaptures } from './server-captures.ts';
 import type {
   CloseVerdict,
   DelayedPhases,
@@ -36,6 +37,7 @@ export function runPhases(
   outcome: LimitReqOutcome,
 ): Verdict {
   const ctx = newRequestContext(facts, route.target, route.host, route.serverName, nowMs, variableSlots);
+  setServerCaptures(route, ctx);
   if (route.server.ifReturns.length !== 0) {
     const hit = firstHolding(route.server.ifReturns, ctx);
     if (hit !== null) return answer(hit, ctx, bindAddHeaders(route.server.handler.addHeaders, ctx));
@@ -115,6 +117,7 @@ export function locationAnswerHeaders(
 ): AnswerHeaders | null {
   if (route.handler.addHeaders.length === 0) return null;
   const ctx = newRequestContext(facts, route.target, route.host, route.serverName, nowMs, variableSlots);
+  setServerCaptures(route, ctx);
   if (route.locationRegex !== null) ctx.lastMatch = { regex: route.locationRegex, subject: ctx.uri };
   return bindAddHeaders(route.handler.addHeaders, ctx);
 }

@@ -18,6 +18,17 @@ export interface Route {
   readonly serverName: string;
   /** The regex location's regex that matched the URI (its captures are `$1`… from then on). */
   readonly locationRegex: NginxRegex | null;
+  /** The `server_name` regex that selected the server (its captures are the request's). */
+  readonly serverRegex?: NginxRegex | null;
+}
+
+/**
+ * `$server_name` (ngx_http_core_merge_srv_conf): the first name, without the leading dot of a
+ * `.example.com` one; `""` for a server without names.
+ */
+function serverNameOf(server: SiteServer): string {
+  const first = server.serverNames[0] ?? '';
+  return first.charCodeAt(0) === 46 ? first.slice(1) : first;
 }
 
 export class Router {
@@ -36,7 +47,7 @@ export class Router {
     const host = this.#normalizedHost(hostHeader);
     const server = this.#selector.select(serverAddr, port, host);
     if (server === null) return null;
-    const serverName = server.serverNames[0] ?? '';
+    const serverName = serverNameOf(server);
     const { location, regex } = findLocationMatch(server.locations, parsed.uri);
     return {
       server,
@@ -45,6 +56,7 @@ export class Router {
       host: host.length !== 0 ? host : serverName,
       serverName,
       locationRegex: regex,
+      serverRegex: this.#selector.matchedRegex,
     };
   }
 

@@ -3,6 +3,7 @@
  * sets for the request heads it reads.
  */
 
+import type { NginxRegex } from '../nginx-regex.ts';
 import type { SslVerifyClient } from './client-verify.ts';
 import type { RoutableLocation } from './find-location.ts';
 import type { NamedServer } from './find-server.ts';
@@ -22,6 +23,8 @@ export interface SiteServer extends NamedServer {
   readonly handler: LocationHandler;
   /** `client_header_buffer_size` and `large_client_header_buffers`. */
   readonly headerBuffers: HeaderBuffers;
+  /** The named captures of each `server_name` regex, by slot (absent: none). */
+  readonly serverNameSlots?: ReadonlyMap<NginxRegex, ReadonlyMap<string, number>>;
   /** `ssl_verify_client` (requests on TLS connections). */
   readonly clientVerify: SslVerifyClient;
 }

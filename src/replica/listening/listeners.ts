@@ -164,7 +164,10 @@ export class Listeners {
       onConnectionInfo: (message, socket) => logConnectionInfo(errorLog, listen, message, socket),
       canUpgrade: upgradeHook({ site: () => options.site(), port: configuredPort }),
       // Looked up per request: a reload swaps the set under open listeners.
-      upstreams: { get: (name: string) => options.upstreams().get(name) },
+      upstreams: {
+        get: (name: string) => options.upstreams().get(name),
+        addressed: (server) => options.upstreams().addressed(server),
+      },
       realIp: realIpOf(options.site(), configuredPort),
       onClientClosed: (ctx, decision, phase) => {
         if (phase === 'delay') logClosedInDelay(errorLog, ctx, decision.serverName ?? '');

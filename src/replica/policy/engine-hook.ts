@@ -5,6 +5,7 @@
  * it between two requests. Its `client` rules (client-input-rules.ts) read client input as nginx does.
  */
 
+import type { UpstreamServerSpec } from '../../config/model.ts';
 import type { Route } from '../../engine/http/route.ts';
 import type { Site } from '../../engine/http/site.ts';
 import type { ForwardVerdict, Verdict } from '../../engine/http/verdict.ts';
@@ -299,9 +300,11 @@ function forwarding(
   if (target === undefined) return null;
   let upstream = target.upstream;
   let path = rewriteTarget(target, route.target.uri, route.target.args, route.target.hasArgs);
+  let address: UpstreamServerSpec | undefined;
   if (verdict.proxyUrl !== undefined) {
     const dynamic = dynamicTarget(verdict.proxyUrl, targets.upstreamNames);
-    if (dynamic.upstream === null) {
+    address = dynamic.address ?? undefined;
+    if (dynamic.upstream === null && dynamic.address === null) {
       const line: LogLine = { level: 'error', message: `no resolver defined to resolve ${dynamic.host}` };
       deciding.errorLog.request(line, requestLogContext(deciding.ctx, route.serverName));
     }
@@ -313,6 +316,7 @@ function forwarding(
   return {
     action: 'proxy',
     upstream,
+    address,
     path,
     readTimeoutMs: timeouts.readMs,
     connectTimeoutMs: timeouts.connectMs,

@@ -9,6 +9,7 @@ import type { UpstreamServerSpec, UpstreamSpec } from '../../config/model.ts';
 import type { LocationHandler } from '../../engine/http/location-handler.ts';
 import type { Site } from '../../engine/http/site.ts';
 import type { SiteLocation } from '../../engine/http/site-server.ts';
+import { parseIpv4, parseIpv6 } from '../../engine/net/ip-text.ts';
 import { LimitswitchError } from '../../shared/errors.ts';
 import type { UpstreamGroupSpec } from '../http/upstream/upstream-group.ts';
 import {
@@ -143,16 +144,36 @@ export function rewriteTarget(
 
 /**
  * Where a `proxy_pass` with variables goes for one request: nginx looks the evaluated host up among the
- * `upstream` blocks and the implicit groups (`UpstreamNames`), else resolves it with `resolver` — which
- * the replica has not, so any other host is nginx's "no resolver defined" 502. A URI part, when given,
- * is sent as is instead of the request's.
+ * `upstream` blocks and the implicit groups (`UpstreamNames`); else an IP address is connected to as it
+ * is (`address`); else nginx resolves the host with `resolver` — which the replica has not, so any
+ * other host is nginx's "no resolver defined" 502. A URI part, when given, is sent as is instead of the
+ * request's.
  */
 export function dynamicTarget(
   url: string,
   upstreamNames: UpstreamNames,
-): { readonly host: string; readonly upstream: string | null; readonly path: string | undefined } {
+): {
+  readonly host: string;
+  readonly upstream: string | null;
+  readonly address: UpstreamServerSpec | null;
+  readonly path: string | undefined;
+} {
   const { authority, uri } = splitProxyPass(url);
-  return { host: authority, upstream: upstreamNames.find(authority), path: uri ?? undefined };
+  const upstream = upstreamNames.find(authority);
+  const address = upstream === null ? ipAuthority(authority) : null;
+  return { host: authority, upstream, address, path: uri ?? undefined };
+}
+
+/** `address[:port]` with an IPv4 or a bracketed IPv6 address (port 80 when none); null for a name. */
+function ipAuthority(authority: string): UpstreamServerSpec | null {
+  const match = AUTHORITY.exec(authority);
+  if (match === null) return null;
+  const text = match[1]!;
+  const v6 = text.startsWith('[');
+  if (v6 ? parseIpv6(text, 1, text.length - 1) === null : parseIpv4(text) < 0) return null;
+  const port = match[2] === undefined ? 80 : Number(match[2]);
+  if (port < 1 || port > 65535) return null;
+  return { host: v6 ? text.slice(1, -1) : text, port, weight: 1 };
 }
 
 function splitProxyPass(value: string): { authority: string; uri: string | null } {

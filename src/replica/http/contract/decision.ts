@@ -101,6 +101,8 @@ export interface AnsweredUnder {
 
 export interface ProxyTarget extends AnsweredUnder {
   readonly upstream?: string;
+  /** A `proxy_pass` with variables that came to an IP address: that server, in a group of its own. */
+  readonly address?: { readonly host: string; readonly port: number } | undefined;
   readonly path?: string;
   /** `proxy_read_timeout` for this request (waiting for the head, then between body reads); absent: the pool's. */
   readonly readTimeoutMs?: number;

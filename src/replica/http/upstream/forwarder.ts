@@ -87,7 +87,11 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
    */
   forward(listener: UpstreamHost, target: ProxyTarget): void {
     const group =
-      target.upstream === undefined ? listener.defaultGroup : listener.upstreams.get(target.upstream);
+      target.address !== undefined
+        ? listener.upstreams.addressed(target.address)
+        : target.upstream === undefined
+          ? listener.defaultGroup
+          : listener.upstreams.get(target.upstream);
     if (!group) {
       this.#owner.upstreamFailed(502);
       return;

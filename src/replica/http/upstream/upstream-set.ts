@@ -9,9 +9,16 @@ import {
   type UpstreamLookup,
   type UpstreamOptions,
 } from './upstream-group.ts';
+import { DEFAULT_KEEPALIVE } from './upstream-keepalive.ts';
+
+/** The most address groups a set keeps (see `UpstreamSet.addressed`). */
+const MAX_ADDRESSED = 64;
 
 export class UpstreamSet implements UpstreamLookup {
   readonly #groups = new Map<string, UpstreamGroup>();
+  /** Groups of one address each, by `host:port`, in the order they were made (see `addressed`). */
+  readonly #addressed = new Map<string, UpstreamGroup>();
+  readonly #options: UpstreamOptions;
   #closed: Promise<void> | null = null;
 
   /**
@@ -24,6 +31,7 @@ export class UpstreamSet implements UpstreamLookup {
     shared?: { readonly memory: ReadonlyMap<string, SharedArrayBuffer>; readonly holder: number },
   ) {
     const merged = { ...DEFAULT_UPSTREAM_OPTIONS, ...options };
+    this.#options = merged;
     for (const spec of specs) {
       const memory = shared?.memory.get(spec.name);
       const attach = memory === undefined ? undefined : { memory, holder: shared!.holder };
@@ -48,6 +56,28 @@ export class UpstreamSet implements UpstreamLookup {
     return this.#groups.get(name);
   }
 
+  /**
+   * The one-server group for an address a `proxy_pass` with variables evaluated to (nginx connects to
+   * an IP address without a resolver), made on first use and kept for its connections; the oldest
+   * goes past {@link MAX_ADDRESSED}, so requests cannot make them without bound.
+   */
+  addressed(server: { readonly host: string; readonly port: number }): UpstreamGroup {
+    const name = server.host.includes(':')
+      ? `[${server.host}]:${server.port}`
+      : `${server.host}:${server.port}`;
+    let group = this.#addressed.get(name);
+    if (group === undefined) {
+      group = new UpstreamGroup(name, [{ ...server, weight: 1 }], this.#options, DEFAULT_KEEPALIVE);
+      this.#addressed.set(name, group);
+      if (this.#addressed.size > MAX_ADDRESSED) {
+        const [oldest, kept] = this.#addressed.entries().next().value!;
+        this.#addressed.delete(oldest);
+        void kept.close();
+      }
+    }
+    return group;
+  }
+
   /** Every group, in the config's order. */
   groups(): IterableIterator<UpstreamGroup> {
     return this.#groups.values();
@@ -55,7 +85,8 @@ export class UpstreamSet implements UpstreamLookup {
 
   /** Closes every idle connection; busy ones close after their response. Idempotent. */
   close(): Promise<void> {
-    this.#closed ??= Promise.all([...this.#groups.values()].map((group) => group.close())).then(() => {});
+    const all = [...this.#groups.values(), ...this.#addressed.values()];
+    this.#closed ??= Promise.all(all.map((group) => group.close())).then(() => {});
     return this.#closed;
   }
 }
