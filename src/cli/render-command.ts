@@ -11,7 +11,6 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { keyOf } from '../k8s/objects.ts';
-import { unreadAnnotations } from '../k8s/translate/annotations.ts';
 import { ClusterTranslator } from '../k8s/translate/cluster-translator.ts';
 import { problemMessage } from '../k8s/watch/event-recorder.ts';
 import { emptyObjects, readYamlObjects, type YamlObjects } from '../k8s/yaml-objects.ts';
@@ -111,20 +110,8 @@ export function render(options: RenderOptions): { text: string; messages: string
       `limitswitch: [warning] none of the ${objs.ingresses.length} Ingresses given is of class "${options.ingressClass}": no server rendered for them`,
     );
   }
-  // What a served Ingress asks for that nothing here reads is named, as `migrate` names it: once per
-  // Ingress and annotation (an Ingress given twice is still one).
-  const dropped = new Set<string>();
-  for (const ing of objs.ingresses) {
-    if (translator.skipReason(ing) !== null) continue;
-    for (const name of unreadAnnotations(ing.metadata?.annotations)) {
-      dropped.add(
-        `limitswitch: [warning] Ingress ${keyOf(ing)}: ${name}: not carried over (limitswitch does not read it)`,
-      );
-    }
-  }
   const messages = [
     ...skipped,
-    ...dropped,
     ...result.problems.map((p) => {
       const level = p.severity === 'error' ? 'error' : 'warning';
       return `limitswitch: [${level}] ${p.object.kind} ${p.object.namespace}/${p.object.name}: ${problemMessage(p)}`;

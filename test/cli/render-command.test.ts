@@ -241,7 +241,7 @@ describe('limitswitch render', () => {
       const r = run(['render', '-f', file, '--ingress-class', 'limitswitch']);
       assert.equal(r.status, 0);
       const dropped = (ing: string, annotation: string) =>
-        `limitswitch: [warning] Ingress default/${ing}: ${annotation}: not carried over (limitswitch does not read it)`;
+        `limitswitch: [warning] Ingress default/${ing}: metadata.annotations[${annotation}]: not carried over (limitswitch does not read it)`;
       assert.deepEqual(
         r.stderr.split('\n').filter((line) => !line.includes('not served')),
         [

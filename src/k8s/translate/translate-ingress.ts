@@ -11,6 +11,7 @@ import {
   annotationField,
   inheritFromMaster,
   readAnnotations,
+  unreadAnnotations,
 } from './annotations.ts';
 import { type BackendIndex, resolveBackend } from './backends.ts';
 import type { GlobalSettings } from './configmap-settings.ts';
@@ -96,6 +97,14 @@ export function translateIngress(
   }
   const { values, problems: annotationProblems } = readAnnotations(raw, ing.ref);
   problems.push(...annotationProblems);
+  // what a controller's annotation asks for and nothing here reads is named, never passed by
+  for (const unread of unreadAnnotations(ing.annotations))
+    problems.push({
+      object: ing.ref,
+      field: annotationField(unread),
+      error: 'not carried over (limitswitch does not read it)',
+      severity: 'warning',
+    });
   if (problems.some((p) => p.severity === 'error')) return { fragment: null, problems };
 
   const { namespace, name } = ing.ref;
