@@ -209,6 +209,9 @@ export interface UpstreamServerSpec {
   readonly backup?: true;
   /** `down`: never taken (absent: false). */
   readonly down?: true;
+  /** `max_fails` (absent: 1) and `fail_timeout` (absent: 10s). */
+  readonly maxFails?: number;
+  readonly failTimeoutMs?: number;
 }
 
 /** NGINX Plus's `queue number [timeout=time]`: requests waiting for a server of the group. */

@@ -9,7 +9,7 @@ const load = (http: string, warnings?: ConfigWarning[]): HttpConf =>
 
 const errorText = (http: string): string => httpLoadError(http, '/etc/limitswitch/nginx.conf');
 
-test('upstream: servers with default port 80, weights and max_conns, keepalive, queue, zone; tuning parameters accepted', () => {
+test('upstream: servers with default port 80, weights, max_conns and max_fails (fail_timeout 10s is the default), keepalive, queue, zone', () => {
   const http = load(`
     upstream tea {
         zone tea 64k;
@@ -22,7 +22,7 @@ test('upstream: servers with default port 80, weights and max_conns, keepalive, 
   assert.deepEqual(http.upstreams[0], {
     name: 'tea',
     servers: [
-      { host: '127.0.0.1', port: 8091, weight: 3, maxConns: 8 },
+      { host: '127.0.0.1', port: 8091, weight: 3, maxConns: 8, maxFails: 2 },
       { host: 'tea-svc.default.svc.cluster.local', port: 80, weight: 1 },
       { host: '::1', port: 8093, weight: 1 },
     ],
@@ -83,33 +83,6 @@ test('server: listen forms, default_server, server names; defaults *:80 and ""',
   ]);
   assert.deepEqual(bare?.listen, [{ host: null, port: 80, defaultServer: false, ssl: false, http2: false }]);
   assert.deepEqual(bare?.serverNames, ['']);
-});
-
-test('server: a listen port range is an address per port (nginx 1.15.10+)', () => {
-  const http = load(`
-    server {
-        listen 127.0.0.1:8182-8184 default_server;
-        listen [::1]:8182-8183;
-        listen 9000-9001;
-    }`);
-  const at = (host: string | null, port: number, defaultServer: boolean) => ({
-    host,
-    port,
-    defaultServer,
-    ssl: false,
-    http2: false,
-  });
-  assert.deepEqual(http.servers[0]?.listen, [
-    at('127.0.0.1', 8182, true),
-    at('127.0.0.1', 8183, true),
-    at('127.0.0.1', 8184, true),
-    at('::1', 8182, false),
-    at('::1', 8183, false),
-    at(null, 9000, false),
-    at(null, 9001, false),
-  ]);
-  // a dash in a name without a port is a host name, as nginx reads it
-  assert.deepEqual(load('server { listen cafe-svc; }').servers[0]?.listen, [at('cafe-svc', 80, false)]);
 });
 
 test('location: modifiers in both spellings, nesting, named locations left out of the model', () => {

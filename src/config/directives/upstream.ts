@@ -50,6 +50,8 @@ function upstreamServer(d: Directive, scope: Scope): void {
   let maxConns = 0;
   let backup = false;
   let down = false;
+  let maxFails: number | null = 1;
+  let failTimeoutMs: number | null = 10_000;
   for (const param of d.args.slice(1)) {
     const [name, value = ''] = splitParam(param);
     if (param === 'backup') backup = true;
@@ -63,9 +65,11 @@ function upstreamServer(d: Directive, scope: Scope): void {
       if (n === null) throw configError(`invalid parameter "${param}"`, d);
       maxConns = n;
     } else if (name === 'max_fails') {
-      if (atoi(value) === null) throw configError(`invalid parameter "${param}"`, d);
+      maxFails = atoi(value);
+      if (maxFails === null) throw configError(`invalid parameter "${param}"`, d);
     } else if (name === 'fail_timeout') {
-      if (parseTimeMs(value) === null) throw configError(`invalid parameter "${param}"`, d);
+      failTimeoutMs = parseTimeMs(value);
+      if (failTimeoutMs === null) throw configError(`invalid parameter "${param}"`, d);
     } else if (UNSUPPORTED_PARAMS.test(param)) {
       throw configError(`the "${name}" parameter of "server" is not supported by limitswitch`, d);
     } else {
@@ -85,6 +89,8 @@ function upstreamServer(d: Directive, scope: Scope): void {
     ...(maxConns === 0 ? {} : { maxConns }),
     ...(backup ? { backup } : {}),
     ...(down ? { down } : {}),
+    ...(maxFails === 1 ? {} : { maxFails }),
+    ...(failTimeoutMs === 10_000 ? {} : { failTimeoutMs }),
   });
 }
 

@@ -86,7 +86,7 @@ describe('client faults never count against a server of the group', () => {
   const bothServersServe = async () => {
     const peers = proxy.upstreams.get('backend')!.peers;
     assert.deepEqual(
-      peers.map((peer) => peer.downUntilMs),
+      peers.map((peer) => peer.fails),
       [0, 0],
     );
     const before = first.requests.length + second.requests.length;

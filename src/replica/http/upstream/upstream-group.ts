@@ -1,14 +1,14 @@
 /**
  * `upstream` groups on the data path: servers chosen by nginx's round robin (the engine's
- * round-robin.ts: smooth weights, `max_conns`, `down` and `backup` servers, a server that failed a request before its response head
- * — connect, send or read-header error or timeout, a rejected head — left out for `failTimeoutMs`,
- * nginx's `max_fails=1 fail_timeout=10s`), on this clock; the group's keepalive cache of idle
+ * round-robin.ts: smooth weights, `max_conns`, `down` and `backup` servers, a server's failures before
+ * its response head — connect, send or read-header error or timeout, a rejected head — counted to its
+ * `max_fails` within `fail_timeout`, nginx's 1 and 10s by default), on this clock; the group's keepalive cache of idle
  * connections (upstream-keepalive.ts), each connection an undici `Client` (upstream-connection.ts), and
  * NGINX Plus's queue of requests waiting for a server (upstream-queue.ts).
  */
 
 import type { UpstreamQueueSpec, UpstreamServerSpec } from '../../../config/model.ts';
-import { PeerStates } from '../../../engine/upstream/peer-states.ts';
+import { PeerStateSlot, PeerStates } from '../../../engine/upstream/peer-states.ts';
 import { RoundRobin, type RoundRobinPeer } from '../../../engine/upstream/round-robin.ts';
 import type { UpstreamInfo } from '../../../engine/upstream/upstream-info.ts';
 import { type Clock, systemClock } from '../../../shared/clock.ts';
@@ -26,7 +26,7 @@ export interface UpstreamOptions {
   readonly readTimeoutMs: number;
   /** `proxy_send_timeout` (60 s): the server accepting nothing more of a request body → 504. */
   readonly sendTimeoutMs: number;
-  /** How long a server that failed a request (before its response head) is left out of the rotation. */
+  /** `fail_timeout` of a server that names none (nginx's 10s): how long its failures count. */
   readonly failTimeoutMs: number;
   /**
    * How long a server seen writing a response head alone, then its body (see upstream-connection.ts),
@@ -47,7 +47,7 @@ export const DEFAULT_UPSTREAM_OPTIONS: UpstreamOptions = Object.freeze({
 });
 
 /** One server of a group: its round-robin state, and how its connections are made. */
-export class UpstreamPeer implements RoundRobinPeer {
+export class UpstreamPeer extends PeerStateSlot implements RoundRobinPeer {
   readonly host: string;
   readonly port: number;
   readonly origin: string;
@@ -59,15 +59,15 @@ export class UpstreamPeer implements RoundRobinPeer {
   readonly weight: number;
   /** `max_conns` (0: no limit): requests it carries at once, counted in `active`. */
   readonly maxConns: number;
+  /** `max_fails` (1), `fail_timeout` in seconds (10). */
+  readonly maxFails: number;
+  readonly failTimeoutS: number;
   readonly backup: boolean;
   readonly down: boolean;
   /** Epoch ms until which each request gets a connection of its own; 0 when connections are kept. */
   headAloneUntilMs = 0;
   readonly #options: UpstreamOptions;
   readonly #cache: KeepaliveCache<UpstreamConnection>;
-  /** Its balancer state, in its group's (shared with other workers when the group has a `zone`). */
-  readonly #states: PeerStates;
-  readonly #index: number;
   /** How new connections are made, per `proxy_connect_timeout` (made on first use). */
   readonly #connections = new Map<number, ConnectionOptions>();
 
@@ -78,8 +78,8 @@ export class UpstreamPeer implements RoundRobinPeer {
     states: PeerStates,
     index: number,
   ) {
-    this.#states = states;
-    this.#index = index;
+    // its balancer state is its group's (shared with other workers when the group has a `zone`)
+    super(states, index);
     const host = server.host.includes(':') ? `[${server.host}]` : server.host;
     this.host = server.host;
     this.port = server.port;
@@ -89,36 +89,12 @@ export class UpstreamPeer implements RoundRobinPeer {
     this.readTimeoutMs = options.readTimeoutMs;
     this.weight = server.weight;
     this.maxConns = server.maxConns ?? 0;
+    this.maxFails = server.maxFails ?? 1;
+    this.failTimeoutS = Math.floor((server.failTimeoutMs ?? options.failTimeoutMs) / 1000);
     this.backup = server.backup === true;
     this.down = server.down === true;
     this.#options = options;
     this.#cache = cache;
-  }
-
-  /** Requests it carries now, from the pick to the end of the upstream exchange (nginx's `conns`). */
-  get active(): number {
-    return this.#states.active[this.#index]!;
-  }
-
-  set active(requests: number) {
-    this.#states.active[this.#index] = requests;
-  }
-
-  get currentWeight(): number {
-    return this.#states.currentWeight(this.#index);
-  }
-
-  set currentWeight(weight: number) {
-    this.#states.setCurrentWeight(this.#index, weight);
-  }
-
-  /** Epoch ms until which the server is skipped; 0 when it is up. */
-  get downUntilMs(): number {
-    return this.#states.downUntilMs(this.#index);
-  }
-
-  set downUntilMs(ms: number) {
-    this.#states.setDownUntilMs(this.#index, ms);
   }
 
   /**
@@ -209,7 +185,9 @@ export class UpstreamGroup {
     this.peers = servers.map(
       (server, i) => new UpstreamPeer(server, options, this.keepalive, this.#states, i),
     );
-    this.#balancer = new RoundRobin(this.peers, options.failTimeoutMs);
+    // a new state starts from the configured weights; an attached one is another worker's already
+    if (shared === undefined) for (const peer of this.peers) peer.effectiveWeight = peer.weight;
+    this.#balancer = new RoundRobin(this.peers);
     this.#clock = options.clock;
     this.sendTimeoutMs = options.sendTimeoutMs;
     this.queue = queue === null ? null : new UpstreamQueue(queue, options.clock);
@@ -232,13 +210,22 @@ export class UpstreamGroup {
     return peer;
   }
 
-  /** A request's exchange with `peer` ended: a request waiting in the queue may take it. */
+  /**
+   * A request's exchange with `peer` ended: a request waiting in the queue may take it; an answer after
+   * a check clears the server's failures (after a failure, nothing changes).
+   */
   free(peer: UpstreamPeer): void {
     const states = this.#states;
     if (states.shared) {
-      states.locked(() => peer.active--);
+      states.locked(() => {
+        peer.active--;
+        this.#balancer.answered(peer);
+      });
       if (this.queue !== null) states.announceFree();
-    } else peer.active--;
+    } else {
+      peer.active--;
+      this.#balancer.answered(peer);
+    }
     this.queue?.drain();
   }
 
@@ -278,9 +265,8 @@ export class UpstreamGroup {
   }
 
   /**
-   * The server failed a request before its response head: leave it out for `failTimeoutMs` (never
-   * the only server). True when it was left out (nginx then warns "upstream server temporarily
-   * disabled").
+   * The server failed a request before its response head: a failure counted (never for the only
+   * server). True when that leaves it out (nginx then warns "upstream server temporarily disabled").
    */
   markFailed(peer: UpstreamPeer): boolean {
     return this.#states.locked(() => this.#balancer.markFailed(peer, this.#clock.nowMs()));
@@ -331,8 +317,6 @@ export interface UpstreamGroupSpec {
 /** Finding a group by name (what a listener needs of the set; the set may be swapped by a reload). */
 export interface UpstreamLookup {
   get(name: string): UpstreamGroup | undefined;
-  /** The group of one server at an address a `proxy_pass` with variables came to. */
-  addressed(server: { readonly host: string; readonly port: number }): UpstreamGroup;
 }
 
 /** The listener's upstream groups, which every exchange of it shares. */
