@@ -126,14 +126,20 @@ function withRegExps(http: HttpConf): HttpConf {
     ...l,
     regex: l.regex === null ? null : before(l.pattern, l.match === '~*'),
     locations: l.locations.map(location),
-    ifReturns: l.ifReturns.map((i) => ({
-      ...i,
-      condition: {
-        ...i.condition,
-        regex:
-          i.condition.pattern === null ? null : before(i.condition.pattern, i.condition.op.endsWith('*')),
-      },
-    })),
+    script: l.script.map((i) =>
+      i.op !== 'if'
+        ? i
+        : {
+            ...i,
+            condition: {
+              ...i.condition,
+              regex:
+                i.condition.pattern === null
+                  ? null
+                  : before(i.condition.pattern, i.condition.op.endsWith('*')),
+            },
+          },
+    ),
   });
   const server = (s: ServerConf): ServerConf => ({
     ...s,

@@ -13,14 +13,12 @@
 import { ApiLimiter } from '../engine/api-limiter/api-limiter.ts';
 import { parseComplexValue } from '../engine/complex-value.ts';
 import { type CompiledAddHeader, compileAddHeader } from '../engine/http/add-headers.ts';
-import { compileCondition } from '../engine/http/if-condition.ts';
 import type {
   ApiRateLimitRule,
-  CompiledIfReturn,
-  CompiledReturn,
   LocationHandler,
   PriorityLevelRule,
 } from '../engine/http/location-handler.ts';
+import { type CompiledReturn, NO_SCRIPT } from '../engine/http/rewrite-script.ts';
 import { Site } from '../engine/http/site.ts';
 import type { SiteAttachment } from '../engine/http/site-memory.ts';
 import type { SiteLocation, SiteServer } from '../engine/http/site-server.ts';
@@ -35,10 +33,10 @@ import { compileGeo } from '../engine/variables/geo-variable.ts';
 import { compileMap } from '../engine/variables/map-variable.ts';
 import type { RequestContext } from '../engine/variables/request-context.ts';
 import { VariableTable } from '../engine/variables/variable-table.ts';
+import { compileScript, type ScriptCompiler, scriptVariables } from './compile-script.ts';
 import { configError } from './config-error.ts';
 import type {
   AddHeaderSpec,
-  ConditionalReturn,
   EffectiveApiRateLimit,
   EffectiveLimitConn,
   EffectiveLimitReq,
@@ -51,9 +49,6 @@ import type {
 import { proxiesUpgrades } from './proxy-upgrade.ts';
 import { declareServerNameCaptures, serverNameSlots } from './server-name-captures.ts';
 
-/** The shared empty list: most levels have no `if`. */
-const NO_IFS: readonly CompiledIfReturn[] = [];
-
 export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachment): Site {
   const shared = <M>(memories: ReadonlyMap<string, M> | undefined, name: string): M => {
     const memory = memories?.get(name);
@@ -65,6 +60,7 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
   for (const geo of http.geos) variables.declare(geo.variable);
   for (const keyval of http.keyvals) variables.declare(keyval.variable);
   declareServerNameCaptures(http.servers, variables);
+  for (const server of http.servers) declareScriptVariables(server, variables);
 
   const keyvalZones = new Map<string, KeyvalZone>();
   for (const spec of http.keyvalZones) {
@@ -191,27 +187,20 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
     };
   };
 
-  const compileIfs = (ifs: readonly ConditionalReturn[] | undefined): readonly CompiledIfReturn[] =>
-    ifs === undefined || ifs.length === 0
-      ? NO_IFS
-      : ifs.map((i) => ({
-          holds: compileCondition(i.condition, variables),
-          answer: compileReturn(i.answer),
-          addHeaders: i.addHeaders === null ? null : compileAddHeaders(i.addHeaders),
-        }));
-
   const compileAddHeaders = (lines: readonly AddHeaderSpec[]): readonly CompiledAddHeader[] =>
     lines.map((l) =>
       compileAddHeader(l.name, l.value === null ? null : variables.compile(l.value), l.always),
     );
 
-  const compileReturn = (spec: ReturnSpec | null): CompiledReturn | null =>
-    spec === null
-      ? null
-      : { code: spec.code, text: spec.text === null ? null : variables.compile(spec.text) };
+  const compileReturn = (spec: ReturnSpec): CompiledReturn => ({
+    code: spec.code,
+    text: spec.text === null ? null : variables.compile(spec.text),
+  });
+  const scripts: ScriptCompiler = { variables, compileReturn, compileAddHeaders };
 
   const handler = (
     name: string,
+    level: 'server' | 'location',
     conf: Pick<
       LocationConf,
       | 'limitReq'
@@ -229,14 +218,27 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
       | 'files'
     > &
       Partial<LocationConf>,
-  ): LocationHandler => ({
+  ): LocationHandler => {
+    const base = baseHandler(name, conf);
+    const script = conf.script ?? [];
+    if (script.length === 0) return base;
+    // a server's `if` blocks have no configuration the request keeps: FIND_CONFIG replaces it
+    const compiled = compileScript(
+      script,
+      conf.rewriteLog ?? false,
+      level === 'server' ? null : base,
+      scripts,
+    );
+    return { ...base, script: compiled };
+  };
+
+  const baseHandler = (name: string, conf: Parameters<typeof handler>[2]): LocationHandler => ({
     name,
     limitReq: policy(conf.limitReq),
     limitConn: connPolicy(conf.limitConn),
     apiRateLimit: apiRateLimit(conf.apiRateLimit),
     priorityLevel: priorityLevel(conf.priorityLevel),
-    return: compileReturn(conf.return ?? null),
-    ifReturns: compileIfs(conf.ifReturns),
+    script: NO_SCRIPT,
     proxyPass: conf.proxyPass ?? null,
     proxyPassUrl: conf.proxyPass?.includes('$') ? variables.compile(parseComplexValue(conf.proxyPass)) : null,
     api: conf.api ?? null,
@@ -255,7 +257,11 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
     pattern: conf.pattern,
     regex: conf.regex,
     locations: conf.locations.map(location),
-    handler: handler(`location ${conf.match === 'prefix' ? '' : `${conf.match} `}${conf.pattern}`, conf),
+    handler: handler(
+      `location ${conf.match === 'prefix' ? '' : `${conf.match} `}${conf.pattern}`,
+      'location',
+      conf,
+    ),
   });
 
   const server = (conf: ServerConf): SiteServer => ({
@@ -264,9 +270,9 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
     serverNameRegexes: conf.serverNameRegexes,
     serverNameSlots: serverNameSlots(conf, variables),
     locations: conf.locations.map(location),
-    return: compileReturn(conf.return),
-    ifReturns: compileIfs(conf.ifReturns),
-    handler: handler('server', {
+    handler: handler('server', 'server', {
+      script: conf.script,
+      rewriteLog: conf.rewriteLog,
       limitReq: conf.limitReq,
       limitConn: conf.limitConn,
       apiRateLimit: conf.apiRateLimit,
@@ -298,4 +304,10 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
     priorityLevels,
     keyvalZones,
   });
+}
+
+/** `set` variables and named captures of every script, declared before any value reads them. */
+function declareScriptVariables(level: ServerConf | LocationConf, variables: VariableTable): void {
+  for (const name of scriptVariables(level.script)) variables.declare(name);
+  for (const location of level.locations) declareScriptVariables(location, variables);
 }

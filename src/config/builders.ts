@@ -11,7 +11,6 @@ import type {
   AccessRule,
   AddHeaderSpec,
   ApiRateLimitZoneSpec,
-  ConditionalReturn,
   GeoSpec,
   HeaderBuffersSpec,
   KeyvalSpec,
@@ -27,7 +26,7 @@ import type {
   PriorityLevelZoneSpec,
   ProxyHttpVersion,
   ProxySetHeader,
-  ReturnSpec,
+  RewriteStep,
   SourceRef,
   UpstreamQueueSpec,
   UpstreamServerSpec,
@@ -71,6 +70,7 @@ export interface LevelBuilder {
   proxyHttpVersion: ProxyHttpVersion | null;
   proxySetHeaders: ProxySetHeader[] | null;
   addHeaders: AddHeaderSpec[] | null;
+  rewriteLog: boolean | null;
   /** `client_max_body_size`, bytes (0: no limit). */
   clientMaxBodySize: number | null;
   /** `client_header_buffer_size`, bytes (http and server only). */
@@ -103,8 +103,8 @@ export interface LocationBuilder extends LevelBuilder {
   readonly named: boolean;
   readonly locations: LocationBuilder[];
   proxyPass: string | null;
-  return: ReturnSpec | null;
-  readonly ifReturns: ConditionalReturn[];
+  /** The level's rewrite module script (rewrite-if.ts, location.ts's `return`). */
+  readonly script: RewriteStep[];
   api: { readonly write: boolean } | null;
 }
 
@@ -114,8 +114,8 @@ export interface ServerBuilder extends LevelBuilder {
   readonly serverNames: string[];
   readonly serverNameRegexes: NginxRegex[];
   readonly locations: LocationBuilder[];
-  return: ReturnSpec | null;
-  readonly ifReturns: ConditionalReturn[];
+  /** The level's rewrite module script (rewrite-if.ts, location.ts's `return`). */
+  readonly script: RewriteStep[];
 }
 
 export interface UpstreamBuilder {
@@ -210,6 +210,7 @@ export function newLevel(source: SourceRef): LevelBuilder {
     proxyHttpVersion: null,
     proxySetHeaders: null,
     addHeaders: null,
+    rewriteLog: null,
     clientMaxBodySize: null,
     clientHeaderBufferSize: null,
     largeClientHeaderBuffers: null,
@@ -253,8 +254,7 @@ export function newServer(source: SourceRef): ServerBuilder {
     serverNames: [],
     serverNameRegexes: [],
     locations: [],
-    return: null,
-    ifReturns: [],
+    script: [],
   };
 }
 
@@ -273,8 +273,7 @@ export function newLocation(
     named,
     locations: [],
     proxyPass: null,
-    return: null,
-    ifReturns: [],
+    script: [],
     api: null,
   };
 }

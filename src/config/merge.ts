@@ -50,6 +50,7 @@ interface Inherited {
   readonly proxyHttpVersion: ProxyHttpVersion;
   readonly proxySetHeaders: readonly ProxySetHeader[];
   readonly addHeaders: readonly AddHeaderSpec[];
+  readonly rewriteLog: boolean;
   readonly clientMaxBodyBytes: number;
   readonly clientHeaderBufferBytes: number;
   readonly largeClientHeaderBuffers: HeaderBuffersSpec;
@@ -88,6 +89,7 @@ const DEFAULTS: Inherited = {
   proxyHttpVersion: '1.0',
   proxySetHeaders: [],
   addHeaders: [],
+  rewriteLog: false,
   clientMaxBodyBytes: CLIENT_MAX_BODY_BYTES,
   clientHeaderBufferBytes: CLIENT_HEADER_BUFFER_BYTES,
   largeClientHeaderBuffers: LARGE_CLIENT_HEADER_BUFFERS,
@@ -149,6 +151,7 @@ export function inherit(level: LevelBuilder, parent: Inherited): Inherited {
     proxyHttpVersion: level.proxyHttpVersion ?? parent.proxyHttpVersion,
     proxySetHeaders: level.proxySetHeaders ?? parent.proxySetHeaders,
     addHeaders: level.addHeaders ?? parent.addHeaders,
+    rewriteLog: level.rewriteLog ?? parent.rewriteLog,
     clientMaxBodyBytes: level.clientMaxBodySize ?? parent.clientMaxBodyBytes,
     clientHeaderBufferBytes: level.clientHeaderBufferSize ?? parent.clientHeaderBufferBytes,
     largeClientHeaderBuffers: level.largeClientHeaderBuffers ?? parent.largeClientHeaderBuffers,
@@ -254,8 +257,7 @@ function buildServer(server: ServerBuilder, parent: Inherited, http: HttpBuilder
     serverNames: server.serverNames.length ? server.serverNames : [''],
     serverNameRegexes: server.serverNameRegexes,
     locations: buildLocations(server.locations, settings),
-    return: server.return,
-    ifReturns: server.ifReturns,
+    script: server.script,
     ...settings,
     source: server.source,
   };
@@ -278,8 +280,8 @@ function buildLocation(location: LocationBuilder, parent: Inherited): LocationCo
     apiRateLimit: settings.apiRateLimit,
     priorityLevel: settings.priorityLevel,
     proxyPass: location.proxyPass,
-    return: location.return,
-    ifReturns: location.ifReturns,
+    script: location.script,
+    rewriteLog: settings.rewriteLog,
     api: location.api,
     access: settings.access,
     realIp: settings.realIp,

@@ -334,16 +334,31 @@ export interface IfCondition {
   readonly regex: NginxRegex | null;
 }
 
+/** `rewrite`'s flag. */
+export type RewriteFlag = 'last' | 'break' | 'redirect' | 'permanent';
+
 /**
- * `if (condition) { return …; }`: the return answers when the condition holds. In a location the
- * block may hold `add_header` lines instead or too: a request whose condition holds is answered under them.
+ * A directive of ngx_http_rewrite_module's script, in the order written: `rewrite`, `set`, `break`,
+ * `return`, and `if` with the steps of its block (and, in a location, its own `add_header` lines: null,
+ * the location's).
  */
-export interface ConditionalReturn {
-  readonly condition: IfCondition;
-  readonly answer: ReturnSpec | null;
-  /** The block's own `add_header` lines; null: the location's. */
-  readonly addHeaders: readonly AddHeaderSpec[] | null;
-}
+export type RewriteStep =
+  | {
+      readonly op: 'rewrite';
+      readonly pattern: string;
+      readonly regex: NginxRegex;
+      readonly replacement: ComplexValue;
+      readonly flag: RewriteFlag | null;
+    }
+  | { readonly op: 'set'; readonly variable: string; readonly value: ComplexValue }
+  | { readonly op: 'break' }
+  | { readonly op: 'return'; readonly answer: ReturnSpec }
+  | {
+      readonly op: 'if';
+      readonly condition: IfCondition;
+      readonly steps: readonly RewriteStep[];
+      readonly addHeaders: readonly AddHeaderSpec[] | null;
+    };
 
 export interface LocationConf {
   readonly match: LocationMatch;
@@ -357,9 +372,10 @@ export interface LocationConf {
   readonly priorityLevel: EffectivePriorityLevel;
   /** `proxy_pass` target as written, e.g. `http://backend` or `http://127.0.0.1:8080/path`. */
   readonly proxyPass: string | null;
-  readonly return: ReturnSpec | null;
-  /** The `if … return`s written before the first plain `return`, in order (rewrite phase). */
-  readonly ifReturns: readonly ConditionalReturn[];
+  /** The location's rewrite module script, in order (REWRITE phase). */
+  readonly script: readonly RewriteStep[];
+  /** `rewrite_log` in force. */
+  readonly rewriteLog: boolean;
   /** `api [write=on|off];` — an NGINX Plus API location. */
   readonly api: { readonly write: boolean } | null;
   readonly access: readonly AccessRule[];
@@ -387,10 +403,10 @@ export interface ServerConf extends HeaderLimits {
   /** The `~regex` names, compiled (caseless, as nginx does), in their order: TLS picks a server by SNI too. */
   readonly serverNameRegexes: readonly NginxRegex[];
   readonly locations: readonly LocationConf[];
-  /** Server-level `return` (rewrite phase): answers every request of the server. */
-  readonly return: ReturnSpec | null;
-  /** Server-level `if … return`s before the first plain `return`, in order (server rewrite phase). */
-  readonly ifReturns: readonly ConditionalReturn[];
+  /** The server's rewrite module script, in order (SERVER_REWRITE phase). */
+  readonly script: readonly RewriteStep[];
+  /** `rewrite_log` in force. */
+  readonly rewriteLog: boolean;
   /** Effective settings for a request that matches no location (nginx serves it at server level). */
   readonly limitReq: EffectiveLimitReq;
   readonly limitConn: EffectiveLimitConn;

@@ -47,10 +47,14 @@ describe('add_header', () => {
     const location = load('', '', 'if ($arg_a) { add_header A a; } if ($arg_b) { return 404; }').http
       .servers[0]!.locations[0]!;
     assert.deepEqual(
-      location.ifReturns.map((i) => [
-        i.answer?.code ?? null,
-        i.addHeaders === null ? null : names(i.addHeaders),
-      ]),
+      location.script.map((i) =>
+        i.op !== 'if'
+          ? i.op
+          : [
+              i.steps[0]?.op === 'return' ? i.steps[0].answer.code : null,
+              i.addHeaders === null ? null : names(i.addHeaders),
+            ],
+      ),
       [
         [null, ['A']],
         [404, null],

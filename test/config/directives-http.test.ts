@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { type ConfigWarning, loadConfigText } from '../../src/config/index.ts';
-import type { HttpConf } from '../../src/config/model.ts';
+import type { HttpConf, ReturnSpec, RewriteStep } from '../../src/config/model.ts';
 import { httpLoadError, loadHttp } from '../helpers/http-config.ts';
 
 const load = (http: string, warnings?: ConfigWarning[]): HttpConf =>
@@ -85,6 +85,33 @@ test('server: listen forms, default_server, server names; defaults *:80 and ""',
   assert.deepEqual(bare?.serverNames, ['']);
 });
 
+test('server: a listen port range is an address per port (nginx 1.15.10+)', () => {
+  const http = load(`
+    server {
+        listen 127.0.0.1:8182-8184 default_server;
+        listen [::1]:8182-8183;
+        listen 9000-9001;
+    }`);
+  const at = (host: string | null, port: number, defaultServer: boolean) => ({
+    host,
+    port,
+    defaultServer,
+    ssl: false,
+    http2: false,
+  });
+  assert.deepEqual(http.servers[0]?.listen, [
+    at('127.0.0.1', 8182, true),
+    at('127.0.0.1', 8183, true),
+    at('127.0.0.1', 8184, true),
+    at('::1', 8182, false),
+    at('::1', 8183, false),
+    at(null, 9000, false),
+    at(null, 9001, false),
+  ]);
+  // a dash in a name without a port is a host name, as nginx reads it
+  assert.deepEqual(load('server { listen cafe-svc; }').servers[0]?.listen, [at('cafe-svc', 80, false)]);
+});
+
 test('location: modifiers in both spellings, nesting, named locations left out of the model', () => {
   const http = load(`
     server {
@@ -122,6 +149,12 @@ test('location: modifiers in both spellings, nesting, named locations left out o
   );
 });
 
+/** A level's first `return`: the one that answers. */
+function firstReturn(level: { readonly script: readonly RewriteStep[] }): ReturnSpec | null {
+  for (const step of level.script) if (step.op === 'return') return step.answer;
+  return null;
+}
+
 test('return: code, code with text, URL (302), $scheme URL; the first return of a level answers', () => {
   const http = load(`
     server {
@@ -132,7 +165,7 @@ test('return: code, code with text, URL (302), $scheme URL; the first return of 
         location /d { return $scheme://example.com$uri; }
     }`);
   const server = http.servers[0]!;
-  assert.deepEqual(server.return, {
+  assert.deepEqual(firstReturn(server), {
     code: 301,
     text: {
       raw: 'https://$host$request_uri',
@@ -140,7 +173,7 @@ test('return: code, code with text, URL (302), $scheme URL; the first return of 
     },
   });
   assert.deepEqual(
-    server.locations.map((l) => [l.return?.code, l.return?.text?.raw ?? null]),
+    server.locations.map((l) => [firstReturn(l)?.code, firstReturn(l)?.text?.raw ?? null]),
     [
       [204, null],
       [429, 'slow down\n'],

@@ -53,10 +53,9 @@ function location(d: Directive, scope: Scope): void {
   scope.session.walkBlock(d, { ...scope, kind: 'location', location: builder });
 }
 
-/** `return code [text];`, `return code URL;`, `return URL;` — the first `return` of a level answers. */
+/** `return code [text];`, `return code URL;`, `return URL;` — a step of the level's rewrite script. */
 function returnDirective(d: Directive, scope: Scope): void {
-  const level = scope.location ?? scope.server!;
-  level.return ??= parseReturn(d, scope);
+  (scope.location ?? scope.server!).script.push({ op: 'return', answer: parseReturn(d, scope) });
 }
 
 /** A `return`'s code and text (or URL), checked as nginx checks them. */

@@ -1,20 +1,21 @@
 /**
- * ngx_http_rewrite_module's `if (condition) { … }` in server and location, as far as limitswitch
- * honours it: the conditions nginx's `ngx_http_rewrite_if_condition` reads on variables (`$v`,
- * `$v = text`, `$v != text`, `$v ~ re`, `~*`, `!~`, `!~*`) and a `return` inside, and in a location
- * `add_header` (add-header.ts). Anything else inside `if` (or a file test, or a nested `if`) is
- * refused with its line, never silently ignored.
+ * ngx_http_rewrite_module: `rewrite`, `set`, `break`, `if`, `rewrite_log`, `uninitialized_variable_warn`
+ * (`return` is location.ts's), read into the level's script in the order written. An `if` holds the
+ * steps of its block, and in a location its own `add_header` lines; any other directive inside `if`
+ * (or a file test) is refused with its line, never silently ignored.
  */
+import { isBuiltinVariable } from '../../engine/variables/builtin-names.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
-import type { AddHeaderSpec, IfCondition } from '../model.ts';
+import type { AddHeaderSpec, IfCondition, RewriteFlag, RewriteStep } from '../model.ts';
 import { compileRegex, namedCaptures } from '../regex.ts';
 import { ifAddHeader } from './add-header.ts';
-import { complexValue } from './helpers.ts';
+import { complexValue, defineVariable, flagArg, httpOf, variableName } from './helpers.ts';
 import { parseReturn } from './location.ts';
 import type { DirectiveSpec, Scope } from './types.ts';
 
 const OPERATORS = ['=', '!=', '~', '~*', '!~', '!~*'] as const;
+const FLAGS: readonly RewriteFlag[] = ['last', 'break', 'redirect', 'permanent'];
 
 /** The condition's words without nginx's parentheses (`(`, `)` alone or glued to a word). */
 function conditionWords(d: Directive): string[] {
@@ -28,6 +29,14 @@ function conditionWords(d: Directive): string[] {
   if (last === ')') words.pop();
   else words[words.length - 1] = last.slice(0, -1);
   return words;
+}
+
+/** A regex of `rewrite` or `if`: its named captures become variables, as ngx_http_regex_compile makes them. */
+function scriptRegex(pattern: string, caseless: boolean, d: Directive, scope: Scope) {
+  const regex = compileRegex(pattern, caseless, d);
+  for (const capture of namedCaptures(pattern))
+    if (!httpOf(scope).variables.has(capture)) defineVariable(capture, {}, d, scope);
+  return regex;
 }
 
 function readCondition(d: Directive, scope: Scope): IfCondition {
@@ -48,15 +57,66 @@ function readCondition(d: Directive, scope: Scope): IfCondition {
   const right = words[2]!;
   if (op === '=' || op === '!=')
     return { variable, op, value: complexValue(right, d, scope), pattern: null, regex: null };
-  const regex = compileRegex(right, op.endsWith('*'), d);
-  if (namedCaptures(right).length > 0)
-    throw configError('named captures in an "if" regular expression are not supported by limitswitch', d);
+  const regex = scriptRegex(right, op.endsWith('*'), d, scope);
   return { variable, op, value: null, pattern: right, regex };
+}
+
+function argCount(d: Directive, counts: readonly number[]): void {
+  if (d.block) throw configError(`directive "${d.name}" is not terminated by ";"`, d);
+  if (!counts.includes(d.args.length))
+    throw configError(`invalid number of arguments in "${d.name}" directive`, d);
+}
+
+/** `rewrite regex replacement [last|break|redirect|permanent]` (ngx_http_rewrite). */
+function readRewrite(d: Directive, scope: Scope): RewriteStep {
+  const [pattern, replacement, flagWord] = d.args as [string, string, string?];
+  if (replacement === '') throw configError('empty replacement', d);
+  const regex = scriptRegex(pattern, false, d, scope);
+  let flag: RewriteFlag | null = null;
+  if (flagWord !== undefined) {
+    flag = FLAGS.find((f) => f === flagWord) ?? null;
+    if (flag === null) throw configError(`invalid parameter "${flagWord}"`, d);
+  }
+  return { op: 'rewrite', pattern, regex, replacement: complexValue(replacement, d, scope), flag };
+}
+
+/** `set $variable value` (ngx_http_rewrite_set): the variable is declared where it is set. */
+function readSet(d: Directive, scope: Scope): RewriteStep {
+  const name = variableName(d.args[0]!, d);
+  const http = httpOf(scope);
+  if (isBuiltinVariable(name)) {
+    // nginx lets `set` change $args and $limit_rate; the replica's are read-only
+    if (name === 'args' || name === 'limit_rate')
+      throw configError(`"set $${name}" is not supported by limitswitch`, d);
+    throw configError(`the duplicate "${name}" variable`, d);
+  }
+  if (!http.variables.has(name)) defineVariable(name, {}, d, scope);
+  return { op: 'set', variable: name, value: complexValue(d.args[1]!, d, scope) };
+}
+
+/** A directive of the script, read where it stands (a level or an `if` block); null: not one. */
+function readStep(d: Directive, scope: Scope): RewriteStep | null {
+  switch (d.name) {
+    case 'rewrite':
+      argCount(d, [2, 3]);
+      return readRewrite(d, scope);
+    case 'set':
+      argCount(d, [2]);
+      return readSet(d, scope);
+    case 'break':
+      argCount(d, [0]);
+      return { op: 'break' };
+    case 'return':
+      argCount(d, [1, 2]);
+      return { op: 'return', answer: parseReturn(d, scope) };
+    default:
+      return null;
+  }
 }
 
 function ifDirective(d: Directive, scope: Scope): void {
   const condition = readCondition(d, scope);
-  let answer = null;
+  const steps: RewriteStep[] = [];
   let addHeaders: AddHeaderSpec[] | null = null;
   for (const child of d.block ?? []) {
     if (child.name === 'add_header') {
@@ -64,24 +124,45 @@ function ifDirective(d: Directive, scope: Scope): void {
       addHeaders.push(ifAddHeader(child, scope));
       continue;
     }
-    if (child.name !== 'return')
+    // an if's own rewrite_log is never read: its codes run with the enclosing level's
+    if (child.name === 'rewrite_log' || child.name === 'uninitialized_variable_warn') {
+      argCount(child, [1]);
+      flagArg(child);
+      continue;
+    }
+    const step = readStep(child, scope);
+    if (step === null)
       throw configError(`"${child.name}" directive is not supported inside "if" by limitswitch`, child);
-    if (child.args.length < 1 || child.args.length > 2)
-      throw configError(`invalid number of arguments in "return" directive`, child);
-    const spec = parseReturn(child, scope);
-    if (spec.text?.parts.some((p) => 'variable' in p && /^\d$/.test(p.variable)))
-      throw configError(
-        'regular expression captures in "return" inside "if" are not supported by limitswitch',
-        child,
-      );
-    answer ??= spec;
+    steps.push(step);
   }
-  const level = scope.location ?? scope.server!;
-  // an `if` after a plain `return` is never reached; one with neither changes nothing limitswitch honours
-  if ((answer !== null || addHeaders !== null) && level.return === null)
-    level.ifReturns.push({ condition, answer, addHeaders });
+  (scope.location ?? scope.server!).script.push({ op: 'if', condition, steps, addHeaders });
+}
+
+function levelStep(d: Directive, scope: Scope): void {
+  (scope.location ?? scope.server!).script.push(readStep(d, scope)!);
+}
+
+function rewriteLog(d: Directive, scope: Scope): void {
+  const level = scope.location ?? scope.server ?? httpOf(scope);
+  level.rewriteLog = flagArg(d);
+}
+
+/** nginx warns of a `set` variable read before it is set; the replica does not, so only `off` is read. */
+function uninitializedVariableWarn(d: Directive): void {
+  if (flagArg(d))
+    throw configError('"uninitialized_variable_warn on" is not supported by limitswitch (use "off")', d);
 }
 
 export const rewriteIfDirectives: readonly DirectiveSpec[] = [
   { name: 'if', contexts: ['server', 'location'], block: true, args: '1+', handle: ifDirective },
+  { name: 'rewrite', contexts: ['server', 'location'], args: [2, 3], handle: levelStep },
+  { name: 'set', contexts: ['server', 'location'], args: [2], handle: levelStep },
+  { name: 'break', contexts: ['server', 'location'], args: [0], handle: levelStep },
+  { name: 'rewrite_log', contexts: ['http', 'server', 'location'], args: [1], handle: rewriteLog },
+  {
+    name: 'uninitialized_variable_warn',
+    contexts: ['http', 'server', 'location'],
+    args: [1],
+    handle: uninitializedVariableWarn,
+  },
 ];

@@ -27,12 +27,6 @@ export const UNSUPPORTED_DIRECTIVES: ReadonlySet<string> = new Set([
   'ssl_stapling_verify',
   'http2_push',
   'http2_push_preload',
-  // rewrite module (`if` with `return` inside is read: rewrite-if.ts)
-  'rewrite',
-  'set',
-  'break',
-  'rewrite_log',
-  'uninitialized_variable_warn',
   // request routing and internal redirects
   'try_files',
   'error_page',

@@ -8,6 +8,8 @@ import type { NginxRegex } from '../nginx-regex.ts';
 import type { RequestContext } from '../variables/request-context.ts';
 import type { VariableTable } from '../variables/variable-table.ts';
 
+const NO_NAMES: ReadonlyMap<string, number> = new Map();
+
 export interface IfConditionSpec {
   readonly variable: string;
   readonly op: 'truthy' | '=' | '!=' | '~' | '~*' | '!~' | '!~*';
@@ -20,6 +22,8 @@ export interface IfConditionSpec {
 export function compileCondition(
   spec: IfConditionSpec,
   variables: VariableTable,
+  /** The slots of the regex's named captures (set when it matches, as nginx sets their variables). */
+  namedSlots: ReadonlyMap<string, number> = NO_NAMES,
 ): (ctx: RequestContext) => boolean {
   const read = variables.compile({ raw: `$${spec.variable}`, parts: [{ variable: spec.variable }] });
   switch (spec.op) {
@@ -37,7 +41,20 @@ export function compileCondition(
     default: {
       const re = spec.regex!;
       const match = !spec.op.startsWith('!');
-      return (ctx) => re.test(read(ctx)) === match;
+      // a match's captures are the request's ($1…); a miss leaves it none
+      return (ctx) => {
+        const subject = read(ctx);
+        if (namedSlots.size !== 0) {
+          const captures = re.exec(subject);
+          ctx.lastMatch = captures === null ? null : { regex: re, subject, captures };
+          if (captures !== null)
+            for (const [name, slot] of namedSlots) ctx.cache[slot] = captures.groups?.[name] ?? '';
+          return (captures !== null) === match;
+        }
+        const found = re.test(subject);
+        ctx.lastMatch = found ? { regex: re, subject } : null;
+        return found === match;
+      };
     }
   }
 }

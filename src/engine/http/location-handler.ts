@@ -13,23 +13,8 @@ import type { RequestContext } from '../variables/request-context.ts';
 import type { VariableGetter } from '../variables/variable-table.ts';
 import type { CompiledAddHeader } from './add-headers.ts';
 import type { ClientTimers } from './client-timers.ts';
+import type { RewriteScript } from './rewrite-script.ts';
 import type { StaticFiles } from './static-files.ts';
-
-/** `return code [text]`: the text is evaluated per request (a body, or a redirect's URL). */
-export interface CompiledReturn {
-  readonly code: number;
-  readonly text: VariableGetter | null;
-}
-
-/**
- * `if (condition) { … }`: `holds` tests the condition for a request; a request it holds for is then
- * answered under the block's `add_header` lines (null: the location's), by its `return` if it has one.
- */
-export interface CompiledIfReturn {
-  readonly holds: (ctx: RequestContext) => boolean;
-  readonly answer: CompiledReturn | null;
-  readonly addHeaders: readonly CompiledAddHeader[] | null;
-}
 
 /** `set_real_ip_from`, `real_ip_header`, `real_ip_recursive`. */
 export interface RealIpDefinition {
@@ -65,9 +50,8 @@ export interface LocationHandler {
   readonly apiRateLimit: ApiRateLimitRule | null;
   /** The `priority_level` extension (API Priority and Fairness): proxied requests are admitted by it. */
   readonly priorityLevel: PriorityLevelRule | null;
-  readonly return: CompiledReturn | null;
-  /** The `if … return`s before `return`, in order (rewrite phase); usually none. */
-  readonly ifReturns: readonly CompiledIfReturn[];
+  /** The level's rewrite module script (`rewrite`, `set`, `if`, `return`, …); a server's runs in SERVER_REWRITE. */
+  readonly script: RewriteScript<LocationHandler>;
   readonly proxyPass: string | null;
   /** A `proxy_pass` with variables, evaluated per request (nginx then looks its host up among the upstreams). */
   readonly proxyPassUrl: VariableGetter | null;

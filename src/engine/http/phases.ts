@@ -11,8 +11,10 @@ import { type LimitReqOutcome, type LimitReqStatus, limitRequest } from '../limi
 import { rateLimitFields } from '../limit-req/ratelimit-fields.ts';
 import type { LogLine } from '../log-line.ts';
 import { newRequestContext, type RequestContext, type RequestFacts } from '../variables/request-context.ts';
-import { type AnswerHeaders, bindAddHeaders, type CompiledAddHeader } from './add-headers.ts';
-import type { CompiledIfReturn, CompiledReturn, LocationHandler } from './location-handler.ts';
+import { type AnswerHeaders, bindAddHeaders } from './add-headers.ts';
+import type { LocationHandler } from './location-handler.ts';
+import { rewritePhases, URI_CHANGES } from './rewrite-phases.ts';
+import type { ScriptAnswer, ScriptState } from './rewrite-script.ts';
 import type { Route } from './route.ts';
 import { setServerCaptures } from './server-captures.ts';
 import type {
@@ -35,42 +37,61 @@ export function runPhases(
   nowMs: number,
   variableSlots: number,
   outcome: LimitReqOutcome,
+  uriChanges: number = URI_CHANGES,
 ): Verdict {
   const ctx = newRequestContext(facts, route.target, route.host, route.serverName, nowMs, variableSlots);
   setServerCaptures(route, ctx);
-  if (route.server.ifReturns.length !== 0) {
-    const hit = firstHolding(route.server.ifReturns, ctx);
-    if (hit !== null) return answer(hit, ctx, bindAddHeaders(route.server.handler.addHeaders, ctx));
+  const state: ScriptState<LocationHandler> = {
+    uriChanged: false,
+    validLocation: true,
+    rewritten: false,
+    handler: route.handler,
+    locationRegex: route.locationRegex,
+    logs: [],
+  };
+  const end = rewritePhases(route, ctx, state, uriChanges);
+  const handler = state.handler;
+  const rerouted = state.rewritten || handler !== route.handler ? reroute(route, ctx, state) : undefined;
+  if (end.kind !== 'content') {
+    const added = bindAddHeaders(handler.addHeaders, ctx);
+    const verdict =
+      end.kind === 'tooLarge' ? tooLarge(end.length, added) : answer(end.answer, added, state.logs);
+    return rerouted === undefined ? verdict : { ...verdict, route: rerouted };
   }
-  const serverReturn = route.server.return;
-  if (serverReturn !== null)
-    return answer(serverReturn, ctx, bindAddHeaders(route.server.handler.addHeaders, ctx));
-  // FIND_CONFIG matched a regex location: its captures are the request's from here on
-  if (route.locationRegex !== null) ctx.lastMatch = { regex: route.locationRegex, subject: ctx.uri };
-  const handler = route.handler;
-  let added = bindAddHeaders(handler.addHeaders, ctx);
-  // FIND_CONFIG: the location is known, nothing of its rewrite phase has run yet
-  const length = facts.contentLength;
-  if (length !== undefined && handler.clientMaxBodyBytes !== 0 && length > handler.clientMaxBodyBytes) {
-    return tooLarge(length, added);
-  }
-  if (handler.ifReturns.length !== 0) {
-    const rewrite = locationIfs(handler.ifReturns, handler.addHeaders, ctx);
-    if (rewrite.lines !== handler.addHeaders) added = bindAddHeaders(rewrite.lines, ctx);
-    if (rewrite.answer !== null) return answer(rewrite.answer, ctx, added);
-  }
-  if (handler.return !== null) return answer(handler.return, ctx, added);
+  const verdict = limitPhases(handler, ctx, state.logs.length === 0 ? NO_LOGS : state.logs, outcome);
+  return rerouted === undefined ? verdict : { ...verdict, route: rerouted };
+}
 
+/** The request's route once the rewrite phases changed its URI or put it under an `if`'s configuration. */
+function reroute(route: Route, ctx: RequestContext, state: ScriptState<LocationHandler>): Route {
+  return {
+    ...route,
+    handler: state.handler,
+    target: { uri: ctx.uri, args: ctx.args, hasArgs: ctx.hasArgs },
+    locationRegex: state.locationRegex,
+    rewritten: state.rewritten ? { validLocation: state.validLocation } : undefined,
+  };
+}
+
+/** PREACCESS onwards: limit_req (which may delay the rest), then `afterDelay`. */
+function limitPhases(
+  handler: LocationHandler,
+  ctx: RequestContext,
+  rewriteLogs: readonly LogLine[],
+  outcome: LimitReqOutcome,
+): Verdict {
+  const nowMs = ctx.nowMs;
+  const added = bindAddHeaders(handler.addHeaders, ctx);
   let status: LimitReqStatus = '';
   let zone: string | null = null;
-  let logs: readonly LogLine[] = NO_LOGS;
+  let logs: readonly LogLine[] = rewriteLogs;
   let headers: readonly string[] = NO_HEADERS;
   if (handler.limitReq.rules.length !== 0) {
     const out = limitRequest(handler.limitReq, ctx, nowMs, outcome);
     status = out.status;
     ctx.limitReqStatus = status;
     zone = out.zone?.name ?? null;
-    if (out.logs.length !== 0) logs = out.logs;
+    if (out.logs.length !== 0) logs = logs.length === 0 ? out.logs : [...logs, ...out.logs];
     if (handler.limitReq.rateLimitHeaders) headers = rateLimitFields(out);
     if (out.rejectCode !== 0) {
       const retryAfterS = handler.limitReq.retryAfter
@@ -154,47 +175,22 @@ function tooLarge(length: number, answerHeaders: AnswerHeaders | null): RefuseVe
   };
 }
 
-/** The rewrite phase's first `if` whose condition holds, in the order written; null: none. */
-function firstHolding(ifs: readonly CompiledIfReturn[], ctx: RequestContext): CompiledReturn | null {
-  for (const i of ifs) if (i.answer !== null && i.holds(ctx)) return i.answer;
-  return null;
-}
-
-/**
- * A location's rewrite phase: each `if` whose condition holds puts the request under its block (its
- * `add_header` lines, else the location's), and the first of them with a `return` answers.
- */
-function locationIfs(
-  ifs: readonly CompiledIfReturn[],
-  lines: readonly CompiledAddHeader[],
-  ctx: RequestContext,
-): { readonly answer: CompiledReturn | null; readonly lines: readonly CompiledAddHeader[] } {
-  let under = lines;
-  for (const i of ifs) {
-    if (!i.holds(ctx)) continue;
-    under = i.addHeaders ?? lines;
-    if (i.answer !== null) return { answer: i.answer, lines: under };
-  }
-  return { answer: null, lines: under };
-}
-
-/** `return`: its text evaluated for the request; 444 closes without an answer, so it has none. */
+/** The rewrite phases' answer (`return`, a redirect, a 500); 444 closes without an answer, so it has none. */
 function answer(
-  spec: CompiledReturn,
-  ctx: RequestContext,
+  spec: ScriptAnswer,
   answerHeaders: AnswerHeaders | null,
+  logs: readonly LogLine[],
 ): ReturnVerdict | CloseVerdict {
   const at = {
     status: '',
     connStatus: '',
     zone: null,
-    logs: NO_LOGS,
+    logs: logs.length === 0 ? NO_LOGS : logs,
     responseHeaders: NO_HEADERS,
     answerHeaders,
   } as const;
   if (spec.code === 444) return { kind: 'close', code: 444, ...at };
-  const text = spec.text === null ? null : spec.text(ctx);
-  return { kind: 'return', code: spec.code, ...at, text };
+  return { kind: 'return', code: spec.code, ...at, text: spec.text };
 }
 
 /** limit_req or limit_conn refused the request: its status (444: close without an answer). */

@@ -20,6 +20,11 @@ export interface Route {
   readonly locationRegex: NginxRegex | null;
   /** The `server_name` regex that selected the server (its captures are the request's). */
   readonly serverRegex?: NginxRegex | null;
+  /**
+   * A `rewrite` changed the URI (r->internal, the target as received no longer the request's);
+   * `validLocation` false after a `break` (proxy_pass then sends the whole URI without its own).
+   */
+  readonly rewritten?: { readonly validLocation: boolean } | undefined;
 }
 
 /**

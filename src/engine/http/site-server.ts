@@ -8,7 +8,7 @@ import type { SslVerifyClient } from './client-verify.ts';
 import type { RoutableLocation } from './find-location.ts';
 import type { NamedServer } from './find-server.ts';
 import type { HeaderBuffers } from './header-buffers.ts';
-import type { CompiledIfReturn, CompiledReturn, LocationHandler } from './location-handler.ts';
+import type { LocationHandler } from './location-handler.ts';
 
 export interface SiteLocation extends RoutableLocation<SiteLocation> {
   readonly handler: LocationHandler;
@@ -16,10 +16,7 @@ export interface SiteLocation extends RoutableLocation<SiteLocation> {
 
 export interface SiteServer extends NamedServer {
   readonly locations: readonly SiteLocation[];
-  readonly return: CompiledReturn | null;
-  /** Server-level `if … return`s before `return`, in order (server rewrite phase). */
-  readonly ifReturns: readonly CompiledIfReturn[];
-  /** For requests that match no location. */
+  /** For requests that match no location; its script is the server's (SERVER_REWRITE). */
   readonly handler: LocationHandler;
   /** `client_header_buffer_size` and `large_client_header_buffers`. */
   readonly headerBuffers: HeaderBuffers;

@@ -95,9 +95,12 @@ export class Site {
     return this.#heads.refusal(fault, serverAddr, port);
   }
 
-  /** Runs the phases for a routed request. Mutates zone state and counters. */
-  decide(route: Route, facts: RequestFacts, nowMs: number): Verdict {
-    return runPhases(route, facts, nowMs, this.variables.slots, this.outcome);
+  /**
+   * Runs the phases for a routed request. Mutates zone state and counters. `uriChanges`: what is left
+   * of the request's URI changes (fewer after internal redirects).
+   */
+  decide(route: Route, facts: RequestFacts, nowMs: number, uriChanges?: number): Verdict {
+    return runPhases(route, facts, nowMs, this.variables.slots, this.outcome, uriChanges);
   }
 
   /** The location's `add_header` lines bound to a request answered there without its phases. */

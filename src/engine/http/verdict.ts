@@ -10,6 +10,7 @@ import type { PriorityLevel } from '../priority/priority-level.ts';
 import type { RequestContext } from '../variables/request-context.ts';
 import type { AnswerHeaders } from './add-headers.ts';
 import type { ApiRateLimitRule, LocationHandler, PriorityLevelRule } from './location-handler.ts';
+import type { Route } from './route.ts';
 
 /** What a request was classified into. */
 export interface PriorityClassification {
@@ -48,6 +49,8 @@ interface VerdictBase {
   readonly responseHeaders: readonly string[];
   /** The `add_header` lines the answer is given under, bound to the request; null: none. */
   readonly answerHeaders: AnswerHeaders | null;
+  /** The request's route once the rewrite phases changed its URI or configuration (absent: unchanged). */
+  readonly route?: Route;
 }
 
 /** `return` in the rewrite phases (never limited), or nginx's 400 for a request no server takes. */

@@ -82,10 +82,10 @@ export interface RequestFacts {
 
 export interface RequestContext {
   readonly facts: RequestFacts;
-  /** `$uri` (decoded, normalised). */
-  readonly uri: string;
-  readonly args: string;
-  readonly hasArgs: boolean;
+  /** `$uri` (decoded, normalised; a `rewrite` changes it, as it does the arguments). */
+  uri: string;
+  args: string;
+  hasArgs: boolean;
   /** `$host`: request host lower-cased without port, or the server's first name. */
   readonly host: string;
   /** `$server_name`: the first name of the chosen server. */

@@ -15,6 +15,9 @@ export function unknownVariableError(name: string): LimitswitchError {
   return new LimitswitchError('RL_ERR_UNKNOWN_VARIABLE', `unknown "${name}" variable`);
 }
 
+/** Built-ins a `rewrite` changes during a request. */
+const REWRITTEN: ReadonlySet<string> = new Set(['uri', 'document_uri', 'args', 'query_string', 'is_args']);
+
 export class VariableTable {
   private readonly slotOf = new Map<string, number>();
   private readonly getters: (VariableGetter | undefined)[] = [];
@@ -63,6 +66,8 @@ export class VariableTable {
       // $limit_req_status and $limit_conn_status change during the request; nginx marks them non-cacheable.
       this.volatile[slot] =
         name === 'limit_req_status' || name === 'limit_conn_status' || isLateVariable(name);
+      // what a `rewrite` changes is read afresh (nginx does not cache these)
+      if (REWRITTEN.has(name) || name.startsWith('arg_')) this.volatile[slot] = true;
     }
     const s = slot;
     const getters = this.getters;

@@ -26,8 +26,8 @@ import { type Admissions, LOCAL_ADMISSIONS } from './admissions.ts';
 import { answeredUnder } from './answered-under.ts';
 import { clientRules, logRefusedHead } from './client-input-rules.ts';
 import { ExchangeFacts } from './exchange-facts.ts';
-import { dynamicTarget, type ProxyTargets, rewriteTarget } from './proxy-targets.ts';
-import { staticDecision } from './static-decision.ts';
+import { dynamicTarget, type ProxyTargets, rewriteTarget, rewrittenTarget } from './proxy-targets.ts';
+import { absoluteLocation, staticDecision } from './static-decision.ts';
 import { tlsRefusal } from './tls-refusal.ts';
 
 /**
@@ -171,8 +171,8 @@ function internalRedirect(uri: string, deciding: Deciding): RoutedDecision {
   // that answers from disk answers at once, after its access rules
   if (
     handler.proxyPass === null &&
-    handler.return === null &&
-    handler.ifReturns.length === 0 &&
+    handler.script.codes.length === 0 &&
+    next.server.handler.script.codes.length === 0 &&
     handler.api === null
   ) {
     if (!handler.access.allows(ctx.remoteAddr)) return FORBIDDEN;
@@ -181,10 +181,13 @@ function internalRedirect(uri: string, deciding: Deciding): RoutedDecision {
     return staticDecision({ ...again, answerHeaders }, (then) => internalRedirect(then, again));
   }
   const facts = new ExchangeFacts(ctx, deciding.port);
-  return toDataPath(deciding.site.decide(next, facts, deciding.nowMs()), again);
+  const uriChanges = MAX_URI_CHANGES + 1 - redirects;
+  return toDataPath(deciding.site.decide(next, facts, deciding.nowMs(), uriChanges), again);
 }
 
-function toDataPath(verdict: Verdict, deciding: Deciding): RoutedDecision {
+function toDataPath(verdict: Verdict, decided: Deciding): RoutedDecision {
+  // the rewrite phases may have changed the URI, the location, or put it under an `if`'s configuration
+  const deciding = verdict.route === undefined ? decided : { ...decided, route: verdict.route };
   const { route, targets } = deciding;
   if (verdict.logs.length !== 0) writeLogs(deciding.errorLog, verdict, route, deciding.ctx);
   switch (verdict.kind) {
@@ -206,7 +209,9 @@ function toDataPath(verdict: Verdict, deciding: Deciding): RoutedDecision {
       const answerHeaders = verdict.answerHeaders;
       if (verdict.code === 444) return { action: 'reject', code: 444 };
       if (REDIRECTS.has(verdict.code) && verdict.text !== null) {
-        const headers = { location: verdict.text };
+        // the header filter makes a location that starts with `/` absolute (absolute_redirect on)
+        const text = verdict.text;
+        const headers = { location: text.startsWith('/') ? absoluteLocation(deciding, text) : text };
         return { action: 'return', code: verdict.code, headers, client, answerHeaders };
       }
       if (verdict.text === null) return { action: 'return', code: verdict.code, client, answerHeaders };
@@ -299,7 +304,10 @@ function forwarding(
   const target = targets.byHandler.get(route.handler);
   if (target === undefined) return null;
   let upstream = target.upstream;
-  let path = rewriteTarget(target, route.target.uri, route.target.args, route.target.hasArgs);
+  let path =
+    route.rewritten === undefined
+      ? rewriteTarget(target, route.target.uri, route.target.args, route.target.hasArgs)
+      : rewrittenTarget(target, route.target.uri, route.target.args, route.rewritten.validLocation);
   let address: UpstreamServerSpec | undefined;
   if (verdict.proxyUrl !== undefined) {
     const dynamic = dynamicTarget(verdict.proxyUrl, targets.upstreamNames);

@@ -11,6 +11,7 @@ import type { Site } from '../../engine/http/site.ts';
 import type { SiteLocation } from '../../engine/http/site-server.ts';
 import { parseIpv4, parseIpv6 } from '../../engine/net/ip-text.ts';
 import { LimitswitchError } from '../../shared/errors.ts';
+import { escapeUri } from '../http/static/static-content.ts';
 import type { UpstreamGroupSpec } from '../http/upstream/upstream-group.ts';
 import {
   DEFAULT_KEEPALIVE,
@@ -96,10 +97,16 @@ export function resolveProxyTargets(site: Site, upstreams: readonly UpstreamSpec
   const upstreamNames = new UpstreamNames();
   for (const upstream of upstreams) upstreamNames.addBlock(upstream.name);
 
+  const register = (handler: LocationHandler, target: ProxyTarget): void => {
+    byHandler.set(handler, target);
+    // an `if` block's configuration proxies where its location does
+    for (const code of handler.script.codes)
+      if (code.op === 'if' && code.handler !== null) byHandler.set(code.handler, target);
+  };
   const visit = (handler: LocationHandler, prefix: string | null): void => {
     if (handler.proxyPass === null) return;
     if (handler.proxyPassUrl !== null) {
-      byHandler.set(handler, { upstream: '', rewrite: null });
+      register(handler, { upstream: '', rewrite: null });
       return;
     }
     const { authority, uri } = splitProxyPass(handler.proxyPass);
@@ -111,10 +118,7 @@ export function resolveProxyTargets(site: Site, upstreams: readonly UpstreamSpec
       if (!groups.has(name)) groups.set(name, { name, servers: [server], keepalive: DEFAULT_KEEPALIVE });
       upstreamNames.addImplicit(server, name);
     }
-    byHandler.set(handler, {
-      upstream: name,
-      rewrite: uri !== null && prefix !== null ? { prefix, uri } : null,
-    });
+    register(handler, { upstream: name, rewrite: uri !== null && prefix !== null ? { prefix, uri } : null });
   };
   const walk = (locations: readonly SiteLocation[]): void => {
     for (const location of locations) {
@@ -140,6 +144,23 @@ export function rewriteTarget(
   if (target.rewrite === null) return undefined;
   const rest = uri.startsWith(target.rewrite.prefix) ? uri.slice(target.rewrite.prefix.length) : uri;
   return `${target.rewrite.uri}${rest}${hasArgs ? `?${args}` : ''}`;
+}
+
+/**
+ * The request-target sent upstream once a `rewrite` changed the URI (ngx_http_proxy_create_request with
+ * r->internal): the URI escaped, after the `proxy_pass` URI part in place of the location's prefix —
+ * unless a `break` cleared r->valid_location, which sends the whole URI without it — and the arguments.
+ */
+export function rewrittenTarget(
+  target: ProxyTarget,
+  uri: string,
+  args: string,
+  validLocation: boolean,
+): string {
+  const replaced = target.rewrite !== null && validLocation ? target.rewrite : null;
+  const path =
+    replaced === null ? escapeUri(uri) : replaced.uri + escapeUri(uri.slice(replaced.prefix.length));
+  return args.length === 0 ? path : `${path}?${args}`;
 }
 
 /**

@@ -91,7 +91,7 @@ function firstHeader(raw: readonly string[], lowerName: string): string | undefi
  * defaults): the scheme, the request's host (the local address without one) and the port unless it
  * is the scheme's own.
  */
-function absoluteLocation(deciding: StaticDeciding, path: string): string {
+export function absoluteLocation(deciding: StaticDeciding, path: string): string {
   const tls = connectionTls(deciding.ctx.connection) !== null;
   const host = deciding.ctx.host === '' ? (deciding.ctx.req.socket.localAddress ?? '') : deciding.route.host;
   const port = deciding.port === (tls ? 443 : 80) ? '' : `:${deciding.port}`;
