@@ -52,6 +52,21 @@ export function certificateOptions(ssl: SslConf): SecureContextOptions {
   return {
     cert: ssl.certificates.map((c) => c.cert),
     key: ssl.certificates.map((c) => c.key),
-    ...(ssl.clientCertificate === null ? {} : { ca: ssl.clientCertificate }),
+    ...(ssl.clientCertificate === null ? {} : { ca: distinctCertificates(ssl.clientCertificate) }),
   };
+}
+
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[^-]*-----END CERTIFICATE-----/g;
+
+/**
+ * Each certificate once: node names every `ca` certificate in the CertificateRequest, where nginx's
+ * SSL_load_client_CA_file names a CA once however often its file repeats it.
+ */
+function distinctCertificates(pem: string): string | string[] {
+  const distinct = new Map<string, string>();
+  for (const [text] of pem.matchAll(PEM_CERTIFICATE)) {
+    const key = text.replace(/\s+/g, '');
+    if (!distinct.has(key)) distinct.set(key, text);
+  }
+  return distinct.size === 0 ? pem : [...distinct.values()];
 }
