@@ -317,6 +317,8 @@ export interface UpstreamGroupSpec {
 /** Finding a group by name (what a listener needs of the set; the set may be swapped by a reload). */
 export interface UpstreamLookup {
   get(name: string): UpstreamGroup | undefined;
+  /** The group of one server at an address a `proxy_pass` with variables came to. */
+  addressed(server: { readonly host: string; readonly port: number }): UpstreamGroup;
 }
 
 /** The listener's upstream groups, which every exchange of it shares. */
