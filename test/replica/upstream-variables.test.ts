@@ -4,7 +4,8 @@
  * requests in the same order. `$upstream_addr`, `$upstream_status` and the upstream times joined over
  * the servers a request tried (`a, b`, `-` where a try never got that far), `$upstream_http_*`,
  * `$upstream_cookie_*`, `$upstream_response_length` at the head (0: no body read yet), `$status`,
- * `$request_time`, `$connection_requests` and `$connection` on a kept connection. Times are compared by
+ * `$request_time`, `$connection_requests` and `$connection` on a kept connection, `$proxy_host` and
+ * `$proxy_port`. Times are compared by
  * shape (`N.NNN` or `-`), and exactly where nginx's cached clock makes them exact.
  */
 import assert from 'node:assert/strict';
@@ -28,6 +29,8 @@ const VARIABLES: readonly (readonly [string, string])[] = [
   ['X-Time', '$request_time'],
   ['X-Requests', '$connection_requests'],
   ['X-Connection', '$connection'],
+  ['X-Proxy-Host', '$proxy_host'],
+  ['X-Proxy-Port', '$proxy_port'],
 ];
 
 function body(listen: number, upstream: number, closed: number): string {
@@ -132,6 +135,7 @@ describe('replica vs nginx: the variables known after the decision', () => {
     assert.equal(answer!['x-response'], '-');
     assert.equal(answer!['x-length'], '0');
     assert.equal(answer!['x-status'], '200');
+    assert.equal(answer!['x-proxy-host'], `127.0.0.1:${answer!['x-proxy-port']}`);
   });
 
   test('a server that refuses, then one that answers: both joined with ", "', async () => {
@@ -141,6 +145,8 @@ describe('replica vs nginx: the variables known after the decision', () => {
     assert.match(answer!['x-header']!, /^-, \d\.\d{3}$/);
     assert.match(answer!['x-response']!, /^\d\.\d{3}, -$/);
     // the refusing server is left out for fail_timeout now
+    assert.equal(answer!['x-proxy-host'], 'two');
+    assert.equal(answer!['x-proxy-port'], '80');
     const [again] = await same(['/two/']);
     assert.equal(again!['x-up-status'], '200');
   });

@@ -47,6 +47,8 @@ export const LATE_VARIABLES: Readonly<Record<string, Getter>> = {
   connection: (ctx) => String(ctx.facts.connectionNumber ?? 0),
   connection_requests: (ctx) => String(ctx.facts.connectionRequests ?? 0),
   connection_time: (ctx) => secondsText(ctx.facts.connectionMs ?? 0),
+  proxy_host: (ctx) => progress(ctx)?.proxyHost ?? '',
+  proxy_port: (ctx) => progress(ctx)?.proxyPort ?? '',
 };
 
 /** The families: `$upstream_http_NAME` (the answer's field), `$upstream_cookie_NAME` (its Set-Cookie). */

@@ -49,6 +49,9 @@ export interface RequestProgress {
   readonly elapsedMs: number;
   /** The answer's status once its head is known; 0 before. */
   readonly status: number;
+  /** `$proxy_host` and `$proxy_port`: the `proxy_pass` target's host (with its port unless 80), its port. */
+  readonly proxyHost?: string;
+  readonly proxyPort?: string;
 }
 
 /**

@@ -10,6 +10,8 @@ export class ProgressRecord implements RequestProgress {
   readonly upstreamStates: UpstreamState[] = [];
   upstreamHeaders: readonly string[] | null = null;
   status = 0;
+  proxyHost = '';
+  proxyPort = '';
   /** When the request began (nginx's `r->start_msec`). */
   readonly startedMs = loopClock.nowMs();
 

@@ -13,8 +13,13 @@ export class TryRecord {
   #state: UpstreamState | null = null;
   #startMs = 0;
 
-  constructor(progress: ProgressRecord) {
+  /** `group`: the group the request goes to, whose name is the `proxy_pass` target's host. */
+  constructor(progress: ProgressRecord, group: string) {
     this.#progress = progress;
+    // ngx_http_proxy_set_vars: the port is 80 when the URL gives none, and only another one is shown
+    const port = /:(\d+)$/.exec(group)?.[1];
+    progress.proxyPort = port ?? '80';
+    progress.proxyHost = port === '80' ? group.slice(0, -3) : group;
   }
 
   /** ngx_http_upstream_connect: the try before ends now (if it had not), a state for `peer` begins. */

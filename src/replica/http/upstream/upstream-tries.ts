@@ -30,7 +30,7 @@ export class UpstreamTries {
 
   constructor(group: UpstreamGroup, progress?: ProgressRecord) {
     this.group = group;
-    this.record = progress === undefined ? undefined : new TryRecord(progress);
+    this.record = progress === undefined ? undefined : new TryRecord(progress, group.name);
   }
 
   /** Servers tried so far, the current one included. */
