@@ -16,6 +16,7 @@ Input, one JSON object per line (t: nginx's clock in ms):
   {"t":5,"keyval":{"zone":"limitreq_uri","key":"/coffee","value":"1","expire":60000}}
       a keyval change, as the Plus API makes it ("value":null deletes the key)
 Output, one line per request: {"t":…,"status":"PASSED|DELAYED|REJECTED|…","code":…,"delay_ms":…,"zone":…}
+  and "uri" when a rewrite changed it (what proxy_pass without a URI part sends upstream)
 `;
 
 /** `limitswitch simulate -c FILE`: request timelines (JSON lines on stdin) through the engine. */

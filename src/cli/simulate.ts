@@ -30,6 +30,8 @@ export interface SimulatedResult {
   code: number;
   delay_ms: number;
   zone: string | null;
+  /** The URI and arguments after a `rewrite` changed them (`proxy_pass` without a URI part sends it). */
+  uri?: string;
 }
 
 /** A timeline line that is neither a request nor a keyval change (`RL_ERR_SIMULATE_INPUT`). */
@@ -55,7 +57,16 @@ export function simulateLine(site: Site, line: unknown, defaultPort: number): Si
 /** simulate's output line for a request decided at `t`. */
 export function simulatedResult(t: number, verdict: Verdict): SimulatedResult {
   const delayMs = verdict.kind === 'delay' ? verdict.delayMs : 0;
-  return { t, status: verdict.status, code: verdict.code, delay_ms: delayMs, zone: verdict.zone };
+  const result: SimulatedResult = {
+    t,
+    status: verdict.status,
+    code: verdict.code,
+    delay_ms: delayMs,
+    zone: verdict.zone,
+  };
+  const rewritten = verdict.route?.rewritten === undefined ? undefined : verdict.route.target;
+  if (rewritten !== undefined) result.uri = rewritten.uri + (rewritten.hasArgs ? `?${rewritten.args}` : '');
+  return result;
 }
 
 /** What the engine decided for a request, and where it was routed (null: nowhere, a 400). */

@@ -6,6 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { simulateLine } from '../../src/cli/simulate.ts';
+import { buildSite } from '../../src/config/build-site.ts';
+import { loadConfigText } from '../../src/config/index.ts';
 import type { Ingress } from '../../src/k8s/objects.ts';
 import { ClusterTranslator } from '../../src/k8s/translate/cluster-translator.ts';
 import { ingress, locationBlock, serverBlock } from './builders.ts';
@@ -248,5 +251,28 @@ describe('an annotation nothing reads', () => {
         ],
       ],
     );
+  });
+});
+
+describe('the issue’s regex Ingress through simulate', () => {
+  it('limits /v1/users at 5 r/s (burst 25, nodelay) and sends it as /users', () => {
+    const { text } = render([regexIngress()]);
+    const site = buildSite(loadConfigText(text, 'rendered.conf').http);
+    const line = (t: number) =>
+      simulateLine(site, { t, addr: '10.0.0.1', host: 'api.example.com', uri: '/v1/users?page=2' }, 80)!;
+    // the burst: 1 + 25 pass at once, then the limit
+    const first = Array.from({ length: 27 }, () => line(0));
+    assert.deepEqual(
+      first.map((r) => r.code),
+      [...Array<number>(26).fill(200), 503],
+    );
+    assert.equal(first[0]!.uri, '/users?page=2');
+    // then a request every 100 ms: the first second also spends what the bucket regained since the
+    // burst, then 5 a second
+    const later = Array.from({ length: 60 }, (_, i) => line(1000 + i * 100));
+    const passedPerSecond = [0, 1, 2, 3, 4, 5].map(
+      (s) => later.slice(s * 10, s * 10 + 10).filter((r) => r.code === 200).length,
+    );
+    assert.deepEqual(passedPerSecond, [9, 5, 5, 5, 5, 5]);
   });
 });
