@@ -33,6 +33,7 @@ import { compileGeo } from '../engine/variables/geo-variable.ts';
 import { compileMap } from '../engine/variables/map-variable.ts';
 import type { RequestContext } from '../engine/variables/request-context.ts';
 import { VariableTable } from '../engine/variables/variable-table.ts';
+import { compileErrorPages } from './compile-error-pages.ts';
 import { compileScript, type ScriptCompiler, scriptVariables } from './compile-script.ts';
 import { configError } from './config-error.ts';
 import type {
@@ -239,6 +240,7 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
     apiRateLimit: apiRateLimit(conf.apiRateLimit),
     priorityLevel: priorityLevel(conf.priorityLevel),
     script: NO_SCRIPT,
+    errorPages: compileErrorPages(conf.errorPages, conf.recursiveErrorPages, variables),
     proxyPass: conf.proxyPass ?? null,
     proxyPassUrl: conf.proxyPass?.includes('$') ? variables.compile(parseComplexValue(conf.proxyPass)) : null,
     api: conf.api ?? null,
@@ -270,9 +272,14 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
     serverNameRegexes: conf.serverNameRegexes,
     serverNameSlots: serverNameSlots(conf, variables),
     locations: conf.locations.map(location),
+    named: new Map(
+      conf.namedLocations.map((l) => [l.pattern, handler(`location ${l.pattern}`, 'location', l)]),
+    ),
     handler: handler('server', 'server', {
       script: conf.script,
       rewriteLog: conf.rewriteLog,
+      errorPages: conf.errorPages,
+      recursiveErrorPages: conf.recursiveErrorPages,
       limitReq: conf.limitReq,
       limitConn: conf.limitConn,
       apiRateLimit: conf.apiRateLimit,
@@ -310,4 +317,6 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
 function declareScriptVariables(level: ServerConf | LocationConf, variables: VariableTable): void {
   for (const name of scriptVariables(level.script)) variables.declare(name);
   for (const location of level.locations) declareScriptVariables(location, variables);
+  if ('namedLocations' in level)
+    for (const named of level.namedLocations) declareScriptVariables(named, variables);
 }

@@ -11,6 +11,7 @@ import type {
   AccessRule,
   AddHeaderSpec,
   ApiRateLimitZoneSpec,
+  ErrorPageSpec,
   GeoSpec,
   HeaderBuffersSpec,
   KeyvalSpec,
@@ -71,6 +72,8 @@ export interface LevelBuilder {
   proxySetHeaders: ProxySetHeader[] | null;
   addHeaders: AddHeaderSpec[] | null;
   rewriteLog: boolean | null;
+  errorPages: ErrorPageSpec[] | null;
+  recursiveErrorPages: boolean | null;
   /** `client_max_body_size`, bytes (0: no limit). */
   clientMaxBodySize: number | null;
   /** `client_header_buffer_size`, bytes (http and server only). */
@@ -211,6 +214,8 @@ export function newLevel(source: SourceRef): LevelBuilder {
     proxySetHeaders: null,
     addHeaders: null,
     rewriteLog: null,
+    errorPages: null,
+    recursiveErrorPages: null,
     clientMaxBodySize: null,
     clientHeaderBufferSize: null,
     largeClientHeaderBuffers: null,

@@ -26,6 +26,7 @@ import type {
   EffectiveLimitConn,
   EffectiveLimitReq,
   EffectivePriorityLevel,
+  ErrorPageSpec,
   HeaderBuffersSpec,
   HttpConf,
   ListenSpec,
@@ -51,6 +52,8 @@ interface Inherited {
   readonly proxySetHeaders: readonly ProxySetHeader[];
   readonly addHeaders: readonly AddHeaderSpec[];
   readonly rewriteLog: boolean;
+  readonly errorPages: readonly ErrorPageSpec[];
+  readonly recursiveErrorPages: boolean;
   readonly clientMaxBodyBytes: number;
   readonly clientHeaderBufferBytes: number;
   readonly largeClientHeaderBuffers: HeaderBuffersSpec;
@@ -90,6 +93,8 @@ const DEFAULTS: Inherited = {
   proxySetHeaders: [],
   addHeaders: [],
   rewriteLog: false,
+  errorPages: [],
+  recursiveErrorPages: false,
   clientMaxBodyBytes: CLIENT_MAX_BODY_BYTES,
   clientHeaderBufferBytes: CLIENT_HEADER_BUFFER_BYTES,
   largeClientHeaderBuffers: LARGE_CLIENT_HEADER_BUFFERS,
@@ -152,6 +157,8 @@ export function inherit(level: LevelBuilder, parent: Inherited): Inherited {
     proxySetHeaders: level.proxySetHeaders ?? parent.proxySetHeaders,
     addHeaders: level.addHeaders ?? parent.addHeaders,
     rewriteLog: level.rewriteLog ?? parent.rewriteLog,
+    errorPages: level.errorPages ?? parent.errorPages,
+    recursiveErrorPages: level.recursiveErrorPages ?? parent.recursiveErrorPages,
     clientMaxBodyBytes: level.clientMaxBodySize ?? parent.clientMaxBodyBytes,
     clientHeaderBufferBytes: level.clientHeaderBufferSize ?? parent.clientHeaderBufferBytes,
     largeClientHeaderBuffers: level.largeClientHeaderBuffers ?? parent.largeClientHeaderBuffers,
@@ -258,6 +265,9 @@ function buildServer(server: ServerBuilder, parent: Inherited, http: HttpBuilder
     serverNameRegexes: server.serverNameRegexes,
     locations: buildLocations(server.locations, settings),
     script: server.script,
+    namedLocations: server.locations
+      .filter((location) => location.named)
+      .map((location) => buildLocation(location, settings)),
     ...settings,
     source: server.source,
   };
@@ -282,6 +292,8 @@ function buildLocation(location: LocationBuilder, parent: Inherited): LocationCo
     proxyPass: location.proxyPass,
     script: location.script,
     rewriteLog: settings.rewriteLog,
+    errorPages: settings.errorPages,
+    recursiveErrorPages: settings.recursiveErrorPages,
     api: location.api,
     access: settings.access,
     realIp: settings.realIp,

@@ -6,9 +6,11 @@
  * inheritance (limit_req lists, limit_req_status, real_ip, allow/deny) is already resolved, so each
  * location holds its effective settings. `source` points at the directive for `file:line` messages.
  */
+
 import type { ApiLimiterParameters } from '../engine/api-limiter/api-limiter.ts';
 import type { ComplexValue } from '../engine/complex-value.ts';
 import type { ClientTimers } from '../engine/http/client-timers.ts';
+import type { FileTest } from '../engine/http/if-condition.ts';
 import type { StaticFiles } from '../engine/http/static-files.ts';
 import type { KeyvalType } from '../engine/keyval/keyval-zone.ts';
 import type { LogLevel } from '../engine/log-line.ts';
@@ -326,12 +328,22 @@ export interface ReturnSpec {
 export interface IfCondition {
   /** The variable tested, without `$`. */
   readonly variable: string;
-  readonly op: 'truthy' | '=' | '!=' | '~' | '~*' | '!~' | '!~*';
-  /** The right side of `=` / `!=` (a complex value). */
+  readonly op: 'truthy' | '=' | '!=' | '~' | '~*' | '!~' | '!~*' | FileTest;
+  /** The right side of `=` / `!=`, or a file test's path (a complex value). */
   readonly value: ComplexValue | null;
   /** The regular expression of the others, as written and compiled (`*`: case-insensitive). */
   readonly pattern: string | null;
   readonly regex: NginxRegex | null;
+}
+
+/** One status of an `error_page` line. */
+export interface ErrorPageSpec {
+  readonly code: number;
+  /** `=response`: the status answered (0: the redirected request's own, `=` alone; -1: the error's). */
+  readonly overwrite: number;
+  /** A URI (internal redirect), `@name` (a named location) or anything else (a redirect). */
+  readonly uri: ComplexValue;
+  readonly source: SourceRef;
 }
 
 /** `rewrite`'s flag. */
@@ -376,6 +388,9 @@ export interface LocationConf {
   readonly script: readonly RewriteStep[];
   /** `rewrite_log` in force. */
   readonly rewriteLog: boolean;
+  /** The `error_page` lines in force (a level's own, else the enclosing level's). */
+  readonly errorPages: readonly ErrorPageSpec[];
+  readonly recursiveErrorPages: boolean;
   /** `api [write=on|off];` — an NGINX Plus API location. */
   readonly api: { readonly write: boolean } | null;
   readonly access: readonly AccessRule[];
@@ -407,6 +422,11 @@ export interface ServerConf extends HeaderLimits {
   readonly script: readonly RewriteStep[];
   /** `rewrite_log` in force. */
   readonly rewriteLog: boolean;
+  /** The `error_page` lines in force for requests that match no location. */
+  readonly errorPages: readonly ErrorPageSpec[];
+  readonly recursiveErrorPages: boolean;
+  /** `location @name` blocks: what `error_page … @name` goes to. */
+  readonly namedLocations: readonly LocationConf[];
   /** Effective settings for a request that matches no location (nginx serves it at server level). */
   readonly limitReq: EffectiveLimitReq;
   readonly limitConn: EffectiveLimitConn;

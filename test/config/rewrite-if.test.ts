@@ -82,7 +82,7 @@ describe('the rewrite module script', () => {
       'if ($http_a) { if ($http_b) { return 404; } }',
       /"if" directive is not supported inside "if" by limitswitch/,
     );
-    fails('if (-f $request_filename) { return 404; }', /file tests are not supported/);
+    fails('if (-f) { return 404; }', /invalid condition "-f"/);
     fails('if ($http_a == b) { return 404; }', /unexpected "==" in condition/);
     fails('if $http_a { return 404; }', /invalid condition/);
     fails('if ($no_such_variable) { return 404; }', /unknown "no_such_variable" variable/);

@@ -4,9 +4,12 @@
  * captures (numbered and named), `last` and a URI changed without a flag (the location found again),
  * `break` (and the whole URI proxy_pass sends after it), redirects and their arguments, `set`, `if`
  * with a regex's captures and a `rewrite` inside, a server-level rewrite, the rewrite cycle's 500
- * after ten changes and a URI rewritten to nothing — and the error-log lines they write.
+ * after ten changes, a URI rewritten to nothing, `if`'s file tests (-f, -d, -e, -x and their `!`) —
+ * and the error-log lines they write.
  */
 import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
 import { freePort } from '../helpers/free-port.ts';
@@ -15,7 +18,7 @@ import { type RunningNginx, startNginx } from '../helpers/nginx.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 import { startUpstream, type TestUpstream } from '../replica/http/harness.ts';
 
-const http = (port: number, upstream: number) => `
+const http = (port: number, upstream: number, files: string) => `
     upstream backend { server 127.0.0.1:${upstream}; }
     server {
         listen 127.0.0.1:${port};
@@ -47,6 +50,7 @@ const http = (port: number, upstream: number) => `
         location /brkset2 { set $a 1; if ($a) { add_header X-A $a always; break; } return 404; }
         location /empty { rewrite ^ ?x; }
         location /before/ { set $was $uri$args; rewrite ^/before/(.*) /echo/$1?was=$was; }
+        location /file { if (-x ${files}/$arg_c) { return 200 "exec\\n"; } if (-f ${files}/$arg_c) { return 200 "file\\n"; } if (-d ${files}/$arg_c) { return 200 "dir\\n"; } if (!-e ${files}/$arg_c) { return 200 "none\\n"; } return 200 "other\\n"; }
         location /logged/ { rewrite_log on; rewrite ^/nomatch /x; rewrite ^/logged/(.*) /echo/$1?y=$1; }
     }
 `;
@@ -81,6 +85,11 @@ const PATHS: readonly string[] = [
   '/empty',
   '/before/q?r=s',
   '/logged/z?w=1',
+  '/file?c=plain',
+  '/file?c=run',
+  '/file?c=sub',
+  '/file?c=missing',
+  '/file?c=plain/below',
 ];
 
 /** The error-log lines about rewriting, without time, pid, connection number and `host` (ports differ). */
@@ -109,10 +118,14 @@ describe('rewrite, set, break, if: the replica answers as nginx', () => {
       res.writeHead(200, { 'content-type': 'text/plain', 'content-length': String(body.length) });
       res.end(body);
     });
+    const files = dir.file('files');
+    mkdirSync(join(files, 'sub'), { recursive: true });
+    writeFileSync(join(files, 'plain'), 'x');
+    writeFileSync(join(files, 'run'), 'x', { mode: 0o755 });
     const listen = await freePort();
-    const config = dir.write('nginx.conf', `events {}\nhttp {\n${http(listen, upstream.port)}}\n`);
+    const config = dir.write('nginx.conf', `events {}\nhttp {\n${http(listen, upstream.port, files)}}\n`);
     [nginx, replica] = await Promise.all([
-      startNginx({ http: (port) => http(port, upstream.port) }),
+      startNginx({ http: (port) => http(port, upstream.port, files) }),
       startReplica(config, ['--error-log-level', 'info'], { status: false }),
     ]);
     replicaBase = `http://127.0.0.1:${replica.ports[String(listen)]}`;

@@ -4,6 +4,7 @@
  * steps of its block, and in a location its own `add_header` lines; any other directive inside `if`
  * (or a file test) is refused with its line, never silently ignored.
  */
+import type { FileTest } from '../../engine/http/if-condition.ts';
 import { isBuiltinVariable } from '../../engine/variables/builtin-names.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
@@ -43,8 +44,11 @@ function readCondition(d: Directive, scope: Scope): IfCondition {
   const words = conditionWords(d);
   const subject = words[0];
   if (subject === undefined || subject === '') throw configError('invalid condition', d);
-  if (/^!?-[fdex]$/.test(subject))
-    throw configError(`"if (${subject} …)" file tests are not supported by limitswitch`, d);
+  if (/^!?-[fdex]$/.test(subject)) {
+    if (words.length !== 2) throw configError(`invalid condition "${subject}"`, d);
+    const op = subject as FileTest;
+    return { variable: '', op, value: complexValue(words[1]!, d, scope), pattern: null, regex: null };
+  }
   if (!subject.startsWith('$')) throw configError(`invalid condition "${subject}"`, d);
   // records the use, so an unknown variable fails as in nginx
   const parts = complexValue(subject, d, scope).parts;

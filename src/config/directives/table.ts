@@ -7,6 +7,7 @@ import { apiRateLimitDirectives } from './api-rate-limit.ts';
 import { clientDirectives } from './client.ts';
 import { clientConnectionDirectives } from './client-connection.ts';
 import { coreDirectives } from './core.ts';
+import { errorPageDirectives } from './error-page.ts';
 import { geoDirectives } from './geo.ts';
 import { ignoredDirectives, ignoredFamily } from './ignored.ts';
 import { keyvalDirectives } from './keyval.ts';
@@ -34,6 +35,7 @@ for (const spec of [
   ...sslDirectives,
   ...locationDirectives,
   ...rewriteIfDirectives,
+  ...errorPageDirectives,
   ...limitReqDirectives,
   ...limitConnDirectives,
   ...apiRateLimitDirectives,

@@ -29,8 +29,6 @@ export const UNSUPPORTED_DIRECTIVES: ReadonlySet<string> = new Set([
   'http2_push_preload',
   // request routing and internal redirects
   'try_files',
-  'error_page',
-  'recursive_error_pages',
   'internal',
   'mirror',
   'split_clients',

@@ -8,11 +8,14 @@ import type { NginxRegex } from '../nginx-regex.ts';
 import type { RequestContext } from '../variables/request-context.ts';
 import type { VariableTable } from '../variables/variable-table.ts';
 
+/** `-f` a file, `-d` a directory, `-e` either (or any other), `-x` executable; `!` negates. */
+export type FileTest = '-f' | '-d' | '-e' | '-x' | '!-f' | '!-d' | '!-e' | '!-x';
+
 const NO_NAMES: ReadonlyMap<string, number> = new Map();
 
 export interface IfConditionSpec {
   readonly variable: string;
-  readonly op: 'truthy' | '=' | '!=' | '~' | '~*' | '!~' | '!~*';
+  readonly op: 'truthy' | '=' | '!=' | '~' | '~*' | '!~' | '!~*' | FileTest;
   readonly value: ComplexValue | null;
   /** The regular expression of `~` and its kin as written, and compiled (`*`: case-insensitive). */
   readonly pattern: string | null;
@@ -25,6 +28,7 @@ export function compileCondition(
   /** The slots of the regex's named captures (set when it matches, as nginx sets their variables). */
   namedSlots: ReadonlyMap<string, number> = NO_NAMES,
 ): (ctx: RequestContext) => boolean {
+  if (spec.op.includes('-')) return fileTest(spec.op as FileTest, variables.compile(spec.value!));
   const read = variables.compile({ raw: `$${spec.variable}`, parts: [{ variable: spec.variable }] });
   switch (spec.op) {
     case 'truthy':
@@ -57,4 +61,20 @@ export function compileCondition(
       };
     }
   }
+}
+
+/** ngx_http_script_file_code: the path the value evaluates to, asked of the disk through the request's facts. */
+function fileTest(op: FileTest, path: (ctx: RequestContext) => string): (ctx: RequestContext) => boolean {
+  const holds = !op.startsWith('!');
+  const test = op.slice(-1);
+  return (ctx) => {
+    const stat = ctx.facts.statFile?.(path(ctx)) ?? null;
+    let found: boolean;
+    if (stat === null) found = false;
+    else if (test === 'f') found = stat.kind === 'file';
+    else if (test === 'd') found = stat.kind === 'dir';
+    else if (test === 'x') found = stat.exec;
+    else found = true;
+    return found === holds;
+  };
 }

@@ -13,6 +13,7 @@ import type { RequestContext } from '../variables/request-context.ts';
 import type { VariableGetter } from '../variables/variable-table.ts';
 import type { CompiledAddHeader } from './add-headers.ts';
 import type { ClientTimers } from './client-timers.ts';
+import type { ErrorPages } from './error-pages.ts';
 import type { RewriteScript } from './rewrite-script.ts';
 import type { StaticFiles } from './static-files.ts';
 
@@ -52,6 +53,8 @@ export interface LocationHandler {
   readonly priorityLevel: PriorityLevelRule | null;
   /** The level's rewrite module script (`rewrite`, `set`, `if`, `return`, …); a server's runs in SERVER_REWRITE. */
   readonly script: RewriteScript<LocationHandler>;
+  /** `error_page` and `recursive_error_pages` in force. */
+  readonly errorPages: ErrorPages;
   readonly proxyPass: string | null;
   /** A `proxy_pass` with variables, evaluated per request (nginx then looks its host up among the upstreams). */
   readonly proxyPassUrl: VariableGetter | null;

@@ -55,7 +55,11 @@ export function runPhases(
   if (end.kind !== 'content') {
     const added = bindAddHeaders(handler.addHeaders, ctx);
     const verdict =
-      end.kind === 'tooLarge' ? tooLarge(end.length, added) : answer(end.answer, added, state.logs);
+      end.kind === 'tooLarge'
+        ? tooLarge(end.length, added)
+        : end.kind === 'cycle'
+          ? { ...answer({ code: 500, text: null }, added, state.logs), cycle: true }
+          : answer(end.answer, added, state.logs);
     return rerouted === undefined ? verdict : { ...verdict, route: rerouted };
   }
   const verdict = limitPhases(handler, ctx, state.logs.length === 0 ? NO_LOGS : state.logs, outcome);

@@ -20,7 +20,9 @@ export const URI_CHANGES = 11;
 export type RewriteEnd =
   | { readonly kind: 'answer'; readonly answer: ScriptAnswer }
   | { readonly kind: 'tooLarge'; readonly length: number }
-  | { readonly kind: 'content' };
+  | { readonly kind: 'content' }
+  /** The URI changes are used up: nginx's 500, which no error page answers. */
+  | { readonly kind: 'cycle' };
 
 /**
  * Runs the phases from SERVER_REWRITE (or, for a named location, from its REWRITE) to POST_REWRITE.
@@ -35,7 +37,7 @@ export function rewritePhases(
 ): RewriteEnd {
   const server = route.server;
   const serverScript = server.handler.script;
-  if (serverScript.codes.length !== 0) {
+  if (serverScript.codes.length !== 0 && route.named !== true) {
     state.handler = server.handler;
     const answer = runScript(serverScript.codes, ctx, state, serverScript.log);
     if (answer !== null) return { kind: 'answer', answer };
@@ -72,7 +74,7 @@ export function rewritePhases(
     if (changes === 0) {
       const message = `rewrite or internal redirection cycle while processing "${ctx.uri}"`;
       state.logs.push({ level: 'error', message });
-      return { kind: 'answer', answer: { code: 500, text: null } };
+      return { kind: 'cycle' };
     }
   }
 }

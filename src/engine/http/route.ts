@@ -25,6 +25,8 @@ export interface Route {
    * `validLocation` false after a `break` (proxy_pass then sends the whole URI without its own).
    */
   readonly rewritten?: { readonly validLocation: boolean } | undefined;
+  /** `handler` is a named location's (`@name`): its phases start at its own REWRITE. */
+  readonly named?: boolean;
 }
 
 /**

@@ -16,6 +16,8 @@ export interface SiteLocation extends RoutableLocation<SiteLocation> {
 
 export interface SiteServer extends NamedServer {
   readonly locations: readonly SiteLocation[];
+  /** `location @name` blocks, by name (`@name`): where `error_page … @name` goes. */
+  readonly named: ReadonlyMap<string, LocationHandler>;
   /** For requests that match no location; its script is the server's (SERVER_REWRITE). */
   readonly handler: LocationHandler;
   /** `client_header_buffer_size` and `large_client_header_buffers`. */

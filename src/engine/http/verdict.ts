@@ -58,6 +58,8 @@ export interface ReturnVerdict extends VerdictBase {
   readonly kind: 'return';
   /** The body, or a redirect's URL. */
   readonly text: string | null;
+  /** The rewrite cycle's 500: the request's URI changes are used up, so no error page answers it. */
+  readonly cycle?: boolean;
 }
 
 /** 444: close the connection without an answer (`return 444`, or a limit's status 444). */

@@ -47,6 +47,13 @@ export interface TlsFacts {
   readonly clientIssuerDnLegacy: string;
 }
 
+/** What a path names on disk (stat, links followed), for `if (-f …)` and its kin. */
+export interface FileStat {
+  readonly kind: 'file' | 'dir' | 'other';
+  /** The owner's execute bit (`-x`). */
+  readonly exec: boolean;
+}
+
 /** Facts supplied by the proxy (or by `simulate`). Strings are byte strings. */
 export interface RequestFacts {
   readonly method: string;
@@ -72,6 +79,8 @@ export interface RequestFacts {
   readonly protocol?: string;
   /** The TLS connection's facts (absent: plain HTTP). */
   readonly tls?: TlsFacts | null;
+  /** Looks a path up on disk for `if`'s file tests (absent, or null: nothing there). */
+  statFile?(path: string): FileStat | null;
   /** What the data path learned since the decision (request-progress.ts); absent: nothing yet. */
   readonly progress?: RequestProgress;
   /** `$connection`, `$connection_requests` (the current one included), `$connection_time` in ms. */

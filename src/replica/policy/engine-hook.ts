@@ -20,12 +20,12 @@ import {
   type ProxyTarget,
 } from '../http/contract/decision.ts';
 import { contentTypeOf } from '../http/static/document-path.ts';
-import { escapeUri } from '../http/static/static-content.ts';
 import { type ErrorLog, requestLogContext } from '../logs/error-log.ts';
 import { type Admissions, LOCAL_ADMISSIONS } from './admissions.ts';
 import { answeredUnder } from './answered-under.ts';
 import { clientRules, logRefusedHead } from './client-input-rules.ts';
 import { ExchangeFacts } from './exchange-facts.ts';
+import { type Deciding, errorPaged, finalizedStatus, internalRedirect } from './internal-redirect.ts';
 import { dynamicTarget, type ProxyTargets, rewriteTarget, rewrittenTarget } from './proxy-targets.ts';
 import { absoluteLocation, staticDecision } from './static-decision.ts';
 import { tlsRefusal } from './tls-refusal.ts';
@@ -72,8 +72,6 @@ const NOT_FOUND: RoutedDecision = Object.freeze({ action: 'return', code: 404 })
 const MISDIRECTED: RoutedDecision = Object.freeze({ action: 'return', code: 421 });
 const FORBIDDEN: RoutedDecision = Object.freeze({ action: 'return', code: 403 });
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-/** NGX_HTTP_MAX_URI_CHANGES: internal redirects one request may make. */
-const MAX_URI_CHANGES = 10;
 
 /** The server and location nginx would pick for the request (null: a bad request target). */
 function routeOf(site: Site, ctx: DownstreamRequest, port: number): Route | null {
@@ -135,59 +133,16 @@ export function upgradeHook(
   };
 }
 
-/** What turning a verdict into a decision needs (again, for the phases after a delay). */
-interface Deciding {
-  readonly site: Site;
-  readonly route: Route;
-  readonly targets: ProxyTargets;
-  readonly ctx: DownstreamRequest;
-  readonly errorLog: ErrorLog;
-  readonly nowMs: () => number;
-  readonly admissions: Admissions;
-  /** The `listen` port of the listener. */
-  readonly port: number;
-  /** Internal redirects so far (an index found). */
-  readonly redirects?: number;
-}
-
-/** ngx_http_internal_redirect: the request routed again under `uri`, its phases run there. */
-function internalRedirect(uri: string, deciding: Deciding): RoutedDecision {
-  const { ctx, route } = deciding;
-  const redirects = (deciding.redirects ?? 0) + 1;
-  if (redirects > MAX_URI_CHANGES) {
-    const line: LogLine = {
-      level: 'error',
-      message: `rewrite or internal redirection cycle while internally redirecting to "${uri}"`,
-    };
-    deciding.errorLog.request(line, requestLogContext(ctx, route.serverName));
-    return { action: 'return', code: 500 };
-  }
-  const target = route.target.hasArgs ? `${escapeUri(uri)}?${route.target.args}` : escapeUri(uri);
-  const next = deciding.site.route(target, ctx.host, ctx.req.socket.localAddress ?? '', deciding.port);
-  if (next === null) return BAD_REQUEST;
-  const again: Deciding = { ...deciding, route: next, redirects };
-  const handler = next.handler;
-  // limit_req and limit_conn count a request once (their status is the main request's): a location
-  // that answers from disk answers at once, after its access rules
-  if (
-    handler.proxyPass === null &&
-    handler.script.codes.length === 0 &&
-    next.server.handler.script.codes.length === 0 &&
-    handler.api === null
-  ) {
-    if (!handler.access.allows(ctx.remoteAddr)) return FORBIDDEN;
-    const facts = new ExchangeFacts(ctx, deciding.port);
-    const answerHeaders = deciding.site.answerHeaders(next, facts, deciding.nowMs());
-    return staticDecision({ ...again, answerHeaders }, (then) => internalRedirect(then, again));
-  }
-  const facts = new ExchangeFacts(ctx, deciding.port);
-  const uriChanges = MAX_URI_CHANGES + 1 - redirects;
-  return toDataPath(deciding.site.decide(next, facts, deciding.nowMs(), uriChanges), again);
-}
-
 function toDataPath(verdict: Verdict, decided: Deciding): RoutedDecision {
   // the rewrite phases may have changed the URI, the location, or put it under an `if`'s configuration
   const deciding = verdict.route === undefined ? decided : { ...decided, route: verdict.route };
+  const decision = decisionOf(verdict, deciding);
+  const status = finalizedStatus(verdict, decision);
+  return status === 0 ? decision : (errorPaged(status, decision, deciding, toDataPath) as RoutedDecision);
+}
+
+/** The decision for a verdict, before any error page. */
+function decisionOf(verdict: Verdict, deciding: Deciding): RoutedDecision {
   const { route, targets } = deciding;
   if (verdict.logs.length !== 0) writeLogs(deciding.errorLog, verdict, route, deciding.ctx);
   switch (verdict.kind) {
@@ -229,8 +184,9 @@ function toDataPath(verdict: Verdict, decided: Deciding): RoutedDecision {
       return answeredUnder(NOT_FOUND, verdict);
     case 'static':
       return holding(
-        staticDecision({ ...deciding, answerHeaders: verdict.answerHeaders }, (uri) =>
-          internalRedirect(uri, deciding),
+        staticDecision(
+          { ...deciding, answerHeaders: verdict.answerHeaders },
+          (uri) => internalRedirect(uri, deciding, toDataPath) as RoutedDecision,
         ),
         verdict.connections ?? null,
       );

@@ -3,7 +3,8 @@
  * exchange.
  */
 
-import type { RequestFacts, TlsFacts } from '../../engine/variables/request-context.ts';
+import { statSync } from 'node:fs';
+import type { FileStat, RequestFacts, TlsFacts } from '../../engine/variables/request-context.ts';
 import type { RequestProgress } from '../../engine/variables/request-progress.ts';
 import type { DownstreamRequest } from '../http/contract/decision.ts';
 import { connectionTls } from '../http/edge/tls-facts.ts';
@@ -23,10 +24,11 @@ export class ExchangeFacts implements RequestFacts {
   readonly serverPort: number;
   readonly #ctx: DownstreamRequest;
 
-  constructor(ctx: DownstreamRequest, serverPort: number) {
+  /** `method`: what the request goes on with after an error page (GET), when not its own. */
+  constructor(ctx: DownstreamRequest, serverPort: number, method?: string) {
     const req = ctx.req;
     this.#ctx = ctx;
-    this.method = req.method ?? 'GET';
+    this.method = method ?? req.method ?? 'GET';
     this.target = req.url ?? '/';
     this.remoteAddr = ctx.remoteAddr;
     this.remotePort = ctx.remotePort;
@@ -43,6 +45,17 @@ export class ExchangeFacts implements RequestFacts {
   /** Built only when a variable asks (`$server_protocol`). */
   get protocol(): string {
     return `HTTP/${this.#ctx.req.httpVersion}`;
+  }
+
+  /** `if (-f …)` and its kin: nginx stats the path as the request is processed (ngx_open_cached_file). */
+  statFile(path: string): FileStat | null {
+    try {
+      const st = statSync(path);
+      const kind = st.isFile() ? 'file' : st.isDirectory() ? 'dir' : 'other';
+      return { kind, exec: (st.mode & 0o100) !== 0 };
+    } catch {
+      return null;
+    }
   }
 
   get tls(): TlsFacts | null {

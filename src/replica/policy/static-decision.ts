@@ -21,6 +21,8 @@ export interface StaticDeciding {
   readonly errorLog: ErrorLog;
   /** The `listen` port (a redirect's `Location` names it unless it is the scheme's own). */
   readonly port: number;
+  /** The method the request goes on with (an error page's GET); absent: the request's. */
+  readonly method?: string;
   /** The location's `add_header` lines bound to the request (null or absent: none). */
   readonly answerHeaders?: AnswerHeaders | null;
 }
@@ -32,7 +34,7 @@ export function staticDecision<D extends Decision>(
   const { route, ctx } = deciding;
   const client = route.handler.client;
   const answerHeaders = deciding.answerHeaders ?? null;
-  const method = ctx.req.method ?? 'GET';
+  const method = deciding.method ?? ctx.req.method ?? 'GET';
   const outcome: StaticOutcome = staticContent(route.handler.files, { method, ...route.target });
   switch (outcome.kind) {
     case 'page':

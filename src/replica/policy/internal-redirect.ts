@@ -1,0 +1,133 @@
+/**
+ * A request that goes on elsewhere in its server: ngx_http_internal_redirect (an index found, an
+ * error page's URI) routes it again under a new URI and runs its phases from SERVER_REWRITE;
+ * ngx_http_named_location (an error page's `@name`) runs them from the named location's REWRITE.
+ * Either counts against the request's URI changes (NGX_HTTP_MAX_URI_CHANGES).
+ */
+
+import type { Route } from '../../engine/http/route.ts';
+import type { Site } from '../../engine/http/site.ts';
+import type { Verdict } from '../../engine/http/verdict.ts';
+import type { LogLine } from '../../engine/log-line.ts';
+import type { Decision, DownstreamRequest } from '../http/contract/decision.ts';
+import { escapeUri } from '../http/static/static-content.ts';
+import { type ErrorLog, requestLogContext } from '../logs/error-log.ts';
+import type { Admissions } from './admissions.ts';
+import { finalizedStatus, markSpecial, withErrorPage } from './error-pages.ts';
+import { ExchangeFacts } from './exchange-facts.ts';
+import type { ProxyTargets } from './proxy-targets.ts';
+import { staticDecision } from './static-decision.ts';
+
+/** What turning a verdict into a decision needs (again, for the phases after a delay). */
+export interface Deciding {
+  readonly site: Site;
+  readonly route: Route;
+  readonly targets: ProxyTargets;
+  readonly ctx: DownstreamRequest;
+  readonly errorLog: ErrorLog;
+  readonly nowMs: () => number;
+  readonly admissions: Admissions;
+  /** The `listen` port of the listener. */
+  readonly port: number;
+  /** Internal redirects so far (an index found, an error page). */
+  readonly redirects?: number;
+  /** r->error_page: an error page was used and `recursive_error_pages` is off. */
+  readonly errorPage?: boolean;
+  /** The method the request goes on with (an error page's GET); absent: the request's. */
+  readonly method?: string;
+}
+
+/** The decision a verdict makes (engine-hook.ts's, with its error pages). */
+export type Answer<D extends Decision> = (verdict: Verdict, deciding: Deciding) => D;
+
+/** NGX_HTTP_MAX_URI_CHANGES: internal redirects one request may make. */
+const MAX_URI_CHANGES = 10;
+
+/**
+ * ngx_http_internal_redirect: the request routed again under `uri` (with `args`; absent: the
+ * request's own, as the index module passes them), its phases run there.
+ */
+export function internalRedirect<D extends Decision>(
+  uri: string,
+  deciding: Deciding,
+  answer: Answer<D>,
+  args?: string | null,
+): D | Decision {
+  const { ctx, route } = deciding;
+  const redirects = (deciding.redirects ?? 0) + 1;
+  if (redirects > MAX_URI_CHANGES)
+    return failed(`rewrite or internal redirection cycle while internally redirecting to "${uri}"`, deciding);
+  const query = args === undefined ? (route.target.hasArgs ? route.target.args : null) : args;
+  const target = query === null ? escapeUri(uri) : `${escapeUri(uri)}?${query}`;
+  const next = deciding.site.route(target, ctx.host, ctx.req.socket.localAddress ?? '', deciding.port);
+  if (next === null) return { action: 'return', code: 400 };
+  const again: Deciding = { ...deciding, route: next, redirects };
+  const handler = next.handler;
+  const facts = new ExchangeFacts(ctx, deciding.port, deciding.method);
+  // limit_req and limit_conn count a request once (their status is the main request's): a location
+  // that answers from disk answers at once, after its access rules
+  if (
+    handler.proxyPass === null &&
+    handler.script.codes.length === 0 &&
+    next.server.handler.script.codes.length === 0 &&
+    handler.api === null
+  ) {
+    const moves = { redirect: (then: string) => internalRedirect(then, again, answer) };
+    if (!handler.access.allows(ctx.remoteAddr))
+      return errorPaged(403, { action: 'return', code: 403 }, again, answer);
+    const answerHeaders = deciding.site.answerHeaders(next, facts, deciding.nowMs());
+    const decision = staticDecision({ ...again, answerHeaders, method: facts.method }, moves.redirect);
+    return decision.action === 'return' ? errorPaged(decision.code, decision, again, answer) : decision;
+  }
+  const uriChanges = MAX_URI_CHANGES + 1 - redirects;
+  return answer(deciding.site.decide(next, facts, deciding.nowMs(), uriChanges), again);
+}
+
+/** ngx_http_named_location: the request's phases from the named location's REWRITE, its URI kept. */
+export function namedLocation<D extends Decision>(
+  name: string,
+  deciding: Deciding,
+  answer: Answer<D>,
+): D | Decision {
+  const handler = deciding.route.server.named.get(name);
+  if (handler === undefined) return failed(`could not find named location "${name}"`, deciding);
+  const redirects = (deciding.redirects ?? 0) + 1;
+  if (redirects > MAX_URI_CHANGES)
+    return failed(
+      `rewrite or internal redirection cycle while redirect to named location "${name}"`,
+      deciding,
+    );
+  const next: Route = { ...deciding.route, handler, locationRegex: null, named: true };
+  const facts = new ExchangeFacts(deciding.ctx, deciding.port, deciding.method);
+  const uriChanges = MAX_URI_CHANGES + 1 - redirects;
+  return answer(deciding.site.decide(next, facts, deciding.nowMs(), uriChanges), {
+    ...deciding,
+    route: next,
+    redirects,
+  });
+}
+
+/** `decision`, a request finalized with `status`, as the error page the configuration has for it makes it. */
+export function errorPaged<D extends Decision>(
+  status: number,
+  decision: D | Decision,
+  deciding: Deciding,
+  answer: Answer<D>,
+): D | Decision {
+  const paged = withErrorPage(status, decision, deciding, {
+    redirect: (uri, args, errorPage, method) =>
+      internalRedirect(uri, { ...deciding, errorPage, method }, answer, args),
+    named: (name, errorPage, method) => namedLocation(name, { ...deciding, errorPage, method }, answer),
+  });
+  // an answer the special response handler sent as it was: an error page's status stays off it
+  return paged === decision ? markSpecial({ ...decision }) : paged;
+}
+
+/** nginx's 500 with its error-log line. */
+function failed(message: string, deciding: Deciding): Decision {
+  const line: LogLine = { level: 'error', message };
+  deciding.errorLog.request(line, requestLogContext(deciding.ctx, deciding.route.serverName));
+  return markSpecial({ action: 'return', code: 500 });
+}
+
+export { finalizedStatus };

@@ -1,0 +1,55 @@
+/** `error_page` and `recursive_error_pages` as the config reads them: nginx's checks and inheritance. */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { httpLoadError, loadHttp } from '../helpers/http-config.ts';
+
+const server = (body: string) => `server { listen 80; ${body} }`;
+
+describe('error_page', () => {
+  test('codes, =response and the URI; a level with its own lines does not inherit', () => {
+    const http = loadHttp(
+      server(
+        'error_page 404 500 /err; recursive_error_pages on; location /a { error_page 403 =200 @x; } location /b { } location @x { return 200; }',
+      ),
+      'test.conf',
+    );
+    const conf = http.servers[0]!;
+    const lines = (pages: typeof conf.errorPages) => pages.map((p) => [p.code, p.overwrite, p.uri.raw]);
+    assert.deepEqual(lines(conf.errorPages), [
+      [404, -1, '/err'],
+      [500, -1, '/err'],
+    ]);
+    assert.deepEqual(lines(conf.locations[0]!.errorPages), [[403, 200, '@x']]);
+    assert.deepEqual(lines(conf.locations[1]!.errorPages), lines(conf.errorPages));
+    assert.equal(conf.locations[1]!.recursiveErrorPages, true);
+    assert.deepEqual(
+      conf.namedLocations.map((l) => l.pattern),
+      ['@x'],
+    );
+  });
+
+  test('= alone is the page’s own status; 494–497 are answered as 400 unless said otherwise', () => {
+    const conf = loadHttp(server('error_page 404 = /a; error_page 497 /https;'), 'test.conf').servers[0]!;
+    assert.deepEqual(
+      conf.errorPages.map((p) => [p.code, p.overwrite]),
+      [
+        [404, 0],
+        [497, 400],
+      ],
+    );
+  });
+
+  test('nginx’s errors, with the line', () => {
+    assert.match(
+      httpLoadError(server('error_page 200 /x;'), 'test.conf'),
+      /value "200" must be between 300 and 599/,
+    );
+    assert.match(httpLoadError(server('error_page 499 /x;'), 'test.conf'), /invalid value "499"/);
+    assert.match(httpLoadError(server('error_page 404 =x /x;'), 'test.conf'), /invalid value "=x"/);
+    assert.match(httpLoadError(server('error_page = /x;'), 'test.conf'), /invalid value "="/);
+    assert.match(
+      httpLoadError(server('error_page 404;'), 'test.conf'),
+      /invalid number of arguments in "error_page"/,
+    );
+  });
+});

@@ -1,0 +1,120 @@
+/**
+ * `error_page` against real nginx: one configuration served by nginx and by a replica process, the
+ * same requests to both, the same status, Location and body — a page for `return`, `deny`, a
+ * limit_req refusal and a file not found; `=` and `=code`; redirects; named locations (and a
+ * `rewrite` there); a page that fails itself (once, and with `recursive_error_pages on`); the GET an
+ * error page goes on with; the rewrite cycle's 500, which no page answers; a page whose own answer is
+ * a `return` without text, or a redirect.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { request } from 'undici';
+import { freePort } from '../helpers/free-port.ts';
+import { type ReplicaRun, startReplica, stopAll, TempDir } from '../helpers/limitswitch-process.ts';
+import { type RunningNginx, startNginx } from '../helpers/nginx.ts';
+import { startUpstream, type TestUpstream } from '../replica/http/harness.ts';
+
+const http = (port: number, upstream: number) => `
+    limit_req_zone $uri zone=one:1m rate=1r/m;
+    upstream backend { server 127.0.0.1:${upstream}; }
+    server {
+        listen 127.0.0.1:${port};
+        server_name localhost;
+        error_page 404 /nf;
+        location = /nf { return 200 "not found page uri:$uri args:$args method:$request_method\\n"; }
+        location = /ok { return 200 "ok $request_method $args\\n"; }
+        location /missing/ { }
+        location /r404 { return 404; }
+        location /r404text { return 404 "own\\n"; }
+        location /eq { error_page 403 = /ok?from=eq; deny all; }
+        location /eq201 { error_page 403 =201 /ok; deny all; }
+        location /redir { error_page 403 http://example.com/forbidden; deny all; }
+        location /redir301 { error_page 403 =301 http://example.com/forbidden; deny all; }
+        location /named { error_page 403 @fallback; deny all; }
+        location @fallback { return 200 "fallback uri:$uri\\n"; }
+        location /named-rw { error_page 403 @rw; deny all; }
+        location @rw { rewrite ^ /ok?rw=1 last; }
+        location /nowhere { error_page 403 @absent; deny all; }
+        location /twice { error_page 404 /r404; return 404; }
+        location /recursive { recursive_error_pages on; error_page 404 /r404; return 404; }
+        location /limited { limit_req zone=one; error_page 503 =429 /busy; proxy_pass http://backend; }
+        location = /busy { return 200 "busy\\n"; }
+        location /cycle { error_page 500 /nf; rewrite ^ /cycle last; }
+        location /e302 { error_page 302 /ok; return 302 /elsewhere; }
+        location /empty { error_page 404 /empty204; return 404; }
+        location = /empty204 { return 204; }
+        location /to-redirect { error_page 404 /redirecting; return 404; }
+        location = /redirecting { rewrite ^ http://example.com/r redirect; }
+    }
+`;
+
+const PROBES: readonly { path: string; method?: string }[] = [
+  { path: '/missing/file' },
+  { path: '/r404?a=b' },
+  { path: '/r404', method: 'POST' },
+  { path: '/r404text' },
+  { path: '/eq' },
+  { path: '/eq201' },
+  { path: '/redir' },
+  { path: '/redir301' },
+  { path: '/named' },
+  { path: '/named-rw' },
+  { path: '/nowhere' },
+  { path: '/twice' },
+  { path: '/recursive' },
+  { path: '/limited' },
+  { path: '/limited' },
+  { path: '/cycle' },
+  { path: '/e302' },
+  { path: '/empty' },
+  { path: '/to-redirect' },
+];
+
+describe('error_page: the replica answers as nginx', () => {
+  const dir = new TempDir();
+  let upstream: TestUpstream;
+  let nginx: RunningNginx;
+  let replica: ReplicaRun;
+  let replicaBase: string;
+
+  before(async () => {
+    upstream = await startUpstream((req, res) => {
+      const body = `upstream ${req.method} ${req.url}\n`;
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': String(body.length) });
+      res.end(body);
+    });
+    const listen = await freePort();
+    const config = dir.write('nginx.conf', `events {}\nhttp {\n${http(listen, upstream.port)}}\n`);
+    [nginx, replica] = await Promise.all([
+      startNginx({ http: (port) => http(port, upstream.port) }),
+      startReplica(config, [], { status: false }),
+    ]);
+    replicaBase = `http://127.0.0.1:${replica.ports[String(listen)]}`;
+  });
+
+  after(async () => {
+    await stopAll();
+    await Promise.all([nginx?.stop(), upstream?.close()]);
+    dir.remove();
+  });
+
+  async function send(base: string, path: string, method = 'GET'): Promise<string> {
+    const res = await request(`${base}${path}`, { method: method as 'GET' });
+    const body = await res.body.text();
+    const location = res.headers.location;
+    const located = location === undefined ? '' : ` location:${String(location).replace(/:\d+\//, ':PORT/')}`;
+    // nginx's pages name its version; compare statuses and our texts
+    const text = body.includes('<html>')
+      ? `(page ${/<title>([^<]*)</.exec(body)?.[1]})`
+      : JSON.stringify(body);
+    return `${res.statusCode}${located} ${text}`;
+  }
+
+  test('statuses, Location and bodies', async () => {
+    for (const p of PROBES) {
+      const fromNginx = await send(`http://127.0.0.1:${nginx.port}`, p.path, p.method);
+      const fromReplica = await send(replicaBase, p.path, p.method);
+      assert.equal(fromReplica, fromNginx, `${p.method ?? 'GET'} ${p.path}`);
+    }
+  });
+});
