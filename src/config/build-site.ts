@@ -259,6 +259,8 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
     pattern: conf.pattern,
     regex: conf.regex,
     locations: conf.locations.map(location),
+    // clcf->auto_redirect, which proxy_pass sets on a location whose name ends in a slash
+    autoRedirect: conf.proxyPass !== null && conf.regex === null && conf.pattern.endsWith('/'),
     handler: handler(
       `location ${conf.match === 'prefix' ? '' : `${conf.match} `}${conf.pattern}`,
       'location',

@@ -4,7 +4,8 @@
  * limit_req refusal and a file not found; `=` and `=code`; redirects; named locations (and a
  * `rewrite` there); a page that fails itself (once, and with `recursive_error_pages on`); the GET an
  * error page goes on with; the rewrite cycle's 500, which no page answers; a page whose own answer is
- * a `return` without text, or a redirect.
+ * a `return` without text, or a redirect; the 301 FIND_CONFIG answers for a proxied location's name
+ * without its slash.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -45,6 +46,8 @@ const http = (port: number, upstream: number) => `
         location = /empty204 { return 204; }
         location /to-redirect { error_page 404 /redirecting; return 404; }
         location = /redirecting { rewrite ^ http://example.com/r redirect; }
+        location /auto/ { proxy_pass http://backend; }
+        location /to-auto { error_page 404 /auto; return 404; }
     }
 `;
 
@@ -68,6 +71,9 @@ const PROBES: readonly { path: string; method?: string }[] = [
   { path: '/e302' },
   { path: '/empty' },
   { path: '/to-redirect' },
+  { path: '/auto' },
+  { path: '/auto?x=1' },
+  { path: '/to-auto' },
 ];
 
 describe('error_page: the replica answers as nginx', () => {

@@ -13,6 +13,11 @@ export interface RoutableLocation<L extends RoutableLocation<L>> {
   /** Compiled for `~` / `~*`; null otherwise. */
   readonly regex: NginxRegex | null;
   readonly locations: readonly L[];
+  /**
+   * clcf->auto_redirect: a prefix or exact location whose name ends in `/` and that proxies: its name
+   * without the slash is answered with a 301 to it.
+   */
+  readonly autoRedirect?: boolean;
 }
 
 /** The location serving `uri`, or null when none matches (nginx then serves at server level). */
@@ -27,7 +32,7 @@ export function findLocation<L extends RoutableLocation<L>>(locations: readonly 
 export function findLocationMatch<L extends RoutableLocation<L>>(
   locations: readonly L[],
   uri: string,
-): { readonly location: L | null; readonly regex: NginxRegex | null } {
+): { readonly location: L | null; readonly regex: NginxRegex | null; readonly autoRedirect?: boolean } {
   return search(locations, uri);
 }
 
@@ -37,6 +42,8 @@ interface Found<L> {
   readonly final: boolean;
   /** The regex that matched last on the way to it. */
   readonly regex: NginxRegex | null;
+  /** NGX_DONE: the URI is an auto-redirect location's name without its `/` (FIND_CONFIG answers 301). */
+  readonly autoRedirect?: boolean;
 }
 
 function search<L extends RoutableLocation<L>>(locations: readonly L[], uri: string): Found<L> {
@@ -52,6 +59,14 @@ function search<L extends RoutableLocation<L>>(locations: readonly L[], uri: str
         best = location;
       }
     }
+  }
+
+  if (best === null) {
+    // ngx_http_core_find_static_location: no prefix holds the URI, but one is the URI and a slash
+    const slashed = `${uri}/`;
+    for (const location of locations)
+      if (location.autoRedirect === true && location.pattern === slashed)
+        return { location, final: true, regex: null, autoRedirect: true };
   }
 
   let result: L | null = best;

@@ -12,6 +12,7 @@ import type { LocationHandler } from './location-handler.ts';
 import { runScript } from './rewrite-run.ts';
 import type { ScriptAnswer, ScriptState } from './rewrite-script.ts';
 import type { Route } from './route.ts';
+import { escapeUri } from './uri.ts';
 
 /** NGX_HTTP_MAX_URI_CHANGES + 1: what a request starts with (uri_changes). */
 export const URI_CHANGES = 11;
@@ -48,19 +49,29 @@ export function rewritePhases(
     // FIND_CONFIG: the router's location for the URI as received, else a new search
     let handler: LocationHandler;
     let regex: NginxRegex | null;
+    let autoRedirect: boolean | undefined;
     if (found) {
       handler = route.handler;
       regex = route.locationRegex;
+      autoRedirect = route.autoRedirect;
     } else {
       const match = findLocationMatch(server.locations, ctx.uri);
       handler = match.location?.handler ?? server.handler;
       regex = match.regex;
+      autoRedirect = match.autoRedirect;
     }
     found = false;
     if (regex !== null) ctx.lastMatch = { regex, subject: ctx.uri };
     state.handler = handler;
     state.locationRegex = regex;
     state.uriChanged = false;
+    if (autoRedirect === true) {
+      const name = escapeUri(`${ctx.uri}/`);
+      return {
+        kind: 'answer',
+        answer: { code: 301, text: ctx.args.length === 0 ? name : `${name}?${ctx.args}` },
+      };
+    }
     const length = ctx.facts.contentLength;
     if (length !== undefined && handler.clientMaxBodyBytes !== 0 && length > handler.clientMaxBodyBytes)
       return { kind: 'tooLarge', length };

@@ -25,6 +25,8 @@ export interface Route {
    * `validLocation` false after a `break` (proxy_pass then sends the whole URI without its own).
    */
   readonly rewritten?: { readonly validLocation: boolean } | undefined;
+  /** FIND_CONFIG's NGX_DONE: the URI is `handler`'s location name without its `/` (a 301 to it). */
+  readonly autoRedirect?: boolean;
   /** `handler` is a named location's (`@name`): its phases start at its own REWRITE. */
   readonly named?: boolean;
 }
@@ -55,7 +57,7 @@ export class Router {
     const server = this.#selector.select(serverAddr, port, host);
     if (server === null) return null;
     const serverName = serverNameOf(server);
-    const { location, regex } = findLocationMatch(server.locations, parsed.uri);
+    const { location, regex, autoRedirect } = findLocationMatch(server.locations, parsed.uri);
     return {
       server,
       handler: location === null ? server.handler : location.handler,
@@ -63,6 +65,7 @@ export class Router {
       host: host.length !== 0 ? host : serverName,
       serverName,
       locationRegex: regex,
+      autoRedirect,
       serverRegex: this.#selector.matchedRegex,
     };
   }

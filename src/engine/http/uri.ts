@@ -82,3 +82,15 @@ export function normalizePath(path: string): string | null {
   }
   return `/${segments.join('/')}`;
 }
+
+/** ngx_escape_uri(NGX_ESCAPE_URI): space, `#`, `%`, `?`, controls and bytes past ASCII. */
+export function escapeUri(uri: string): string {
+  let out = '';
+  for (let i = 0; i < uri.length; i++) {
+    const c = uri.charCodeAt(i);
+    if (c <= 0x20 || c === 0x23 || c === 0x25 || c === 0x3f || c >= 0x7f)
+      out += `%${c.toString(16).toUpperCase().padStart(2, '0')}`;
+    else out += uri[i];
+  }
+  return out;
+}

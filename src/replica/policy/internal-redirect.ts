@@ -7,10 +7,10 @@
 
 import type { Route } from '../../engine/http/route.ts';
 import type { Site } from '../../engine/http/site.ts';
+import { escapeUri } from '../../engine/http/uri.ts';
 import type { Verdict } from '../../engine/http/verdict.ts';
 import type { LogLine } from '../../engine/log-line.ts';
 import type { Decision, DownstreamRequest } from '../http/contract/decision.ts';
-import { escapeUri } from '../http/static/static-content.ts';
 import { type ErrorLog, requestLogContext } from '../logs/error-log.ts';
 import type { Admissions } from './admissions.ts';
 import { finalizedStatus, markSpecial, withErrorPage } from './error-pages.ts';

@@ -9,9 +9,9 @@ import type { UpstreamServerSpec, UpstreamSpec } from '../../config/model.ts';
 import type { LocationHandler } from '../../engine/http/location-handler.ts';
 import type { Site } from '../../engine/http/site.ts';
 import type { SiteLocation } from '../../engine/http/site-server.ts';
+import { escapeUri } from '../../engine/http/uri.ts';
 import { parseIpv4, parseIpv6 } from '../../engine/net/ip-text.ts';
 import { LimitswitchError } from '../../shared/errors.ts';
-import { escapeUri } from '../http/static/static-content.ts';
 import type { UpstreamGroupSpec } from '../http/upstream/upstream-group.ts';
 import {
   DEFAULT_KEEPALIVE,

@@ -11,6 +11,7 @@
 import { closeSync, constants, fstatSync, openSync, statSync } from 'node:fs';
 import { errnoSuffix } from '../../../config/config-error.ts';
 import type { StaticFiles } from '../../../engine/http/static-files.ts';
+import { escapeUri } from '../../../engine/http/uri.ts';
 import type { LogLine } from '../../../engine/log-line.ts';
 import { documentPath } from './document-path.ts';
 
@@ -140,18 +141,6 @@ function openFile(files: StaticFiles, req: StaticRequest): StaticOutcome {
   } finally {
     if (!keep) closeSync(fd);
   }
-}
-
-/** ngx_escape_uri(NGX_ESCAPE_URI): space, `#`, `%`, `?`, controls and bytes past ASCII. */
-export function escapeUri(uri: string): string {
-  let out = '';
-  for (let i = 0; i < uri.length; i++) {
-    const c = uri.charCodeAt(i);
-    if (c <= 0x20 || c === 0x23 || c === 0x25 || c === 0x3f || c >= 0x7f)
-      out += `%${c.toString(16).toUpperCase().padStart(2, '0')}`;
-    else out += uri[i];
-  }
-  return out;
 }
 
 /** The slash form of a directory's URI, with the request's arguments. */
