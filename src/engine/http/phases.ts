@@ -13,6 +13,7 @@ import type { LogLine } from '../log-line.ts';
 import { newRequestContext, type RequestContext, type RequestFacts } from '../variables/request-context.ts';
 import { type AnswerHeaders, bindAddHeaders } from './add-headers.ts';
 import type { LocationHandler } from './location-handler.ts';
+import type { RealIpAt } from './realip-hook.ts';
 import { rewritePhases, URI_CHANGES } from './rewrite-phases.ts';
 import type { ScriptAnswer, ScriptState } from './rewrite-script.ts';
 import type { Route } from './route.ts';
@@ -85,6 +86,7 @@ function limitPhases(
   outcome: LimitReqOutcome,
 ): Verdict {
   const nowMs = ctx.nowMs;
+  (ctx.facts as RealIpAt).realIpAt?.(handler.realIp);
   const added = bindAddHeaders(handler.addHeaders, ctx);
   let status: LimitReqStatus = '';
   let zone: string | null = null;

@@ -11,6 +11,7 @@ export const BUILTIN_VARIABLES: ReadonlySet<string> = new Set([
   'remote_addr',
   'remote_port',
   'realip_remote_addr',
+  'realip_remote_port',
   'uri',
   'document_uri',
   'request_uri',

@@ -13,8 +13,9 @@ export type VariableGetter = (ctx: RequestContext) => string;
 const EXACT: Record<string, VariableGetter> = {
   binary_remote_addr: (ctx) => binaryAddress(ctx.facts.remoteAddr),
   remote_addr: (ctx) => ctx.facts.remoteAddr,
-  remote_port: (ctx) => String(ctx.facts.remotePort),
+  remote_port: (ctx) => portText(ctx.facts.remotePort),
   realip_remote_addr: (ctx) => ctx.facts.socketAddr ?? ctx.facts.remoteAddr,
+  realip_remote_port: (ctx) => portText(ctx.facts.socketPort ?? ctx.facts.remotePort),
   uri: (ctx) => ctx.uri,
   document_uri: (ctx) => ctx.uri,
   request_uri: (ctx) => ctx.facts.target,
@@ -108,6 +109,11 @@ function cookieValue(header: string | undefined, name: string): string {
     if (trimmed.startsWith(name) && trimmed[name.length] === '=') return trimmed.slice(name.length + 1);
   }
   return '';
+}
+
+/** ngx_http_variable_remote_port: a port nginx prints only when it is one (a real-ip header's address may have none). */
+function portText(port: number): string {
+  return port > 0 && port < 65536 ? String(port) : '';
 }
 
 /** The 4- or 16-byte binary form of a textual address; the text itself for anything else (unix:). */

@@ -65,8 +65,9 @@ export interface RequestFacts {
   /** Client address after realip (`$remote_addr`), IPv4-mapped IPv6 already unmapped. */
   readonly remoteAddr: string;
   readonly remotePort: number;
-  /** The socket peer before realip (`$realip_remote_addr`). */
+  /** The socket peer before realip (`$realip_remote_addr`, `$realip_remote_port`). */
   readonly socketAddr?: string;
+  readonly socketPort?: number;
   readonly serverAddr: string;
   readonly serverPort: number;
   /** `$request_id`: 32 hex characters chosen by the caller. */

@@ -1,11 +1,11 @@
 /**
  * The replica's listeners: one ProxyServer per port the configuration serves, wired to the engine
  * (policy/engine-hook.ts), the upstream groups and the error log. What a port takes from the configuration
- * is read here: its TLS/h2 edge, its default server's client timers, its realip. A reload keeps a
- * port's listener (with the new realip and edge settings) unless the port is gone or went between
- * plain and TLS/h2: that one drains while a new one listens.
+ * is read here: its TLS/h2 edge, its default server's client timers (realip is the engine hook's, per
+ * server and location). A reload keeps a port's listener (with the new edge settings) unless the port
+ * is gone or went between plain and TLS/h2: that one drains while a new one listens.
  */
-import type { Config, RealIpConf, ServerConf } from '../../config/model.ts';
+import type { Config, ServerConf } from '../../config/model.ts';
 import { NGINX_CLIENT_TIMERS } from '../../engine/http/client-timers.ts';
 import { servedPorts } from '../../engine/http/served-ports.ts';
 import type { Site } from '../../engine/http/site.ts';
@@ -101,7 +101,6 @@ export class Listeners {
     for (const [port, listener] of this.#byPort) {
       const edge = edgeOf(this.#options, port);
       if (ports.includes(port) && edgeKind(edge) === listener.edge) {
-        listener.server.setRealIp(realIpOf(this.#options.site(), port));
         if (edge !== null) listener.server.setEdge(edge);
         continue;
       }
@@ -168,7 +167,6 @@ export class Listeners {
         get: (name: string) => options.upstreams().get(name),
         addressed: (server) => options.upstreams().addressed(server),
       },
-      realIp: realIpOf(options.site(), configuredPort),
       onClientClosed: (ctx, decision, phase) => {
         if (phase === 'delay') logClosedInDelay(errorLog, ctx, decision.serverName ?? '');
         options.onClientClosed?.(phase);
@@ -212,13 +210,6 @@ function defaultServerOf(config: Config, configuredPort: number): ServerConf | u
   return (
     servers.find((s) => s.listen.some((l) => l.port === configuredPort && l.defaultServer)) ?? servers[0]
   );
-}
-
-/** realip is configured per listener on the data path: the first server on the port decides. */
-function realIpOf(site: Site, configuredPort: number): RealIpConf | null {
-  const server = site.servers.find((s) => s.listen.some((l) => l.port === configuredPort));
-  const realIp = server?.handler.realIp ?? null;
-  return realIp && realIp.trustedFrom.length !== 0 ? realIp : null;
 }
 
 /** What a listener was created for: a reload that changes it listens anew. */

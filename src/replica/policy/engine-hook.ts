@@ -27,6 +27,7 @@ import { clientRules, logRefusedHead } from './client-input-rules.ts';
 import { ExchangeFacts } from './exchange-facts.ts';
 import { type Deciding, errorPaged, finalizedStatus, internalRedirect } from './internal-redirect.ts';
 import { dynamicTarget, type ProxyTargets, rewriteTarget, rewrittenTarget } from './proxy-targets.ts';
+import { realIpStep } from './realip-phases.ts';
 import { absoluteLocation, staticDecision } from './static-decision.ts';
 import { tlsRefusal } from './tls-refusal.ts';
 
@@ -103,6 +104,8 @@ export function engineHook(options: EngineHookOptions): DecideHook<RoutedDecisio
       }
     }
     options.countRequest?.(route.serverName, route.handler.name);
+    // realip at POST_READ, with the server's settings (its PREACCESS step is the engine's)
+    realIpStep(ctx, route.server.handler.realIp);
     const facts = new ExchangeFacts(ctx, options.port);
     const verdict = site.decide(route, facts, now());
     return toDataPath(verdict, {

@@ -8,6 +8,7 @@ import type { FileStat, RequestFacts, TlsFacts } from '../../engine/variables/re
 import type { RequestProgress } from '../../engine/variables/request-progress.ts';
 import type { DownstreamRequest } from '../http/contract/decision.ts';
 import { connectionTls } from '../http/edge/tls-facts.ts';
+import { realIpStep } from './realip-phases.ts';
 
 /**
  * What the engine needs of a request, read from the exchange. `headers` is built only when a variable
@@ -17,9 +18,8 @@ export class ExchangeFacts implements RequestFacts {
   readonly method: string;
   readonly scheme: 'http' | 'https';
   readonly target: string;
-  readonly remoteAddr: string;
-  readonly remotePort: number;
   readonly socketAddr: string;
+  readonly socketPort: number;
   readonly serverAddr: string;
   readonly serverPort: number;
   readonly #ctx: DownstreamRequest;
@@ -30,9 +30,8 @@ export class ExchangeFacts implements RequestFacts {
     this.#ctx = ctx;
     this.method = method ?? req.method ?? 'GET';
     this.target = req.url ?? '/';
-    this.remoteAddr = ctx.remoteAddr;
-    this.remotePort = ctx.remotePort;
     this.socketAddr = ctx.realipRemoteAddr;
+    this.socketPort = ctx.realipRemotePort;
     this.serverAddr = req.socket.localAddress ?? '';
     this.serverPort = serverPort;
     if (ctx.contentLength !== -1) this.contentLength = ctx.contentLength;
@@ -41,6 +40,20 @@ export class ExchangeFacts implements RequestFacts {
   }
 
   readonly contentLength?: number;
+
+  /** Read when asked: realip may set it after the facts were made (its PREACCESS step). */
+  get remoteAddr(): string {
+    return this.#ctx.remoteAddr;
+  }
+
+  get remotePort(): number {
+    return this.#ctx.remotePort;
+  }
+
+  /** realip's PREACCESS step, with the location's settings. */
+  realIpAt(realIp: Parameters<typeof realIpStep>[1]): void {
+    realIpStep(this.#ctx, realIp);
+  }
 
   /** Built only when a variable asks (`$server_protocol`). */
   get protocol(): string {

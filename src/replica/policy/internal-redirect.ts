@@ -16,6 +16,7 @@ import type { Admissions } from './admissions.ts';
 import { finalizedStatus, markSpecial, withErrorPage } from './error-pages.ts';
 import { ExchangeFacts } from './exchange-facts.ts';
 import type { ProxyTargets } from './proxy-targets.ts';
+import { realIpStep } from './realip-phases.ts';
 import { staticDecision } from './static-decision.ts';
 
 /** What turning a verdict into a decision needs (again, for the phases after a delay). */
@@ -73,6 +74,8 @@ export function internalRedirect<D extends Decision>(
     handler.api === null
   ) {
     const moves = { redirect: (then: string) => internalRedirect(then, again, answer) };
+    // realip's PREACCESS step, which decide() leaves to the engine
+    realIpStep(ctx, handler.realIp);
     if (!handler.access.allows(ctx.remoteAddr))
       return errorPaged(403, { action: 'return', code: 403 }, again, answer);
     const answerHeaders = deciding.site.answerHeaders(next, facts, deciding.nowMs());

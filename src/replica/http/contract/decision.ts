@@ -43,9 +43,9 @@ export interface DownstreamRequest {
   /** The raw request: `method`, `url` (the request-target as sent), `rawHeaders`, `headers` (lazy). */
   readonly req: ClientRequestHead;
   /** `$remote_addr`: the peer, or the address taken from `real_ip_header` when the peer is trusted. */
-  readonly remoteAddr: string;
+  remoteAddr: string;
   /** `$remote_port`; 0 when the real-ip header carried no port (nginx then prints it empty). */
-  readonly remotePort: number;
+  remotePort: number;
   /** `$realip_remote_addr`: the socket peer (IPv4-mapped IPv6 normalised to IPv4). */
   readonly realipRemoteAddr: string;
   /** `$realip_remote_port`. */

@@ -14,8 +14,9 @@ import { readRequestFacts } from '../upstream/forward-headers.ts';
 export class Downstream implements DownstreamRequest {
   readonly req: ClientRequest;
   readonly connection: ClientConnection;
-  readonly remoteAddr: string;
-  readonly remotePort: number;
+  /** The peer's, until realip finds the request's (policy/realip-phases.ts). */
+  remoteAddr: string;
+  remotePort: number;
   readonly realipRemoteAddr: string;
   readonly realipRemotePort: number;
   // what the decision reads of the head (forward-headers.ts)
