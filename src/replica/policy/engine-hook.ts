@@ -29,7 +29,7 @@ import { type Deciding, errorPaged, finalizedStatus, internalRedirect } from './
 import { dynamicTarget, type ProxyTargets, rewriteTarget, rewrittenTarget } from './proxy-targets.ts';
 import { realIpStep } from './realip-phases.ts';
 import { absoluteLocation, staticDecision } from './static-decision.ts';
-import { tlsRefusal } from './tls-refusal.ts';
+import { tlsRefusal, underServerHeaders } from './tls-refusal.ts';
 
 /**
  * A data-path decision that remembers the engine's verdict (for 499 accounting and access logs); a
@@ -100,7 +100,9 @@ export function engineHook(options: EngineHookOptions): DecideHook<RoutedDecisio
             requestLogContext(ctx, route.serverName),
           );
         }
-        return refused.code === 421 ? MISDIRECTED : refusal(refused.code);
+        const decision = refused.code === 421 ? MISDIRECTED : refusal(refused.code);
+        const facts = new ExchangeFacts(ctx, options.port);
+        return underServerHeaders(decision, refused, site, route, facts, now());
       }
     }
     options.countRequest?.(route.serverName, route.handler.name);
