@@ -74,11 +74,20 @@ function checkDuplicateLocations(locations: readonly LocationBuilder[]): void {
   for (const location of locations) checkDuplicateLocations(location.locations);
 }
 
+/**
+ * nginx's variables that cannot be had here: `$ssl_curve` (node:tls tells a server nothing of the key
+ * exchange's group).
+ */
+const UNSUPPORTED_VARIABLES: ReadonlySet<string> = new Set(['ssl_curve']);
+
 /** Every variable used must be built in or made by a map, geo, keyval or named capture (anywhere). */
 function checkVariables(http: HttpBuilder): void {
-  for (const use of http.variableUses)
-    if (!isBuiltinVariable(use.name) && !http.variables.has(use.name))
-      throw configError(`unknown "${use.name}" variable`, use.source);
+  for (const use of http.variableUses) {
+    if (isBuiltinVariable(use.name) || http.variables.has(use.name)) continue;
+    if (UNSUPPORTED_VARIABLES.has(use.name))
+      throw configError(`the "$${use.name}" variable is not supported by limitswitch`, use.source);
+    throw configError(`unknown "${use.name}" variable`, use.source);
+  }
 }
 
 /**

@@ -416,6 +416,12 @@ export const FIXTURE_CASES: readonly FixtureCase[] = [
     nginx: 'no-position',
   },
   {
+    fixture: 'ssl-curve-variable-unsupported',
+    text: 'the "$ssl_curve" variable is not supported by limitswitch',
+    line: 5,
+    nginx: 'limitswitch',
+  },
+  {
     fixture: 'listen-duplicate-default-server',
     text: 'a duplicate default server for 0.0.0.0:8080',
     line: 7,
