@@ -159,6 +159,16 @@ export class ProxyServer<D extends Decision = Decision> implements ExchangeHost<
     });
   }
 
+  /**
+   * A listening socket for another address of the same port (`listen 127.0.0.1:80` beside
+   * `listen [::1]:80`): its connections are this one's. Call after `listen`.
+   */
+  alsoListening(): NetServer {
+    const main = this.#edge?.server ?? this.#plainListener!;
+    const options = { allowHalfOpen: this.#edge === null, noDelay: true };
+    return createNetServer(options, (socket) => main.emit('connection', socket));
+  }
+
   /** As node:http listens (half-open connections allowed: its own rules decide when to end them). */
   #createPlainListener(): NetServer {
     this.#plainListener = createNetServer({ allowHalfOpen: true, noDelay: true }, this.#acceptHttp1);

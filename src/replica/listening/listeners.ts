@@ -5,10 +5,12 @@
  * server and location). A reload keeps a port's listener (with the new edge settings) unless the port
  * is gone or went between plain and TLS/h2: that one drains while a new one listens.
  */
+import type { Server as NetServer } from 'node:net';
 import type { Config, ServerConf } from '../../config/model.ts';
 import { NGINX_CLIENT_TIMERS } from '../../engine/http/client-timers.ts';
 import { servedPorts } from '../../engine/http/served-ports.ts';
 import type { Site } from '../../engine/http/site.ts';
+import { bindError } from '../../shared/bind-error.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { ClientRequestHead } from '../http/contract/decision.ts';
 import type { EdgeConf } from '../http/edge/edge-listener.ts';
@@ -22,6 +24,7 @@ import type { ProcessLog } from '../logs/process-log.ts';
 import type { Admissions } from '../policy/admissions.ts';
 import { engineHook, type RoutedDecision, upgradeHook } from '../policy/engine-hook.ts';
 import type { ProxyTargets } from '../policy/proxy-targets.ts';
+import { bindAddresses } from './bind-addresses.ts';
 
 /** How long a listener that stops (a reload dropped it, or the replica stops) finishes its requests. */
 export const DRAIN_MS = 30_000;
@@ -55,10 +58,19 @@ export interface ListenersOptions {
 
 interface Listener {
   readonly server: ProxyServer<RoutedDecision>;
-  readonly host: string;
+  /** The addresses it is bound on (bind-addresses.ts), the first the ProxyServer's own. */
+  readonly hosts: readonly string[];
+  /** The listening sockets of the other addresses, handing their connections to `server`. */
+  readonly also: readonly NetServer[];
   readonly port: number;
-  /** What it was created for (edgeKind): a reload that changes it listens anew. */
+  /** What it was created for (edgeKind, the addresses): a reload that changes it listens anew. */
   readonly edge: string;
+}
+
+/** Stops a listener's sockets; resolves once its connections are done (see ProxyServer.close). */
+function closeListener(listener: Listener, forceAfterMs: number): Promise<void> {
+  const also = listener.also.map((socket) => new Promise<void>((done) => socket.close(() => done())));
+  return Promise.all([listener.server.close({ forceAfterMs }), ...also]).then(() => undefined);
 }
 
 export class Listeners {
@@ -79,8 +91,8 @@ export class Listeners {
 
   /** `host:port` of every listener, as bound (`[::]:80` for IPv6). */
   addresses(): string[] {
-    return [...this.#byPort.values()].map(({ host, port }) =>
-      host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`,
+    return [...this.#byPort.values()].flatMap(({ hosts, port }) =>
+      hosts.map((host) => (host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`)),
     );
   }
 
@@ -89,7 +101,7 @@ export class Listeners {
     try {
       for (const port of this.#servedPorts()) await this.#listen(port);
     } catch (err) {
-      await Promise.all([...this.#byPort.values()].map(({ server }) => server.close({ forceAfterMs: 0 })));
+      await Promise.all([...this.#byPort.values()].map((listener) => closeListener(listener, 0)));
       this.#byPort.clear();
       throw err;
     }
@@ -100,14 +112,14 @@ export class Listeners {
     const ports = this.#servedPorts();
     for (const [port, listener] of this.#byPort) {
       const edge = edgeOf(this.#options, port);
-      if (ports.includes(port) && edgeKind(edge) === listener.edge) {
+      if (ports.includes(port) && this.#kindOf(port, edge) === listener.edge) {
         if (edge !== null) listener.server.setEdge(edge);
         continue;
       }
       // A port the new configuration no longer listens on (or now with or without TLS/h2): stop
       // accepting, finish what it has.
       this.#byPort.delete(port);
-      this.#closing.push(listener.server.close({ forceAfterMs: DRAIN_MS }));
+      this.#closing.push(closeListener(listener, DRAIN_MS));
     }
     for (const port of ports) {
       if (this.#byPort.has(port)) continue;
@@ -126,7 +138,7 @@ export class Listeners {
    */
   async stop(drainMs = DRAIN_MS): Promise<void> {
     await Promise.all([
-      ...[...this.#byPort.values()].map(({ server }) => server.close({ forceAfterMs: drainMs })),
+      ...[...this.#byPort.values()].map((listener) => closeListener(listener, drainMs)),
       ...this.#closing,
     ]);
   }
@@ -179,10 +191,50 @@ export class Listeners {
           ? undefined
           : (ctx, _decision, outcome) => onCompleted(ctx.req, { ...outcome, remoteAddr: ctx.remoteAddr }),
     });
-    const host = options.host ?? listenHost ?? '0.0.0.0';
-    const address = await proxy.listen(port, host, options.reusePort ?? false);
-    this.#byPort.set(configuredPort, { server: proxy, host, port: address.port, edge: edgeKind(edge) });
+    const hosts = options.host === undefined ? bindAddresses(options.site(), configuredPort) : [options.host];
+    const reusePort = options.reusePort ?? false;
+    const address = await proxy.listen(port, hosts[0] ?? '0.0.0.0', reusePort);
+    const also: NetServer[] = [];
+    const listener = {
+      server: proxy,
+      hosts,
+      also,
+      port: address.port,
+      edge: this.#kindOf(configuredPort, edge),
+    };
+    try {
+      for (const host of hosts.slice(1)) also.push(await listenAlso(proxy, host, address.port, reusePort));
+    } catch (err) {
+      await closeListener(listener, 0);
+      throw err;
+    }
+    this.#byPort.set(configuredPort, listener);
   }
+
+  /** What a port's listener is made for: its TLS/h2 edge and the addresses it is bound on. */
+  #kindOf(configuredPort: number, edge: EdgeConf | null): string {
+    const hosts = this.#options.host === undefined ? bindAddresses(this.#options.site(), configuredPort) : [];
+    return `${edgeKind(edge)} ${hosts.join(',')}`;
+  }
+}
+
+/** Another address of the port, its connections the listener's (`[::]` for IPv6 only, as nginx's). */
+function listenAlso(
+  proxy: ProxyServer<RoutedDecision>,
+  host: string,
+  port: number,
+  reusePort: boolean,
+): Promise<NetServer> {
+  const socket = proxy.alsoListening();
+  return new Promise((resolve, reject) => {
+    const fail = (err: unknown) => reject(bindError(host, port, err));
+    socket.once('error', fail);
+    const ipv6Only = host === '::';
+    socket.listen({ port, host, ipv6Only, ...(reusePort ? { reusePort } : {}) }, () => {
+      socket.off('error', fail);
+      resolve(socket);
+    });
+  });
 }
 
 /** The port's TLS/h2 settings (ssl and http2 belong to the address), or null for plain HTTP/1. */
