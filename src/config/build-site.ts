@@ -213,6 +213,7 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
       | 'proxyTimeouts'
       | 'proxyHttpVersion'
       | 'proxySetHeaders'
+      | 'proxyRules'
       | 'clientMaxBodyBytes'
       | 'client'
       | 'addHeaders'
@@ -247,6 +248,7 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
     access: new AccessList(conf.access),
     realIp: conf.realIp,
     proxyTimeouts: conf.proxyTimeouts,
+    proxyRules: conf.proxyRules,
     proxyUpgrade: proxiesUpgrades(conf),
     clientMaxBodyBytes: conf.clientMaxBodyBytes,
     client: conf.client,
@@ -291,6 +293,7 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
       proxyTimeouts: conf.proxyTimeouts,
       proxyHttpVersion: conf.proxyHttpVersion,
       proxySetHeaders: conf.proxySetHeaders,
+      proxyRules: conf.proxyRules,
       clientMaxBodyBytes: conf.clientMaxBodyBytes,
       client: conf.client,
       addHeaders: conf.addHeaders,

@@ -4,6 +4,7 @@
  */
 import type { ComplexValue } from '../engine/complex-value.ts';
 import type { ClientTimers } from '../engine/http/client-timers.ts';
+import type { ProxyRules } from '../engine/http/proxy-rules.ts';
 import type { DocumentRoot } from '../engine/http/static-files.ts';
 import type { LogLevel } from '../engine/log-line.ts';
 import type { NginxRegex } from '../engine/nginx-regex.ts';
@@ -70,6 +71,8 @@ export interface LevelBuilder {
   proxySendTimeoutMs: number | null;
   proxyHttpVersion: ProxyHttpVersion | null;
   proxySetHeaders: ProxySetHeader[] | null;
+  /** `proxy_next_upstream*`, `proxy_pass_request_*` written at this level. */
+  proxyRules: { -readonly [K in keyof ProxyRules]?: ProxyRules[K] } | null;
   addHeaders: AddHeaderSpec[] | null;
   rewriteLog: boolean | null;
   errorPages: ErrorPageSpec[] | null;
@@ -212,6 +215,7 @@ export function newLevel(source: SourceRef): LevelBuilder {
     proxySendTimeoutMs: null,
     proxyHttpVersion: null,
     proxySetHeaders: null,
+    proxyRules: null,
     addHeaders: null,
     rewriteLog: null,
     errorPages: null,

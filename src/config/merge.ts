@@ -16,6 +16,7 @@
  * dry run off, header `X-Real-IP`; `listen *:80` and `server_name ""` for a server that has none.
  */
 import { type ClientTimers, NGINX_CLIENT_TIMERS } from '../engine/http/client-timers.ts';
+import { DEFAULT_PROXY_RULES, mergeProxyRules, type ProxyRules } from '../engine/http/proxy-rules.ts';
 import { DEFAULT_INDEX, NGINX_DEFAULT_TYPES, type StaticFiles } from '../engine/http/static-files.ts';
 import type { HttpBuilder, LevelBuilder, LocationBuilder, ServerBuilder } from './builders.ts';
 import { configError } from './config-error.ts';
@@ -50,6 +51,7 @@ interface Inherited {
   readonly proxyTimeouts: ProxyTimeouts;
   readonly proxyHttpVersion: ProxyHttpVersion;
   readonly proxySetHeaders: readonly ProxySetHeader[];
+  readonly proxyRules: ProxyRules;
   readonly addHeaders: readonly AddHeaderSpec[];
   readonly rewriteLog: boolean;
   readonly errorPages: readonly ErrorPageSpec[];
@@ -91,6 +93,7 @@ const DEFAULTS: Inherited = {
   proxyTimeouts: { connectMs: 60_000, readMs: 60_000, sendMs: 60_000 },
   proxyHttpVersion: '1.0',
   proxySetHeaders: [],
+  proxyRules: DEFAULT_PROXY_RULES,
   addHeaders: [],
   rewriteLog: false,
   errorPages: [],
@@ -155,6 +158,7 @@ export function inherit(level: LevelBuilder, parent: Inherited): Inherited {
     },
     proxyHttpVersion: level.proxyHttpVersion ?? parent.proxyHttpVersion,
     proxySetHeaders: level.proxySetHeaders ?? parent.proxySetHeaders,
+    proxyRules: mergeProxyRules(level.proxyRules, parent.proxyRules),
     addHeaders: level.addHeaders ?? parent.addHeaders,
     rewriteLog: level.rewriteLog ?? parent.rewriteLog,
     errorPages: level.errorPages ?? parent.errorPages,
@@ -300,6 +304,7 @@ function buildLocation(location: LocationBuilder, parent: Inherited): LocationCo
     proxyTimeouts: settings.proxyTimeouts,
     proxyHttpVersion: settings.proxyHttpVersion,
     proxySetHeaders: settings.proxySetHeaders,
+    proxyRules: settings.proxyRules,
     addHeaders: settings.addHeaders,
     clientMaxBodyBytes: settings.clientMaxBodyBytes,
     client: settings.client,

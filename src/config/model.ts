@@ -281,6 +281,7 @@ export interface ListenSpec {
 export type SslSessionCache = 'off' | 'none' | 'builtin' | 'shared';
 
 import type { SslVerifyClient } from '../engine/http/client-verify.ts';
+import type { ProxyRules } from '../engine/http/proxy-rules.ts';
 
 export type { SslVerifyClient };
 
@@ -399,6 +400,8 @@ export interface LocationConf {
   readonly proxyHttpVersion: ProxyHttpVersion;
   /** The `proxy_set_header` list in force: a level's own list, else the enclosing level's. */
   readonly proxySetHeaders: readonly ProxySetHeader[];
+  /** `proxy_next_upstream*`, `proxy_pass_request_*` in force. */
+  readonly proxyRules: ProxyRules;
   /** The `add_header` list in force: a level's own list, else the enclosing level's. */
   readonly addHeaders: readonly AddHeaderSpec[];
   /** `client_max_body_size` in force, bytes (default 1m; 0: no limit). */
@@ -438,6 +441,8 @@ export interface ServerConf extends HeaderLimits {
   readonly proxyHttpVersion: ProxyHttpVersion;
   /** The `proxy_set_header` list in force: a level's own list, else the enclosing level's. */
   readonly proxySetHeaders: readonly ProxySetHeader[];
+  /** `proxy_next_upstream*`, `proxy_pass_request_*` in force. */
+  readonly proxyRules: ProxyRules;
   /** The `add_header` list in force: a level's own list, else the enclosing level's. */
   readonly addHeaders: readonly AddHeaderSpec[];
   /** `client_max_body_size` for requests that match no location. */

@@ -43,9 +43,6 @@ const ENTRIES: readonly (readonly [string, readonly ContextKind[], ArgSpec])[] =
   ['open_log_file_cache', HSL, [1, 2, 3, 4]],
   ['status_zone', SL, [1]],
   // proxying details (proxy_pass itself is supported)
-  ['proxy_next_upstream', HSL, '1+'],
-  ['proxy_next_upstream_tries', HSL, [1]],
-  ['proxy_next_upstream_timeout', HSL, [1]],
   ['proxy_buffering', HSL, [1]],
   ['proxy_buffers', HSL, [2]],
   ['proxy_buffer_size', HSL, [1]],
@@ -57,8 +54,6 @@ const ENTRIES: readonly (readonly [string, readonly ContextKind[], ArgSpec])[] =
   ['proxy_hide_header', HSL, [1]],
   ['proxy_pass_header', HSL, [1]],
   ['proxy_ignore_headers', HSL, '1+'],
-  ['proxy_pass_request_headers', HSL, [1]],
-  ['proxy_pass_request_body', HSL, [1]],
   ['proxy_socket_keepalive', HSL, [1]],
   ['proxy_temp_path', HSL, [1, 2, 3, 4]],
   ['client_body_temp_path', HSL, [1, 2, 3, 4]],

@@ -1,8 +1,8 @@
 /**
  * ngx_http_proxy_module's `proxy_pass`, its timeouts (`proxy_connect_timeout`, `proxy_read_timeout`,
  * `proxy_send_timeout`), and `proxy_http_version` / `proxy_set_header`, which decide whether a location
- * tunnels WebSocket upgrades (see proxy-upgrade.ts). Other proxy_* directives only tune the proxying and
- * are in the ignored list.
+ * tunnels WebSocket upgrades (see proxy-upgrade.ts); `proxy_next_upstream*` and `proxy_pass_request_*`
+ * are proxy-rules.ts'. Other proxy_* directives only tune the proxying and are in the ignored list.
  */
 
 import { parseHostPort } from '../../engine/net/address-text.ts';
@@ -11,6 +11,7 @@ import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
 import { parseTimeMs } from '../values.ts';
 import { complexValue, duplicate, httpOf, levelOf, ref } from './helpers.ts';
+import { proxyRuleDirectives } from './proxy-rules.ts';
 import type { DirectiveSpec, Scope } from './types.ts';
 
 /** Locations that already had a proxy_pass (it may since have been replaced by `api`). */
@@ -88,4 +89,5 @@ export const proxyDirectives: readonly DirectiveSpec[] = [
   { name: 'proxy_send_timeout', contexts: LEVELS, args: [1], handle: timeout('proxySendTimeoutMs') },
   { name: 'proxy_http_version', contexts: LEVELS, args: [1], handle: httpVersion },
   { name: 'proxy_set_header', contexts: LEVELS, args: [2], handle: setHeader },
+  ...proxyRuleDirectives,
 ];

@@ -14,6 +14,7 @@ import type { VariableGetter } from '../variables/variable-table.ts';
 import type { CompiledAddHeader } from './add-headers.ts';
 import type { ClientTimers } from './client-timers.ts';
 import type { ErrorPages } from './error-pages.ts';
+import type { ProxyRules } from './proxy-rules.ts';
 import type { RewriteScript } from './rewrite-script.ts';
 import type { StaticFiles } from './static-files.ts';
 
@@ -63,6 +64,8 @@ export interface LocationHandler {
   readonly realIp: RealIpDefinition;
   /** `proxy_connect_timeout`, `proxy_read_timeout`, `proxy_send_timeout`, for whoever proxies. */
   readonly proxyTimeouts: { readonly connectMs: number; readonly readMs: number; readonly sendMs: number };
+  /** `proxy_next_upstream*`, `proxy_pass_request_*` (proxy-rules.ts). */
+  readonly proxyRules: ProxyRules;
   /** `proxy_http_version 1.1` with `proxy_set_header Upgrade`/`Connection`: WebSocket upgrades are tunnelled. */
   readonly proxyUpgrade: boolean;
   /** `client_max_body_size`, bytes; 0: no limit. */

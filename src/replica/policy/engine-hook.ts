@@ -290,6 +290,7 @@ function forwarding(
     readTimeoutMs: timeouts.readMs,
     connectTimeoutMs: timeouts.connectMs,
     sendTimeoutMs: timeouts.sendMs,
+    proxyRules: route.handler.proxyRules,
     maxBodyBytes: route.handler.clientMaxBodyBytes,
     limitReqStatus: verdict.status,
     zone: verdict.zone,

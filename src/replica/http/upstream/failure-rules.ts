@@ -2,12 +2,20 @@
  * What a failure of a forwarded request comes to, as nginx decides it: whose fault it is, how far the
  * request had got (the log's `while …`), and whether another server is tried.
  *
- * nginx's defaults for trying another server after a failure, `proxy_next_upstream error timeout`
- * and `proxy_next_upstream_tries 0`: every server of the group once, after an error or a timeout (not
- * a head it rejected). Once the request went out (connected), not for a non-idempotent method, nor
+ * Another server is tried as ngx_http_upstream_next decides, by the location's `proxy_next_upstream`
+ * (nginx's default `error timeout`): a condition it names, each server of the group at most once, up
+ * to `proxy_next_upstream_tries` and within `proxy_next_upstream_timeout` of the first try. Once the
+ * request went out (connected), not for a non-idempotent method unless `non_idempotent` is named, nor
  * for a body that streamed: what went is gone (nginx's `proxy_request_buffering off` rule); a body
- * read whole first goes again, as nginx's buffered body does.
+ * read whole first goes again, as nginx's buffered body does. An answer whose status the location
+ * names (`http_404`, …) is dropped for the next server the same way, while one is left.
  */
+import {
+  NEXT_UPSTREAM_STATUSES,
+  type NextUpstreamCondition,
+  nextUpstreamAllows,
+  type ProxyRules,
+} from '../../../engine/http/proxy-rules.ts';
 import {
   CONNECTING,
   READING_BODY,
@@ -59,6 +67,10 @@ export interface TryFacts {
   readonly servers: number;
   /** The failed try went on a connection that had carried requests before. */
   readonly reusedConnection: boolean;
+  /** The location's `proxy_next_upstream*` rules. */
+  readonly rules: ProxyRules;
+  /** ms since the first try began (`proxy_next_upstream_timeout`). */
+  readonly elapsedMs: number;
 }
 
 /** Methods nginx does not send to another server once one had the request (1.9.13+). */
@@ -66,11 +78,30 @@ function nonIdempotent(method: string | undefined): boolean {
   return method === 'POST' || method === 'LOCK' || method === 'PATCH';
 }
 
+/** A try left: a server not tried yet, within `proxy_next_upstream_tries` and `_timeout`. */
+function tryLeft(facts: TryFacts): boolean {
+  const { nextUpstreamTries, nextUpstreamTimeoutMs } = facts.rules;
+  const limit = nextUpstreamTries === 0 ? facts.servers : Math.min(facts.servers, nextUpstreamTries);
+  return facts.tried < limit && (nextUpstreamTimeoutMs === 0 || facts.elapsedMs < nextUpstreamTimeoutMs);
+}
+
+/** Whether `condition`, met once the request went out (`sent`) or before, lets it go on at all. */
+function goesOn(condition: NextUpstreamCondition, sent: boolean, facts: TryFacts): boolean {
+  if (!nextUpstreamAllows(facts.rules, condition, sent && nonIdempotent(facts.method))) return false;
+  return !(sent && facts.bodyStreamed);
+}
+
 /** Whether `failure` at `phase` sends the request to a server again. */
 export function mayTryNext(failure: UpstreamFailure, phase: UpstreamPhase, facts: TryFacts): boolean {
-  if (failure.invalidHeader) return false;
-  if (phase !== CONNECTING && (facts.bodyStreamed || nonIdempotent(facts.method))) return false;
-  return facts.tried < facts.servers || againOnSameServer(failure, phase, facts);
+  const condition = failure.invalidHeader ? 'invalid_header' : failure.timedOut ? 'timeout' : 'error';
+  if (!goesOn(condition, phase !== CONNECTING, facts)) return false;
+  return tryLeft(facts) || againOnSameServer(failure, phase, facts);
+}
+
+/** ngx_http_upstream_test_next: whether an answer with `status` is dropped for the next server. */
+export function nextAfterStatus(status: number, facts: TryFacts): boolean {
+  if (!NEXT_UPSTREAM_STATUSES.has(status)) return false;
+  return goesOn(`http_${status}` as NextUpstreamCondition, true, facts) && tryLeft(facts);
 }
 
 /**

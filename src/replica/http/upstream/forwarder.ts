@@ -14,6 +14,7 @@
  */
 
 import type { Socket } from 'node:net';
+import { DEFAULT_PROXY_RULES } from '../../../engine/http/proxy-rules.ts';
 import type { ClientBodyStream } from '../contract/client-request.ts';
 import type { ClientFault, ProxyTarget } from '../contract/decision.ts';
 import type { ProgressRecord } from '../contract/request-progress.ts';
@@ -21,14 +22,23 @@ import {
   asUpstreamFailure,
   QUEUE_TIMED_OUT,
   READING_BODY,
+  READING_HEADER,
   serverDisabled,
   UpstreamFailure,
   upstreamErrorMessage,
 } from '../wire/upstream-failure.ts';
 import { ClientBody } from './client-body.ts';
-import { againOnSameServer, clientsFailure, mayTryNext, phaseOf, type TryFacts } from './failure-rules.ts';
+import {
+  againOnSameServer,
+  clientsFailure,
+  mayTryNext,
+  nextAfterStatus,
+  phaseOf,
+  type TryFacts,
+} from './failure-rules.ts';
 import { type RequestHeaderFacts, upstreamRequestHeaders } from './forward-headers.ts';
 import type { ForwardOwner } from './forward-owner.ts';
+import { passedHeaders } from './pass-request.ts';
 import { SendTimeout, type SendWatcher } from './send-timeout.ts';
 import type { UpgradeHandler } from './upgrade-dispatch.ts';
 import type { UpstreamHost, UpstreamPeer } from './upstream-group.ts';
@@ -40,6 +50,9 @@ export interface ForwardedRequest extends RequestHeaderFacts {
   readonly remoteAddr: string;
   readonly progress?: ProgressRecord; // where the tries are recorded (`$upstream_*`)
 }
+
+/** The abort of a try whose answer `proxy_next_upstream http_NNN` drops. */
+const NEXT_SERVER = new UpstreamFailure('aborted', 'the next upstream is tried');
 
 export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
   /** The current try went on a connection that carried requests before (set by the connection). */
@@ -98,8 +111,12 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
     }
     const req = this.#owner.req;
     const request = this.#request;
-    this.#headers = upstreamRequestHeaders(req.rawHeaders, request.host, request.remoteAddr, this.#scheme);
-    this.#tries = new UpstreamTries(group, request.progress);
+    const rules = target.proxyRules ?? DEFAULT_PROXY_RULES;
+    // proxy_pass_request_body off: the body stays with the client connection, read and dropped there
+    if (!rules.passRequestBody) request.hasBody = false;
+    const passed = passedHeaders(req.rawHeaders, rules);
+    this.#headers = upstreamRequestHeaders(passed, request.host, request.remoteAddr, this.#scheme);
+    this.#tries = new UpstreamTries(group, request.progress, rules);
     this.#path = target.path ?? req.url ?? '/';
     this.#readTimeoutMs = target.readTimeoutMs;
     this.#connectTimeoutMs = target.connectTimeoutMs;
@@ -265,6 +282,10 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
     this.stopSendTimer();
     this.upstreamEnded();
     if (this.#owner.done) return;
+    if (err === NEXT_SERVER) {
+      this.#afterStatus();
+      return;
+    }
     const failure = asUpstreamFailure(err);
     const clients = clientsFailure(failure, this.#owner.clientSocket?.destroyed === true);
     if (clients !== null) {
@@ -303,6 +324,21 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
     this.#owner.upstreamFailed(timedOut ? 504 : 502);
   }
 
+  /**
+   * `proxy_next_upstream http_NNN` dropped the answer: its server's failure is counted (not for 403 and
+   * 404, nginx's NGX_PEER_NEXT), the next server is tried.
+   */
+  #afterStatus(): void {
+    const tries = this.#tries!;
+    const peer = tries.peer!;
+    if (this.#status !== 403 && this.#status !== 404 && tries.group.markFailed(peer))
+      this.#owner.report('warn', serverDisabled(READING_HEADER), `${peer.origin}${this.#path}`);
+    tries.failed(false);
+    this.#status = 0;
+    this.#sent = false;
+    this.#dispatch();
+  }
+
   /** What the next-server rules read of this request (failure-rules.ts). */
   #tryFacts(): TryFacts {
     return {
@@ -311,6 +347,8 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
       tried: this.#tries!.count,
       servers: this.#tries!.group.tries,
       reusedConnection: this.reusedConnection,
+      rules: this.#tries!.rules,
+      elapsedMs: this.#tries!.elapsedMs,
     };
   }
 
@@ -324,6 +362,11 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
   ): boolean {
     if (statusCode < 200) return true;
     if (this.#owner.done) return false;
+    if (nextAfterStatus(statusCode, this.#tryFacts())) {
+      this.#status = statusCode;
+      this.#abort?.(NEXT_SERVER);
+      return false;
+    }
     this.#status = statusCode;
     // The head waits for the end of the read that brought it: a small response then goes out head,
     // body and all in one write (onComplete); one that goes on leaves at the read's end (onReadEnd).

@@ -5,6 +5,8 @@
  * nginx's upstream state (try-record.ts).
  */
 
+import { DEFAULT_PROXY_RULES, type ProxyRules } from '../../../engine/http/proxy-rules.ts';
+import { loopClock } from '../../../shared/clock.ts';
 import type { ProgressRecord } from '../contract/request-progress.ts';
 import { NO_LIVE_UPSTREAMS, QUEUE_FULL } from '../wire/upstream-failure.ts';
 import { TryRecord } from './try-record.ts';
@@ -20,6 +22,10 @@ export class UpstreamTries {
   readonly group: UpstreamGroup;
   /** The tries' upstream states (`$upstream_*`); none without a progress record. */
   readonly record: TryRecord | undefined;
+  /** The location's `proxy_next_upstream*` rules. */
+  readonly rules: ProxyRules;
+  /** When the first try began (nginx's `peer.start_time`, for `proxy_next_upstream_timeout`). */
+  readonly #startedMs = loopClock.nowMs();
   /** The server of the current try (null before the first). */
   peer: UpstreamPeer | null = null;
   /** The server counted on (`max_conns`) until the exchange with it ends. */
@@ -28,14 +34,20 @@ export class UpstreamTries {
   #tried: UpstreamPeer[] | null = null;
   #queued = false;
 
-  constructor(group: UpstreamGroup, progress?: ProgressRecord) {
+  constructor(group: UpstreamGroup, progress?: ProgressRecord, rules: ProxyRules = DEFAULT_PROXY_RULES) {
     this.group = group;
+    this.rules = rules;
     this.record = progress === undefined ? undefined : new TryRecord(progress, group.name);
   }
 
   /** Servers tried so far, the current one included. */
   get count(): number {
     return this.#tried === null ? 1 : this.#tried.length + 1;
+  }
+
+  /** ms since the first try began. */
+  get elapsedMs(): number {
+    return loopClock.nowMs() - this.#startedMs;
   }
 
   /** The next server, or `queued` (the request waits in the group's queue), or why there is none. */

@@ -1,0 +1,82 @@
+/**
+ * The proxy module's directives for how a location's requests go to its servers:
+ * `proxy_next_upstream` (ngx_conf_set_bitmask_slot: lines add up, `off` wins), `proxy_next_upstream_tries`
+ * (a number), `proxy_next_upstream_timeout` (a time), `proxy_pass_request_headers` and
+ * `proxy_pass_request_body` (flags) — into the level's `proxyRules` (src/engine/http/proxy-rules.ts).
+ */
+import type { NextUpstreamCondition, ProxyRules } from '../../engine/http/proxy-rules.ts';
+import type { LevelBuilder } from '../builders.ts';
+import { configError } from '../config-error.ts';
+import type { Directive } from '../directive.ts';
+import { atoi, parseTimeMs } from '../values.ts';
+import { duplicate, flagArg, levelOf } from './helpers.ts';
+import type { DirectiveSpec, Scope } from './types.ts';
+
+const CONDITIONS: ReadonlySet<string> = new Set<NextUpstreamCondition>([
+  'off',
+  'error',
+  'timeout',
+  'invalid_header',
+  'http_500',
+  'http_502',
+  'http_503',
+  'http_504',
+  'http_403',
+  'http_404',
+  'http_429',
+  'non_idempotent',
+]);
+
+type OwnRules = { -readonly [K in keyof ProxyRules]?: ProxyRules[K] };
+
+function own(scope: Scope): OwnRules {
+  const level: LevelBuilder = levelOf(scope);
+  level.proxyRules ??= {};
+  return level.proxyRules;
+}
+
+/** `proxy_next_upstream condition …;` — `updating` is the cache's (there is none here: it never applies). */
+function nextUpstream(d: Directive, scope: Scope): void {
+  const rules = own(scope);
+  const conditions = new Set(rules.nextUpstream);
+  for (const value of d.args) {
+    if (value === 'updating') continue;
+    if (!CONDITIONS.has(value)) throw configError(`invalid value "${value}"`, d);
+    conditions.add(value as NextUpstreamCondition);
+  }
+  rules.nextUpstream = conditions;
+}
+
+function tries(d: Directive, scope: Scope): void {
+  const rules = own(scope);
+  if (rules.nextUpstreamTries !== undefined) throw duplicate(d);
+  const n = atoi(d.args[0]!);
+  if (n === null) throw configError(`"${d.name}" directive invalid number`, d);
+  rules.nextUpstreamTries = n;
+}
+
+function timeout(d: Directive, scope: Scope): void {
+  const rules = own(scope);
+  if (rules.nextUpstreamTimeoutMs !== undefined) throw duplicate(d);
+  const ms = parseTimeMs(d.args[0]!);
+  if (ms === null) throw configError(`"${d.name}" directive invalid value`, d);
+  rules.nextUpstreamTimeoutMs = ms;
+}
+
+function pass(field: 'passRequestHeaders' | 'passRequestBody'): (d: Directive, scope: Scope) => void {
+  return (d, scope) => {
+    const rules = own(scope);
+    if (rules[field] !== undefined) throw duplicate(d);
+    rules[field] = flagArg(d);
+  };
+}
+
+const LEVELS = ['http', 'server', 'location'] as const;
+
+export const proxyRuleDirectives: readonly DirectiveSpec[] = [
+  { name: 'proxy_next_upstream', contexts: LEVELS, args: '1+', handle: nextUpstream },
+  { name: 'proxy_next_upstream_tries', contexts: LEVELS, args: [1], handle: tries },
+  { name: 'proxy_next_upstream_timeout', contexts: LEVELS, args: [1], handle: timeout },
+  { name: 'proxy_pass_request_headers', contexts: LEVELS, args: [1], handle: pass('passRequestHeaders') },
+  { name: 'proxy_pass_request_body', contexts: LEVELS, args: [1], handle: pass('passRequestBody') },
+];

@@ -1,0 +1,67 @@
+/**
+ * `proxy_next_upstream`, `proxy_next_upstream_tries`, `proxy_next_upstream_timeout`,
+ * `proxy_pass_request_headers` and `proxy_pass_request_body`: read with nginx's slots and words,
+ * inherited http → server → location, each directive on its own.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { httpLoadError, loadHttp } from '../helpers/http-config.ts';
+
+const FILE = '/etc/limitswitch/nginx.conf';
+
+test('proxy rules: lines add up, inherited directive by directive, nginx defaults elsewhere', () => {
+  const http = loadHttp(
+    `
+    proxy_next_upstream error;
+    proxy_next_upstream http_404 updating;
+    proxy_pass_request_headers off;
+    server {
+        listen 80;
+        proxy_next_upstream_tries 3;
+        location /a {
+            proxy_pass http://127.0.0.1:8081;
+            proxy_next_upstream_timeout 2s;
+            proxy_pass_request_body off;
+        }
+        location /b {
+            proxy_pass http://127.0.0.1:8081;
+            proxy_next_upstream off;
+            proxy_pass_request_headers on;
+        }
+    }`,
+    FILE,
+  );
+  const [a, b] = http.servers[0]!.locations;
+  assert.deepEqual(a!.proxyRules, {
+    nextUpstream: new Set(['error', 'http_404']),
+    nextUpstreamTries: 3,
+    nextUpstreamTimeoutMs: 2000,
+    passRequestHeaders: false,
+    passRequestBody: false,
+  });
+  assert.deepEqual(b!.proxyRules, {
+    nextUpstream: new Set(['off']),
+    nextUpstreamTries: 3,
+    nextUpstreamTimeoutMs: 0,
+    passRequestHeaders: true,
+    passRequestBody: true,
+  });
+});
+
+test('proxy rules: nginx words for bad values and duplicates', () => {
+  const error = (line: string) => httpLoadError(`server { listen 80; location / { ${line} } }`, FILE);
+  assert.match(error('proxy_next_upstream error bogus;'), /invalid value "bogus" in .*nginx.conf:3/);
+  assert.match(error('proxy_next_upstream_tries x;'), /"proxy_next_upstream_tries" directive invalid number/);
+  assert.match(
+    error('proxy_next_upstream_timeout 1q;'),
+    /"proxy_next_upstream_timeout" directive invalid value/,
+  );
+  assert.match(
+    error('proxy_pass_request_body maybe;'),
+    /invalid value "maybe" in "proxy_pass_request_body" directive, it must be "on" or "off"/,
+  );
+  assert.match(
+    error('proxy_next_upstream_tries 1; proxy_next_upstream_tries 2;'),
+    /"proxy_next_upstream_tries" directive is duplicate/,
+  );
+});
