@@ -5,7 +5,7 @@
  * the servers a request tried (`a, b`, `-` where a try never got that far), `$upstream_http_*`,
  * `$upstream_cookie_*`, `$upstream_response_length` at the head (0: no body read yet), `$status`,
  * `$request_time`, `$connection_requests` and `$connection` on a kept connection, `$proxy_host` and
- * `$proxy_port`. Times are compared by
+ * `$proxy_port`; a server named by a host name is named by the address connected to. Times are compared by
  * shape (`N.NNN` or `-`), and exactly where nginx's cached clock makes them exact.
  */
 import assert from 'node:assert/strict';
@@ -47,6 +47,7 @@ ${lines.join('\n')}
         location /one/ { proxy_pass http://127.0.0.1:${upstream}; }
         location /two/ { proxy_pass http://two; }
         location /down/ { proxy_pass http://127.0.0.1:${closed}; }
+        location /named/ { proxy_pass http://localhost:${upstream}; }
         location /ret/ { return 200 "r\\n"; }
     }
 `;
@@ -149,6 +150,11 @@ describe('replica vs nginx: the variables known after the decision', () => {
     assert.equal(answer!['x-proxy-port'], '80');
     const [again] = await same(['/two/']);
     assert.equal(again!['x-up-status'], '200');
+  });
+
+  test('a server named by a host name is named by the address connected to', async () => {
+    const [answer] = await same(['/named/']);
+    assert.match(answer!['x-addr']!, /^127\.0\.0\.1:\d+$/);
   });
 
   test('no server answers: 502 with the try recorded', async () => {

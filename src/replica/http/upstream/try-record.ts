@@ -33,10 +33,16 @@ export class TryRecord {
     this.#progress.upstreamHeaders = null;
   }
 
-  /** The connection is there (a cached one at once): `$upstream_connect_time`. */
-  connected(): void {
+  /**
+   * The connection is there (a cached one at once): `$upstream_connect_time`; the server is named by
+   * the address connected to, as nginx names a resolved one (`localhost:80` is `127.0.0.1:80`).
+   */
+  connected(address: string | undefined, port: number | undefined): void {
     const state = this.#state;
-    if (state !== null && state.connectMs === -1) state.connectMs = loopClock.nowMs() - this.#startMs;
+    if (state === null) return;
+    if (state.connectMs === -1) state.connectMs = loopClock.nowMs() - this.#startMs;
+    if (address !== undefined && port !== undefined)
+      state.peer = address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
   }
 
   /** The answer's head: `$upstream_header_time`, `$upstream_status`, `$upstream_http_*`. */

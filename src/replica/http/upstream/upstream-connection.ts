@@ -132,7 +132,8 @@ export class UpstreamConnection implements CachedConnection<UpstreamConnection>,
   }
 
   onConnect(abort: (err?: Error) => void): void {
-    this.#handler!.tryRecord?.connected();
+    const socket = this.#client.socket;
+    this.#handler!.tryRecord?.connected(socket?.remoteAddress, socket?.remotePort);
     this.#handler!.onConnect(abort);
   }
 
