@@ -241,7 +241,12 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
     apiRateLimit: apiRateLimit(conf.apiRateLimit),
     priorityLevel: priorityLevel(conf.priorityLevel),
     script: NO_SCRIPT,
-    errorPages: compileErrorPages(conf.errorPages, conf.recursiveErrorPages, variables),
+    errorPages: compileErrorPages(
+      conf.errorPages,
+      conf.recursiveErrorPages,
+      variables,
+      conf.proxyPass != null,
+    ),
     proxyPass: conf.proxyPass ?? null,
     proxyPassUrl: conf.proxyPass?.includes('$') ? variables.compile(parseComplexValue(conf.proxyPass)) : null,
     api: conf.api ?? null,

@@ -1,6 +1,7 @@
 /** `error_page` and `recursive_error_pages` as the config reads them: nginx's checks and inheritance. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { buildSite } from '../../src/config/build-site.ts';
 import { httpLoadError, loadHttp } from '../helpers/http-config.ts';
 
 const server = (body: string) => `server { listen 80; ${body} }`;
@@ -51,5 +52,19 @@ describe('error_page', () => {
       httpLoadError(server('error_page 404;'), 'test.conf'),
       /invalid number of arguments in "error_page"/,
     );
+  });
+
+  test('what the replica does not do is refused: a page for an upstream failure, intercepted errors', () => {
+    const site = (body: string) => () => buildSite(loadHttp(server(body), 'test.conf'));
+    assert.throws(
+      site('error_page 502 /x; location / { proxy_pass http://127.0.0.1:1; }'),
+      /"error_page 502" where requests are proxied is not supported by limitswitch .* in test.conf:3/,
+    );
+    assert.doesNotThrow(site('error_page 502 /x; location / { }'));
+    assert.match(
+      httpLoadError(server('proxy_intercept_errors on;'), 'test.conf'),
+      /"proxy_intercept_errors on" is not supported by limitswitch/,
+    );
+    assert.equal(httpLoadError(server('proxy_intercept_errors off;'), 'test.conf'), 'loaded');
   });
 });

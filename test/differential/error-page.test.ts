@@ -4,8 +4,9 @@
  * limit_req refusal and a file not found; `=` and `=code`; redirects; named locations (and a
  * `rewrite` there); a page that fails itself (once, and with `recursive_error_pages on`); the GET an
  * error page goes on with; the rewrite cycle's 500, which no page answers; a page whose own answer is
- * a `return` without text, or a redirect; the 301 FIND_CONFIG answers for a proxied location's name
- * without its slash.
+ * a `return` without text, or a redirect; limit_req counting a request once, whatever its error page
+ * (and the page's URI the upstream receives); the 301 FIND_CONFIG answers for a proxied location's
+ * name without its slash.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -17,6 +18,7 @@ import { startUpstream, type TestUpstream } from '../replica/http/harness.ts';
 
 const http = (port: number, upstream: number) => `
     limit_req_zone $uri zone=one:1m rate=1r/m;
+    limit_req_zone $server_name zone=two:1m rate=1r/m;
     upstream backend { server 127.0.0.1:${upstream}; }
     server {
         listen 127.0.0.1:${port};
@@ -47,6 +49,8 @@ const http = (port: number, upstream: number) => `
         location /to-redirect { error_page 404 /redirecting; return 404; }
         location = /redirecting { rewrite ^ http://example.com/r redirect; }
         location /auto/ { proxy_pass http://backend; }
+        location /once/ { limit_req zone=two nodelay; error_page 404 = /once-page; }
+        location = /once-page { limit_req zone=two nodelay; proxy_pass http://backend; }
         location /to-auto { error_page 404 /auto; return 404; }
     }
 `;
@@ -74,6 +78,7 @@ const PROBES: readonly { path: string; method?: string }[] = [
   { path: '/auto' },
   { path: '/auto?x=1' },
   { path: '/to-auto' },
+  { path: '/once/missing' },
 ];
 
 describe('error_page: the replica answers as nginx', () => {

@@ -50,7 +50,6 @@ const ENTRIES: readonly (readonly [string, readonly ContextKind[], ArgSpec])[] =
   ['proxy_max_temp_file_size', HSL, [1]],
   ['proxy_temp_file_write_size', HSL, [1]],
   ['proxy_redirect', HSL, [1, 2]],
-  ['proxy_intercept_errors', HSL, [1]],
   ['proxy_hide_header', HSL, [1]],
   ['proxy_pass_header', HSL, [1]],
   ['proxy_ignore_headers', HSL, '1+'],

@@ -39,6 +39,7 @@ export function runPhases(
   variableSlots: number,
   outcome: LimitReqOutcome,
   uriChanges: number = URI_CHANGES,
+  limited = false,
 ): Verdict {
   const ctx = newRequestContext(facts, route.target, route.host, route.serverName, nowMs, variableSlots);
   setServerCaptures(route, ctx);
@@ -63,7 +64,8 @@ export function runPhases(
           : answer(end.answer, added, state.logs);
     return rerouted === undefined ? verdict : { ...verdict, route: rerouted };
   }
-  const verdict = limitPhases(handler, ctx, state.logs.length === 0 ? NO_LOGS : state.logs, outcome);
+  const logs = state.logs.length === 0 ? NO_LOGS : state.logs;
+  const verdict = limitPhases(handler, ctx, logs, outcome, limited);
   return rerouted === undefined ? verdict : { ...verdict, route: rerouted };
 }
 
@@ -84,6 +86,8 @@ function limitPhases(
   ctx: RequestContext,
   rewriteLogs: readonly LogLine[],
   outcome: LimitReqOutcome,
+  /** The request's limit_req and limit_conn ran before an internal redirect: they run once a request. */
+  limited: boolean,
 ): Verdict {
   const nowMs = ctx.nowMs;
   (ctx.facts as RealIpAt).realIpAt?.(handler.realIp);
@@ -92,7 +96,7 @@ function limitPhases(
   let zone: string | null = null;
   let logs: readonly LogLine[] = rewriteLogs;
   let headers: readonly string[] = NO_HEADERS;
-  if (handler.limitReq.rules.length !== 0) {
+  if (!limited && handler.limitReq.rules.length !== 0) {
     const out = limitRequest(handler.limitReq, ctx, nowMs, outcome);
     status = out.status;
     ctx.limitReqStatus = status;
@@ -120,7 +124,7 @@ function limitPhases(
       };
     }
   }
-  return afterDelay(handler, ctx, status, zone, logs, headers, added);
+  return afterDelay(handler, ctx, status, zone, logs, headers, added, limited);
 }
 
 /**
@@ -227,11 +231,12 @@ function afterDelay(
   limitReqLogs: readonly LogLine[],
   responseHeaders: readonly string[],
   answerHeaders: AnswerHeaders | null,
+  limited = false,
 ): Verdict {
   let logs = limitReqLogs;
   let connStatus: LimitConnStatus = '';
   let connections: ConnectionSlots | null = null;
-  if (handler.limitConn.rules.length !== 0) {
+  if (!limited && handler.limitConn.rules.length !== 0) {
     const out = limitConnections(handler.limitConn, ctx);
     connStatus = out.status;
     ctx.limitConnStatus = connStatus;

@@ -97,10 +97,11 @@ export class Site {
 
   /**
    * Runs the phases for a routed request. Mutates zone state and counters. `uriChanges`: what is left
-   * of the request's URI changes (fewer after internal redirects).
+   * of the request's URI changes (fewer after internal redirects); `limited`: its limit_req and
+   * limit_conn ran before an internal redirect (nginx runs them once a request).
    */
-  decide(route: Route, facts: RequestFacts, nowMs: number, uriChanges?: number): Verdict {
-    return runPhases(route, facts, nowMs, this.variables.slots, this.outcome, uriChanges);
+  decide(route: Route, facts: RequestFacts, nowMs: number, uriChanges?: number, limited?: boolean): Verdict {
+    return runPhases(route, facts, nowMs, this.variables.slots, this.outcome, uriChanges, limited);
   }
 
   /** The location's `add_header` lines bound to a request answered there without its phases. */

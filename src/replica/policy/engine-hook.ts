@@ -140,7 +140,12 @@ export function upgradeHook(
 
 function toDataPath(verdict: Verdict, decided: Deciding): RoutedDecision {
   // the rewrite phases may have changed the URI, the location, or put it under an `if`'s configuration
-  const deciding = verdict.route === undefined ? decided : { ...decided, route: verdict.route };
+  // and once limit_req or limit_conn ran, an internal redirect does not run them again
+  const limited = decided.limited !== true && (verdict.status !== '' || verdict.connStatus !== '');
+  const deciding =
+    verdict.route === undefined && !limited
+      ? decided
+      : { ...decided, route: verdict.route ?? decided.route, limited: limited || decided.limited };
   const decision = decisionOf(verdict, deciding);
   const status = finalizedStatus(verdict, decision);
   return status === 0 ? decision : (errorPaged(status, decision, deciding, toDataPath) as RoutedDecision);

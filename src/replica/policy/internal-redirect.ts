@@ -36,6 +36,8 @@ export interface Deciding {
   readonly errorPage?: boolean;
   /** The method the request goes on with (an error page's GET); absent: the request's. */
   readonly method?: string;
+  /** limit_req or limit_conn ran for the request: after an internal redirect they do not again. */
+  readonly limited?: boolean;
 }
 
 /** The decision a verdict makes (engine-hook.ts's, with its error pages). */
@@ -60,8 +62,10 @@ export function internalRedirect<D extends Decision>(
     return failed(`rewrite or internal redirection cycle while internally redirecting to "${uri}"`, deciding);
   const query = args === undefined ? (route.target.hasArgs ? route.target.args : null) : args;
   const target = query === null ? escapeUri(uri) : `${escapeUri(uri)}?${query}`;
-  const next = deciding.site.route(target, ctx.host, ctx.req.socket.localAddress ?? '', deciding.port);
-  if (next === null) return { action: 'return', code: 400 };
+  const routed = deciding.site.route(target, ctx.host, ctx.req.socket.localAddress ?? '', deciding.port);
+  if (routed === null) return { action: 'return', code: 400 };
+  // r->internal: a proxied request goes with its new URI, not the target it came with
+  const next: Route = { ...routed, rewritten: { validLocation: true } };
   const again: Deciding = { ...deciding, route: next, redirects };
   const handler = next.handler;
   const facts = new ExchangeFacts(ctx, deciding.port, deciding.method);
@@ -83,7 +87,8 @@ export function internalRedirect<D extends Decision>(
     return decision.action === 'return' ? errorPaged(decision.code, decision, again, answer) : decision;
   }
   const uriChanges = MAX_URI_CHANGES + 1 - redirects;
-  return answer(deciding.site.decide(next, facts, deciding.nowMs(), uriChanges), again);
+  const verdict = deciding.site.decide(next, facts, deciding.nowMs(), uriChanges, deciding.limited);
+  return answer(verdict, again);
 }
 
 /** ngx_http_named_location: the request's phases from the named location's REWRITE, its URI kept. */
@@ -103,11 +108,8 @@ export function namedLocation<D extends Decision>(
   const next: Route = { ...deciding.route, handler, locationRegex: null, named: true };
   const facts = new ExchangeFacts(deciding.ctx, deciding.port, deciding.method);
   const uriChanges = MAX_URI_CHANGES + 1 - redirects;
-  return answer(deciding.site.decide(next, facts, deciding.nowMs(), uriChanges), {
-    ...deciding,
-    route: next,
-    redirects,
-  });
+  const verdict = deciding.site.decide(next, facts, deciding.nowMs(), uriChanges, deciding.limited);
+  return answer(verdict, { ...deciding, route: next, redirects });
 }
 
 /** `decision`, a request finalized with `status`, as the error page the configuration has for it makes it. */
