@@ -221,7 +221,19 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
     > &
       Partial<LocationConf>,
   ): LocationHandler => {
-    const base = baseHandler(name, conf);
+    const own = baseHandler(name, conf);
+    // the block's configuration: the location's, its access rules, no rewrite script (nginx merges none)
+    const except = conf.limitExcept ?? null;
+    const base: LocationHandler =
+      except === null
+        ? own
+        : {
+            ...own,
+            limitExcept: {
+              methods: new Set(except.methods),
+              handler: { ...own, access: new AccessList(except.access ?? conf.access) },
+            },
+          };
     const script = conf.script ?? [];
     if (script.length === 0) return base;
     // a server's `if` blocks have no configuration the request keeps: FIND_CONFIG replaces it
@@ -241,6 +253,7 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
     apiRateLimit: apiRateLimit(conf.apiRateLimit),
     priorityLevel: priorityLevel(conf.priorityLevel),
     script: NO_SCRIPT,
+    limitExcept: null,
     errorPages: compileErrorPages(
       conf.errorPages,
       conf.recursiveErrorPages,

@@ -13,6 +13,7 @@ import type {
   AddHeaderSpec,
   ApiRateLimitZoneSpec,
   ErrorPageSpec,
+  LimitExcept,
   GeoSpec,
   HeaderBuffersSpec,
   KeyvalSpec,
@@ -109,6 +110,8 @@ export interface LocationBuilder extends LevelBuilder {
   readonly named: boolean;
   readonly locations: LocationBuilder[];
   proxyPass: string | null;
+  /** `limit_except`: the methods it lists and the block's `allow`/`deny` (null: none written there). */
+  limitExcept: LimitExcept | null;
   /** The level's rewrite module script (rewrite-if.ts, location.ts's `return`). */
   readonly script: RewriteStep[];
   api: { readonly write: boolean } | null;
@@ -282,6 +285,7 @@ export function newLocation(
     named,
     locations: [],
     proxyPass: null,
+    limitExcept: null,
     script: [],
     api: null,
   };

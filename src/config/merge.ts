@@ -295,6 +295,7 @@ function buildLocation(location: LocationBuilder, parent: Inherited): LocationCo
     priorityLevel: settings.priorityLevel,
     proxyPass: location.proxyPass,
     script: location.script,
+    limitExcept: location.limitExcept,
     rewriteLog: settings.rewriteLog,
     errorPages: settings.errorPages,
     recursiveErrorPages: settings.recursiveErrorPages,

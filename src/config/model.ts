@@ -347,6 +347,13 @@ export interface ErrorPageSpec {
   readonly source: SourceRef;
 }
 
+/** `limit_except method … { allow/deny }`: methods listed (`GET` with `HEAD`), the block's rules. */
+export interface LimitExcept {
+  readonly methods: readonly string[];
+  /** null: the location's rules. */
+  readonly access: readonly AccessRule[] | null;
+}
+
 /** `rewrite`'s flag. */
 export type RewriteFlag = 'last' | 'break' | 'redirect' | 'permanent';
 
@@ -385,6 +392,7 @@ export interface LocationConf {
   readonly priorityLevel: EffectivePriorityLevel;
   /** `proxy_pass` target as written, e.g. `http://backend` or `http://127.0.0.1:8080/path`. */
   readonly proxyPass: string | null;
+  readonly limitExcept: LimitExcept | null;
   /** The location's rewrite module script, in order (REWRITE phase). */
   readonly script: readonly RewriteStep[];
   /** `rewrite_log` in force. */

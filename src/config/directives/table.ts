@@ -8,6 +8,7 @@ import { clientDirectives } from './client.ts';
 import { clientConnectionDirectives } from './client-connection.ts';
 import { coreDirectives } from './core.ts';
 import { errorPageDirectives } from './error-page.ts';
+import { limitExceptDirectives } from './limit-except.ts';
 import { geoDirectives } from './geo.ts';
 import { ignoredDirectives, ignoredFamily } from './ignored.ts';
 import { keyvalDirectives } from './keyval.ts';
@@ -36,6 +37,7 @@ for (const spec of [
   ...locationDirectives,
   ...rewriteIfDirectives,
   ...errorPageDirectives,
+  ...limitExceptDirectives,
   ...limitReqDirectives,
   ...limitConnDirectives,
   ...apiRateLimitDirectives,

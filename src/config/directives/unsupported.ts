@@ -8,7 +8,6 @@ export const UNSUPPORTED_DIRECTIVES: ReadonlySet<string> = new Set([
   // other limits
   'limit_rate',
   'limit_rate_after',
-  'limit_except',
   // TLS settings the replica does not honour (the rest: directives/ssl.ts)
   'ssl',
   'ssl_buffer_size',

@@ -54,6 +54,8 @@ export interface LocationHandler {
   readonly priorityLevel: PriorityLevelRule | null;
   /** The level's rewrite module script (`rewrite`, `set`, `if`, `return`, …); a server's runs in SERVER_REWRITE. */
   readonly script: RewriteScript<LocationHandler>;
+  /** `limit_except`: a request whose method is not listed is under `handler` (the block's rules). */
+  readonly limitExcept: { readonly methods: ReadonlySet<string>; readonly handler: LocationHandler } | null;
   /** `error_page` and `recursive_error_pages` in force. */
   readonly errorPages: ErrorPages;
   readonly proxyPass: string | null;

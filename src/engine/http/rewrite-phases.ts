@@ -61,6 +61,9 @@ export function rewritePhases(
       autoRedirect = match.autoRedirect;
     }
     found = false;
+    // ngx_http_update_location_config: a method limit_except does not list is under its block
+    const except = handler.limitExcept;
+    if (except !== null && !except.methods.has(ctx.facts.method)) handler = except.handler;
     if (regex !== null) ctx.lastMatch = { regex, subject: ctx.uri };
     state.handler = handler;
     state.locationRegex = regex;

@@ -74,6 +74,7 @@ export function internalRedirect<D extends Decision>(
   if (
     handler.proxyPass === null &&
     handler.script.codes.length === 0 &&
+    handler.limitExcept === null &&
     next.server.handler.script.codes.length === 0 &&
     handler.api === null
   ) {

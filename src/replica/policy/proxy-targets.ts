@@ -99,6 +99,7 @@ export function resolveProxyTargets(site: Site, upstreams: readonly UpstreamSpec
 
   const register = (handler: LocationHandler, target: ProxyTarget): void => {
     byHandler.set(handler, target);
+    if (handler.limitExcept !== null) byHandler.set(handler.limitExcept.handler, target);
     // an `if` block's configuration proxies where its location does
     for (const code of handler.script.codes)
       if (code.op === 'if' && code.handler !== null) byHandler.set(code.handler, target);

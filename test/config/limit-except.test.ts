@@ -1,0 +1,33 @@
+/** `limit_except` as the config reads it: nginx's checks, and loud errors for what is not honoured. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { httpLoadError, loadHttp } from '../helpers/http-config.ts';
+
+const location = (body: string) => `server { listen 80; location / { ${body} } }`;
+
+test('limit_except: methods (GET lists HEAD), the block’s allow and deny, nginx’s errors with the line', () => {
+  const conf = loadHttp(location('limit_except GET POST { allow 10.0.0.0/8; deny all; }'), 'test.conf');
+  assert.deepEqual(conf.servers[0]!.locations[0]!.limitExcept, {
+    methods: ['GET', 'POST', 'HEAD'],
+    access: [
+      { action: 'allow', from: '10.0.0.0/8' },
+      { action: 'deny', from: 'all' },
+    ],
+  });
+  assert.match(
+    httpLoadError(location('limit_except FOO { }'), 'test.conf'),
+    /invalid method "FOO" in test.conf:3/,
+  );
+  assert.match(
+    httpLoadError(location('limit_except GET { proxy_pass http://x; }'), 'test.conf'),
+    /"proxy_pass" directive is not supported inside "limit_except" by limitswitch in test.conf:3/,
+  );
+  assert.match(
+    httpLoadError(location('limit_except GET { } limit_except POST { }'), 'test.conf'),
+    /"limit_except" directive is duplicate/,
+  );
+  assert.match(
+    httpLoadError('server { listen 80; limit_except GET { } }', 'test.conf'),
+    /"limit_except" directive is not allowed here/,
+  );
+});

@@ -1,0 +1,82 @@
+/**
+ * `limit_except` against real nginx: one configuration served by nginx and by a replica process, the
+ * same requests to both, the same status and body — the block's `allow`/`deny` for a method it does
+ * not list (`GET` listing `HEAD` too), the location's for one it does, and the location's rewrite
+ * script, which a request under the block does not run (nginx merges no script into it).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { request } from 'undici';
+import { freePort } from '../helpers/free-port.ts';
+import { type ReplicaRun, startReplica, stopAll, TempDir } from '../helpers/limitswitch-process.ts';
+import { type RunningNginx, startNginx } from '../helpers/nginx.ts';
+import { startUpstream, type TestUpstream } from '../replica/http/harness.ts';
+
+const http = (port: number, upstream: number) => `
+    upstream backend { server 127.0.0.1:${upstream}; }
+    server {
+        listen 127.0.0.1:${port};
+        server_name localhost;
+        location /le-deny { limit_except GET { deny all; } proxy_pass http://backend; }
+        location /le-allow { limit_except POST { allow 127.0.0.1; deny all; } deny all; proxy_pass http://backend; }
+        location /quirk { limit_except POST { allow all; } return 200 "returned\\n"; }
+    }
+`;
+
+const PROBES: readonly [string, string][] = [
+  ['GET', '/le-deny'],
+  ['HEAD', '/le-deny'],
+  ['POST', '/le-deny'],
+  ['DELETE', '/le-deny'],
+  ['PATCH', '/le-deny'],
+  ['GET', '/le-allow'],
+  ['POST', '/le-allow'],
+  ['GET', '/quirk'],
+  ['POST', '/quirk'],
+];
+
+describe('limit_except: the replica answers as nginx', () => {
+  const dir = new TempDir();
+  let upstream: TestUpstream;
+  let nginx: RunningNginx;
+  let replica: ReplicaRun;
+  let replicaBase: string;
+
+  before(async () => {
+    upstream = await startUpstream((req, res) => {
+      const body = `upstream ${req.method} ${req.url}\n`;
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': String(body.length) });
+      res.end(body);
+    });
+    const listen = await freePort();
+    const config = dir.write('nginx.conf', `events {}\nhttp {\n${http(listen, upstream.port)}}\n`);
+    [nginx, replica] = await Promise.all([
+      startNginx({ http: (port) => http(port, upstream.port) }),
+      startReplica(config, [], { status: false }),
+    ]);
+    replicaBase = `http://127.0.0.1:${replica.ports[String(listen)]}`;
+  });
+
+  after(async () => {
+    await stopAll();
+    await Promise.all([nginx?.stop(), upstream?.close()]);
+    dir.remove();
+  });
+
+  async function send(base: string, method: string, path: string): Promise<string> {
+    const res = await request(`${base}${path}`, { method: method as 'GET' });
+    const body = await res.body.text();
+    const text = body.includes('<html>')
+      ? `(page ${/<title>([^<]*)</.exec(body)?.[1]})`
+      : JSON.stringify(body);
+    return `${res.statusCode} ${text}`;
+  }
+
+  test('statuses and bodies per method', async () => {
+    for (const [method, path] of PROBES) {
+      const fromNginx = await send(`http://127.0.0.1:${nginx.port}`, method, path);
+      const fromReplica = await send(replicaBase, method, path);
+      assert.equal(fromReplica, fromNginx, `${method} ${path}`);
+    }
+  });
+});
