@@ -33,6 +33,7 @@ import { compileGeo } from '../engine/variables/geo-variable.ts';
 import { compileMap } from '../engine/variables/map-variable.ts';
 import type { RequestContext } from '../engine/variables/request-context.ts';
 import { VariableTable } from '../engine/variables/variable-table.ts';
+import { compileAccessLogs } from './compile-access-logs.ts';
 import { compileErrorPages } from './compile-error-pages.ts';
 import { compileScript, type ScriptCompiler, scriptVariables } from './compile-script.ts';
 import { configError } from './config-error.ts';
@@ -213,6 +214,7 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
       | 'proxyTimeouts'
       | 'proxyHttpVersion'
       | 'proxySetHeaders'
+      | 'accessLogs'
       | 'proxyRules'
       | 'clientMaxBodyBytes'
       | 'client'
@@ -267,6 +269,7 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
     realIp: conf.realIp,
     proxyTimeouts: conf.proxyTimeouts,
     proxyRules: conf.proxyRules,
+    accessLogs: compileAccessLogs(conf.accessLogs, variables),
     proxyUpgrade: proxiesUpgrades(conf),
     clientMaxBodyBytes: conf.clientMaxBodyBytes,
     client: conf.client,
@@ -311,6 +314,7 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
       proxyTimeouts: conf.proxyTimeouts,
       proxyHttpVersion: conf.proxyHttpVersion,
       proxySetHeaders: conf.proxySetHeaders,
+      accessLogs: conf.accessLogs,
       proxyRules: conf.proxyRules,
       clientMaxBodyBytes: conf.clientMaxBodyBytes,
       client: conf.client,

@@ -9,17 +9,18 @@ import type { DocumentRoot } from '../engine/http/static-files.ts';
 import type { LogLevel } from '../engine/log-line.ts';
 import type { NginxRegex } from '../engine/nginx-regex.ts';
 import type {
+  AccessLogSpec,
   AccessRule,
   AddHeaderSpec,
   ApiRateLimitZoneSpec,
   ErrorPageSpec,
-  LimitExcept,
   GeoSpec,
   HeaderBuffersSpec,
   KeyvalSpec,
   KeyvalZoneSpec,
   LimitConnSpec,
   LimitConnZoneSpec,
+  LimitExcept,
   LimitReqSpec,
   LimitReqZoneSpec,
   ListenSpec,
@@ -72,6 +73,8 @@ export interface LevelBuilder {
   proxySendTimeoutMs: number | null;
   proxyHttpVersion: ProxyHttpVersion | null;
   proxySetHeaders: ProxySetHeader[] | null;
+  /** `access_log` lines written at this level (`off`: none). */
+  accessLogs: AccessLogSpec[] | null;
   /** `proxy_next_upstream*`, `proxy_pass_request_*` written at this level. */
   proxyRules: { -readonly [K in keyof ProxyRules]?: ProxyRules[K] } | null;
   addHeaders: AddHeaderSpec[] | null;
@@ -218,6 +221,7 @@ export function newLevel(source: SourceRef): LevelBuilder {
     proxySendTimeoutMs: null,
     proxyHttpVersion: null,
     proxySetHeaders: null,
+    accessLogs: null,
     proxyRules: null,
     addHeaders: null,
     rewriteLog: null,

@@ -21,6 +21,7 @@ import { DEFAULT_INDEX, NGINX_DEFAULT_TYPES, type StaticFiles } from '../engine/
 import type { HttpBuilder, LevelBuilder, LocationBuilder, ServerBuilder } from './builders.ts';
 import { configError } from './config-error.ts';
 import type {
+  AccessLogSpec,
   AccessRule,
   AddHeaderSpec,
   EffectiveApiRateLimit,
@@ -51,6 +52,7 @@ interface Inherited {
   readonly proxyTimeouts: ProxyTimeouts;
   readonly proxyHttpVersion: ProxyHttpVersion;
   readonly proxySetHeaders: readonly ProxySetHeader[];
+  readonly accessLogs: readonly AccessLogSpec[];
   readonly proxyRules: ProxyRules;
   readonly addHeaders: readonly AddHeaderSpec[];
   readonly rewriteLog: boolean;
@@ -93,6 +95,7 @@ const DEFAULTS: Inherited = {
   proxyTimeouts: { connectMs: 60_000, readMs: 60_000, sendMs: 60_000 },
   proxyHttpVersion: '1.0',
   proxySetHeaders: [],
+  accessLogs: [],
   proxyRules: DEFAULT_PROXY_RULES,
   addHeaders: [],
   rewriteLog: false,
@@ -158,6 +161,7 @@ export function inherit(level: LevelBuilder, parent: Inherited): Inherited {
     },
     proxyHttpVersion: level.proxyHttpVersion ?? parent.proxyHttpVersion,
     proxySetHeaders: level.proxySetHeaders ?? parent.proxySetHeaders,
+    accessLogs: level.accessLogs ?? parent.accessLogs,
     proxyRules: mergeProxyRules(level.proxyRules, parent.proxyRules),
     addHeaders: level.addHeaders ?? parent.addHeaders,
     rewriteLog: level.rewriteLog ?? parent.rewriteLog,
@@ -305,6 +309,7 @@ function buildLocation(location: LocationBuilder, parent: Inherited): LocationCo
     proxyTimeouts: settings.proxyTimeouts,
     proxyHttpVersion: settings.proxyHttpVersion,
     proxySetHeaders: settings.proxySetHeaders,
+    accessLogs: settings.accessLogs,
     proxyRules: settings.proxyRules,
     addHeaders: settings.addHeaders,
     clientMaxBodyBytes: settings.clientMaxBodyBytes,

@@ -408,6 +408,8 @@ export interface LocationConf {
   readonly proxyHttpVersion: ProxyHttpVersion;
   /** The `proxy_set_header` list in force: a level's own list, else the enclosing level's. */
   readonly proxySetHeaders: readonly ProxySetHeader[];
+  /** The `access_log` lines in force: a level's own, else the enclosing level's. */
+  readonly accessLogs: readonly AccessLogSpec[];
   /** `proxy_next_upstream*`, `proxy_pass_request_*` in force. */
   readonly proxyRules: ProxyRules;
   /** The `add_header` list in force: a level's own list, else the enclosing level's. */
@@ -449,6 +451,8 @@ export interface ServerConf extends HeaderLimits {
   readonly proxyHttpVersion: ProxyHttpVersion;
   /** The `proxy_set_header` list in force: a level's own list, else the enclosing level's. */
   readonly proxySetHeaders: readonly ProxySetHeader[];
+  /** The `access_log` lines in force: a level's own, else the enclosing level's. */
+  readonly accessLogs: readonly AccessLogSpec[];
   /** `proxy_next_upstream*`, `proxy_pass_request_*` in force. */
   readonly proxyRules: ProxyRules;
   /** The `add_header` list in force: a level's own list, else the enclosing level's. */
@@ -478,6 +482,14 @@ export interface HttpConf {
   readonly servers: readonly ServerConf[];
   /** `log_format`s, in order (nginx's predefined `combined` is not among them). */
   readonly logFormats: readonly LogFormatSpec[];
+}
+
+/** `access_log path [format] [buffer=] [flush=] [if=]`: its file (full path), format and condition. */
+export interface AccessLogSpec {
+  readonly path: string;
+  readonly format: LogFormatSpec;
+  readonly condition: ComplexValue | null;
+  readonly source: SourceRef;
 }
 
 /** `log_format`'s `escape=` parameter. */

@@ -37,7 +37,6 @@ const ENTRIES: readonly (readonly [string, readonly ContextKind[], ArgSpec])[] =
   ['accept_mutex_delay', E, [1]],
   ['worker_aio_requests', E, [1]],
   // logging
-  ['access_log', HSL, '1+'],
   ['log_not_found', HSL, [1]],
   ['log_subrequest', HSL, [1]],
   ['open_log_file_cache', HSL, [1, 2, 3, 4]],

@@ -1,13 +1,13 @@
 /**
- * ngx_http_log_module's `log_format`: read into the model (for `limitswitch replay`, which parses access
- * logs written in it) with nginx's checks and messages. Logging itself is not done: `access_log` is
- * ignored (ignored.ts).
+ * ngx_http_log_module's `log_format`: read into the model with nginx's checks and messages, for
+ * `access_log` (access-log.ts) and `limitswitch replay`, which parses access logs written in it.
  */
 
 import { hasCode } from '../../shared/errors.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
 import { compileLogFormat } from '../log-format.ts';
+import { accessLog } from './access-log.ts';
 import { httpOf, ref } from './helpers.ts';
 import type { DirectiveSpec, Scope } from './types.ts';
 
@@ -31,4 +31,5 @@ function logFormat(d: Directive, scope: Scope): void {
 
 export const logFormatDirectives: readonly DirectiveSpec[] = [
   { name: 'log_format', contexts: ['http'], args: '2+', handle: logFormat },
+  { name: 'access_log', contexts: ['http', 'server', 'location'], args: '1+', handle: accessLog },
 ];

@@ -11,6 +11,7 @@ import type { AccessList } from '../net/access-list.ts';
 import type { PriorityLevel } from '../priority/priority-level.ts';
 import type { RequestContext } from '../variables/request-context.ts';
 import type { VariableGetter } from '../variables/variable-table.ts';
+import type { CompiledAccessLog } from './access-log.ts';
 import type { CompiledAddHeader } from './add-headers.ts';
 import type { ClientTimers } from './client-timers.ts';
 import type { ErrorPages } from './error-pages.ts';
@@ -68,6 +69,8 @@ export interface LocationHandler {
   readonly proxyTimeouts: { readonly connectMs: number; readonly readMs: number; readonly sendMs: number };
   /** `proxy_next_upstream*`, `proxy_pass_request_*` (proxy-rules.ts). */
   readonly proxyRules: ProxyRules;
+  /** The `access_log` files its requests are logged to (access-log.ts). */
+  readonly accessLogs: readonly CompiledAccessLog[];
   /** `proxy_http_version 1.1` with `proxy_set_header Upgrade`/`Connection`: WebSocket upgrades are tunnelled. */
   readonly proxyUpgrade: boolean;
   /** `client_max_body_size`, bytes; 0: no limit. */

@@ -52,6 +52,10 @@ export interface RequestProgress {
   /** `$proxy_host` and `$proxy_port`: the `proxy_pass` target's host (with its port unless 80), its port. */
   readonly proxyHost?: string;
   readonly proxyPort?: string;
+  /** `$body_bytes_sent` once the answer is out. */
+  readonly bodyBytesSent?: number;
+  /** The wall clock when a variable is read (epoch ms; `$time_local`, `$time_iso8601`). */
+  readonly wallMs?: number;
 }
 
 /**

@@ -20,6 +20,7 @@ import type { UpstreamSet } from '../http/upstream/upstream-set.ts';
 import type { ResponseFacts } from '../logs/access-log.ts';
 import type { ErrorLog } from '../logs/error-log.ts';
 import { logClosedInDelay, logConnectionInfo, logUpstreamError } from '../logs/listener-log-lines.ts';
+import { writeAccessLogs } from '../logs/location-access-log.ts';
 import type { ProcessLog } from '../logs/process-log.ts';
 import type { Admissions } from '../policy/admissions.ts';
 import { engineHook, type RoutedDecision, upgradeHook } from '../policy/engine-hook.ts';
@@ -186,10 +187,10 @@ export class Listeners {
       onUpstreamError: (ctx, decision, error) =>
         logUpstreamError(errorLog, ctx, decision.serverName ?? '', error),
       onHookError: (err) => options.log('error', 'request failed in the engine', { err: String(err) }),
-      onCompleted:
-        onCompleted === undefined
-          ? undefined
-          : (ctx, _decision, outcome) => onCompleted(ctx.req, { ...outcome, remoteAddr: ctx.remoteAddr }),
+      onCompleted: (ctx, _decision, outcome) => {
+        writeAccessLogs(ctx, outcome.status, outcome.bodyBytes, options.clock.nowMs());
+        onCompleted?.(ctx.req, { ...outcome, remoteAddr: ctx.remoteAddr });
+      },
     });
     const hosts = options.host === undefined ? bindAddresses(options.site(), configuredPort) : [options.host];
     const reusePort = options.reusePort ?? false;

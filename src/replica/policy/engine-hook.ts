@@ -21,6 +21,7 @@ import {
 } from '../http/contract/decision.ts';
 import { contentTypeOf } from '../http/static/document-path.ts';
 import { type ErrorLog, requestLogContext } from '../logs/error-log.ts';
+import { noteForAccessLog } from '../logs/location-access-log.ts';
 import { type Admissions, LOCAL_ADMISSIONS } from './admissions.ts';
 import { answeredUnder } from './answered-under.ts';
 import { clientRules, logRefusedHead } from './client-input-rules.ts';
@@ -110,6 +111,7 @@ export function engineHook(options: EngineHookOptions): DecideHook<RoutedDecisio
     realIpStep(ctx, route.server.handler.realIp);
     const facts = new ExchangeFacts(ctx, options.port);
     const verdict = site.decide(route, facts, now());
+    noteForAccessLog(ctx, site, verdict.route ?? route, facts);
     return toDataPath(verdict, {
       site,
       route,

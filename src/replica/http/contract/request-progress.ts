@@ -12,10 +12,15 @@ export class ProgressRecord implements RequestProgress {
   status = 0;
   proxyHost = '';
   proxyPort = '';
+  bodyBytesSent = 0;
   /** When the request began (nginx's `r->start_msec`). */
   readonly startedMs = loopClock.nowMs();
 
   get elapsedMs(): number {
     return loopClock.nowMs() - this.startedMs;
+  }
+
+  get wallMs(): number {
+    return loopClock.nowMs();
   }
 }

@@ -1,0 +1,83 @@
+/**
+ * ngx_http_log_module's lines: a location's `access_log` files, each with its `log_format` compiled to
+ * the configuration's variables and its `if=` condition, and the line one finished request writes
+ * there — evaluated in the log phase, when the answer is out, over a context of the request's route.
+ * A value is escaped as `escape=` says (default: `"`, `\`, control bytes and bytes past 0x7e as
+ * `\xHH`; json: JSON's escapes; none: as it is), and an empty one is written `-` (nothing with
+ * `escape=json`), as nginx writes a variable it did not find.
+ */
+import type { RequestFacts } from '../variables/request-context.ts';
+import { newRequestContext } from '../variables/request-context.ts';
+import type { VariableGetter, VariableTable } from '../variables/variable-table.ts';
+import type { Route } from './route.ts';
+
+export type LogEscaping = 'default' | 'json' | 'none';
+
+/** A format's text, or one of its variables (without `$`). */
+export type LogFormatPart = { readonly text: string } | { readonly variable: string };
+
+/** One `access_log` line of a location, compiled. */
+export interface CompiledAccessLog {
+  readonly path: string;
+  readonly parts: readonly (string | VariableGetter)[];
+  readonly escape: LogEscaping;
+  /** `if=`: the line is written unless it is empty or `0`; null: always. */
+  readonly condition: VariableGetter | null;
+}
+
+/** A format's parts over `variables` (an unknown variable throws RL_ERR_UNKNOWN_VARIABLE). */
+export function compileLogParts(
+  parts: readonly LogFormatPart[],
+  variables: VariableTable,
+): (string | VariableGetter)[] {
+  return parts.map((part) => ('text' in part ? part.text : variables.reader(part.variable)));
+}
+
+/** The lines `route`'s `access_log`s get for a finished request, by path. */
+export function accessLogLines(
+  route: Route,
+  facts: RequestFacts,
+  nowMs: number,
+  variableSlots: number,
+): { readonly path: string; readonly line: string }[] {
+  const logs = route.handler.accessLogs;
+  if (logs.length === 0) return [];
+  const ctx = newRequestContext(facts, route.target, route.host, route.serverName, nowMs, variableSlots);
+  if (route.locationRegex !== null) ctx.lastMatch = { regex: route.locationRegex, subject: ctx.uri };
+  const lines: { path: string; line: string }[] = [];
+  for (const log of logs) {
+    if (log.condition !== null) {
+      const value = log.condition(ctx);
+      if (value === '' || value === '0') continue;
+    }
+    let line = '';
+    for (const part of log.parts) {
+      if (typeof part === 'string') line += part;
+      else {
+        const value = part(ctx);
+        // a value not found: `-`, or nothing in a JSON format
+        if (value !== '') line += escaped(value, log.escape);
+        else if (log.escape !== 'json') line += '-';
+      }
+    }
+    lines.push({ path: log.path, line: `${line}\n` });
+  }
+  return lines;
+}
+
+/** ngx_http_log_escape / ngx_escape_json. */
+function escaped(value: string, escape: LogEscaping): string {
+  if (escape === 'none') return value;
+  let out = '';
+  for (const ch of value) {
+    const code = ch.charCodeAt(0);
+    if (escape === 'json') {
+      if (ch === '"' || ch === '\\') out += `\\${ch}`;
+      else if (code < 0x20) out += JSON.stringify(ch).slice(1, -1);
+      else out += ch;
+    } else if (ch === '"' || ch === '\\' || code < 0x20 || code > 0x7e) {
+      out += `\\x${code.toString(16).toUpperCase().padStart(2, '0')}`;
+    } else out += ch;
+  }
+  return out;
+}
