@@ -3,7 +3,8 @@
  * (`client_header_timeout`, `client_body_timeout`, `send_timeout`), keep-alive (`keepalive_timeout`,
  * `keepalive_requests`, `keepalive_time`, `keepalive_disable`), the lingering close (`lingering_close`, `lingering_time`,
  * `lingering_timeout`), how a request body is read before it goes to a server
- * (`client_body_buffer_size`, `proxy_request_buffering`), and what the `Server` field says
+ * (`client_body_buffer_size`, `proxy_request_buffering`) and kept (`client_body_in_file_only`,
+ * `client_body_in_single_buffer`, `client_body_temp_path`), and what the `Server` field says
  * (`server_tokens`). In an `upstream` block the `keepalive_*` names are the keepalive module's
  * (upstream.ts).
  */
@@ -100,6 +101,36 @@ function keepaliveDisable(d: Directive, scope: Scope): void {
   client.keepaliveDisable = mask;
 }
 
+/** `client_body_in_file_only on | clean | off;` — ngx_conf_set_enum_slot. */
+function bodyInFileOnly(d: Directive, scope: Scope): void {
+  const client = settingOnce(d, scope, 'bodyInFileOnly');
+  const value = d.args[0]!.toLowerCase();
+  if (value !== 'off' && value !== 'on' && value !== 'clean')
+    throw configError(`invalid value "${d.args[0]}"`, d);
+  client.bodyInFileOnly = value;
+}
+
+function bodyInSingleBuffer(d: Directive, scope: Scope): void {
+  settingOnce(d, scope, 'bodyInSingleBuffer').bodyInSingleBuffer = flagArg(d);
+}
+
+/**
+ * `client_body_temp_path path [l1 [l2 [l3]]];` — ngx_conf_set_path_slot: levels of 1 or more digits,
+ * together no more than the file name's 10.
+ */
+function bodyTempPath(d: Directive, scope: Scope): void {
+  const client = settingOnce(d, scope, 'bodyTempPath');
+  const invalid = () => configError(`"${d.name}" directive invalid value`, d);
+  const levels = d.args.slice(1).map((text) => {
+    const level = atoi(text);
+    if (level === null || level === 0) throw invalid();
+    return level;
+  });
+  if (levels.reduce((sum, level) => sum + level, 0) > 10) throw invalid();
+  const path = d.args[0]!.endsWith('/') ? d.args[0]!.slice(0, -1) : d.args[0]!;
+  client.bodyTempPath = { path: scope.session.fullPath(path), levels };
+}
+
 function requestBuffering(d: Directive, scope: Scope): void {
   settingOnce(d, scope, 'requestBuffering').requestBuffering = flagArg(d);
 }
@@ -118,6 +149,9 @@ export const clientConnectionDirectives: readonly DirectiveSpec[] = [
   { name: 'lingering_timeout', contexts: HSL, args: [1], handle: time('lingeringTimeoutMs') },
   { name: 'client_body_buffer_size', contexts: HSL, args: [1], handle: bodyBufferSize },
   { name: 'proxy_request_buffering', contexts: HSL, args: [1], handle: requestBuffering },
+  { name: 'client_body_in_file_only', contexts: HSL, args: [1], handle: bodyInFileOnly },
+  { name: 'client_body_in_single_buffer', contexts: HSL, args: [1], handle: bodyInSingleBuffer },
+  { name: 'client_body_temp_path', contexts: HSL, args: [1, 2, 3, 4], handle: bodyTempPath },
   { name: 'server_tokens', contexts: HSL, args: [1], handle: serverTokens },
   { name: 'keepalive_disable', contexts: HSL, args: '1+', handle: keepaliveDisable },
 ];

@@ -54,7 +54,6 @@ const ENTRIES: readonly (readonly [string, readonly ContextKind[], ArgSpec])[] =
   ['proxy_ignore_headers', HSL, '1+'],
   ['proxy_socket_keepalive', HSL, [1]],
   ['proxy_temp_path', HSL, [1, 2, 3, 4]],
-  ['client_body_temp_path', HSL, [1, 2, 3, 4]],
   ['fastcgi_temp_path', HSL, [1, 2, 3, 4]],
   ['uwsgi_temp_path', HSL, [1, 2, 3, 4]],
   ['scgi_temp_path', HSL, [1, 2, 3, 4]],

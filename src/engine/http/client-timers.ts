@@ -1,5 +1,11 @@
 import { KEEPALIVE_DISABLE_MSIE6 } from './keepalive-disable.ts';
 
+/** `client_body_temp_path`: a folder, and up to three levels of subfolders named by the file's last digits. */
+export interface BodyTempPath {
+  readonly path: string;
+  readonly levels: readonly number[];
+}
+
 /**
  * ngx_http_core_module's limits on how long a client connection may hold the server, as a location
  * (or, for what comes before any location, the address's default server) has them in force.
@@ -31,6 +37,22 @@ export interface ClientTimers {
   readonly bodyBufferBytes: number;
   /** `proxy_request_buffering` (on). */
   readonly requestBuffering: boolean;
+  /**
+   * `client_body_in_file_only` (off): `on` writes every body read whole to a file that stays after the
+   * request; `clean` removes it once the request is over.
+   */
+  readonly bodyInFileOnly: 'off' | 'on' | 'clean';
+  /**
+   * `client_body_in_single_buffer` (off): nginx sizes its body buffer to hold what came with the head
+   * too; the replica keeps a body in memory as one buffer either way.
+   */
+  readonly bodyInSingleBuffer: boolean;
+  /**
+   * `client_body_temp_path path [level1 [level2 [level3]]]`: the folder of the files bodies go to (when
+   * larger than the buffer, or `client_body_in_file_only`), and the lengths of its subfolder names; null:
+   * nginx's `client_body_temp` under the prefix (set by the configuration's `http`).
+   */
+  readonly bodyTempPath: BodyTempPath | null;
   /** `server_tokens` (on): the `Server` field names the version. */
   readonly serverTokens: boolean;
   /** `keepalive_disable` (msie6): its bits, the browsers whose requests get no keep-alive (keepalive-disable.ts). */
@@ -51,6 +73,9 @@ export const NGINX_CLIENT_TIMERS: ClientTimers = Object.freeze({
   lingeringTimeoutMs: 5_000,
   bodyBufferBytes: 16 * 1024,
   requestBuffering: true,
+  bodyInFileOnly: 'off',
+  bodyInSingleBuffer: false,
+  bodyTempPath: null,
   serverTokens: true,
   keepaliveDisable: KEEPALIVE_DISABLE_MSIE6,
 });

@@ -31,6 +31,8 @@ export const BUILTIN_VARIABLES: ReadonlySet<string> = new Set([
   'limit_conn_status',
   'msec',
   'proxy_add_x_forwarded_for',
+  'request_body',
+  'request_body_file',
   'content_type',
   'content_length',
   'server_protocol',

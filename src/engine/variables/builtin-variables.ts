@@ -38,6 +38,8 @@ const EXACT: Record<string, VariableGetter> = {
     const xff = ctx.facts.headers['x-forwarded-for'];
     return xff ? `${xff}, ${ctx.facts.remoteAddr}` : ctx.facts.remoteAddr;
   },
+  request_body: (ctx) => ctx.facts.progress?.requestBody ?? '',
+  request_body_file: (ctx) => ctx.facts.progress?.requestBodyFile ?? '',
   content_type: (ctx) => ctx.facts.headers['content-type'] ?? '',
   content_length: (ctx) => ctx.facts.headers['content-length'] ?? '',
   server_protocol: (ctx) => ctx.facts.protocol ?? 'HTTP/1.1',

@@ -56,6 +56,13 @@ export interface RequestProgress {
   readonly bodyBytesSent?: number;
   /** The wall clock when a variable is read (epoch ms; `$time_local`, `$time_iso8601`). */
   readonly wallMs?: number;
+  /**
+   * `$request_body`: the body once read whole into memory (a byte string); '' before, without one, when
+   * it streamed to the server or went to a file (ngx_http_variable_request_body's not found).
+   */
+  readonly requestBody?: string;
+  /** `$request_body_file`: the file the body was written to; '' when none. */
+  readonly requestBodyFile?: string;
 }
 
 /**

@@ -2,8 +2,12 @@ import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
+import { NGINX_CLIENT_TIMERS } from '../../../src/engine/http/client-timers.ts';
 import type { DownstreamRequest } from '../../../src/replica/http/contract/decision.ts';
 import { PASS } from '../../../src/replica/http/contract/decision.ts';
+
+const STREAMING = { ...NGINX_CLIENT_TIMERS, requestBuffering: false };
+
 import {
   echo,
   rawRequest,
@@ -43,6 +47,8 @@ describe('proxy: forwarding', () => {
     proxy = await startProxy([{ port: upstream.port }], {
       decide: (ctx) => {
         seen.push(ctx);
+        // nginx's `proxy_request_buffering off`: the body streams as it arrives
+        if (ctx.req.url === '/upload-stream') return { ...PASS, client: STREAMING };
         return PASS;
       },
     });
@@ -163,10 +169,10 @@ describe('proxy: forwarding', () => {
     assert.equal(out.header('connection'), 'close');
   });
 
-  test('a request body streams upstream while the client is still sending', async () => {
+  test('a request body streams upstream while the client is still sending (proxy_request_buffering off)', async () => {
     const body = new PassThrough();
     const arrived = upstream.nextStarted();
-    const pending = request(`http://127.0.0.1:${proxy.port}/upload`, { method: 'POST', body });
+    const pending = request(`http://127.0.0.1:${proxy.port}/upload-stream`, { method: 'POST', body });
     body.write('first-');
     const upstreamReq = await arrived;
     assert.equal(await upstream.bodyReceived(upstreamReq, 6), 'first-');

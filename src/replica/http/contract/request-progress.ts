@@ -13,8 +13,21 @@ export class ProgressRecord implements RequestProgress {
   proxyHost = '';
   proxyPort = '';
   bodyBytesSent = 0;
+  /** The body read whole into memory, and the file one went to instead (`$request_body`, `$request_body_file`). */
+  #body: Buffer | null = null;
+  requestBodyFile = '';
   /** When the request began (nginx's `r->start_msec`). */
   readonly startedMs = loopClock.nowMs();
+
+  /** The body was read whole: into memory (`body`), else into the file `file`. */
+  keptBody(body: Buffer | null, file: string): void {
+    this.#body = body;
+    this.requestBodyFile = file;
+  }
+
+  get requestBody(): string {
+    return this.#body?.toString('latin1') ?? '';
+  }
 
   get elapsedMs(): number {
     return loopClock.nowMs() - this.startedMs;

@@ -312,7 +312,7 @@ export class Exchange<D extends Decision>
     const state = this.#state;
     this.#state = 'done';
     this.#forwarder?.stopSendTimer();
-    this.#forwarder?.stopBody();
+    this.#forwarder?.stopBody(true);
     this.answer.stop();
     const status = this.#closedWith || (this.res.headersSent ? this.res.statusCode : 499);
     if (!this.#slotsTaken) (this.#decision as ProxyTarget | null)?.slots?.release(status);

@@ -1,15 +1,30 @@
 /**
- * A request body on its way from the client to a server. One that fits `client_body_buffer_size` is
- * read whole before any server is contacted (nginx's `proxy_request_buffering on`): a client that
- * stalls its body holds no upstream connection, and the body can go to the next server if the first
- * fails. A larger one (or a chunked one) streams, as with nginx's `proxy_request_buffering off`.
+ * A request body on its way from the client to a server. With nginx's `proxy_request_buffering on` it
+ * is read whole before any server is contacted: a client that stalls its body holds no upstream
+ * connection, and the body can go to the next server if the first fails. It stays in memory when it
+ * fits nginx's body buffer (`$request_body`), else it goes to a file (body-file.ts,
+ * `$request_body_file`), as does every body under `client_body_in_file_only`. With `off` it streams.
  * Either way `client_body_timeout` runs between the client's reads: a client that sends nothing of its
  * body for that long is timed out (nginx: 408, the connection closed without an answer). A body held
  * back because the server takes nothing more is not the client's wait (`proxy_send_timeout`'s).
  */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { BodyTempPath, ClientTimers } from '../../../engine/http/client-timers.ts';
 import type { ClientBodyStream } from '../contract/client-request.ts';
 import type { ClientFault } from '../contract/decision.ts';
 import { containFault, failpoint } from '../contract/fault-boundary.ts';
+import type { ProgressRecord } from '../contract/request-progress.ts';
+import { BodyFile } from './body-file.ts';
+
+/** Where a body read whole is kept: in memory up to `memoryBytes`, else in a file. */
+export interface BodyKeeping {
+  /** The most a body kept in memory may have; -1: every body goes to a file. */
+  readonly memoryBytes: number;
+  readonly tempPath: BodyTempPath;
+  /** `client_body_in_file_only`: whether the file stays after the request (`on`) or goes (`clean`). */
+  readonly fileOnly: 'off' | 'on' | 'clean';
+}
 
 function onTimer(body: ClientBody): void {
   try {
@@ -21,38 +36,88 @@ function onTimer(body: ClientBody): void {
   }
 }
 
+/**
+ * nginx's rule for where a body read whole stays (ngx_http_read_client_request_body): a body whose
+ * length is known stays in memory when it is under `client_body_buffer_size` and a quarter, the buffer
+ * then being made to its size; a chunked one while it fits the buffer.
+ */
+export function bodyKeeping(timers: ClientTimers, contentLength: number): BodyKeeping {
+  const size = timers.bodyBufferBytes;
+  const memoryBytes =
+    timers.bodyInFileOnly !== 'off'
+      ? -1
+      : contentLength === -1
+        ? size
+        : contentLength < size + (size >> 2)
+          ? contentLength
+          : 0;
+  // the configuration gives every level a path (its `http` block nginx's default); without one, the system's
+  const tempPath = timers.bodyTempPath ?? { path: join(tmpdir(), 'limitswitch-client-body'), levels: [] };
+  return { memoryBytes, tempPath, fileOnly: timers.bodyInFileOnly };
+}
+
 export class ClientBody {
   readonly req: ClientBodyStream;
-  /** The whole body, once read first (null while it is read, or when it streams). */
+  /** The whole body, once read first into memory (null while it is read, when it streams or went to a file). */
   buffered: Buffer | null = null;
+  /** The file it went to (read whole, too large for memory or `client_body_in_file_only`); null: none. */
+  file: BodyFile | null = null;
+  /** The read of its file going to a server now. */
+  sending: ClientBodyStream | null = null;
   readonly #timeoutMs: number;
   /** `client_max_body_size` for a chunked body, counted as it goes out (0: no limit), and what went. */
   readonly #maxBytes: number;
   #sentBytes = 0;
-  readonly #timedOut: () => void;
+  /** The client's fault: nothing of the body within the timeout (408), a chunked one too large (413). */
+  readonly #failed: (code: number, fault: ClientFault | null) => void;
   #timer: NodeJS.Timeout | null = null;
   #stopReading: (() => void) | null = null;
 
-  constructor(req: ClientBodyStream, timeoutMs: number, maxBytes: number, timedOut: () => void) {
+  constructor(
+    req: ClientBodyStream,
+    timeoutMs: number,
+    maxBytes: number,
+    failed: (code: number, fault: ClientFault | null) => void,
+  ) {
     this.req = req;
     this.#timeoutMs = timeoutMs;
     this.#maxBytes = maxBytes;
-    this.#timedOut = timedOut;
+    this.#failed = failed;
   }
 
-  /** Reads the whole body, then calls `ready` (not if `stop()` came first). */
-  readWhole(ready: () => void): void {
-    const chunks: Buffer[] = [];
+  /**
+   * Reads the whole body into memory or a file as `keeping` says, then calls `ready` (not if `stop()`
+   * came first); `tooLarge` when a chunked body passes `client_max_body_size` on the way.
+   */
+  readWhole(keeping: BodyKeeping, progress: ProgressRecord | undefined, ready: () => void): void {
+    let chunks: Buffer[] = [];
     let bytes = 0;
     const req = this.req;
+    const toFile = (): BodyFile => {
+      const file = new BodyFile(keeping.tempPath, keeping.fileOnly);
+      this.file = file;
+      for (const chunk of chunks) file.write(chunk);
+      chunks = [];
+      return file;
+    };
+    if (keeping.memoryBytes < 0) toFile();
     const onData = (chunk: Buffer): void => {
-      chunks.push(chunk);
-      bytes += chunk.length;
       this.#timer?.refresh();
+      const fault = this.#counted(chunk);
+      if (fault !== null) {
+        this.stop();
+        this.#failed(413, fault);
+        return;
+      }
+      bytes += chunk.length;
+      if (this.file === null && bytes > keeping.memoryBytes) toFile();
+      if (this.file !== null) this.file.write(chunk);
+      else chunks.push(chunk);
     };
     const onEnd = (): void => {
       this.stop();
-      this.buffered = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, bytes);
+      if (this.file === null) this.buffered = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, bytes);
+      progress?.keptBody(this.buffered, this.file?.name ?? '');
       ready();
     };
     req.on('data', onData);
@@ -72,6 +137,11 @@ export class ClientBody {
   /** `chunk` of it went on; the client's fault when that passed `client_max_body_size` (else null). */
   progressed(chunk: Buffer): ClientFault | null {
     this.#timer?.refresh();
+    // a body read whole was counted as it was read
+    return this.buffered === null && this.file === null ? this.#counted(chunk) : null;
+  }
+
+  #counted(chunk: Buffer): ClientFault | null {
     if (this.#maxBytes === 0) return null;
     const before = this.#sentBytes;
     this.#sentBytes += chunk.length;
@@ -82,6 +152,24 @@ export class ClientBody {
       level: 'error',
       message: `client intended to send too large chunked body: ${before}+${chunk.length} bytes`,
     };
+  }
+
+  /** The body for one try of a server: in memory, its file read afresh, or null (it streams). */
+  outgoing(): Buffer | ClientBodyStream | null {
+    if (this.file === null) return this.buffered;
+    this.sending = this.file.stream();
+    return this.sending;
+  }
+
+  /** Read whole first, into memory or a file (else it streams, or is still being read). */
+  get whole(): boolean {
+    return this.buffered !== null || this.file !== null;
+  }
+
+  /** The request is over: a file it went to is closed (and removed, unless nginx keeps it). */
+  release(): void {
+    this.stop();
+    this.file?.release();
   }
 
   /** It all arrived, or the request is over: no timer, nothing more read for it here. */
@@ -101,12 +189,12 @@ export class ClientBody {
   timerFired(): void {
     if (this.#timer === null) return;
     // paused by the stream to a server that takes nothing more: that wait is the server's
-    if (this.buffered === null && this.#stopReading === null && this.req.isPaused()) {
+    if (this.buffered === null && this.file === null && this.#stopReading === null && this.req.isPaused()) {
       this.#timer.refresh();
       return;
     }
     this.#timer = null;
     this.stop();
-    this.#timedOut();
+    this.#failed(408, null);
   }
 }

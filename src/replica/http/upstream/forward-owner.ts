@@ -1,7 +1,7 @@
 /** What a forwarder (forwarder.ts) asks of the exchange it forwards for: the request, and where its answer goes. */
 import type { Socket } from 'node:net';
 import type { ClientTimers } from '../../../engine/http/client-timers.ts';
-import type { ClientRequest } from '../contract/client-request.ts';
+import type { ClientBodyStream, ClientRequest } from '../contract/client-request.ts';
 import type { ClientFault } from '../contract/decision.ts';
 import type { UpgradeHandler } from './upgrade-dispatch.ts';
 import type { ExchangeHandler } from './upstream-connection.ts';
@@ -10,8 +10,8 @@ import type { UpstreamPeer } from './upstream-group.ts';
 /** The forwarder as a send sees it: the handler of the request's way there, its body and connect timeout. */
 export type ForwardSending = ExchangeHandler &
   UpgradeHandler & {
-    /** The body, when it was read whole before the request went out; else null (it streams). */
-    readonly bufferedBody: Buffer | null;
+    /** The body, when it was read whole before the request went out (its file read afresh); else null. */
+    readonly bufferedBody: Buffer | ClientBodyStream | null;
     /** The location's `proxy_connect_timeout` (absent: the upstream options'). */
     readonly connectTimeoutMs: number | undefined;
   };

@@ -27,7 +27,7 @@ import {
   UpstreamFailure,
   upstreamErrorMessage,
 } from '../wire/upstream-failure.ts';
-import { ClientBody } from './client-body.ts';
+import { bodyKeeping, ClientBody } from './client-body.ts';
 import {
   againOnSameServer,
   clientsFailure,
@@ -125,42 +125,44 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
       const timers = this.#owner.timers;
       // a declared length over the limit was refused with the head; a chunked body is counted
       const maxBytes = request.contentLength === -1 ? (target.maxBodyBytes ?? 0) : 0;
-      const body = new ClientBody(req, timers.bodyTimeoutMs, maxBytes, () => this.#bodyTimedOut());
+      const body = new ClientBody(req, timers.bodyTimeoutMs, maxBytes, (code, fault) =>
+        this.#clientFault(code, fault),
+      );
       this.#body = body;
-      if (
-        timers.requestBuffering &&
-        request.contentLength > 0 &&
-        request.contentLength <= timers.bodyBufferBytes
-      ) {
-        body.readWhole(() => {
-          if (this.#owner.forwarding) this.#dispatch();
-        });
+      if (timers.requestBuffering) {
+        body.readWhole(bodyKeeping(timers, request.contentLength), request.progress, () => this.#bodyRead());
         return;
       }
     }
     this.#dispatch();
   }
 
-  /** The body, when it was read whole before the request went out (client-body.ts); else null. */
-  get bufferedBody(): Buffer | null {
-    return this.#body?.buffered ?? null;
+  /** The body was read whole: a file's length frames it, and the request goes. */
+  #bodyRead(): void {
+    const file = this.#body!.file;
+    if (file !== null) this.#headers.push('content-length', String(file.bytes));
+    if (this.#owner.forwarding) this.#dispatch();
   }
 
-  /** `client_body_timeout` passed with nothing of the body read: nginx's 408 (the connection closes). */
-  #bodyTimedOut(): void {
-    if (this.#owner.done) return;
-    this.#clientFault(408, null);
+  /** The body read whole before the request went out: in memory, or its file read afresh; else null. */
+  get bufferedBody(): Buffer | ClientBodyStream | null {
+    return this.#body?.outgoing() ?? null;
   }
 
-  /** The client is at fault: the exchange answers (or closes), the request to the server is abandoned. */
+  /**
+   * The client is at fault (its body timed out, 408, or passed `client_max_body_size`, 413): the
+   * exchange answers (or closes), the request to the server is abandoned.
+   */
   #clientFault(code: number, fault: ClientFault | null): void {
+    if (this.#owner.done) return;
     this.#owner.clientFault(code, fault);
     this.abandonUpstream();
   }
 
-  /** Nothing more of the body is waited for (the request ended, one way or another). */
-  stopBody(): void {
-    this.#body?.stop();
+  /** Nothing more of the body is waited for; `over`: the request is, and a file the body went to goes. */
+  stopBody(over = false): void {
+    if (over) this.#body?.release();
+    else this.#body?.stop();
   }
 
   #dispatch(): void {
@@ -234,7 +236,7 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
     }
     if (this.#request.hasBody) {
       this.#sendTimeout?.start();
-      if (this.bufferedBody === null) this.#body?.streaming();
+      if (this.#body?.whole === false) this.#body.streaming();
     }
   }
 
@@ -273,9 +275,9 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
     return this.#owner.forwarding && !this.#sent;
   }
 
-  /** @internal SendWatcher: the client's body. */
+  /** @internal SendWatcher: the body going out (the client's, or its file's). */
   get body(): ClientBodyStream {
-    return this.#owner.req;
+    return this.#body?.sending ?? this.#owner.req;
   }
 
   onError(err: Error & { code?: string; syscall?: string }): void {
@@ -343,7 +345,7 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
   #tryFacts(): TryFacts {
     return {
       method: this.#owner.req.method,
-      bodyStreamed: this.#request.hasBody && this.bufferedBody === null,
+      bodyStreamed: this.#request.hasBody && this.#body?.whole !== true,
       tried: this.#tries!.count,
       servers: this.#tries!.group.tries,
       reusedConnection: this.reusedConnection,
