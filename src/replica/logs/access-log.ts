@@ -2,6 +2,7 @@
  * nginx's `combined` access-log format:
  * `$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent"`.
  */
+import { timeLocal } from '../../engine/variables/late-variables.ts';
 import type { ClientRequestHead, ExchangeOutcome } from '../http/contract/decision.ts';
 
 /** What the access log and the latency histogram learn of a finished exchange, in nginx's terms. */
@@ -34,14 +35,4 @@ export function formatAccessLine(req: LoggedRequest, facts: ResponseFacts, now =
   const referer = req.headers.referer ?? '-';
   const agent = req.headers['user-agent'] ?? '-';
   return `${facts.remoteAddr} - - [${timeLocal(now)}] "${req.method} ${req.url} HTTP/${req.httpVersion}" ${facts.status} ${facts.bodyBytes} "${referer}" "${agent}"\n`;
-}
-
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-
-function timeLocal(now: Date): string {
-  const p = (n: number) => String(n).padStart(2, '0');
-  const offset = -now.getTimezoneOffset();
-  const sign = offset >= 0 ? '+' : '-';
-  const zone = `${sign}${p(Math.floor(Math.abs(offset) / 60))}${p(Math.abs(offset) % 60)}`;
-  return `${p(now.getDate())}/${MONTHS[now.getMonth()]}/${now.getFullYear()}:${p(now.getHours())}:${p(now.getMinutes())}:${p(now.getSeconds())} ${zone}`;
 }
