@@ -198,7 +198,12 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
     code: spec.code,
     text: spec.text === null ? null : variables.compile(spec.text),
   });
-  const scripts: ScriptCompiler = { variables, compileReturn, compileAddHeaders };
+  const proxyPassOf = (url: string) => ({
+    proxyPass: url,
+    proxyPassUrl: url.includes('$') ? variables.compile(parseComplexValue(url)) : null,
+    api: null,
+  });
+  const scripts: ScriptCompiler = { variables, compileReturn, compileAddHeaders, proxyPassOf };
 
   const handler = (
     name: string,
@@ -233,7 +238,11 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
             ...own,
             limitExcept: {
               methods: new Set(except.methods),
-              handler: { ...own, access: new AccessList(except.access ?? conf.access) },
+              handler: {
+                ...own,
+                ...(except.proxyPass === null ? {} : proxyPassOf(except.proxyPass)),
+                access: new AccessList(except.access ?? conf.access),
+              },
             },
           };
     const script = conf.script ?? [];

@@ -25,6 +25,8 @@ export interface ScriptCompiler {
   readonly variables: VariableTable;
   readonly compileReturn: (spec: ReturnSpec) => CompiledReturn;
   readonly compileAddHeaders: (lines: readonly AddHeaderSpec[]) => readonly CompiledAddHeader[];
+  /** A block's own `proxy_pass`, as a location handler holds it. */
+  readonly proxyPassOf: (url: string) => Pick<LocationHandler, 'proxyPass' | 'proxyPassUrl' | 'api'>;
 }
 
 /** The variables the steps set or capture by name: declared before anything reads them. */
@@ -76,6 +78,7 @@ function compileStep(
           ? null
           : {
               ...level,
+              ...(step.proxyPass === null ? {} : c.proxyPassOf(step.proxyPass)),
               script: NO_SCRIPT,
               addHeaders: step.addHeaders === null ? level.addHeaders : c.compileAddHeaders(step.addHeaders),
             };

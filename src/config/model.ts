@@ -352,6 +352,8 @@ export interface LimitExcept {
   readonly methods: readonly string[];
   /** null: the location's rules. */
   readonly access: readonly AccessRule[] | null;
+  /** The block's own `proxy_pass` (no URI part); null: the location's. */
+  readonly proxyPass: string | null;
 }
 
 /** `rewrite`'s flag. */
@@ -378,6 +380,8 @@ export type RewriteStep =
       readonly condition: IfCondition;
       readonly steps: readonly RewriteStep[];
       readonly addHeaders: readonly AddHeaderSpec[] | null;
+      /** The block's own `proxy_pass` (no URI part); null: the location's. */
+      readonly proxyPass: string | null;
     };
 
 export interface LocationConf {

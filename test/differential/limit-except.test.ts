@@ -2,7 +2,8 @@
  * `limit_except` against real nginx: one configuration served by nginx and by a replica process, the
  * same requests to both, the same status and body — the block's `allow`/`deny` for a method it does
  * not list (`GET` listing `HEAD` too), the location's for one it does, and the location's rewrite
- * script, which a request under the block does not run (nginx merges no script into it).
+ * script, which a request under the block does not run (nginx merges no script into it); `proxy_pass`
+ * inside `limit_except` and inside `if`, and the URI each sends (the location's URI part, or none).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -20,6 +21,9 @@ const http = (port: number, upstream: number) => `
         location /le-deny { limit_except GET { deny all; } proxy_pass http://backend; }
         location /le-allow { limit_except POST { allow 127.0.0.1; deny all; } deny all; proxy_pass http://backend; }
         location /quirk { limit_except POST { allow all; } return 200 "returned\\n"; }
+        location /le-pp/ { limit_except GET { proxy_pass http://backend; } proxy_pass http://backend/loc/; }
+        location /if-pp/ { if ($arg_x) { proxy_pass http://backend; } proxy_pass http://backend/loc/; }
+        location /if-only/ { if ($arg_x) { proxy_pass http://backend; } }
     }
 `;
 
@@ -33,6 +37,12 @@ const PROBES: readonly [string, string][] = [
   ['POST', '/le-allow'],
   ['GET', '/quirk'],
   ['POST', '/quirk'],
+  ['GET', '/le-pp/a?b=c'],
+  ['POST', '/le-pp/a?b=c'],
+  ['GET', '/if-pp/a?x=1'],
+  ['GET', '/if-pp/a'],
+  ['GET', '/if-only/a?x=1'],
+  ['GET', '/if-only/a'],
 ];
 
 describe('limit_except: the replica answers as nginx', () => {

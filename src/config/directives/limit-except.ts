@@ -1,12 +1,13 @@
 /**
  * ngx_http_core_module's `limit_except method … { … }`: a request whose method is not listed is put
- * under the block's own configuration (`GET` lists `HEAD` too). The replica reads `allow` and `deny`
- * there; anything else inside is refused with its line.
+ * under the block's own configuration (`GET` lists `HEAD` too). The replica reads `allow`, `deny` and
+ * `proxy_pass` there; anything else inside is refused with its line.
  */
 import { newLocation } from '../builders.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
 import { duplicate, ref } from './helpers.ts';
+import { proxyDirectives } from './proxy.ts';
 import { realIpAccessDirectives } from './realip-access.ts';
 import type { DirectiveSpec, Scope } from './types.ts';
 
@@ -38,9 +39,14 @@ function limitExcept(d: Directive, scope: Scope): void {
   }
   if (methods.has('GET')) methods.add('HEAD');
   // the block's level: its allow and deny, read by the access module's own handler
-  const level = newLocation(ref(d), 'prefix', location.pattern, null, false);
+  // (a named one: proxy_pass refuses a URI part there, as nginx does inside limit_except)
+  const level = newLocation(ref(d), 'prefix', location.pattern, null, true);
   const inner: Scope = { ...scope, location: level };
   for (const child of d.block ?? []) {
+    if (child.name === 'proxy_pass') {
+      blockProxyPass(child, inner);
+      continue;
+    }
     const spec = realIpAccessDirectives.find((s) => s.name === child.name);
     if (spec === undefined || (child.name !== 'allow' && child.name !== 'deny'))
       throw configError(
@@ -51,7 +57,15 @@ function limitExcept(d: Directive, scope: Scope): void {
       throw configError(`invalid number of arguments in "${child.name}" directive`, child);
     spec.handle(child, inner);
   }
-  location.limitExcept = { methods: [...methods], access: level.access };
+  location.limitExcept = { methods: [...methods], access: level.access, proxyPass: level.proxyPass };
+}
+
+/** `proxy_pass` in a block (`limit_except`, `if`), read by the proxy module's own handler. */
+export function blockProxyPass(d: Directive, inner: Scope): void {
+  const spec = proxyDirectives.find((s) => s.name === 'proxy_pass')!;
+  if (d.block !== null || d.args.length !== 1)
+    throw configError(`invalid number of arguments in "${d.name}" directive`, d);
+  spec.handle(d, inner);
 }
 
 export const limitExceptDirectives: readonly DirectiveSpec[] = [

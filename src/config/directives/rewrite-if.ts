@@ -6,12 +6,14 @@
  */
 import type { FileTest } from '../../engine/http/if-condition.ts';
 import { isBuiltinVariable } from '../../engine/variables/builtin-names.ts';
+import { newLocation } from '../builders.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
 import type { AddHeaderSpec, IfCondition, RewriteFlag, RewriteStep } from '../model.ts';
 import { compileRegex, namedCaptures } from '../regex.ts';
 import { ifAddHeader } from './add-header.ts';
-import { complexValue, defineVariable, flagArg, httpOf, variableName } from './helpers.ts';
+import { complexValue, defineVariable, flagArg, httpOf, ref, variableName } from './helpers.ts';
+import { blockProxyPass } from './limit-except.ts';
 import { parseReturn } from './location.ts';
 import type { DirectiveSpec, Scope } from './types.ts';
 
@@ -122,7 +124,14 @@ function ifDirective(d: Directive, scope: Scope): void {
   const condition = readCondition(d, scope);
   const steps: RewriteStep[] = [];
   let addHeaders: AddHeaderSpec[] | null = null;
+  // the block's own proxy_pass, on a level of its own (named: no URI part, as nginx refuses in `if`)
+  const level =
+    scope.location === null ? null : newLocation(ref(d), 'prefix', scope.location.pattern, null, true);
   for (const child of d.block ?? []) {
+    if (child.name === 'proxy_pass' && level !== null) {
+      blockProxyPass(child, { ...scope, location: level });
+      continue;
+    }
     if (child.name === 'add_header') {
       addHeaders ??= [];
       addHeaders.push(ifAddHeader(child, scope));
@@ -139,7 +148,8 @@ function ifDirective(d: Directive, scope: Scope): void {
       throw configError(`"${child.name}" directive is not supported inside "if" by limitswitch`, child);
     steps.push(step);
   }
-  (scope.location ?? scope.server!).script.push({ op: 'if', condition, steps, addHeaders });
+  const proxyPass = level?.proxyPass ?? null;
+  (scope.location ?? scope.server!).script.push({ op: 'if', condition, steps, addHeaders, proxyPass });
 }
 
 function levelStep(d: Directive, scope: Scope): void {

@@ -97,17 +97,23 @@ export function resolveProxyTargets(site: Site, upstreams: readonly UpstreamSpec
   const upstreamNames = new UpstreamNames();
   for (const upstream of upstreams) upstreamNames.addBlock(upstream.name);
 
-  const register = (handler: LocationHandler, target: ProxyTarget): void => {
-    byHandler.set(handler, target);
-    if (handler.limitExcept !== null) byHandler.set(handler.limitExcept.handler, target);
-    // an `if` block's configuration proxies where its location does
-    for (const code of handler.script.codes)
-      if (code.op === 'if' && code.handler !== null) byHandler.set(code.handler, target);
-  };
+  // an `if` block's or limit_except's configuration proxies where its location does, or to its own proxy_pass
   const visit = (handler: LocationHandler, prefix: string | null): void => {
+    target(handler, prefix);
+    const inner = handler.script.codes.flatMap((code) =>
+      code.op === 'if' && code.handler !== null ? [code.handler] : [],
+    );
+    if (handler.limitExcept !== null) inner.push(handler.limitExcept.handler);
+    for (const block of inner) {
+      const same = block.proxyPass === handler.proxyPass && byHandler.has(handler);
+      if (same) byHandler.set(block, byHandler.get(handler)!);
+      else target(block, null);
+    }
+  };
+  const target = (handler: LocationHandler, prefix: string | null): void => {
     if (handler.proxyPass === null) return;
     if (handler.proxyPassUrl !== null) {
-      register(handler, { upstream: '', rewrite: null });
+      byHandler.set(handler, { upstream: '', rewrite: null });
       return;
     }
     const { authority, uri } = splitProxyPass(handler.proxyPass);
@@ -119,7 +125,10 @@ export function resolveProxyTargets(site: Site, upstreams: readonly UpstreamSpec
       if (!groups.has(name)) groups.set(name, { name, servers: [server], keepalive: DEFAULT_KEEPALIVE });
       upstreamNames.addImplicit(server, name);
     }
-    register(handler, { upstream: name, rewrite: uri !== null && prefix !== null ? { prefix, uri } : null });
+    byHandler.set(handler, {
+      upstream: name,
+      rewrite: uri !== null && prefix !== null ? { prefix, uri } : null,
+    });
   };
   const walk = (locations: readonly SiteLocation[]): void => {
     for (const location of locations) {
