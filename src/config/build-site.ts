@@ -35,6 +35,7 @@ import type { RequestContext } from '../engine/variables/request-context.ts';
 import { VariableTable } from '../engine/variables/variable-table.ts';
 import { compileAccessLogs } from './compile-access-logs.ts';
 import { compileErrorPages } from './compile-error-pages.ts';
+import { compileProxySetHeaders } from './compile-proxy-headers.ts';
 import { compileScript, type ScriptCompiler, scriptVariables } from './compile-script.ts';
 import { configError } from './config-error.ts';
 import type {
@@ -279,6 +280,7 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
     proxyTimeouts: conf.proxyTimeouts,
     proxyRules: conf.proxyRules,
     accessLogs: compileAccessLogs(conf.accessLogs, variables),
+    proxyHeaders: compileProxySetHeaders(conf.proxySetHeaders, variables),
     proxyUpgrade: proxiesUpgrades(conf),
     clientMaxBodyBytes: conf.clientMaxBodyBytes,
     client: conf.client,

@@ -137,10 +137,11 @@ export interface ProxyTimeouts {
 /** `proxy_http_version` (default `1.0`). */
 export type ProxyHttpVersion = '1.0' | '1.1';
 
-/** `proxy_set_header field value;` as written (the value is not evaluated). */
+/** `proxy_set_header field value;`: the value as written, and parsed (null: written empty). */
 export interface ProxySetHeader {
   readonly field: string;
   readonly value: string;
+  readonly complex: ComplexValue | null;
 }
 
 /** `add_header name value [always];`: `value` null when written empty (nothing is added). */

@@ -16,7 +16,7 @@ import type { ProxyHttpVersion, ProxySetHeader } from './model.ts';
 
 export interface ProxyUpgradeSettings {
   readonly proxyHttpVersion: ProxyHttpVersion;
-  readonly proxySetHeaders: readonly ProxySetHeader[];
+  readonly proxySetHeaders: readonly Pick<ProxySetHeader, 'field' | 'value'>[];
 }
 
 export function proxiesUpgrades(conf: ProxyUpgradeSettings): boolean {

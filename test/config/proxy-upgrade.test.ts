@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { buildSite } from '../../src/config/build-site.ts';
-import type { HttpConf } from '../../src/config/model.ts';
+import type { HttpConf, ProxySetHeader } from '../../src/config/model.ts';
 import { proxiesUpgrades } from '../../src/config/proxy-upgrade.ts';
 import { httpLoadError, loadHttp } from '../helpers/http-config.ts';
 
@@ -27,6 +27,17 @@ test('proxy_http_version and proxy_set_header errors are nginx 1.22 messages', (
     errorText('server { location / { proxy_set_header Upgrade; } }'),
     '[emerg] invalid number of arguments in "proxy_set_header" directive in /etc/limitswitch/nginx.conf:3',
   );
+  // the values are evaluated per request: an unknown variable is refused where it is written
+  assert.equal(
+    errorText('server { location / { proxy_set_header X-Real-IP $remote_adr; } }'),
+    '[emerg] unknown "remote_adr" variable in /etc/limitswitch/nginx.conf:3',
+  );
+  // the upstream client frames the body it sends; a length or coding written here would not be sent
+  assert.equal(
+    errorText('server { proxy_set_header Content-Length 5; }'),
+    '[emerg] a "Content-Length" value in "proxy_set_header" is not supported by limitswitch in /etc/limitswitch/nginx.conf:3',
+  );
+  load('server { location / { proxy_pass_request_body off; proxy_set_header Content-Length ""; } }');
   assert.equal(
     errorText('upstream u { server 127.0.0.1; proxy_http_version 1.1; }'),
     '[emerg] "proxy_http_version" directive is not allowed here in /etc/limitswitch/nginx.conf:3',
@@ -49,14 +60,17 @@ test('proxy_http_version: innermost wins (1.0); proxy_set_header: a level with a
     server { listen 8080; proxy_set_header Host $host; }`);
   const [first, second] = http.servers;
   const loc = (pattern: string) => first!.locations.find((l) => l.pattern === pattern)!;
+  const written = (lines: readonly ProxySetHeader[]) => lines.map(({ field, value }) => ({ field, value }));
   assert.equal(first!.proxyHttpVersion, '1.1');
-  assert.deepEqual(loc('/inherits').proxySetHeaders, [
+  assert.deepEqual(written(loc('/inherits').proxySetHeaders), [
     { field: 'Upgrade', value: '$http_upgrade' },
     { field: 'Connection', value: 'upgrade' },
   ]);
-  assert.deepEqual(loc('/own-list').proxySetHeaders, [{ field: 'X-Real-IP', value: '$remote_addr' }]);
+  assert.deepEqual(written(loc('/own-list').proxySetHeaders), [
+    { field: 'X-Real-IP', value: '$remote_addr' },
+  ]);
   assert.equal(loc('/old').proxyHttpVersion, '1.0');
-  assert.deepEqual(second!.proxySetHeaders, [{ field: 'Host', value: '$host' }]);
+  assert.deepEqual(written(second!.proxySetHeaders), [{ field: 'Host', value: '$host' }]);
   assert.equal(load('server { }').servers[0]!.proxyHttpVersion, '1.0');
 });
 

@@ -12,8 +12,8 @@
  * What both proxies change legitimately is left out of the comparison: nginx speaks HTTP/1.0 upstream
  * with `Connection: close` and a body's length (it reads a chunked body whole first), the replica keeps
  * the connection and may stream a body chunked; header names' case, hop-by-hop and X-Forwarded-*
- * headers differ. Host is compared as sent upstream (nginx is told `proxy_set_header Host $http_host`,
- * which the replica does anyway); a request without one goes with the upstream's address.
+ * headers differ. Host is compared as sent upstream (both are told `proxy_set_header Host $http_host`);
+ * a request without one goes from nginx without Host, from the replica with the upstream's address.
  *
  * Each slot is a pair of listening ports (one per proxy) with its own pair of upstreams, so slots can
  * run cases side by side; one slot runs one case at a time, and a case ends when both connections

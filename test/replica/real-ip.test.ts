@@ -30,6 +30,8 @@ http {
     limit_req_zone $binary_remote_addr zone=perclient:1m rate=1r/m;
     limit_req_zone $binary_remote_addr zone=perclient2:1m rate=1r/m;
     upstream backend { server 127.0.0.1:${upstream.port}; }
+    # what the upstream sees of the address: the client list plus $remote_addr
+    proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
     server {
         listen [::]:${a};
         set_real_ip_from 127.0.0.1;

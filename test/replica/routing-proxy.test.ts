@@ -1,7 +1,8 @@
 /**
  * A replica process routes by nginx's rules (`listen`, `server_name`, `location`) and forwards with
- * `proxy_pass` to an `upstream` group or to host:port (rewriting the URI part), setting
- * X-Forwarded-For/-Proto/-Host and dropping hop-by-hop headers both ways; `return` is answered directly.
+ * `proxy_pass` to an `upstream` group or to host:port (rewriting the URI part), with the header lines
+ * `proxy_set_header` sets and nginx's defaults (which drop the hop-by-hop ones it names); `return` is
+ * answered directly.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -50,7 +51,13 @@ http {
     server {
         listen ${port};
         server_name cafe.example.com;
-        location /tea { proxy_pass http://tea; }
+        location /tea {
+            proxy_set_header Host $host;
+            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+            proxy_set_header X-Forwarded-Proto $scheme;
+            proxy_set_header X-Forwarded-Host $host;
+            proxy_pass http://tea;
+        }
         location /coffee/ { proxy_pass http://127.0.0.1:${beans.port}/beans/; }
         location = /menu { return 200 "menu of the day\\n"; }
         location /old { return 301 http://cafe.example.com/new; }
@@ -90,7 +97,7 @@ http {
     return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
   }
 
-  test('a location proxied to an upstream group gets the request with X-Forwarded-*', async () => {
+  test('a location proxied to an upstream group gets the request with the X-Forwarded-* lines it sets', async () => {
     const res = await get('/tea/green?cups=2', 'cafe.example.com', {
       'x-forwarded-for': '203.0.113.9',
       'x-forwarded-proto': 'https',
@@ -156,7 +163,7 @@ http {
     assert.equal(tea.requests.length + beans.requests.length, upstreamCount);
   });
 
-  test('hop-by-hop headers leave the request; the answer loses what nginx does not relay', async () => {
+  test("nginx's default set drops its hop-by-hop headers and sets Host; the answer loses what nginx does not relay", async () => {
     const port = Number(new URL(base).port);
     const out = responseOf(
       await rawRequest(port, [
@@ -178,9 +185,14 @@ http {
     assert.equal(out.header('x-kept'), 'yes');
     const seen = beans.requests.at(-1)!;
     assert.equal(seen.url, '/beans/hop');
-    for (const name of ['x-client-private', 'keep-alive', 'te', 'proxy-authorization']) {
+    for (const name of ['keep-alive', 'te']) {
       assert.equal(seen.headers[name], undefined, `${name} must not reach the upstream`);
     }
+    // `$proxy_host`; and what the set does not name goes on, as nginx sends it
+    assert.equal(seen.headers.host, `127.0.0.1:${beans.port}`);
+    assert.equal(seen.headers['x-client-private'], 'secret');
+    assert.equal(seen.headers['proxy-authorization'], 'Basic Zm9vOmJhcg==');
+    assert.equal(seen.headers['x-forwarded-for'], undefined);
     assert.equal(seen.headers['x-end-to-end'], 'kept');
   });
 });

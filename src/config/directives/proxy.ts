@@ -1,7 +1,7 @@
 /**
  * ngx_http_proxy_module's `proxy_pass`, its timeouts (`proxy_connect_timeout`, `proxy_read_timeout`,
- * `proxy_send_timeout`), and `proxy_http_version` / `proxy_set_header`, which decide whether a location
- * tunnels WebSocket upgrades (see proxy-upgrade.ts); `proxy_next_upstream*` and `proxy_pass_request_*`
+ * `proxy_send_timeout`), `proxy_set_header` (the request head sent upstream), and `proxy_http_version`,
+ * which with it decides whether a location tunnels WebSocket upgrades (see proxy-upgrade.ts); `proxy_next_upstream*` and `proxy_pass_request_*`
  * are proxy-rules.ts'. Other proxy_* directives only tune the proxying and are in the ignored list.
  */
 
@@ -70,14 +70,21 @@ function httpVersion(d: Directive, scope: Scope): void {
   level.proxyHttpVersion = value;
 }
 
+/** Names whose lines frame the body: the upstream client writes them from the body it sends. */
+const FRAMING = new Set(['content-length', 'transfer-encoding']);
+
 /**
- * `proxy_set_header field value;` — kept as written. The value is not evaluated (nor are its variables
- * checked): only whether `Upgrade` and `Connection` are set matters to the replica.
+ * `proxy_set_header field value;` — the value a complex value (its variables checked when the whole
+ * configuration loads), evaluated per request (src/engine/http/proxy-headers.ts); written empty, the
+ * field is not sent. A level's lines replace the enclosing level's (merge.ts).
  */
 function setHeader(d: Directive, scope: Scope): void {
+  const [field, value] = d.args as [string, string];
+  if (value !== '' && FRAMING.has(field.toLowerCase()))
+    throw configError(`a "${field}" value in "proxy_set_header" is not supported by limitswitch`, d);
   const level = levelOf(scope);
   level.proxySetHeaders ??= [];
-  level.proxySetHeaders.push({ field: d.args[0]!, value: d.args[1]! });
+  level.proxySetHeaders.push({ field, value, complex: value === '' ? null : complexValue(value, d, scope) });
 }
 
 const LEVELS = ['http', 'server', 'location'] as const;

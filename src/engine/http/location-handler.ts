@@ -15,6 +15,7 @@ import type { CompiledAccessLog } from './access-log.ts';
 import type { CompiledAddHeader } from './add-headers.ts';
 import type { ClientTimers } from './client-timers.ts';
 import type { ErrorPages } from './error-pages.ts';
+import type { ProxyHeaders } from './proxy-headers.ts';
 import type { ProxyRules } from './proxy-rules.ts';
 import type { RewriteScript } from './rewrite-script.ts';
 import type { StaticFiles } from './static-files.ts';
@@ -55,6 +56,8 @@ export interface LocationHandler {
   readonly priorityLevel: PriorityLevelRule | null;
   /** The level's rewrite module script (`rewrite`, `set`, `if`, `return`, …); a server's runs in SERVER_REWRITE. */
   readonly script: RewriteScript<LocationHandler>;
+  /** `internal`: only a rewritten or internally redirected request may use it (others get 404). */
+  readonly internal: boolean;
   /** `limit_except`: a request whose method is not listed is under `handler` (the block's rules). */
   readonly limitExcept: { readonly methods: ReadonlySet<string>; readonly handler: LocationHandler } | null;
   /** `error_page` and `recursive_error_pages` in force. */
@@ -71,6 +74,8 @@ export interface LocationHandler {
   readonly proxyRules: ProxyRules;
   /** The `access_log` files its requests are logged to (access-log.ts). */
   readonly accessLogs: readonly CompiledAccessLog[];
+  /** The `proxy_set_header` lines in force merged with nginx's defaults (proxy-headers.ts). */
+  readonly proxyHeaders: ProxyHeaders;
   /** `proxy_http_version 1.1` with `proxy_set_header Upgrade`/`Connection`: WebSocket upgrades are tunnelled. */
   readonly proxyUpgrade: boolean;
   /** `client_max_body_size`, bytes; 0: no limit. */

@@ -13,6 +13,7 @@ import type { LogLine } from '../log-line.ts';
 import { newRequestContext, type RequestContext, type RequestFacts } from '../variables/request-context.ts';
 import { type AnswerHeaders, bindAddHeaders } from './add-headers.ts';
 import type { LocationHandler } from './location-handler.ts';
+import { bindProxyHeaders } from './proxy-headers.ts';
 import type { RealIpAt } from './realip-hook.ts';
 import { rewritePhases, URI_CHANGES } from './rewrite-phases.ts';
 import type { ScriptAnswer, ScriptState } from './rewrite-script.ts';
@@ -286,6 +287,7 @@ function afterDelay(
       answerHeaders,
       connections,
       proxyUrl: proxyUrlOf(handler, ctx),
+      proxyHeaders: bindProxyHeaders(handler.proxyHeaders, ctx),
       apiRateLimit,
     };
   }
@@ -306,6 +308,7 @@ function afterDelay(
         answerHeaders,
         connections,
         proxyUrl: proxyUrlOf(handler, ctx),
+        proxyHeaders: bindProxyHeaders(handler.proxyHeaders, ctx),
         apiRateLimit: null,
         priority,
       };
@@ -328,6 +331,7 @@ function afterDelay(
     answerHeaders,
     connections,
     proxyUrl: proxyUrlOf(handler, ctx),
+    proxyHeaders: bindProxyHeaders(handler.proxyHeaders, ctx),
   };
 }
 

@@ -10,6 +10,7 @@ import type { PriorityLevel } from '../priority/priority-level.ts';
 import type { RequestContext } from '../variables/request-context.ts';
 import type { AnswerHeaders } from './add-headers.ts';
 import type { ApiRateLimitRule, LocationHandler, PriorityLevelRule } from './location-handler.ts';
+import type { BoundProxyHeaders } from './proxy-headers.ts';
 import type { Route } from './route.ts';
 
 /** What a request was classified into. */
@@ -111,6 +112,8 @@ interface ForwardFields extends VerdictBase {
   readonly connections: ConnectionSlots | null;
   /** Through a `proxy_pass` with variables: the URL it evaluated to. */
   readonly proxyUrl: string | undefined;
+  /** The location's `proxy_set_header` set, bound to the request (evaluated when it is forwarded). */
+  readonly proxyHeaders: BoundProxyHeaders;
 }
 
 /** Content by `proxy_pass`, at once. */

@@ -298,6 +298,7 @@ function forwarding(
     connectTimeoutMs: timeouts.connectMs,
     sendTimeoutMs: timeouts.sendMs,
     proxyRules: route.handler.proxyRules,
+    proxyHeaders: verdict.proxyHeaders,
     maxBodyBytes: route.handler.clientMaxBodyBytes,
     limitReqStatus: verdict.status,
     zone: verdict.zone,

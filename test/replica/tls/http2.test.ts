@@ -70,7 +70,11 @@ http {
         ssl_certificate ${cafe.cert};
         ssl_certificate_key ${cafe.key};
         location /coffee { limit_req zone=streams burst=2 nodelay; proxy_pass http://127.0.0.1:${upstream.port}; }
-        location /echo { proxy_pass http://127.0.0.1:${upstream.port}; }
+        location /echo {
+            proxy_set_header Host $http_host;
+            proxy_set_header X-Forwarded-Proto $scheme;
+            proxy_pass http://127.0.0.1:${upstream.port};
+        }
         location /vars { return 200 "[$http2] $server_protocol [$ssl_session_id]\\n"; }
     }
     server {

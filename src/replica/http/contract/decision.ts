@@ -10,6 +10,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import type { AnswerHeaders } from '../../../engine/http/add-headers.ts';
 import type { ClientTimers } from '../../../engine/http/client-timers.ts';
+import type { BoundProxyHeaders } from '../../../engine/http/proxy-headers.ts';
 import type { ProxyRules } from '../../../engine/http/proxy-rules.ts';
 import type { ClientConnection } from './client-connection.ts';
 import type { ProgressRecord } from './request-progress.ts';
@@ -111,6 +112,8 @@ export interface ProxyTarget extends AnsweredUnder {
   readonly connectTimeoutMs?: number;
   /** `proxy_next_upstream*`, `proxy_pass_request_*`; absent: nginx's defaults. */
   readonly proxyRules?: ProxyRules;
+  /** The `proxy_set_header` set in force, bound to the request; absent: nginx's defaults. */
+  readonly proxyHeaders?: BoundProxyHeaders;
   /**
    * `proxy_send_timeout`: how long the server may accept nothing more of the request body (a client
    * that is slow to send its body is not the server's fault); absent: the upstream options'.

@@ -264,7 +264,7 @@ export class Exchange<D extends Decision>
   #forward(target: ProxyTarget): void {
     this.#state = 'forwarding';
     this.answer.relaying(target.responseHeaders);
-    this.#forwarder ??= new Forwarder(this, this.downstream, this.#host.scheme);
+    this.#forwarder ??= new Forwarder(this, this.downstream);
     this.#forwarder.forward(this.#host, target);
   }
 

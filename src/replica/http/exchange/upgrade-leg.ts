@@ -143,8 +143,10 @@ export class UpgradeLeg {
     this.#readTimeoutMs = readTimeoutMs ?? peer.readTimeoutMs;
     const req = this.#exchange.req;
     const upgrade = [...headers, 'Upgrade', req.headers.upgrade ?? '', 'Connection', 'upgrade'];
-    // the upstream client adds the server's address as Host; a raw request must do it itself
-    if (this.#exchange.downstream.host === '') upgrade.push('Host', peer.origin.slice('http://'.length));
+    // the upstream client adds the server's address as Host when none goes (`proxy_set_header Host
+    // ""`); a raw request must do it itself
+    if (!upgrade.some((name, i) => i % 2 === 0 && name.toLowerCase() === 'host'))
+      upgrade.push('Host', peer.origin.slice('http://'.length));
     dispatchUpgrade(
       peer,
       {

@@ -1,13 +1,19 @@
 /**
  * Header rewriting on the proxy path, done as one pass over the raw header list into the flat
- * `[name, value, …]` arrays that undici and `writeHead` take (no header objects on the hot path).
+ * `[name, value, …]` arrays that the upstream client and `writeHead` take (no header objects on the
+ * hot path).
  *
- * A request loses the hop-by-hop headers (Connection, Keep-Alive, Proxy-*, TE, Trailer,
- * Transfer-Encoding, Upgrade, and every header the Connection header names); an answer what nginx
- * does not relay (`responseDropped`). Upstream, the request gets
- * `X-Forwarded-For` = incoming list + `$remote_addr` (nginx's `$proxy_add_x_forwarded_for`),
- * `X-Forwarded-Proto` and `X-Forwarded-Host` (replacing what the client sent); Host is kept.
+ * A request's head is ngx_http_proxy_create_request's: the `proxy_set_header` set's lines (nginx's
+ * defaults among them: `Host $proxy_host`), then the client's lines but those whose names the set
+ * holds (src/engine/http/proxy-headers.ts). No X-Forwarded-* is added unless the set says so. An
+ * answer loses what nginx does not relay (`responseDropped`).
  */
+
+import {
+  type BoundProxyHeaders,
+  DEFAULT_PROXY_HEADERS,
+  writeProxyHeaders,
+} from '../../../engine/http/proxy-headers.ts';
 
 /** What the decision and the forwarder read of a request head (`readRequestFacts`, once a request). */
 export interface RequestHeaderFacts {
@@ -19,46 +25,19 @@ export interface RequestHeaderFacts {
   contentLength: number;
 }
 
-const DROP = 1;
-const HOST = 2;
-const XFF = 3;
-const CONNECTION = 4;
-const CONTENT_LENGTH = 5;
-const TRANSFER_ENCODING = 6;
+const HOST = 1;
+const CONTENT_LENGTH = 2;
+const TRANSFER_ENCODING = 3;
 
-/** Classifies a request header name; 0 means "copy as is". Lower-cases only names of suspect length. */
-function requestKind(name: string): number {
-  const kind = knownRequestKind(name);
-  return kind === 0 && isProxyPrefixed(name) ? DROP : kind;
-}
-
-function knownRequestKind(name: string): number {
+/** The request header names the facts are read from; 0 for any other. */
+function factKind(name: string): number {
   switch (name.length) {
-    case 2:
-      return name.toLowerCase() === 'te' ? DROP : 0;
     case 4:
       return isNamed(name, 'host', 'Host') ? HOST : 0;
-    case 6:
-      // undici refuses `expect`; 100-continue is answered by this server, not relayed.
-      return name.toLowerCase() === 'expect' ? DROP : 0;
-    case 7: {
-      const lower = name.toLowerCase();
-      return lower === 'trailer' || lower === 'upgrade' ? DROP : 0;
-    }
-    case 10:
-      if (isNamed(name, 'connection', 'Connection')) return CONNECTION;
-      return name.toLowerCase() === 'keep-alive' ? DROP : 0;
     case 14:
       return isNamed(name, 'content-length', 'Content-Length') ? CONTENT_LENGTH : 0;
-    case 15:
-      return name.toLowerCase() === 'x-forwarded-for' ? XFF : 0;
-    case 16:
-      return name.toLowerCase() === 'x-forwarded-host' ? DROP : 0;
-    case 17: {
-      const lower = name.toLowerCase();
-      if (lower === 'transfer-encoding') return TRANSFER_ENCODING;
-      return lower === 'x-forwarded-proto' ? DROP : 0;
-    }
+    case 17:
+      return name.toLowerCase() === 'transfer-encoding' ? TRANSFER_ENCODING : 0;
   }
   return 0;
 }
@@ -68,42 +47,13 @@ function isNamed(name: string, lower: string, usual: string): boolean {
   return name === usual || name === lower || name.toLowerCase() === lower;
 }
 
-function isProxyPrefixed(name: string): boolean {
-  const c = name.charCodeAt(0) | 0x20;
-  return c === 0x70 /* p */ && name.length > 6 && name.slice(0, 6).toLowerCase() === 'proxy-';
-}
-
-/** Connection tokens other than close/keep-alive, lower-cased; null when there are none (the usual case). */
-function connectionTokens(value: string, into: string[] | null): string[] | null {
-  // the usual values name no header: skip the split
-  if (value.length === 10 || value.length === 5) {
-    const lower = value.toLowerCase();
-    if (lower === 'keep-alive' || lower === 'close') return into;
-  }
-  for (const part of value.split(',')) {
-    const token = part.trim().toLowerCase();
-    if (token === '' || token === 'close' || token === 'keep-alive') continue;
-    into ??= [];
-    into.push(token);
-  }
-  return into;
-}
-
-function withoutNamed(headers: string[], names: readonly string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < headers.length; i += 2) {
-    if (!names.includes(headers[i]!.toLowerCase())) out.push(headers[i]!, headers[i + 1]!);
-  }
-  return out;
-}
-
 /**
  * What the decision reads of the head before anything is forwarded: a request answered or refused
  * never has its headers rewritten.
  */
 export function readRequestFacts(rawHeaders: readonly string[], facts: RequestHeaderFacts): void {
   for (let i = 0; i < rawHeaders.length; i += 2) {
-    switch (knownRequestKind(rawHeaders[i]!)) {
+    switch (factKind(rawHeaders[i]!)) {
       case HOST:
         if (facts.host === '') facts.host = rawHeaders[i + 1]!;
         break;
@@ -120,51 +70,38 @@ export function readRequestFacts(rawHeaders: readonly string[], facts: RequestHe
   }
 }
 
+/** `$proxy_host` of a group: its name, the port left out when it is 80 (ngx_http_proxy_set_vars). */
+export function proxyHostOf(group: string): string {
+  return group.endsWith(':80') ? group.slice(0, -3) : group;
+}
+
+/** The set bound to no request: nginx's defaults alone (a decision made without the engine's). */
+const DEFAULTS = DEFAULT_PROXY_HEADERS.unbound;
+
 /**
- * The headers to send upstream, as a flat list: the client's but the hop-by-hop ones, then
- * X-Forwarded-For (the incoming list and `remoteAddr`, the final `$remote_addr`), -Proto and -Host
- * (`host`: the request's Host, from `readRequestFacts`).
+ * The headers to send upstream, as a flat list: the set's lines with a value (`proxyHost`: the
+ * default Host's, `$proxy_host`), then the client's lines but those the set names. The client's
+ * `Content-Length` stays (nginx's `Content-Length: $proxy_internal_body_length`): the upstream client
+ * frames the body by it, and writes `Transfer-Encoding` and `Connection` itself.
  */
 export function upstreamRequestHeaders(
   rawHeaders: readonly string[],
-  host: string,
-  remoteAddr: string,
-  scheme: string,
+  bound: BoundProxyHeaders = DEFAULTS,
+  proxyHost = '',
 ): string[] {
-  let out: string[] = [];
-  let named: string[] | null = null;
-  let forwardedFor = '';
+  const out: string[] = [];
+  writeProxyHeaders(bound, proxyHost, out);
+  const { names, nameLengths } = bound.headers;
+  let length = false;
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!;
-    switch (requestKind(name)) {
-      case 0:
-      case HOST:
-      case CONTENT_LENGTH:
-        out.push(name, rawHeaders[i + 1]!);
-        break;
-      case XFF:
-        forwardedFor = forwardedFor === '' ? rawHeaders[i + 1]! : `${forwardedFor}, ${rawHeaders[i + 1]!}`;
-        break;
-      case CONNECTION:
-        named = connectionTokens(rawHeaders[i + 1]!, named);
-        break;
+    if (!nameLengths.has(name.length) || !names.has(name.toLowerCase())) {
+      out.push(name, rawHeaders[i + 1]!);
+    } else if (!length && name.length === 14 && name.toLowerCase() === 'content-length') {
+      length = true;
+      out.push('content-length', rawHeaders[i + 1]!);
     }
   }
-  if (named !== null) {
-    // `Connection: Host` does not take the Host the request was routed by away from the server (it
-    // would get its own address instead; nginx passes Host on whatever Connection names)
-    out = withoutNamed(
-      out,
-      named.filter((token) => token !== 'host'),
-    );
-  }
-  out.push(
-    'x-forwarded-for',
-    forwardedFor === '' ? remoteAddr : `${forwardedFor}, ${remoteAddr}`,
-    'x-forwarded-proto',
-    scheme,
-  );
-  if (host !== '') out.push('x-forwarded-host', host);
   return out;
 }
 

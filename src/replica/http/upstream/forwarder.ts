@@ -36,7 +36,7 @@ import {
   phaseOf,
   type TryFacts,
 } from './failure-rules.ts';
-import { type RequestHeaderFacts, upstreamRequestHeaders } from './forward-headers.ts';
+import { proxyHostOf, type RequestHeaderFacts, upstreamRequestHeaders } from './forward-headers.ts';
 import type { ForwardOwner } from './forward-owner.ts';
 import { passedHeaders } from './pass-request.ts';
 import { SendTimeout, type SendWatcher } from './send-timeout.ts';
@@ -60,7 +60,6 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
 
   readonly #owner: ForwardOwner;
   readonly #request: ForwardedRequest;
-  readonly #scheme: string;
   /** The status of the upstream's answer; 0 until its head arrived. */
   #status = 0;
   #headers: string[] = [];
@@ -87,10 +86,9 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
     return this.#owner.clientSocket;
   }
 
-  constructor(owner: ForwardOwner, request: ForwardedRequest, scheme: string) {
+  constructor(owner: ForwardOwner, request: ForwardedRequest) {
     this.#owner = owner;
     this.#request = request;
-    this.#scheme = scheme;
   }
 
   /**
@@ -114,9 +112,10 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
     const rules = target.proxyRules ?? DEFAULT_PROXY_RULES;
     // proxy_pass_request_body off: the body stays with the client connection, read and dropped there
     if (!rules.passRequestBody) request.hasBody = false;
-    const passed = passedHeaders(req.rawHeaders, rules);
-    this.#headers = upstreamRequestHeaders(passed, request.host, request.remoteAddr, this.#scheme);
     this.#tries = new UpstreamTries(group, request.progress, rules);
+    // after the tries: `$proxy_host` in a value reads the group they recorded
+    const passed = passedHeaders(req.rawHeaders, rules);
+    this.#headers = upstreamRequestHeaders(passed, target.proxyHeaders, proxyHostOf(group.name));
     this.#path = target.path ?? req.url ?? '/';
     this.#readTimeoutMs = target.readTimeoutMs;
     this.#connectTimeoutMs = target.connectTimeoutMs;
