@@ -11,7 +11,7 @@ import { buildSite } from '../../src/config/build-site.ts';
 import { loadConfigText } from '../../src/config/index.ts';
 import type { Ingress } from '../../src/k8s/objects.ts';
 import { ClusterTranslator } from '../../src/k8s/translate/cluster-translator.ts';
-import { ingress, locationBlock, serverBlock } from './builders.ts';
+import { ingress, locationBlock, NIC_PROXY_HEADERS, serverBlock } from './builders.ts';
 
 function render(ingresses: Ingress[]) {
   return new ClusterTranslator({}).translate({
@@ -190,16 +190,19 @@ describe('NIC: nginx.org/rewrites and nginx.org/redirect-to-https', () => {
     assert.deepEqual(problems, []);
     assert.ok(
       locationBlock(text, 'location /tea/')!.includes(
+        ...NIC_PROXY_HEADERS,
         'proxy_pass http://default-cafe-cafe.example.com-tea-svc-80/;',
       ),
     );
     assert.ok(
       locationBlock(text, 'location /coffee/')!.includes(
+        ...NIC_PROXY_HEADERS,
         'proxy_pass http://default-cafe-cafe.example.com-coffee-svc-80/beans/;',
       ),
     );
     assert.ok(
       locationBlock(text, 'location /menu')!.includes(
+        ...NIC_PROXY_HEADERS,
         'proxy_pass http://default-cafe-cafe.example.com-menu-svc-80;',
       ),
     );
@@ -274,5 +277,45 @@ describe('the issue’s regex Ingress through simulate', () => {
       (s) => later.slice(s * 10, s * 10 + 10).filter((r) => r.code === 200).length,
     );
     assert.deepEqual(passedPerSecond, [9, 5, 5, 5, 5, 5]);
+  });
+});
+
+describe("NIC's path-regex and rewrite-target", () => {
+  const nic = (annotations: Record<string, string>, path = '/menu/([^/]+)/([^/]+)') =>
+    render([
+      ingress('cafe', {
+        annotations,
+        rules: [
+          {
+            host: 'cafe.example.com',
+            paths: [{ path, type: 'ImplementationSpecific', svc: 'coffee-svc', port: 80 }],
+          },
+        ],
+      }),
+    ]);
+
+  it('case_sensitive, case_insensitive and exact paths, and the rewrite pattern matching as the location does', () => {
+    const sensitive = nic({
+      'nginx.org/path-regex': 'case_sensitive',
+      'nginx.org/rewrite-target': '/beverages/$1/$2',
+    });
+    assert.deepEqual(sensitive.problems, []);
+    const loc = locationBlock(sensitive.text, 'location ~ ^/menu/([^/]+)/([^/]+)')!;
+    assert.ok(loc.includes('rewrite ^/menu/([^/]+)/([^/]+) /beverages/$1/$2 break;'), loc.join('\n'));
+    const insensitive = nic({ 'nginx.org/path-regex': 'case_insensitive' }, '/tea');
+    assert.ok(locationBlock(insensitive.text, 'location ~* "^/tea"'));
+    const exact = nic({ 'nginx.org/path-regex': 'exact' }, '/tea');
+    assert.ok(locationBlock(exact.text, 'location = /tea'));
+    const plain = nic({ 'nginx.org/rewrite-target': '/beverages/coffee' }, '/coffee');
+    assert.ok(
+      locationBlock(plain.text, 'location /coffee')!.includes('rewrite /coffee /beverages/coffee break;'),
+    );
+  });
+
+  it("refuses an Ingress that both controllers' routing annotations would read differently", () => {
+    const { problems } = nic({ 'nginx.org/path-regex': 'case_sensitive', [`${ING}use-regex`]: 'true' });
+    assert.equal(problems.length, 1);
+    assert.equal(problems[0]!.severity, 'error');
+    assert.match(problems[0]!.error, /disagree on what the paths mean/);
   });
 });

@@ -45,15 +45,28 @@ const NIC_PATH_REGEX = {
   exact: { match: '=', path: (p: string) => p, pattern: (p: string) => p },
 } as const;
 
+/**
+ * An Ingress whose paths both controllers' annotations would read differently (ingress-nginx's
+ * `use-regex`/`rewrite-target` beside NIC's `path-regex`/`rewrite-target`): null when there is none.
+ */
+export function routingConflict(values: AnnotationValues): string | null {
+  const nic = values.pathRegex !== undefined || values.nicRewriteTarget !== undefined;
+  const ingressNginx = values.useRegex !== undefined || values.rewriteTarget !== undefined;
+  return nic && ingressNginx
+    ? "ingress-nginx's use-regex/rewrite-target and NIC's path-regex/rewrite-target disagree on what the paths mean; keep one controller's"
+    : null;
+}
+
 export function routePath(values: AnnotationValues, p: NormalPath): PathRouting {
-  if (values.pathRegex !== undefined || values.nicRewriteTarget !== undefined) return nicRoute(values, p);
-  const regexHost = values.useRegex === true || needsRewrite(values, p.path);
   const lines: string[] = [];
   // the rewrite module's `return` runs before ingress-nginx's Lua rewrite handler (force-ssl-redirect)
   const redirect = redirectLine(values);
   if (redirect !== null) lines.push(redirect);
   if (values.forceSslRedirect === true)
     lines.push('if ($scheme = http) { return 308 https://$host$request_uri; }');
+  if (values.pathRegex !== undefined || values.nicRewriteTarget !== undefined)
+    return nicRoute(values, p, lines);
+  const regexHost = values.useRegex === true || needsRewrite(values, p.path);
   if (needsRewrite(values, p.path)) lines.push(`rewrite "(?i)${p.path}" ${values.rewriteTarget} break;`);
   return {
     match: regexHost ? '~*' : p.pathType === 'Exact' ? '=' : 'prefix',
@@ -65,7 +78,7 @@ export function routePath(values: AnnotationValues, p: NormalPath): PathRouting 
 }
 
 /** NIC's reading of a path with `path-regex` or `rewrite-target` (nginx.ingress.tmpl). */
-function nicRoute(values: AnnotationValues, p: NormalPath): PathRouting {
+function nicRoute(values: AnnotationValues, p: NormalPath, lines: string[]): PathRouting {
   const regex = values.pathRegex === undefined ? null : NIC_PATH_REGEX[values.pathRegex];
   const proxyPassUri = values.rewrites?.get(p.backend.service) ?? '';
   // `rewrites` wins over `rewrite-target` (NIC's getRewriteTarget)
@@ -75,7 +88,8 @@ function nicRoute(values: AnnotationValues, p: NormalPath): PathRouting {
     match: regex?.match ?? (p.pathType === 'Exact' ? '=' : 'prefix'),
     path: regex === null ? p.path : regex.path(p.path),
     regexHost: false,
-    rewriteLines: target === undefined ? [] : [directive('rewrite', quoteArg(pattern), target, 'break')],
+    rewriteLines:
+      target === undefined ? lines : [...lines, directive('rewrite', quoteArg(pattern), target, 'break')],
     proxyPassUri,
   };
 }

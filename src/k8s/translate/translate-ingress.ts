@@ -25,7 +25,7 @@ import type {
 import type { NormalBackend, NormalIngress } from './ingress-normalize.ts';
 import { ingressNginxLimits } from './limit-req-ingress-nginx.ts';
 import { nicLimitReq } from './limit-req-nic.ts';
-import { routePath, serverRewriteLines } from './routing-annotations.ts';
+import { routePath, routingConflict, serverRewriteLines } from './routing-annotations.ts';
 
 export interface IngressContext {
   readonly settings: GlobalSettings;
@@ -105,6 +105,9 @@ export function translateIngress(
       error: 'not carried over (limitswitch does not read it)',
       severity: 'warning',
     });
+  const conflict = routingConflict(values);
+  if (conflict !== null)
+    problems.push({ object: ing.ref, field: 'metadata.annotations', error: conflict, severity: 'error' });
   if (problems.some((p) => p.severity === 'error')) return { fragment: null, problems };
 
   const { namespace, name } = ing.ref;
