@@ -85,6 +85,15 @@ describe('late variables', () => {
     assert.equal(read('connection_time', progress({}), facts), '1.500');
   });
 
+  test('$sent_http_connection and $sent_http_keep_alive once the answer is out', () => {
+    const kept = progress({ status: 200, keepAlive: true, keepAliveHeaderS: 9 });
+    assert.equal(read('sent_http_connection', kept), 'keep-alive');
+    assert.equal(read('sent_http_keep_alive', kept), 'timeout=9');
+    assert.equal(read('sent_http_keep_alive', progress({ keepAlive: true, keepAliveHeaderS: null })), '');
+    assert.equal(read('sent_http_connection', progress({ status: 200 })), 'close');
+    assert.equal(read('sent_http_connection', progress({ status: 101, keepAlive: true })), 'upgrade');
+  });
+
   test('read afresh each time', () => {
     const table = new VariableTable();
     const get = table.reader('upstream_status');

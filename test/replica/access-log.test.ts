@@ -3,7 +3,7 @@
  * it listens on) for the same requests (`$upstream_bytes_received` is left out: the replica keeps its
  * upstream connections, so the server's answer head differs); the lines must be the same once the ports are the same —
  * the format's variables (upstream ones at the end of the request, `$status`, `$body_bytes_sent`,
- * `$request`), a location's own lines replacing the server's, `off`, `if=`, nginx's escaping and `-`
+ * `$request`, `$sent_http_connection`, `$sent_http_keep_alive`), a location's own lines replacing the server's, `off`, `if=`, nginx's escaping and `-`
  * for what is not found (after nginx-tests' proxy.t and proxy_variables.t).
  */
 import assert from 'node:assert/strict';
@@ -19,6 +19,7 @@ function body(dir: string, listen: number, upstream: number): string {
     log_format up '$uri $status $upstream_addr $upstream_status $upstream_response_length '
                   '$upstream_http_x_len "$http_x_quoted" $request';
     log_format sent escape=json '$uri $status $body_bytes_sent "$http_x_quoted"';
+    log_format ka '$uri $sent_http_connection $sent_http_keep_alive';
     access_log ${dir}/server-${listen}.log sent;
     server {
         listen 127.0.0.1:${listen};
@@ -33,6 +34,11 @@ function body(dir: string, listen: number, upstream: number): string {
         location /if/ {
             access_log ${dir}/if-${listen}.log sent if=$arg_log;
             return 204;
+        }
+        location /ka/ {
+            keepalive_timeout 30s 9;
+            access_log ${dir}/ka-${listen}.log ka;
+            return 200 "ka\\n";
         }
         location / { return 200 "text\\n"; }
     }
@@ -84,11 +90,12 @@ describe('replica vs nginx: access_log and log_format', () => {
       await get(port, '/if/?log=1');
       await get(port, '/if/?log=0');
       await get(port, '/other', 'caf\u00e9');
+      await get(port, '/ka/2');
     }
     await both.stop();
     const read = (name: string, port: number) =>
       readFileSync(`${dir.path}/${name}-${port}.log`, 'latin1').replaceAll(String(port), 'PORT');
-    for (const name of ['up', 'server', 'if']) {
+    for (const name of ['up', 'server', 'if', 'ka']) {
       assert.equal(read(name, ports.replica), read(name, ports.nginx), name);
     }
     assert.equal(
@@ -96,5 +103,6 @@ describe('replica vs nginx: access_log and log_format', () => {
       `/up/a 200 127.0.0.1:${upstreamPort} 200 7 7 "say \\x22hi\\x22\\x5C" GET /up/a?x=1 HTTP/1.1\n`,
     );
     assert.equal(read('if', ports.nginx), '/if/ 204 0 ""\n');
+    assert.equal(read('ka', ports.nginx), '/ka/2 close -\n');
   });
 });

@@ -56,6 +56,16 @@ export const LATE_VARIABLES: Readonly<Record<string, Getter>> = {
   request: (ctx) => `${ctx.facts.method} ${ctx.facts.target} ${ctx.facts.protocol ?? 'HTTP/1.1'}`,
   // no auth_basic here: never found
   remote_user: () => '',
+  // known once the answer is out: ngx_http_variable_sent_connection, _sent_keep_alive
+  sent_http_connection: (ctx) => {
+    const done = progress(ctx);
+    return done?.status === 101 ? 'upgrade' : done?.keepAlive === true ? 'keep-alive' : 'close';
+  },
+  sent_http_keep_alive: (ctx) => {
+    const done = progress(ctx);
+    const seconds = done?.keepAliveHeaderS ?? null;
+    return done?.keepAlive === true && seconds !== null ? `timeout=${seconds}` : '';
+  },
 };
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];

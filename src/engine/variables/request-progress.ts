@@ -54,6 +54,9 @@ export interface RequestProgress {
   readonly proxyPort?: string;
   /** `$body_bytes_sent` once the answer is out. */
   readonly bodyBytesSent?: number;
+  /** Once the answer is out: the connection stays open; the `Keep-Alive: timeout=` value sent, s (null: none). */
+  readonly keepAlive?: boolean;
+  readonly keepAliveHeaderS?: number | null;
   /** The wall clock when a variable is read (epoch ms; `$time_local`, `$time_iso8601`). */
   readonly wallMs?: number;
   /**

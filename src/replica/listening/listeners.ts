@@ -188,7 +188,7 @@ export class Listeners {
         logUpstreamError(errorLog, ctx, decision.serverName ?? '', error),
       onHookError: (err) => options.log('error', 'request failed in the engine', { err: String(err) }),
       onCompleted: (ctx, _decision, outcome) => {
-        writeAccessLogs(ctx, outcome.status, outcome.bodyBytes, options.clock.nowMs());
+        writeAccessLogs(ctx, outcome, options.clock.nowMs());
         onCompleted?.(ctx.req, { ...outcome, remoteAddr: ctx.remoteAddr });
       },
     });

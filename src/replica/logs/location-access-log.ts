@@ -9,7 +9,7 @@ import { accessLogLines } from '../../engine/http/access-log.ts';
 import type { Route } from '../../engine/http/route.ts';
 import type { Site } from '../../engine/http/site.ts';
 import type { RequestFacts } from '../../engine/variables/request-context.ts';
-import type { DownstreamRequest } from '../http/contract/decision.ts';
+import type { DownstreamRequest, ExchangeOutcome } from '../http/contract/decision.ts';
 
 interface Noted {
   readonly site: Site;
@@ -29,22 +29,19 @@ export function noteForAccessLog(
   if (route.handler.accessLogs.length !== 0) noted.set(ctx, { site, route, facts });
 }
 
-/** The request ended with `status` after `bodyBytes` of body: its lines go to their files. */
-export function writeAccessLogs(
-  ctx: DownstreamRequest,
-  status: number,
-  bodyBytes: number,
-  nowMs: number,
-): void {
+/** The request ended as `outcome` says: its lines go to their files. */
+export function writeAccessLogs(ctx: DownstreamRequest, outcome: ExchangeOutcome, nowMs: number): void {
   const request = noted.get(ctx);
   if (request === undefined) return;
   noted.delete(ctx);
+  const { site, route, facts } = request;
   const progress = ctx.progress;
   if (progress !== undefined) {
-    progress.status = status;
-    progress.bodyBytesSent = bodyBytes;
+    progress.status = outcome.status;
+    progress.bodyBytesSent = outcome.bodyBytes;
+    progress.keepAlive = outcome.keepAlive === true;
+    progress.keepAliveHeaderS = route.handler.client.keepaliveHeaderS;
   }
-  const { site, route, facts } = request;
   for (const { path, line } of accessLogLines(route, facts, nowMs, site.variables.slots)) append(path, line);
 }
 

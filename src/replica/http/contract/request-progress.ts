@@ -13,6 +13,8 @@ export class ProgressRecord implements RequestProgress {
   proxyHost = '';
   proxyPort = '';
   bodyBytesSent = 0;
+  keepAlive = false;
+  keepAliveHeaderS: number | null = null;
   /** The body read whole into memory, and the file one went to instead (`$request_body`, `$request_body_file`). */
   #body: Buffer | null = null;
   requestBodyFile = '';

@@ -326,6 +326,7 @@ export class Exchange<D extends Decision>
       status,
       bodyBytes: this.answer.bodyBytes,
       seconds: (performance.now() - this.#startedMs) / 1000,
+      keepAlive: this.res.shouldKeepAlive === true,
     });
   }
 
@@ -344,7 +345,6 @@ export class Exchange<D extends Decision>
   clientSendTimedOut(): void {
     this.answer.sendTimerSpent();
     this.#logClientFault(SEND_TIMED_OUT);
-    if (this.req.h2 === true) this.res.destroy();
-    else this.clientSocket?.destroy();
+    (this.req.h2 === true ? this.res : this.clientSocket)?.destroy();
   }
 }
