@@ -265,6 +265,7 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
     apiRateLimit: apiRateLimit(conf.apiRateLimit),
     priorityLevel: priorityLevel(conf.priorityLevel),
     script: NO_SCRIPT,
+    internal: conf.internal ?? false,
     limitExcept: null,
     errorPages: compileErrorPages(
       conf.errorPages,

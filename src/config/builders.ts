@@ -14,13 +14,13 @@ import type {
   AddHeaderSpec,
   ApiRateLimitZoneSpec,
   ErrorPageSpec,
+  LimitExcept,
   GeoSpec,
   HeaderBuffersSpec,
   KeyvalSpec,
   KeyvalZoneSpec,
   LimitConnSpec,
   LimitConnZoneSpec,
-  LimitExcept,
   LimitReqSpec,
   LimitReqZoneSpec,
   ListenSpec,
@@ -118,6 +118,8 @@ export interface LocationBuilder extends LevelBuilder {
   /** The level's rewrite module script (rewrite-if.ts, location.ts's `return`). */
   readonly script: RewriteStep[];
   api: { readonly write: boolean } | null;
+  /** `internal`: only internal redirects and rewrites reach it. */
+  internal: boolean;
 }
 
 export interface ServerBuilder extends LevelBuilder {
@@ -290,6 +292,7 @@ export function newLocation(
     locations: [],
     proxyPass: null,
     limitExcept: null,
+    internal: false,
     script: [],
     api: null,
   };

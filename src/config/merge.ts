@@ -300,6 +300,7 @@ function buildLocation(location: LocationBuilder, parent: Inherited): LocationCo
     proxyPass: location.proxyPass,
     script: location.script,
     limitExcept: location.limitExcept,
+    internal: location.internal,
     rewriteLog: settings.rewriteLog,
     errorPages: settings.errorPages,
     recursiveErrorPages: settings.recursiveErrorPages,

@@ -407,6 +407,8 @@ export interface LocationConf {
   readonly recursiveErrorPages: boolean;
   /** `api [write=on|off];` — an NGINX Plus API location. */
   readonly api: { readonly write: boolean } | null;
+  /** `internal`: a request that is not internal (no rewrite, no internal redirect) is answered 404. */
+  readonly internal: boolean;
   readonly access: readonly AccessRule[];
   readonly realIp: RealIpConf;
   readonly proxyTimeouts: ProxyTimeouts;

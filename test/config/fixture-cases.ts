@@ -556,7 +556,7 @@ export const FIXTURE_CASES: readonly FixtureCase[] = [
   { fixture: 'map-wildcard-conflict', text: 'conflicting parameter "example.com"', line: 6, nginx: 'same' },
   {
     fixture: 'not-supported-inside-if',
-    text: '"proxy_pass" directive is not supported inside "if" by limitswitch',
+    text: '"limit_req" directive is not supported inside "if" by limitswitch',
     line: 7,
     nginx: 'limitswitch',
   },

@@ -40,3 +40,16 @@ test('limit_except: methods (GET lists HEAD), the block’s allow, deny and prox
     /"limit_except" directive is not allowed here/,
   );
 });
+
+test('internal: a location flag, once', () => {
+  const conf = loadHttp(location('internal;'), 'test.conf');
+  assert.equal(conf.servers[0]!.locations[0]!.internal, true);
+  assert.match(
+    httpLoadError(location('internal; internal;'), 'test.conf'),
+    /"internal" directive is duplicate/,
+  );
+  assert.match(
+    httpLoadError('server { listen 80; internal; }', 'test.conf'),
+    /"internal" directive is not allowed here/,
+  );
+});

@@ -5,8 +5,8 @@
  * `rewrite` there); a page that fails itself (once, and with `recursive_error_pages on`); the GET an
  * error page goes on with; the rewrite cycle's 500, which no page answers; a page whose own answer is
  * a `return` without text, or a redirect; limit_req counting a request once, whatever its error page
- * (and the page's URI the upstream receives); the 301 FIND_CONFIG answers for a proxied location's
- * name without its slash.
+ * (and the page's URI the upstream receives); an `internal` location only a page or a rewrite
+ * reaches; the 301 FIND_CONFIG answers for a proxied location's name without its slash.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -52,6 +52,9 @@ const http = (port: number, upstream: number) => `
         location /once/ { limit_req zone=two nodelay; error_page 404 = /once-page; }
         location = /once-page { limit_req zone=two nodelay; proxy_pass http://backend; }
         location /to-auto { error_page 404 /auto; return 404; }
+        location = /hidden { internal; return 200 "hidden $uri\\n"; }
+        location /to-hidden { error_page 403 /hidden; deny all; }
+        location /rw-hidden { rewrite ^ /hidden last; }
     }
 `;
 
@@ -79,6 +82,9 @@ const PROBES: readonly { path: string; method?: string }[] = [
   { path: '/auto?x=1' },
   { path: '/to-auto' },
   { path: '/once/missing' },
+  { path: '/hidden' },
+  { path: '/to-hidden' },
+  { path: '/rw-hidden' },
 ];
 
 describe('error_page: the replica answers as nginx', () => {

@@ -1,7 +1,8 @@
 /**
  * ngx_http_core_module's `limit_except method … { … }`: a request whose method is not listed is put
  * under the block's own configuration (`GET` lists `HEAD` too). The replica reads `allow`, `deny` and
- * `proxy_pass` there; anything else inside is refused with its line.
+ * `proxy_pass` there; anything else inside is refused with its line. And `internal`, the other
+ * location-level limit of who may reach a location.
  */
 import { newLocation } from '../builders.ts';
 import { configError } from '../config-error.ts';
@@ -68,6 +69,14 @@ export function blockProxyPass(d: Directive, inner: Scope): void {
   spec.handle(d, inner);
 }
 
+/** `internal` (ngx_http_core_internal). */
+function internal(d: Directive, scope: Scope): void {
+  const location = scope.location!;
+  if (location.internal) throw duplicate(d);
+  location.internal = true;
+}
+
 export const limitExceptDirectives: readonly DirectiveSpec[] = [
   { name: 'limit_except', contexts: ['location'], block: true, args: '1+', handle: limitExcept },
+  { name: 'internal', contexts: ['location'], args: [0], handle: internal },
 ];

@@ -28,7 +28,6 @@ export const UNSUPPORTED_DIRECTIVES: ReadonlySet<string> = new Set([
   'http2_push_preload',
   // request routing and internal redirects
   'try_files',
-  'internal',
   'mirror',
   'split_clients',
   // authentication and access

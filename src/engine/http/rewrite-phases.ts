@@ -68,6 +68,12 @@ export function rewritePhases(
     state.handler = handler;
     state.locationRegex = regex;
     state.uriChanged = false;
+    // ngx_http_core_find_config_phase: an internal location for a request that is not
+    if (handler.internal && !state.rewritten && route.rewritten === undefined && route.named !== true)
+      return { kind: 'answer', answer: { code: 404, text: null } };
+    const length = ctx.facts.contentLength;
+    if (length !== undefined && handler.clientMaxBodyBytes !== 0 && length > handler.clientMaxBodyBytes)
+      return { kind: 'tooLarge', length };
     if (autoRedirect === true) {
       const name = escapeUri(`${ctx.uri}/`);
       return {
@@ -75,9 +81,6 @@ export function rewritePhases(
         answer: { code: 301, text: ctx.args.length === 0 ? name : `${name}?${ctx.args}` },
       };
     }
-    const length = ctx.facts.contentLength;
-    if (length !== undefined && handler.clientMaxBodyBytes !== 0 && length > handler.clientMaxBodyBytes)
-      return { kind: 'tooLarge', length };
     const script = handler.script;
     if (handler !== server.handler && script.codes.length !== 0) {
       const answer = runScript(script.codes, ctx, state, script.log);
