@@ -5,10 +5,13 @@
  * `client_body_temp_path` (`$request_body_file`, and `$request_body` empty), unlinked at once; every
  * body in a file under `client_body_in_file_only`, left after the request with `on`, removed with
  * `clean`; a chunked body read whole goes to the server de-chunked, with its Content-Length; a chunked
- * body past `client_max_body_size` is a 413.
+ * body past `client_max_body_size` is a 413. With `proxy_request_buffering off`, what has come is read
+ * first: a body whole by then is kept as if buffered, else what came leaves with the head and the rest
+ * streams.
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -36,6 +39,7 @@ before(async () => {
         location /only { client_body_in_file_only on; proxy_pass http://127.0.0.1:${upstream.port}; }
         location /clean { client_body_in_file_only clean; proxy_pass http://127.0.0.1:${upstream.port}; }
         location /small { client_max_body_size 100; proxy_pass http://127.0.0.1:${upstream.port}; }
+        location /unbuffered { proxy_request_buffering off; proxy_pass http://127.0.0.1:${upstream.port}; }
     }`,
   );
 });
@@ -146,6 +150,55 @@ for (const side of ['nginx', 'replica'] as const) {
     it('a chunked body past client_max_body_size is a 413', async () => {
       const answer = await send(client, '/small', ['a'.repeat(60), 'b'.repeat(60)]);
       assert.equal(answer.status, 413);
+    });
+  });
+}
+
+/** A raw request on a connection of its own: `first` in one write, then `rest` once `between` resolves. */
+async function rawExchange(
+  port: number,
+  first: string,
+  between?: () => Promise<void>,
+  rest = '',
+): Promise<string> {
+  const socket = connect(port, '127.0.0.1');
+  const chunks: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  const closed = new Promise((resolve) => socket.once('close', resolve));
+  socket.write(first);
+  if (between !== undefined) {
+    await between();
+    socket.write(rest);
+  }
+  await closed;
+  return Buffer.concat(chunks).toString('latin1');
+}
+
+for (const side of ['nginx', 'replica'] as const) {
+  describe(`${side}: proxy_request_buffering off reads what has come, as nginx does`, () => {
+    const port = () => (side === 'nginx' ? both.nginxPort : both.replicaPort);
+    const head = (length: number) =>
+      `POST /unbuffered HTTP/1.1\r\nHost: a\r\nConnection: close\r\nContent-Length: ${length}\r\n\r\n`;
+
+    it('a body whole with its head is read as if buffered: $request_body', async () => {
+      const answer = await rawExchange(port(), `${head(10)}0123456789`);
+      assert.match(answer, /^HTTP\/1\.1 200 /);
+      assert.match(answer, /\r\nX-Body: 0123456789\r\n/);
+    });
+
+    it('a body still coming streams: what came leaves with the head, the rest follows; no $request_body', async () => {
+      const started = upstream.nextStarted();
+      const answer = await rawExchange(
+        port(),
+        `${head(10)}01234`,
+        async () => {
+          assert.equal(await upstream.bodyReceived(await started, 5), '01234');
+        },
+        '56789',
+      );
+      assert.match(answer, /^HTTP\/1\.1 200 /);
+      assert.doesNotMatch(answer, /X-Body:/);
+      assert.match(answer, /"body":"0123456789"/);
     });
   });
 }

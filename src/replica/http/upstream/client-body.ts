@@ -62,6 +62,8 @@ export class ClientBody {
   buffered: Buffer | null = null;
   /** The file it went to (read whole, too large for memory or `client_body_in_file_only`); null: none. */
   file: BodyFile | null = null;
+  /** What had come of a body that streams when the request went (sent with the head). */
+  preread: Buffer | null = null;
   /** The read of its file going to a server now. */
   sending: ClientBodyStream | null = null;
   readonly #timeoutMs: number;
@@ -87,9 +89,16 @@ export class ClientBody {
 
   /**
    * Reads the whole body into memory or a file as `keeping` says, then calls `ready` (not if `stop()`
-   * came first); `tooLarge` when a chunked body passes `client_max_body_size` on the way.
+   * came first). With `unbuffered` (nginx's `proxy_request_buffering off`) only what has come already
+   * is read, as nginx reads what the socket holds: a body whole by then is kept all the same, else
+   * what came is `preread` and `unbuffered` is called, the rest to stream after it.
    */
-  readWhole(keeping: BodyKeeping, progress: ProgressRecord | undefined, ready: () => void): void {
+  readWhole(
+    keeping: BodyKeeping,
+    progress: ProgressRecord | undefined,
+    ready: () => void,
+    unbuffered?: () => void,
+  ): void {
     let chunks: Buffer[] = [];
     let bytes = 0;
     const req = this.req;
@@ -100,22 +109,37 @@ export class ClientBody {
       chunks = [];
       return file;
     };
-    if (keeping.memoryBytes < 0) toFile();
+    // what the client sent so far has been read by the end of this turn of the event loop
+    const available =
+      unbuffered === undefined
+        ? null
+        : setImmediate(() => {
+            this.stop();
+            req.pause();
+            this.preread = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, bytes);
+            unbuffered();
+          });
+    if (keeping.memoryBytes < 0 && available === null) toFile();
     const onData = (chunk: Buffer): void => {
       this.#timer?.refresh();
       const fault = this.#counted(chunk);
       if (fault !== null) {
+        if (available !== null) clearImmediate(available);
         this.stop();
         this.#failed(413, fault);
         return;
       }
       bytes += chunk.length;
-      if (this.file === null && bytes > keeping.memoryBytes) toFile();
+      if (this.file === null && bytes > keeping.memoryBytes && available === null) toFile();
       if (this.file !== null) this.file.write(chunk);
       else chunks.push(chunk);
     };
     const onEnd = (): void => {
       this.stop();
+      if (available !== null) {
+        clearImmediate(available);
+        if (bytes > keeping.memoryBytes) toFile();
+      }
       if (this.file === null) this.buffered = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, bytes);
       progress?.keptBody(this.buffered, this.file?.name ?? '');
       ready();

@@ -12,6 +12,8 @@ export type ForwardSending = ExchangeHandler &
   UpgradeHandler & {
     /** The body, when it was read whole before the request went out (its file read afresh); else null. */
     readonly bufferedBody: Buffer | ClientBodyStream | null;
+    /** What had come of a body that streams, to leave with the head. */
+    readonly preread: Buffer | null;
     /** The location's `proxy_connect_timeout` (absent: the upstream options'). */
     readonly connectTimeoutMs: number | undefined;
   };

@@ -128,10 +128,14 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
         this.#clientFault(code, fault),
       );
       this.#body = body;
-      if (timers.requestBuffering) {
-        body.readWhole(bodyKeeping(timers, request.contentLength), request.progress, () => this.#bodyRead());
-        return;
-      }
+      const streams = timers.requestBuffering ? undefined : () => this.#dispatch();
+      body.readWhole(
+        bodyKeeping(timers, request.contentLength),
+        request.progress,
+        () => this.#bodyRead(),
+        streams,
+      );
+      return;
     }
     this.#dispatch();
   }
@@ -146,6 +150,11 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
   /** The body read whole before the request went out: in memory, or its file read afresh; else null. */
   get bufferedBody(): Buffer | ClientBodyStream | null {
     return this.#body?.outgoing() ?? null;
+  }
+
+  /** What had come of a body that streams when the request went out. */
+  get preread(): Buffer | null {
+    return this.#body?.preread ?? null;
   }
 
   /**

@@ -21,6 +21,7 @@ export function sendToPeer(
       method: req.method ?? 'GET',
       headers,
       body: hasBody ? (forwarder.bufferedBody ?? req) : null,
+      preread: forwarder.preread,
       headersTimeout: readTimeoutMs,
       bodyTimeout: readTimeoutMs,
     },

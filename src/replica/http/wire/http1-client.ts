@@ -23,6 +23,7 @@ import { idleTimeoutMs, lastRequestOn, serverKeepsAlive } from './http1-keep-ali
 import {
   type Http1Handler,
   type Http1Request,
+  headWithPreread,
   requestHead,
   streamBody,
   validTarget,
@@ -218,7 +219,9 @@ export class Http1Client implements ResponseReaderHost {
       if (this.#request === request) this.#requestSent();
       return;
     }
-    socket.write(head.text, 'latin1');
+    const preread = request.preread;
+    if (preread != null && preread.length > 0) socket.write(headWithPreread(head, preread));
+    else socket.write(head.text, 'latin1');
     if (body === null) {
       this.#requestSent();
       return;

@@ -33,6 +33,8 @@ export interface Http1Request {
   readonly headers: readonly string[];
   /** The client's body: streamed from its request, or read whole already (client-body.ts). */
   readonly body: ClientBodyStream | Buffer | null;
+  /** Of a streamed body, what had come when the request went: it leaves with the head. */
+  readonly preread?: Buffer | null;
   readonly headersTimeout?: number | undefined;
   readonly bodyTimeout?: number | undefined;
   /** The connection's last request: sent with `Connection: close`, closed after the answer. */
@@ -87,6 +89,14 @@ export function requestHead(request: Http1Request, hostLine: string, close: bool
     text += 'transfer-encoding: chunked\r\n';
   } else text += `content-length: ${contentLength}\r\n`;
   return { text: `${text}\r\n`, chunked };
+}
+
+/** The head with what had come of a streamed body, one chunk when the body is chunked (as nginx's). */
+export function headWithPreread(head: RequestHead, preread: Buffer): Buffer {
+  const text = Buffer.from(head.text, 'latin1');
+  if (!head.chunked) return Buffer.concat([text, preread]);
+  const size = Buffer.from(`${preread.length.toString(16)}\r\n`, 'latin1');
+  return Buffer.concat([text, size, preread, Buffer.from('\r\n', 'latin1')]);
 }
 
 /** What streaming a body tells the client. */
