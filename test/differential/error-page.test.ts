@@ -48,7 +48,9 @@ const http = (port: number, upstream: number) => `
         location = /empty204 { return 204; }
         location /to-redirect { error_page 404 /redirecting; return 404; }
         location = /redirecting { rewrite ^ http://example.com/r redirect; }
+        location / { }
         location /auto/ { proxy_pass http://backend; }
+        location "/auto sp/" { proxy_pass http://backend; }
         location /once/ { limit_req zone=two nodelay; error_page 404 = /once-page; }
         location = /once-page { limit_req zone=two nodelay; proxy_pass http://backend; }
         location /to-auto { error_page 404 /auto; return 404; }
@@ -80,6 +82,7 @@ const PROBES: readonly { path: string; method?: string }[] = [
   { path: '/to-redirect' },
   { path: '/auto' },
   { path: '/auto?x=1' },
+  { path: '/auto%20sp?y' },
   { path: '/to-auto' },
   { path: '/once/missing' },
   { path: '/hidden' },

@@ -61,8 +61,9 @@ function search<L extends RoutableLocation<L>>(locations: readonly L[], uri: str
     }
   }
 
-  if (best === null) {
-    // ngx_http_core_find_static_location: no prefix holds the URI, but one is the URI and a slash
+  if (best === null || best.pattern.length < uri.length) {
+    // ngx_http_core_find_static_location: no location is the URI, but one is the URI and a slash
+    // (NGX_DONE, before any shorter prefix's nested locations or the regexes)
     const slashed = `${uri}/`;
     for (const location of locations)
       if (location.autoRedirect === true && location.pattern === slashed)
