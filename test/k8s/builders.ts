@@ -106,6 +106,16 @@ export function configMap(
   };
 }
 
+/** The `proxy_set_header` lines NIC's template writes in every proxied location, before `proxy_pass`. */
+export const NIC_PROXY_HEADERS = [
+  'proxy_set_header Host $host;',
+  'proxy_set_header X-Real-IP $remote_addr;',
+  'proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;',
+  'proxy_set_header X-Forwarded-Host $host;',
+  'proxy_set_header X-Forwarded-Port $server_port;',
+  'proxy_set_header X-Forwarded-Proto $scheme;',
+] as const;
+
 /** The lines of the `location PATH { … }` block (without the braces), trimmed; null when absent. */
 export function locationBlock(text: string, header: string): string[] | null {
   const lines = text.split('\n');

@@ -4,7 +4,15 @@ import type { TranslationProblem } from '../../src/k8s/objects.ts';
 import { loadKubeConfig } from '../../src/k8s/watch/kube-config.ts';
 import { KubernetesConfigSource } from '../../src/k8s/watch/kubernetes-config-source.ts';
 import { FakeKubeApiServer } from '../helpers/fake-kube-apiserver.ts';
-import { configMap, endpointSlice, ingress, locationBlock, serverBlock, service } from './builders.ts';
+import {
+  configMap,
+  endpointSlice,
+  ingress,
+  locationBlock,
+  NIC_PROXY_HEADERS,
+  serverBlock,
+  service,
+} from './builders.ts';
 
 const CM = { namespace: 'limitswitch', name: 'limitswitch-config' };
 const HTTP_SNIPPETS = 'limit_req_zone $binary_remote_addr zone=req_zone_10:1m rate=10r/s;';
@@ -105,6 +113,7 @@ describe('KubernetesConfigSource against a fake API server (list/watch protocol)
     const text = await h.start();
     assert.deepEqual(locationBlock(text, 'location /tea'), [
       'limit_req zone=req_zone_10 burst=1 nodelay;',
+      ...NIC_PROXY_HEADERS,
       'proxy_pass http://default-cafe-cafe.example.com-tea-svc-80;',
     ]);
     assert.deepEqual(locationBlock(text, 'upstream default-cafe-cafe.example.com-tea-svc-80'), [
@@ -139,7 +148,13 @@ describe('KubernetesConfigSource against a fake API server (list/watch protocol)
       (t) => t.includes('zone=default/cafe:10m rate=5r/s;'),
       'the new cafe limit',
     );
-    assert.deepEqual(locationBlock(updated, 'location /tea')?.slice(1, 2), ['limit_req zone=default/cafe;']);
+    assert.deepEqual(
+      locationBlock(updated, 'location /tea')?.slice(
+        NIC_PROXY_HEADERS.length + 1,
+        NIC_PROXY_HEADERS.length + 2,
+      ),
+      ['limit_req zone=default/cafe;'],
+    );
     api.remove('Ingress', 'default', 'shop');
     await h.config((t) => serverBlock(t, 'shop.example.com') === null, 'no shop server');
   });

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import type { Ingress } from '../../src/k8s/objects.ts';
 import { ClusterTranslator } from '../../src/k8s/translate/cluster-translator.ts';
 import { rateLimitId } from '../../src/k8s/translate/limit-req-ingress-nginx.ts';
-import { configMap, ingress, locationBlock, serverBlock } from './builders.ts';
+import { configMap, ingress, locationBlock, NIC_PROXY_HEADERS, serverBlock } from './builders.ts';
 
 function translate(
   ingresses: Ingress[],
@@ -44,6 +44,7 @@ describe('nginx.org/limit-req-* (NIC)', () => {
     );
     for (const path of ['/tea', '/coffee']) {
       assert.deepEqual(locationBlock(text, `location ${path}`), [
+        ...NIC_PROXY_HEADERS,
         `proxy_pass http://default-cafe-cafe.example.com-tea-svc-80;`,
         'limit_req zone=default/cafe burst=20 delay=5;',
         'limit_req_dry_run on;',
@@ -70,7 +71,7 @@ describe('nginx.org/limit-req-* (NIC)', () => {
       ),
     ]);
     assert.match(text, /limit_req_zone \$\{http_x_api_key\} zone=default\/cafe:1m rate=600r\/m;/);
-    assert.deepEqual(locationBlock(text, 'location /tea')?.slice(1), [
+    assert.deepEqual(locationBlock(text, 'location /tea')?.slice(1 + NIC_PROXY_HEADERS.length), [
       'limit_req zone=default/cafe nodelay;',
       'limit_req_log_level error;',
       'limit_req_status 503;',
@@ -93,7 +94,10 @@ describe('nginx.org/limit-req-* (NIC)', () => {
       text,
       /limit_req_zone \$\{binary_remote_addr\} zone=default\/cafe_sync:10m rate=10r\/s sync;/,
     );
-    assert.equal(locationBlock(text, 'location /tea')?.[1], 'limit_req zone=default/cafe_sync;');
+    assert.equal(
+      locationBlock(text, 'location /tea')?.[1 + NIC_PROXY_HEADERS.length],
+      'limit_req zone=default/cafe_sync;',
+    );
     assert.deepEqual(
       problems.map((p) => [p.field, p.error, p.severity]),
       [
@@ -180,9 +184,12 @@ describe('nginx.org/limit-req-* (NIC)', () => {
     assert.doesNotMatch(text, /zone=default\/cafe-master:/);
     assert.match(text, /limit_req_zone \$\{binary_remote_addr\} zone=default\/tea-minion:10m rate=10r\/s;/);
     assert.match(text, /limit_req_zone \$\{binary_remote_addr\} zone=default\/coffee-minion:10m rate=1r\/s;/);
-    assert.equal(locationBlock(text, 'location /tea')?.[2], 'limit_req zone=default/tea-minion burst=5;');
     assert.equal(
-      locationBlock(text, 'location /coffee')?.[2],
+      locationBlock(text, 'location /tea')?.[2 + NIC_PROXY_HEADERS.length],
+      'limit_req zone=default/tea-minion burst=5;',
+    );
+    assert.equal(
+      locationBlock(text, 'location /coffee')?.[2 + NIC_PROXY_HEADERS.length],
       'limit_req zone=default/coffee-minion burst=5;',
     );
     assert.match(text, /server_name cafe\.example\.com;\n {8}limit_req_status 444;\n/);
@@ -225,7 +232,7 @@ describe('ingress-nginx limit-rps / limit-rpm (migration)', () => {
       ),
       text,
     );
-    assert.deepEqual(locationBlock(text, 'location /tea')?.slice(1), [
+    assert.deepEqual(locationBlock(text, 'location /tea')?.slice(1 + NIC_PROXY_HEADERS.length), [
       'limit_req zone=default_api_uid-api_rpm burst=300 nodelay;',
       'limit_req zone=default_api_uid-api_rps burst=15 nodelay;',
     ]);
@@ -282,7 +289,7 @@ describe('ingress-nginx limit-rps / limit-rpm (migration)', () => {
     const { text } = translate([cafe('api', { 'nginx.ingress.kubernetes.io/limit-rps': '2' }, ['/tea'])]);
     assert.match(text, /\n {8}0 \$binary_remote_addr;\n/);
     assert.equal(
-      locationBlock(text, 'location /tea')?.[1],
+      locationBlock(text, 'location /tea')?.[1 + NIC_PROXY_HEADERS.length],
       'limit_req zone=default_api_uid-api_rps burst=10 nodelay;',
     );
   });

@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EndpointSlice, Ingress, Service } from '../../src/k8s/objects.ts';
 import { ClusterTranslator } from '../../src/k8s/translate/cluster-translator.ts';
-import { endpointSlice, ingress, locationBlock, serverBlock, service } from './builders.ts';
+import {
+  endpointSlice,
+  ingress,
+  locationBlock,
+  NIC_PROXY_HEADERS,
+  serverBlock,
+  service,
+} from './builders.ts';
 
 function translate(
   ingresses: Ingress[],
@@ -52,7 +59,10 @@ describe('paths, hosts and backends', () => {
     assert.ok(dflt.includes('listen 80 default_server;'));
     assert.ok(dflt.includes('location /healthz {'));
     assert.ok(!dflt.includes('return 404;'));
-    assert.deepEqual(locationBlock(text, 'location /healthz'), ['proxy_pass http://default-web--web-80;']);
+    assert.deepEqual(locationBlock(text, 'location /healthz'), [
+      ...NIC_PROXY_HEADERS,
+      'proxy_pass http://default-web--web-80;',
+    ]);
   });
 
   it('spec.defaultBackend is served at "/" when no rule path is "/"', () => {
@@ -62,7 +72,10 @@ describe('paths, hosts and backends', () => {
         rules: [{ host: 'a.example.com', paths: [{ path: '/x', svc: 'web', port: 80 }] }],
       }),
     ]);
-    assert.deepEqual(locationBlock(text, 'location /'), ['proxy_pass http://default-web--fallback-8080;']);
+    assert.deepEqual(locationBlock(text, 'location /'), [
+      ...NIC_PROXY_HEADERS,
+      'proxy_pass http://default-web--fallback-8080;',
+    ]);
   });
 
   it('named ports and ready endpoints only, across several slices; IPv6 in brackets', () => {
@@ -190,6 +203,7 @@ describe('paths, hosts and backends', () => {
     ]);
     assert.deepEqual(locationBlock(text, 'location /tea'), [
       '# location for minion default/first',
+      ...NIC_PROXY_HEADERS,
       'proxy_pass http://default-first-cafe.example.com-first-80;',
     ]);
     assert.equal(serverBlock(text, 'x.example.com'), null);

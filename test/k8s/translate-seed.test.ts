@@ -4,7 +4,14 @@ import { describe, it } from 'node:test';
 import { ClusterTranslator } from '../../src/k8s/translate/cluster-translator.ts';
 import { emptyObjects, readYamlObjects } from '../../src/k8s/yaml-objects.ts';
 import { TestPki } from '../helpers/tls-certs.ts';
-import { endpointSlice, locationBlock, serverBlock, service, tlsSecret } from './builders.ts';
+import {
+  endpointSlice,
+  locationBlock,
+  NIC_PROXY_HEADERS,
+  serverBlock,
+  service,
+  tlsSecret,
+} from './builders.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8');
 
@@ -41,12 +48,14 @@ describe('the seed article, legacy extensions/v1beta1 objects', () => {
       '# location for minion default/cafe-ingress-teasvc-minion',
       'limit_req zone=req_zone_10 burst=1 nodelay;',
       'limit_req zone=perserver nodelay;',
+      ...NIC_PROXY_HEADERS,
       'proxy_pass http://default-cafe-ingress-teasvc-minion-cafe.example.com-tea-svc-80;',
     ]);
     assert.deepEqual(locationBlock(text, 'location /coffee'), [
       '# location for minion default/cafe-ingress-coffeesvc-minion',
       'limit_req zone=req_zone_20 burst=1 nodelay;',
       'limit_req zone=perserver nodelay;',
+      ...NIC_PROXY_HEADERS,
       'proxy_pass http://default-cafe-ingress-coffeesvc-minion-cafe.example.com-coffee-svc-80;',
     ]);
     assert.deepEqual(

@@ -115,6 +115,20 @@ function writeRealIp(w: ConfigWriter, s: GlobalSettings): void {
   if (s.realIpRecursive) w.line(directive('real_ip_recursive', 'on'));
 }
 
+/**
+ * The header lines NIC's templates write in every proxied location (nginx.ingress.tmpl,
+ * nginx.virtualserver.tmpl): the upstream gets what it gets behind NIC. They are the location's own
+ * `proxy_set_header` list, so a snippet's lines add to it rather than replace it, as in NIC.
+ */
+const NIC_PROXY_HEADERS = [
+  'proxy_set_header Host $host;',
+  'proxy_set_header X-Real-IP $remote_addr;',
+  'proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;',
+  'proxy_set_header X-Forwarded-Host $host;',
+  'proxy_set_header X-Forwarded-Port $server_port;',
+  'proxy_set_header X-Forwarded-Proto $scheme;',
+] as const;
+
 function writeLocation(w: ConfigWriter, loc: LocationFragment): void {
   const match = loc.match === 'prefix' ? '' : `${loc.match} `;
   const regex = loc.match === '~' || loc.match === '~*';
@@ -125,6 +139,7 @@ function writeLocation(w: ConfigWriter, loc: LocationFragment): void {
   w.snippet(loc.snippets, loc.snippetsField);
   for (const more of loc.moreSnippets ?? []) w.snippet(more.lines, more.field);
   w.snippet(loc.rewriteLines ?? []);
+  for (const line of NIC_PROXY_HEADERS) w.line(line);
   w.line(directive('proxy_pass', loc.proxyPass ?? `http://${loc.upstream}`));
   w.snippet(loc.limitLines);
   w.close();
