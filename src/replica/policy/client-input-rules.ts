@@ -4,7 +4,7 @@
  */
 
 import type { RefusedHead } from '../../engine/http/head-refusal.ts';
-import { rejectedVersion } from '../../engine/http/request-head.ts';
+import { type RequestHead, rejectedVersion } from '../../engine/http/request-head.ts';
 import type { Site } from '../../engine/http/site.ts';
 import { normalizePeerAddress } from '../../engine/net/address-text.ts';
 import type {
@@ -60,9 +60,31 @@ function unreadable(site: Site, head: UnreadableHead, port: number): RefusedHead
       return site.readOversizedHead(head.bytes, serverAddr, port);
     case 'HPE_INVALID_VERSION':
       return site.refusal(rejectedVersion(head.bytes), serverAddr, port);
+    case 'HPE_INVALID_TRANSFER_ENCODING': {
+      // a list llhttp refuses (`chunked, identity`) is a coding nginx does not know: its 501
+      const parsed = headOfBytes(head.bytes);
+      return parsed === null ? null : site.readHead(parsed, serverAddr, port);
+    }
     default:
       return null;
   }
+}
+
+/** A whole head as node:http's refused bytes carry it (the request line, its header lines); null if not whole. */
+function headOfBytes(bytes: string): RequestHead | null {
+  const end = bytes.indexOf('\r\n\r\n');
+  if (end === -1) return null;
+  const [line, ...fields] = bytes.slice(0, end).split('\r\n');
+  const parts = /^(\S+) (\S+) HTTP\/(\d)\.(\d)$/.exec(line!);
+  if (parts === null) return null;
+  const rawHeaders: string[] = [];
+  for (const field of fields) {
+    const colon = field.indexOf(':');
+    if (colon <= 0) return null;
+    rawHeaders.push(field.slice(0, colon), field.slice(colon + 1).trim());
+  }
+  const [, method, url, major, minor] = parts;
+  return { method, url, httpVersionMajor: Number(major), httpVersionMinor: Number(minor), rawHeaders };
 }
 
 /** nginx reads the head before realip runs: the line names the connection's peer. */
