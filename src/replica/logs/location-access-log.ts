@@ -34,14 +34,14 @@ export function writeAccessLogs(ctx: DownstreamRequest, outcome: ExchangeOutcome
   const request = noted.get(ctx);
   if (request === undefined) return;
   noted.delete(ctx);
-  const { site, route, facts } = request;
   const progress = ctx.progress;
   if (progress !== undefined) {
     progress.status = outcome.status;
     progress.bodyBytesSent = outcome.bodyBytes;
-    progress.keepAlive = outcome.keepAlive === true;
-    progress.keepAliveHeaderS = route.handler.client.keepaliveHeaderS;
+    // nginx 1.22 logs after ngx_http_set_keepalive cleared r->keepalive: `close`, and no Keep-Alive
+    progress.keepAlive = false;
   }
+  const { site, route, facts } = request;
   for (const { path, line } of accessLogLines(route, facts, nowMs, site.variables.slots)) append(path, line);
 }
 

@@ -298,8 +298,6 @@ export interface ExchangeOutcome {
   readonly bodyBytes: number;
   /** `$request_time`, in seconds. */
   readonly seconds: number;
-  /** The connection stays open after the answer (`$sent_http_connection`); absent: no. */
-  readonly keepAlive?: boolean;
 }
 
 /**

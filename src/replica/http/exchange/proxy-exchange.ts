@@ -326,7 +326,6 @@ export class Exchange<D extends Decision>
       status,
       bodyBytes: this.answer.bodyBytes,
       seconds: (performance.now() - this.#startedMs) / 1000,
-      keepAlive: this.res.shouldKeepAlive === true,
     });
   }
 
