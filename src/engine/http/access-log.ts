@@ -66,12 +66,12 @@ export function accessLogLines(
 }
 
 /** ngx_http_log_escape / ngx_escape_json. */
-function escaped(value: string, escape: LogEscaping): string {
-  if (escape === 'none') return value;
+function escaped(value: string, escaping: LogEscaping): string {
+  if (escaping === 'none') return value;
   let out = '';
   for (const ch of value) {
     const code = ch.charCodeAt(0);
-    if (escape === 'json') {
+    if (escaping === 'json') {
       if (ch === '"' || ch === '\\') out += `\\${ch}`;
       else if (code < 0x20) out += JSON.stringify(ch).slice(1, -1);
       else out += ch;

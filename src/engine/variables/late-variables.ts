@@ -50,8 +50,8 @@ export const LATE_VARIABLES: Readonly<Record<string, Getter>> = {
   proxy_host: (ctx) => progress(ctx)?.proxyHost ?? '',
   proxy_port: (ctx) => progress(ctx)?.proxyPort ?? '',
   body_bytes_sent: (ctx) => String(progress(ctx)?.bodyBytesSent ?? 0),
-  time_local: (ctx) => timeLocal(new Date(progress(ctx)?.wallMs ?? ctx.nowMs)),
-  time_iso8601: (ctx) => timeIso8601(new Date(progress(ctx)?.wallMs ?? ctx.nowMs)),
+  time_local: (ctx) => progress(ctx)?.timeLocal ?? '',
+  time_iso8601: (ctx) => progress(ctx)?.timeIso8601 ?? '',
   // the request line as it came (an HTTP/2 request's made up as nginx makes it)
   request: (ctx) => `${ctx.facts.method} ${ctx.facts.target} ${ctx.facts.protocol ?? 'HTTP/1.1'}`,
   // no auth_basic here: never found
@@ -67,31 +67,6 @@ export const LATE_VARIABLES: Readonly<Record<string, Getter>> = {
     return done?.keepAlive === true && seconds !== null ? `timeout=${seconds}` : '';
   },
 };
-
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-
-function two(n: number): string {
-  return String(n).padStart(2, '0');
-}
-
-/** The local zone's offset as nginx prints it: `+0100` (`separator`: `+01:00`). */
-function zone(time: Date, separator: string): string {
-  const offset = -time.getTimezoneOffset();
-  const abs = Math.abs(offset);
-  return `${offset >= 0 ? '+' : '-'}${two(Math.floor(abs / 60))}${separator}${two(abs % 60)}`;
-}
-
-/** `$time_local`: `05/Dec/2026:10:50:00 +0000` (ngx_cached_http_log_time). */
-export function timeLocal(time: Date): string {
-  const day = `${two(time.getDate())}/${MONTHS[time.getMonth()]}/${time.getFullYear()}`;
-  return `${day}:${two(time.getHours())}:${two(time.getMinutes())}:${two(time.getSeconds())} ${zone(time, '')}`;
-}
-
-/** `$time_iso8601`: `2026-12-05T10:50:00+00:00` (ngx_cached_http_log_iso8601). */
-export function timeIso8601(time: Date): string {
-  const day = `${time.getFullYear()}-${two(time.getMonth() + 1)}-${two(time.getDate())}`;
-  return `${day}T${two(time.getHours())}:${two(time.getMinutes())}:${two(time.getSeconds())}${zone(time, ':')}`;
-}
 
 /** The families: `$upstream_http_NAME` (the answer's field), `$upstream_cookie_NAME` (its Set-Cookie). */
 export const LATE_VARIABLE_PREFIXES: readonly string[] = ['upstream_http_', 'upstream_cookie_'];

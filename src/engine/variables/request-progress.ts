@@ -57,8 +57,9 @@ export interface RequestProgress {
   /** Once the answer is out: the connection stays open; the `Keep-Alive: timeout=` value sent, s (null: none). */
   readonly keepAlive?: boolean;
   readonly keepAliveHeaderS?: number | null;
-  /** The wall clock when a variable is read (epoch ms; `$time_local`, `$time_iso8601`). */
-  readonly wallMs?: number;
+  /** `$time_local`, `$time_iso8601`: the local time when a variable is read, as nginx prints it. */
+  readonly timeLocal?: string;
+  readonly timeIso8601?: string;
   /**
    * `$request_body`: the body once read whole into memory (a byte string); '' before, without one, when
    * it streamed to the server or went to a file (ngx_http_variable_request_body's not found).

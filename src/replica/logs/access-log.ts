@@ -2,8 +2,8 @@
  * nginx's `combined` access-log format:
  * `$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent"`.
  */
-import { timeLocal } from '../../engine/variables/late-variables.ts';
 import type { ClientRequestHead, ExchangeOutcome } from '../http/contract/decision.ts';
+import { timeLocal } from '../http/contract/log-time.ts';
 
 /** What the access log and the latency histogram learn of a finished exchange, in nginx's terms. */
 export interface ResponseFacts extends ExchangeOutcome {

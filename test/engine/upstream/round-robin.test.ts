@@ -155,7 +155,11 @@ describe('down and backup servers (ngx_http_upstream_get_round_robin_peer)', () 
     assert.equal(picks(rr, 3), 'x y x');
     a.active = 0;
     assert.equal(picks(rr, 2), 'a a');
-    assert.equal(picks(rr, 3, 11_000), 'a a b', 'the failed primary is back after fail_timeout, its weight lowered');
+    assert.equal(
+      picks(rr, 3, 11_000),
+      'a a b',
+      'the failed primary is back after fail_timeout, its weight lowered',
+    );
   });
 
   it('a request that went to a backup stays on the backups for its next tries', () => {

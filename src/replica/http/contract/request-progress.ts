@@ -5,6 +5,7 @@
  */
 import type { RequestProgress, UpstreamState } from '../../../engine/variables/request-progress.ts';
 import { loopClock } from '../../../shared/clock.ts';
+import { timeIso8601, timeLocal } from './log-time.ts';
 
 export class ProgressRecord implements RequestProgress {
   readonly upstreamStates: UpstreamState[] = [];
@@ -35,7 +36,11 @@ export class ProgressRecord implements RequestProgress {
     return loopClock.nowMs() - this.startedMs;
   }
 
-  get wallMs(): number {
-    return loopClock.nowMs();
+  get timeLocal(): string {
+    return timeLocal(new Date(loopClock.nowMs()));
+  }
+
+  get timeIso8601(): string {
+    return timeIso8601(new Date(loopClock.nowMs()));
   }
 }
