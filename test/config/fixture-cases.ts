@@ -422,6 +422,12 @@ export const FIXTURE_CASES: readonly FixtureCase[] = [
     nginx: 'limitswitch',
   },
   {
+    fixture: 'http2-body-preread-size-too-large',
+    text: 'the maximum body preread buffer size is 2147483647',
+    line: 5,
+    nginx: 'same',
+  },
+  {
     fixture: 'listen-duplicate-default-server',
     text: 'a duplicate default server for 0.0.0.0:8080',
     line: 7,

@@ -131,6 +131,16 @@ function bodyTempPath(d: Directive, scope: Scope): void {
   client.bodyTempPath = { path: scope.session.fullPath(path), levels };
 }
 
+/** `http2_body_preread_size size;` — ngx_conf_set_size_slot, then ngx_http_v2_preread_size's bound. */
+function h2BodyPrereadSize(d: Directive, scope: Scope): void {
+  const client = settingOnce(d, scope, 'h2BodyPrereadBytes');
+  const bytes = parseSize(d.args[0]!);
+  if (bytes === null) throw configError(`"${d.name}" directive invalid value`, d);
+  // NGX_HTTP_V2_MAX_WINDOW
+  if (bytes > 2 ** 31 - 1) throw configError('the maximum body preread buffer size is 2147483647', d);
+  client.h2BodyPrereadBytes = bytes;
+}
+
 function requestBuffering(d: Directive, scope: Scope): void {
   settingOnce(d, scope, 'requestBuffering').requestBuffering = flagArg(d);
 }
@@ -152,6 +162,7 @@ export const clientConnectionDirectives: readonly DirectiveSpec[] = [
   { name: 'client_body_in_file_only', contexts: HSL, args: [1], handle: bodyInFileOnly },
   { name: 'client_body_in_single_buffer', contexts: HSL, args: [1], handle: bodyInSingleBuffer },
   { name: 'client_body_temp_path', contexts: HSL, args: [1, 2, 3, 4], handle: bodyTempPath },
+  { name: 'http2_body_preread_size', contexts: ['http', 'server'], args: [1], handle: h2BodyPrereadSize },
   { name: 'server_tokens', contexts: HSL, args: [1], handle: serverTokens },
   { name: 'keepalive_disable', contexts: HSL, args: '1+', handle: keepaliveDisable },
 ];

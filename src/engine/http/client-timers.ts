@@ -53,6 +53,12 @@ export interface ClientTimers {
    * nginx's `client_body_temp` under the prefix (set by the configuration's `http`).
    */
   readonly bodyTempPath: BodyTempPath | null;
+  /**
+   * `http2_body_preread_size` (64k): the stream window an HTTP/2 connection advertises (SETTINGS
+   * INITIAL_WINDOW_SIZE), what a client may send of a body before it is read. From the address's
+   * default server.
+   */
+  readonly h2BodyPrereadBytes: number;
   /** `server_tokens` (on): the `Server` field names the version. */
   readonly serverTokens: boolean;
   /** `keepalive_disable` (msie6): its bits, the browsers whose requests get no keep-alive (keepalive-disable.ts). */
@@ -76,6 +82,7 @@ export const NGINX_CLIENT_TIMERS: ClientTimers = Object.freeze({
   bodyInFileOnly: 'off',
   bodyInSingleBuffer: false,
   bodyTempPath: null,
+  h2BodyPrereadBytes: 65_536,
   serverTokens: true,
   keepaliveDisable: KEEPALIVE_DISABLE_MSIE6,
 });

@@ -24,7 +24,8 @@ import { H2StreamGuard } from './h2-stream-guard.ts';
 /** nginx's `http2_max_concurrent_streams` (128). */
 /**
  * The SETTINGS nginx 1.22 sends (ngx_http_v2_send_settings): `http2_max_concurrent_streams`, a stream
- * window of `http2_body_preread_size` (64k), and the largest frame it reads (NGX_HTTP_V2_MAX_FRAME_SIZE).
+ * window of `http2_body_preread_size` (64k; the address's default server's), and the largest frame it
+ * reads (NGX_HTTP_V2_MAX_FRAME_SIZE).
  */
 const NGINX_H2_SETTINGS = Object.freeze({
   maxConcurrentStreams: 128,
@@ -63,12 +64,17 @@ export class H2Listener {
   readonly #open = new WeakMap<Http2Session, number>();
   /** Requests arrived in this turn of the event loop, run at its end. */
   #arrived: [Http2ServerRequest, Http2ServerResponse][] = [];
+  /** The stream window new sessions advertise (`http2_body_preread_size`). */
+  #streamWindow: number;
   /** The connection being handed to node:http2, which starts its session synchronously. */
   #accepting: ClientConnection | null = null;
 
   constructor(host: H2Host) {
     this.#host = host;
-    const server = createHttp2Server({ settings: NGINX_H2_SETTINGS });
+    this.#streamWindow = host.clientTimers.h2BodyPrereadBytes;
+    const server = createHttp2Server({
+      settings: { ...NGINX_H2_SETTINGS, initialWindowSize: this.#streamWindow },
+    });
     server.on(
       'session',
       guarded(
@@ -137,6 +143,14 @@ export class H2Listener {
     // nginx opens the connection's window to the most at once (ngx_http_v2_init: a WINDOW_UPDATE
     // after its SETTINGS); streams stay bounded by their own windows. Clients that wait for it stall.
     session.setLocalWindowSize(H2_MAX_WINDOW_BYTES);
+    // the stream window is the address's default server's `http2_body_preread_size`; after a reload
+    // changed it, this session's SETTINGS say it again, and the next sessions' first ones
+    const preread = this.#host.clientTimers.h2BodyPrereadBytes;
+    if (preread !== this.#streamWindow) {
+      this.#streamWindow = preread;
+      this.#server.updateSettings({ initialWindowSize: preread });
+      session.settings({ initialWindowSize: preread });
+    }
     this.#sessions.add(session);
     this.#guards.set(session, new H2StreamGuard(H2_MAX_CONCURRENT_STREAMS));
     session.once('close', () => this.#sessions.delete(session));
