@@ -16,7 +16,7 @@
  * limit_conn location) and the refusing or delaying zone, read from the error log as both write it
  * (a rejection, a delay, a dry-run rejection, each a line naming the request; no line: PASSED). On
  * nginx the reading is checked against the variable itself, which `proxy_set_header` sends its
- * upstream (the replica does not evaluate `proxy_set_header` values). The replica may disagree with
+ * upstream. The replica may disagree with
  * nginx in no more (client, location) groups than nginx's two runs disagree with each other.
  */
 import assert from 'node:assert/strict';
