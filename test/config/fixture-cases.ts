@@ -416,6 +416,18 @@ export const FIXTURE_CASES: readonly FixtureCase[] = [
     nginx: 'no-position',
   },
   {
+    fixture: 'proxy-set-header-content-length-unsupported',
+    text: 'a "Content-Length" value in "proxy_set_header" is not supported by limitswitch',
+    line: 6,
+    nginx: 'limitswitch',
+  },
+  {
+    fixture: 'proxy-set-header-unknown-variable',
+    text: 'unknown "remote_adr" variable',
+    line: 6,
+    nginx: 'no-position',
+  },
+  {
     fixture: 'ssl-curve-variable-unsupported',
     text: 'the "$ssl_curve" variable is not supported by limitswitch',
     line: 5,
