@@ -267,12 +267,7 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
     script: NO_SCRIPT,
     internal: conf.internal ?? false,
     limitExcept: null,
-    errorPages: compileErrorPages(
-      conf.errorPages,
-      conf.recursiveErrorPages,
-      variables,
-      conf.proxyPass != null,
-    ),
+    errorPages: compileErrorPages(conf.errorPages, conf.recursiveErrorPages, variables),
     proxyPass: conf.proxyPass ?? null,
     proxyPassUrl: conf.proxyPass?.includes('$') ? variables.compile(parseComplexValue(conf.proxyPass)) : null,
     api: conf.api ?? null,

@@ -54,17 +54,23 @@ describe('error_page', () => {
     );
   });
 
-  test('what the replica does not do is refused: a page for an upstream failure, intercepted errors', () => {
+  test('pages for upstream failures and proxy_intercept_errors are read where requests are proxied', () => {
     const site = (body: string) => () => buildSite(loadHttp(server(body), 'test.conf'));
-    assert.throws(
-      site('error_page 502 /x; location / { proxy_pass http://127.0.0.1:1; }'),
-      /"error_page 502" where requests are proxied is not supported by limitswitch .* in test.conf:3/,
+    assert.doesNotThrow(
+      site('error_page 500 502 503 504 /50x.html; location / { proxy_pass http://127.0.0.1:1; }'),
     );
-    assert.doesNotThrow(site('error_page 502 /x; location / { }'));
-    assert.match(
-      httpLoadError(server('proxy_intercept_errors on;'), 'test.conf'),
-      /"proxy_intercept_errors on" is not supported by limitswitch/,
+    assert.doesNotThrow(
+      site('location / { proxy_pass http://127.0.0.1:1; error_page 504 =200 @x; } location @x { }'),
     );
+    assert.equal(httpLoadError(server('proxy_intercept_errors on;'), 'test.conf'), 'loaded');
     assert.equal(httpLoadError(server('proxy_intercept_errors off;'), 'test.conf'), 'loaded');
+    assert.match(
+      httpLoadError(server('proxy_intercept_errors on; proxy_intercept_errors off;'), 'test.conf'),
+      /"proxy_intercept_errors" directive is duplicate/,
+    );
+    assert.match(
+      httpLoadError(server('proxy_intercept_errors maybe;'), 'test.conf'),
+      /invalid value "maybe" in "proxy_intercept_errors" directive, it must be "on" or "off"/,
+    );
   });
 });

@@ -1,7 +1,6 @@
 /**
  * ngx_http_core_module's `error_page code … [=[response]] uri;` and `recursive_error_pages`: a level's
- * own `error_page` lines replace the enclosing level's, as nginx merges them; and the proxy module's
- * `proxy_intercept_errors`, whose `off` (nginx's default) is all the replica does.
+ * own `error_page` lines replace the enclosing level's, as nginx merges them.
  */
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
@@ -50,19 +49,8 @@ function recursiveErrorPages(d: Directive, scope: Scope): void {
   levelOf(scope).recursiveErrorPages = flagArg(d);
 }
 
-/** An upstream's own error answer is relayed as it is: `on` (nginx pages it) is refused. */
-function proxyInterceptErrors(d: Directive): void {
-  if (flagArg(d)) throw configError('"proxy_intercept_errors on" is not supported by limitswitch', d);
-}
-
 export const errorPageDirectives: readonly DirectiveSpec[] = [
   { name: 'error_page', contexts: ['http', 'server', 'location'], args: '2+', handle: errorPage },
-  {
-    name: 'proxy_intercept_errors',
-    contexts: ['http', 'server', 'location'],
-    args: [1],
-    handle: proxyInterceptErrors,
-  },
   {
     name: 'recursive_error_pages',
     contexts: ['http', 'server', 'location'],

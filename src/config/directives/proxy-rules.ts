@@ -2,7 +2,7 @@
  * The proxy module's directives for how a location's requests go to its servers:
  * `proxy_next_upstream` (ngx_conf_set_bitmask_slot: lines add up, `off` wins), `proxy_next_upstream_tries`
  * (a number), `proxy_next_upstream_timeout` (a time), `proxy_pass_request_headers` and
- * `proxy_pass_request_body` (flags) — into the level's `proxyRules` (src/engine/http/proxy-rules.ts).
+ * `proxy_pass_request_body`, `proxy_intercept_errors` (flags) — into the level's `proxyRules` (src/engine/http/proxy-rules.ts).
  */
 import type { NextUpstreamCondition, ProxyRules } from '../../engine/http/proxy-rules.ts';
 import type { LevelBuilder } from '../builders.ts';
@@ -63,7 +63,9 @@ function timeout(d: Directive, scope: Scope): void {
   rules.nextUpstreamTimeoutMs = ms;
 }
 
-function pass(field: 'passRequestHeaders' | 'passRequestBody'): (d: Directive, scope: Scope) => void {
+function pass(
+  field: 'passRequestHeaders' | 'passRequestBody' | 'interceptErrors',
+): (d: Directive, scope: Scope) => void {
   return (d, scope) => {
     const rules = own(scope);
     if (rules[field] !== undefined) throw duplicate(d);
@@ -79,4 +81,5 @@ export const proxyRuleDirectives: readonly DirectiveSpec[] = [
   { name: 'proxy_next_upstream_timeout', contexts: LEVELS, args: [1], handle: timeout },
   { name: 'proxy_pass_request_headers', contexts: LEVELS, args: [1], handle: pass('passRequestHeaders') },
   { name: 'proxy_pass_request_body', contexts: LEVELS, args: [1], handle: pass('passRequestBody') },
+  { name: 'proxy_intercept_errors', contexts: LEVELS, args: [1], handle: pass('interceptErrors') },
 ];

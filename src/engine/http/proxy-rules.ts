@@ -1,7 +1,8 @@
 /**
  * The proxy module's rules for one location's requests to its servers, after inheritance:
  * `proxy_next_upstream` (when a request goes on to the next server), `proxy_next_upstream_tries`,
- * `proxy_next_upstream_timeout`, `proxy_pass_request_headers` and `proxy_pass_request_body`.
+ * `proxy_next_upstream_timeout`, `proxy_pass_request_headers`, `proxy_pass_request_body` and
+ * `proxy_intercept_errors`.
  */
 
 /** `proxy_next_upstream`'s conditions (nginx's NGX_HTTP_UPSTREAM_FT_* bits, by their names); `off` wins. */
@@ -31,15 +32,18 @@ export interface ProxyRules {
   readonly nextUpstreamTimeoutMs: number;
   readonly passRequestHeaders: boolean;
   readonly passRequestBody: boolean;
+  /** `proxy_intercept_errors`: an answer of 300 or more with an `error_page` in force gets the page. */
+  readonly interceptErrors: boolean;
 }
 
-/** nginx's defaults: `proxy_next_upstream error timeout`, no limits, headers and body passed. */
+/** nginx's defaults: `proxy_next_upstream error timeout`, no limits, headers and body passed, no interception. */
 export const DEFAULT_PROXY_RULES: ProxyRules = Object.freeze({
   nextUpstream: new Set<NextUpstreamCondition>(['error', 'timeout']),
   nextUpstreamTries: 0,
   nextUpstreamTimeoutMs: 0,
   passRequestHeaders: true,
   passRequestBody: true,
+  interceptErrors: false,
 });
 
 /** A level's own rules over the enclosing level's: each directive written at the level wins. */

@@ -31,6 +31,7 @@ import { dynamicTarget, type ProxyTargets, rewriteTarget, rewrittenTarget } from
 import { realIpStep } from './realip-phases.ts';
 import { absoluteLocation, staticDecision } from './static-decision.ts';
 import { tlsRefusal, underServerHeaders } from './tls-refusal.ts';
+import { upstreamErrorPage } from './upstream-error-page.ts';
 
 /**
  * A data-path decision that remembers the engine's verdict (for 499 accounting and access logs); a
@@ -307,6 +308,7 @@ function forwarding(
     answerHeaders: verdict.answerHeaders,
     responseHeaders: verdict.responseHeaders.length === 0 ? undefined : verdict.responseHeaders,
     client: route.handler.client,
+    errorPage: upstreamErrorPage(deciding, toDataPath),
   };
 }
 

@@ -133,6 +133,12 @@ export interface ProxyTarget extends AnsweredUnder {
   readonly slots?: HeldUntilEnd | null;
   /** Header fields added to the upstream's answer (name, value, …): the RateLimit fields. */
   readonly responseHeaders?: readonly string[];
+  /**
+   * `error_page` for a status the upstream finalizes the request with (its 502 or 504; an answer
+   * `proxy_intercept_errors` intercepts): what the page makes of the request, or null when none is in
+   * force. Absent: the location has no `error_page`.
+   */
+  readonly errorPage?: (status: number) => Decision | null;
 }
 
 /** Forward now, to the default upstream unless the target says otherwise (limits passed or off). */

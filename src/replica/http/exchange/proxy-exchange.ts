@@ -33,6 +33,7 @@ import type { ExchangeHost } from './exchange-host.ts';
 import { Hold } from './hold.ts';
 import { type AnswerRules, Responder } from './responder.ts';
 import type { UpgradeLeg, UpgradingExchange } from './upgrade-leg.ts';
+import { pageInstead } from './upstream-error-page.ts';
 
 /** Members without a comment here are the interfaces' it implements: they say what each is for. */
 export class Exchange<D extends Decision>
@@ -60,10 +61,8 @@ export class Exchange<D extends Decision>
   #tracked = false;
   /** A tunnel holds the decision's slots now (released when it closes, not with the response). */
   #slotsTaken = false;
-  /** The code of a connection closed without an answer (444, 408, 499), else 0. */
-  #closedWith = 0;
-  /** The answer refuses what the client sent: the connection closes after it. */
-  #refusing = false;
+  #closedWith = 0; // the code of a connection closed without an answer (444, 408, 499), else 0
+  #refusing = false; // the answer refuses what the client sent: the connection closes after it
   readonly #startedMs = performance.now();
 
   constructor(host: ExchangeHost<D>, downstream: Downstream, res: ClientResponse) {
@@ -134,9 +133,8 @@ export class Exchange<D extends Decision>
     }
   }
 
-  /** nginx's page for what the client sent wrong; the connection closes after it (lingering). */
+  /** nginx's page for what the client sent wrong, then a lingering close; an answer on its way is cut. */
   #refuse(code: number): void {
-    // an upstream answer already on its way is cut
     if (this.res.headersSent) this.#cut();
     else {
       this.#refusing = true;
@@ -264,7 +262,7 @@ export class Exchange<D extends Decision>
   #forward(target: ProxyTarget): void {
     this.#state = 'forwarding';
     this.answer.relaying(target.responseHeaders);
-    this.#forwarder ??= new Forwarder(this, this.downstream);
+    this.#forwarder = new Forwarder(this, this.downstream);
     this.#forwarder.forward(this.#host, target);
   }
 
@@ -291,7 +289,11 @@ export class Exchange<D extends Decision>
 
   upstreamFailed(code: number): void {
     if (this.res.headersSent) this.#cut();
-    else this.sendPage(code);
+    else if (!pageInstead(this, this.#decision, code, this.#forwarder)) this.sendPage(code);
+  }
+
+  intercepted(status: number): boolean {
+    return pageInstead(this, this.#decision, status, this.#forwarder, true);
   }
 
   get waiting(): boolean {
@@ -301,8 +303,7 @@ export class Exchange<D extends Decision>
   handOver(): boolean {
     if (this.#state !== 'forwarding') return false;
     this.#state = 'done';
-    // the tunnel holds them now, until it closes
-    this.#slotsTaken = true;
+    this.#slotsTaken = true; // the tunnel holds them now, until it closes
     return true;
   }
 

@@ -38,6 +38,11 @@ export interface ForwardOwner {
   ): void;
   /** No server answered: nginx's page (502, 504), or the answer cut when its head went out already. */
   upstreamFailed(code: number): void;
+  /**
+   * The server answered `status`: true when `proxy_intercept_errors` finalizes the request with it
+   * and an `error_page` answers instead (the server's answer dropped).
+   */
+  intercepted(status: number): boolean;
   /** An upstream failure in nginx's error-log words. */
   report(level: 'error' | 'warn', message: string, upstream: string): void;
   /**

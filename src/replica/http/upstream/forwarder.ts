@@ -377,9 +377,9 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
       this.#abort?.(NEXT_SERVER);
       return false;
     }
+    if (this.#owner.intercepted(statusCode)) return false;
     this.#status = statusCode;
-    // The head waits for the end of the read that brought it: a small response then goes out head,
-    // body and all in one write (onComplete); one that goes on leaves at the read's end (onReadEnd).
+    // The head waits for the end of the read that brought it (a small response goes out in one write).
     this.#owner.answer.upstreamHead(statusCode, statusText, rawHeaders, resume);
     return true;
   }
