@@ -111,7 +111,7 @@ async function main(): Promise<void> {
     decide,
     upstreams,
     defaultUpstream: 'backend',
-    ...(edge === undefined ? {} : { edge, scheme: 'https' }),
+    ...(edge === undefined ? {} : { edge }),
   });
   await proxy.listen(port, '127.0.0.1');
   process.send?.({ port });

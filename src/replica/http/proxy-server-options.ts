@@ -50,8 +50,6 @@ export interface ProxyServerOptions<D extends Decision = Decision> {
   readonly keepAliveTimeoutMs?: number;
   /** nginx `client_header_timeout` (60 s), without `clientTimers`. */
   readonly headersTimeoutMs?: number;
-  /** `$scheme`, sent as X-Forwarded-Proto. */
-  readonly scheme?: string;
   /** An `ssl` or `http2` address: TLS, ALPN and h2 in front of the HTTP/1 server (edge-listener.ts). */
   readonly edge?: EdgeConf;
   /**

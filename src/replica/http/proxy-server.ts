@@ -57,7 +57,6 @@ export class ProxyServer<D extends Decision = Decision> implements ExchangeHost<
   readonly server: Server;
   readonly upstreams: UpstreamLookup;
   readonly defaultGroup: UpstreamGroup | null;
-  readonly scheme: string;
   readonly events: ExchangeEvents<D>;
   readonly clientInput: ClientInputRules<D> | null;
   readonly #decide: DecideHook<D>;
@@ -93,7 +92,6 @@ export class ProxyServer<D extends Decision = Decision> implements ExchangeHost<
     if (options.defaultUpstream !== undefined && this.defaultGroup === null) {
       throw new LimitswitchError('InternalError', `unknown upstream "${options.defaultUpstream}"`);
     }
-    this.scheme = options.scheme ?? 'http';
     this.events = {
       clientClosed: options.onClientClosed ?? ignore,
       upstreamError: options.onUpstreamError ?? ignore,

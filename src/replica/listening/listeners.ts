@@ -172,7 +172,7 @@ export class Listeners {
       decide: engine,
       // the port's default server's (a reload swaps the configuration under the listener)
       clientTimers: () => defaultServerOf(options.config(), configuredPort)?.client ?? NGINX_CLIENT_TIMERS,
-      ...(edge === null ? {} : { edge, scheme: edge.ssl ? 'https' : 'http' }),
+      ...(edge === null ? {} : { edge }),
       onConnectionInfo: (message, socket) => logConnectionInfo(errorLog, listen, message, socket),
       canUpgrade: upgradeHook({ site: () => options.site(), port: configuredPort }),
       // Looked up per request: a reload swaps the set under open listeners.

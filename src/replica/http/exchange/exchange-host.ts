@@ -5,7 +5,6 @@ import type { UpstreamHost } from '../upstream/upstream-group.ts';
 
 /** What every exchange of one listener shares. */
 export interface ExchangeHost<D extends Decision> extends UpstreamHost {
-  readonly scheme: string;
   /** Hears how each exchange went. */
   readonly events: ExchangeEvents<D>;
   /** The hook's rules for client input (log lines about client faults), if it has any. */
