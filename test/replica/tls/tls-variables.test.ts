@@ -117,9 +117,10 @@ describe('TLS variables: replica vs nginx', () => {
   test('the values are what they are named for', async () => {
     const lines = (await get(both.replicaPort, ASKS['TLSv1.2, two ciphers, two groups']!)).split('\n');
     const value = (name: string) => lines.find((l) => l.startsWith(`${name}=`))!.slice(name.length + 2, -1);
-    assert.equal(
+    // the renegotiation SCSV is the test client's OpenSSL's to send (Node.js 20's does, 24's does not)
+    assert.match(
       value('ssl_ciphers'),
-      'ECDHE-RSA-AES128-GCM-SHA256:AES256-SHA:TLS_EMPTY_RENEGOTIATION_INFO_SCSV',
+      /^ECDHE-RSA-AES128-GCM-SHA256:AES256-SHA(:TLS_EMPTY_RENEGOTIATION_INFO_SCSV)?$/,
     );
     assert.equal(value('ssl_curves'), 'secp384r1:X25519');
     assert.equal(value('ssl_client_s_dn_legacy'), '/O=Tenant A/CN=alice');
