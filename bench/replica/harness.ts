@@ -144,7 +144,10 @@ async function waitForPort(port: number, timeoutMs = 10_000): Promise<void> {
   throw new Error(`nothing listens on ${port} after ${timeoutMs} ms`);
 }
 
-/** The throughput case: upstream keepalive 64, headers set as the replica sets them. */
+/**
+ * The throughput case: upstream keepalive 64, and the Host and X-Forwarded-* lines the replica added
+ * on its own before it honoured proxy_set_header (its hook-only modes now send nginx's default set).
+ */
 export function keptUpstreamConf(port: number, upstreamPort: number): string {
   return `  keepalive_requests 1000000;
   upstream backend { server 127.0.0.1:${upstreamPort}; keepalive 64; keepalive_requests 1000000; }
