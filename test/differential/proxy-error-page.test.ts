@@ -3,7 +3,7 @@
  * an unreachable server's 502 paged by the server's `error_page 500 502 503 504 /50x.html` (a file),
  * the same with a redirect and for a POST; a server that times out (504) sent to a named location
  * with `=200`; `proxy_intercept_errors on` paging an upstream 404 (the error's status kept) and 503
- * (`=`: the page's own), relaying a 500 it has no page for and a 200; `proxy_intercept_errors off`
+ * (`=`: the page's own) and 401 (its WWW-Authenticate kept for the page), relaying a 500 it has no page for and a 200; `proxy_intercept_errors off`
  * relaying the upstream's 404 body.
  */
 import assert from 'node:assert/strict';
@@ -33,7 +33,9 @@ const http = (port: number, upstream: number, dead: number, root: string) => `
             proxy_intercept_errors on;
             error_page 404 /nf.html;
             error_page 503 = /unavailable;
+            error_page 401 /login;
         }
+        location = /login { return 401; }
         location = /nf.html { return 200 "not found page\\n"; }
         location = /unavailable { return 200 "unavailable page\\n"; }
         location /relay/ {
@@ -51,6 +53,7 @@ const PROBES: readonly { path: string; method?: string }[] = [
   { path: '/slow/x' },
   { path: '/icpt/404' },
   { path: '/icpt/503' },
+  { path: '/icpt/401' },
   { path: '/icpt/500' },
   { path: '/icpt/200' },
   { path: '/relay/404' },
@@ -72,7 +75,9 @@ describe('error_page for upstream failures and intercepted answers: the replica 
       }
       const status = Number(/\/(\d{3})$/.exec(req.url ?? '')?.[1] ?? 200);
       const body = `upstream ${status} ${req.method} ${req.url}\n`;
-      res.writeHead(status, { 'content-type': 'text/plain', 'content-length': String(body.length) });
+      const challenge = status === 401 ? { 'www-authenticate': 'Basic realm="x"' } : {};
+      const head = { 'content-type': 'text/plain', 'content-length': String(body.length), ...challenge };
+      res.writeHead(status, head);
       res.end(body);
     });
     const dead = await freePort();
@@ -99,11 +104,13 @@ describe('error_page for upstream failures and intercepted answers: the replica 
     const body = await res.body.text();
     const location = res.headers.location;
     const located = location === undefined ? '' : ` location:${String(location)}`;
+    const challenge = res.headers['www-authenticate'];
+    const challenged = challenge === undefined ? '' : ` www-authenticate:${String(challenge)}`;
     // nginx's own pages name its version; compare their titles
     const text = body.includes('<html>')
       ? `(page ${/<title>([^<]*)</.exec(body)?.[1]})`
       : JSON.stringify(body);
-    return `${res.statusCode}${located} ${text}`;
+    return `${res.statusCode}${located}${challenged} ${text}`;
   }
 
   test('statuses, Location and bodies', async () => {

@@ -292,8 +292,8 @@ export class Exchange<D extends Decision>
     else if (!pageInstead(this, this.#decision, code, this.#forwarder)) this.sendPage(code);
   }
 
-  intercepted(status: number): boolean {
-    return pageInstead(this, this.#decision, status, this.#forwarder, true);
+  intercepted(status: number, rawHeaders: readonly (Buffer | string)[]): boolean {
+    return pageInstead(this, this.#decision, status, this.#forwarder, rawHeaders);
   }
 
   get waiting(): boolean {

@@ -39,10 +39,10 @@ export interface ForwardOwner {
   /** No server answered: nginx's page (502, 504), or the answer cut when its head went out already. */
   upstreamFailed(code: number): void;
   /**
-   * The server answered `status`: true when `proxy_intercept_errors` finalizes the request with it
-   * and an `error_page` answers instead (the server's answer dropped).
+   * The server answered `status` (with `rawHeaders`): true when `proxy_intercept_errors` finalizes the
+   * request with it and an `error_page` answers instead (the server's answer dropped).
    */
-  intercepted(status: number): boolean;
+  intercepted(status: number, rawHeaders: readonly (Buffer | string)[]): boolean;
   /** An upstream failure in nginx's error-log words. */
   report(level: 'error' | 'warn', message: string, upstream: string): void;
   /**

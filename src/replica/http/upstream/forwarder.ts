@@ -377,7 +377,7 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
       this.#abort?.(NEXT_SERVER);
       return false;
     }
-    if (this.#owner.intercepted(statusCode)) return false;
+    if (this.#owner.intercepted(statusCode, rawHeaders)) return false;
     this.#status = statusCode;
     // The head waits for the end of the read that brought it (a small response goes out in one write).
     this.#owner.answer.upstreamHead(statusCode, statusText, rawHeaders, resume);
