@@ -23,8 +23,6 @@ function http(d: Directive, scope: Scope): void {
   builder.files.defaultRoot = scope.session.fullPath('html');
   scope.main.http = builder;
   const end = scope.session.walkBlock(d, { ...scope, kind: 'http', http: builder });
-  // nginx's default `client_body_temp_path client_body_temp`, relative to the prefix
-  builder.client.bodyTempPath ??= { path: scope.session.fullPath('client_body_temp'), levels: [] };
   finishHttp(builder, scope.session, { file: d.file, line: end });
 }
 

@@ -50,7 +50,8 @@ export interface ClientTimers {
   /**
    * `client_body_temp_path path [level1 [level2 [level3]]]`: the folder of the files bodies go to (when
    * larger than the buffer, or `client_body_in_file_only`), and the lengths of its subfolder names; null:
-   * nginx's `client_body_temp` under the prefix (set by the configuration's `http`).
+   * the system's temporary folder (nginx's `client_body_temp` under its prefix: a replica's prefix, the
+   * configuration's folder or the working directory, is often read-only, as in its Kubernetes pods).
    */
   readonly bodyTempPath: BodyTempPath | null;
   /**

@@ -51,7 +51,7 @@ export function bodyKeeping(timers: ClientTimers, contentLength: number): BodyKe
         : contentLength < size + (size >> 2)
           ? contentLength
           : 0;
-  // the configuration gives every level a path (its `http` block nginx's default); without one, the system's
+  // without `client_body_temp_path`, the system's temporary folder
   const tempPath = timers.bodyTempPath ?? { path: join(tmpdir(), 'limitswitch-client-body'), levels: [] };
   return { memoryBytes, tempPath, fileOnly: timers.bodyInFileOnly };
 }
