@@ -294,14 +294,38 @@ describe('Gateway API translation', () => {
   });
 
   test('a route with a filter limitswitch does not honour is refused loudly (UnsupportedValue)', () => {
-    const filtered = httpRoute('filtered', [{ ...rule('/f', 'tea-svc'), filters: [{ type: 'URLRewrite' }] }]);
-    const t = translate({ httpRoutes: [filtered] });
-    const accepted = (
-      statusOf(t.gatewayStatuses, 'HTTPRoute', 'filtered').parents as { conditions: Conds }[]
-    )[0]!.conditions[0]!;
-    assert.equal(accepted.status, 'False');
-    assert.equal(accepted.reason, 'UnsupportedValue');
-    assert.match(accepted.message, /URLRewrite/);
-    assert.ok(t.problems.some((p) => p.object.name === 'filtered' && p.severity === 'error'));
+    const cases: [object, RegExp][] = [
+      [{ type: 'RequestHeaderModifier' }, /filter RequestHeaderModifier is not supported/],
+      [{ type: 'URLRewrite', urlRewrite: { hostname: 'b.example' } }, /hostname rewrite is not supported/],
+      [{ type: 'URLRewrite' }, /urlRewrite: a path rewrite is required/],
+    ];
+    for (const [filter, message] of cases) {
+      const filtered = httpRoute('filtered', [{ ...rule('/f', 'tea-svc'), filters: [filter] }]);
+      const t = translate({ httpRoutes: [filtered] });
+      const accepted = (
+        statusOf(t.gatewayStatuses, 'HTTPRoute', 'filtered').parents as { conditions: Conds }[]
+      )[0]!.conditions[0]!;
+      assert.equal(accepted.status, 'False');
+      assert.equal(accepted.reason, 'UnsupportedValue');
+      assert.match(accepted.message, message);
+      assert.ok(t.problems.some((p) => p.object.name === 'filtered' && p.severity === 'error'));
+    }
+  });
+
+  test("URLRewrite's path is served: the selected rule rewrites before proxying", () => {
+    const rewriting = httpRoute('rewriting', [
+      {
+        ...rule('/v1', 'tea-svc'),
+        filters: [
+          {
+            type: 'URLRewrite',
+            urlRewrite: { path: { type: 'ReplacePrefixMatch', replacePrefixMatch: '/' } },
+          },
+        ],
+      },
+    ]);
+    const t = translate({ httpRoutes: [rewriting] });
+    assert.ok(!t.problems.some((p) => p.severity === 'error'), JSON.stringify(t.problems));
+    assert.ok(t.text.includes('if ($gw_route = e0) { rewrite ^/v1/?(.*)$ /$1 break; }'), t.text);
   });
 });
