@@ -99,6 +99,8 @@ export function headWithPreread(head: RequestHead, preread: Buffer): Buffer {
   return Buffer.concat([text, size, preread, Buffer.from('\r\n', 'latin1')]);
 }
 
+const EMPTY = Buffer.alloc(0);
+
 /** What streaming a body tells the client. */
 export interface BodyProgress {
   /** The request is still the connection's (not answered, failed or abandoned meanwhile). */
@@ -135,28 +137,54 @@ export function streamBody(
       fault(error);
     }
   };
-  const writePiece = (chunk: Buffer) => {
-    if (!progress.current()) return;
-    let more: boolean;
-    if (chunked) {
-      // size line, data and CRLF leave in one write
-      socket.cork();
-      socket.write(`${chunk.length.toString(16)}\r\n`, 'latin1');
-      socket.write(chunk);
-      more = socket.write('\r\n', 'latin1');
-      socket.uncork();
-    } else more = socket.write(chunk);
-    progress.wrote(chunk);
+  // a chunked body's pieces of one turn of the event loop (one read of the client) leave as one chunk,
+  // as nginx's chunked filter gathers the small chunks of a read into one buffer
+  let pending: Buffer[] = [];
+  let gathering: NodeJS.Immediate | null = null;
+  /** The pieces gathered, as one chunk (with the last chunk after it when `last`); what they held. */
+  const writeChunk = (last: boolean): { data: Buffer | null; more: boolean } => {
+    const data = pending.length === 0 ? null : pending.length === 1 ? pending[0]! : Buffer.concat(pending);
+    pending = [];
+    socket.cork();
+    // size line, data and CRLF leave in one write
+    if (data !== null) socket.write(`${data.length.toString(16)}\r\n`, 'latin1');
+    if (data !== null) socket.write(data);
+    const more = socket.write(data === null ? '' : last ? '\r\n0\r\n\r\n' : '\r\n', 'latin1');
+    if (data === null && last) socket.write('0\r\n\r\n', 'latin1');
+    socket.uncork();
+    return { data, more };
+  };
+  const sent = (chunk: Buffer | null, more: boolean) => {
+    if (chunk !== null) progress.wrote(chunk);
     if (!more && progress.current()) {
       body.pause();
       socket.once('drain', onDrain);
     }
   };
+  const onGathered = () => {
+    gathering = null;
+    try {
+      if (!progress.current()) return;
+      const { data, more } = writeChunk(false);
+      sent(data, more);
+    } catch (error) {
+      fault(error);
+    }
+  };
+  const writePiece = (chunk: Buffer) => {
+    if (!progress.current()) return;
+    if (chunked) {
+      pending.push(chunk);
+      gathering ??= setImmediate(onGathered);
+      return;
+    }
+    sent(chunk, socket.write(chunk));
+  };
   const onEnd = () => {
     try {
       stop();
       if (!progress.current()) return;
-      if (chunked) socket.write('0\r\n\r\n', 'latin1');
+      if (chunked) progress.wrote(writeChunk(true).data ?? EMPTY);
       progress.ended();
     } catch (error) {
       fault(error);
@@ -166,6 +194,8 @@ export function streamBody(
     body.off('data', onData);
     body.off('end', onEnd);
     socket.off('drain', onDrain);
+    if (gathering !== null) clearImmediate(gathering);
+    gathering = null;
   };
   body.on('data', onData);
   body.on('end', onEnd);
