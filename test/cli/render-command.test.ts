@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { render } from '../../src/cli/render-command.ts';
 import { TestPki } from '../helpers/tls-certs.ts';
-import { locationBlock, serverBlock } from '../k8s/builders.ts';
+import { locationBlock, NIC_PROXY_HEADERS, serverBlock } from '../k8s/builders.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const cafe = join(root, 'deploy/examples/cafe');
@@ -32,12 +32,14 @@ describe('limitswitch render', () => {
       '# location for minion default/cafe-ingress-teasvc-minion',
       'limit_req zone=req_zone_10 burst=1 nodelay;',
       'limit_req zone=perserver nodelay;',
+      ...NIC_PROXY_HEADERS,
       'proxy_pass http://default-cafe-ingress-teasvc-minion-cafe.example.com-tea-svc-80;',
     ]);
     assert.deepEqual(locationBlock(out.text, 'location /coffee'), [
       '# location for minion default/cafe-ingress-coffeesvc-minion',
       'limit_req zone=req_zone_20 burst=1 nodelay;',
       'limit_req zone=perserver nodelay;',
+      ...NIC_PROXY_HEADERS,
       'proxy_pass http://default-cafe-ingress-coffeesvc-minion-cafe.example.com-coffee-svc-80;',
     ]);
   });
