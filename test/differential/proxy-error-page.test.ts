@@ -1,7 +1,8 @@
 /**
  * Differential: error_page for what the upstream finalizes a proxied request with, against nginx —
  * an unreachable server's 502 paged by the server's `error_page 500 502 503 504 /50x.html` (a file),
- * the same with a redirect and for a POST; a server that times out (504) sent to a named location
+ * the same with a redirect, for a POST, and to a page that is proxied itself (relayed under the
+ * error's status); a server that times out (504) sent to a named location
  * with `=200`; `proxy_intercept_errors on` paging an upstream 404 (the error's status kept) and 503
  * (`=`: the page's own) and 401 (its WWW-Authenticate kept for the page), relaying a 500 it has no page for and a 200; `proxy_intercept_errors off`
  * relaying the upstream's 404 body.
@@ -27,6 +28,8 @@ const http = (port: number, upstream: number, dead: number, root: string) => `
             proxy_read_timeout 300ms;
             error_page 504 =200 @fallback;
         }
+        location /down-proxied/ { proxy_pass http://127.0.0.1:${dead}; error_page 502 /pass/page; }
+        location /pass/ { proxy_pass http://backend; }
         location @fallback { return 200 "fallback $uri\\n"; }
         location /icpt/ {
             proxy_pass http://backend;
@@ -50,6 +53,7 @@ const PROBES: readonly { path: string; method?: string }[] = [
   { path: '/down/x' },
   { path: '/down/x', method: 'POST' },
   { path: '/down-redirect/x' },
+  { path: '/down-proxied/x' },
   { path: '/slow/x' },
   { path: '/icpt/404' },
   { path: '/icpt/503' },

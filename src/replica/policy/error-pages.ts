@@ -107,6 +107,7 @@ export function withErrorPage<D extends Decision>(
 function answeredWith<D extends Decision>(page: D, errStatus: number, error: Decision): D | Decision {
   if (errStatus === 0 || SPECIAL.has(page)) return page;
   if (page.action === 'file') return { ...page, status: errStatus };
+  if (page.action === 'pass' || page.action === 'proxy') return { ...page, errStatus };
   if (page.action !== 'return') return page;
   const location = error.action === 'return' ? error.headers?.location : undefined;
   const headers = location === undefined ? page.headers : { ...page.headers, location };

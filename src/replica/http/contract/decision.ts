@@ -139,6 +139,8 @@ export interface ProxyTarget extends AnsweredUnder {
    * force. Absent: the location has no `error_page`.
    */
   readonly errorPage?: (status: number) => Decision | null;
+  /** r->err_status: the request is an error page's, its answer relayed under the error's status. */
+  readonly errStatus?: number;
 }
 
 /** Forward now, to the default upstream unless the target says otherwise (limits passed or off). */

@@ -261,7 +261,7 @@ export class Exchange<D extends Decision>
 
   #forward(target: ProxyTarget): void {
     this.#state = 'forwarding';
-    this.answer.relaying(target.responseHeaders);
+    this.answer.relaying(target.responseHeaders, target.errStatus);
     this.#forwarder = new Forwarder(this, this.downstream);
     this.#forwarder.forward(this.#host, target);
   }

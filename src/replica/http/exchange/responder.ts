@@ -79,6 +79,7 @@ export class Responder implements AnswerSink {
   #headers: string[] | null = null;
   /** Header fields added to a relayed answer (the RateLimit fields of the decision forwarded). */
   #added: readonly string[] | undefined = undefined;
+  #errStatus = 0; // r->err_status: an error page's proxied answer goes out under the error's status
   /** The `add_header` lines every answer is given under (add-headers.ts). */
   #answerHeaders: AnswerHeaders | null = null;
   /** Lets the server's reading go on once the client took what waited. */
@@ -133,8 +134,7 @@ export class Responder implements AnswerSink {
 
   /** The answer ends the connection, lingering (nginx drops keep-alive after these pages). */
   closeAfter(): void {
-    // an HTTP/2 stream ends by itself; its connection carries the others on
-    if (this.#h2) return;
+    if (this.#h2) return; // an HTTP/2 stream ends by itself; its connection carries the others on
     this.res.shouldKeepAlive = false;
     const socket = this.res.socket ?? this.#connection.socket;
     lingerOnClose(socket, this.#rules.timers);
@@ -191,9 +191,10 @@ export class Responder implements AnswerSink {
 
   // the upstream's answer, relayed
 
-  /** The answer to relay is a server's, with `added` header fields (the decision's). */
-  relaying(added: readonly string[] | undefined): void {
+  /** The answer to relay is a server's, with `added` header fields (the decision's), under `errStatus`. */
+  relaying(added: readonly string[] | undefined, errStatus = 0): void {
     this.#added = added;
+    this.#errStatus = errStatus;
   }
 
   /** The upstream's head arrived: kept until the read that brought it ends (or the answer does). */
@@ -203,8 +204,8 @@ export class Responder implements AnswerSink {
     rawHeaders: readonly (Buffer | string)[],
     resume: () => void,
   ): void {
-    this.#status = status;
-    this.#statusText = statusText;
+    this.#status = this.#errStatus || status;
+    this.#statusText = this.#errStatus === 0 ? statusText : '';
     this.#resume = resume;
     const added = this.#added;
     const headers = clientResponseHeaders(rawHeaders);
@@ -212,7 +213,7 @@ export class Responder implements AnswerSink {
     // nginx's own Server goes with a relayed answer too (the server's is not relayed)
     headers.unshift('Server', serverValue(this.#rules.timers.serverTokens));
     this.#headers = added === undefined || added.length === 0 ? headers : [...headers, ...added];
-    this.addHeaders(status, this.#headers);
+    this.addHeaders(this.#status, this.#headers);
   }
 
   /**
@@ -309,8 +310,7 @@ export class Responder implements AnswerSink {
    * client-connection.ts); the connection idles for the location's `keepalive_timeout` after it.
    */
   #keepAliveRule(): void {
-    // an HTTP/2 stream ends by itself; its session counts its streams (h2-listener.ts)
-    if (this.#h2) return;
+    if (this.#h2) return; // an HTTP/2 stream ends by itself; its session counts its streams
     const res = this.res;
     const timers = this.#rules.timers;
     if (this.#rules.closing || !this.#connection.mayKeepAlive(timers)) res.shouldKeepAlive = false;
