@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { GatewayObjects, RateLimitPolicy } from '../../../src/k8s/gateway/gateway-objects.ts';
+import type { GatewayObjects, HTTPRouteFilter, RateLimitPolicy } from '../../../src/k8s/gateway/gateway-objects.ts';
 import type { StatusUpdate } from '../../../src/k8s/gateway/translate-gateway.ts';
 import { ClusterTranslator } from '../../../src/k8s/translate/cluster-translator.ts';
 import { endpointSlice, locationBlock, serverBlock, service } from '../builders.ts';
@@ -294,7 +294,7 @@ describe('Gateway API translation', () => {
   });
 
   test('a route with a filter limitswitch does not honour is refused loudly (UnsupportedValue)', () => {
-    const cases: [object, RegExp][] = [
+    const cases: [HTTPRouteFilter, RegExp][] = [
       [{ type: 'RequestHeaderModifier' }, /filter RequestHeaderModifier is not supported/],
       [{ type: 'URLRewrite', urlRewrite: { hostname: 'b.example' } }, /hostname rewrite is not supported/],
       [{ type: 'URLRewrite' }, /urlRewrite: a path rewrite is required/],
