@@ -6,10 +6,12 @@
  * `\xHH`; json: JSON's escapes; none: as it is), and an empty one is written `-` (nothing with
  * `escape=json`), as nginx writes a variable it did not find.
  */
+
+import type { NginxRegex } from '../nginx-regex.ts';
 import type { RequestFacts } from '../variables/request-context.ts';
 import { newRequestContext } from '../variables/request-context.ts';
 import type { VariableGetter, VariableTable } from '../variables/variable-table.ts';
-import type { Route } from './route.ts';
+import type { ParsedTarget } from './uri.ts';
 
 export type LogEscaping = 'default' | 'json' | 'none';
 
@@ -33,9 +35,21 @@ export function compileLogParts(
   return parts.map((part) => ('text' in part ? part.text : variables.reader(part.variable)));
 }
 
+/**
+ * What the log phase reads of a request's route (route.ts's `Route` is one; named here so that the
+ * location's configuration, which holds the compiled lines, need not know routes).
+ */
+export interface LoggedRoute {
+  readonly handler: { readonly accessLogs: readonly CompiledAccessLog[] };
+  readonly target: ParsedTarget;
+  readonly host: string;
+  readonly serverName: string;
+  readonly locationRegex: NginxRegex | null;
+}
+
 /** The lines `route`'s `access_log`s get for a finished request, by path. */
 export function accessLogLines(
-  route: Route,
+  route: LoggedRoute,
   facts: RequestFacts,
   nowMs: number,
   variableSlots: number,
