@@ -21,13 +21,12 @@ import type { ProgressRecord } from '../contract/request-progress.ts';
 import {
   asUpstreamFailure,
   QUEUE_TIMED_OUT,
-  READING_BODY,
   READING_HEADER,
   serverDisabled,
   UpstreamFailure,
-  upstreamErrorMessage,
 } from '../wire/upstream-failure.ts';
 import { bodyKeeping, ClientBody } from './client-body.ts';
+import { reportFailedTry } from './failed-try.ts';
 import {
   againOnSameServer,
   clientsFailure,
@@ -303,25 +302,15 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
       return;
     }
     const tries = this.#tries!;
-    const peer = tries.peer!;
     const phase = phaseOf(failure, {
       connected: this.#abort !== null,
       sent: this.#sent,
       status: this.#status,
     });
+    // before the response head nginx hands the failure to ngx_http_upstream_next, which may try the
+    // next server
+    const beforeHead = reportFailedTry(this.#owner, tries, failure, phase, this.#path);
     const timedOut = failure.timedOut;
-    const upstream = `${peer.origin}${this.#path}`;
-    // Before the response head nginx hands the failure to ngx_http_upstream_next, which counts it
-    // against the server's max_fails and may try the next server; once the head arrived the answer is
-    // only cut short, and the server is not blamed.
-    const beforeHead = phase !== READING_BODY;
-    // nginx logs a failure as it meets it, but "upstream timed out" after freeing the server (which
-    // warns when that takes the server out).
-    if (!timedOut) this.#owner.report('error', upstreamErrorMessage(failure, phase), upstream);
-    if (beforeHead && tries.group.markFailed(peer))
-      this.#owner.report('warn', serverDisabled(phase), upstream);
-    if (timedOut) this.#owner.report('error', upstreamErrorMessage(failure, phase), upstream);
-    if (beforeHead) tries.record?.failed(timedOut ? 504 : 502);
     const facts = this.#tryFacts();
     if (beforeHead && mayTryNext(failure, phase, facts)) {
       // nginx gives a request one more try after an error on a cached connection (`peer.cached`):
