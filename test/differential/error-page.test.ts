@@ -11,9 +11,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
-import { freePort } from '../helpers/free-port.ts';
-import { type ReplicaRun, startReplica, stopAll, TempDir } from '../helpers/limitswitch-process.ts';
-import { type RunningNginx, startNginx } from '../helpers/nginx.ts';
+import { type SideBySide, startSideBySide } from '../helpers/side-by-side.ts';
 import { startUpstream, type TestUpstream } from '../replica/http/harness.ts';
 
 const http = (port: number, upstream: number) => `
@@ -91,10 +89,8 @@ const PROBES: readonly { path: string; method?: string }[] = [
 ];
 
 describe('error_page: the replica answers as nginx', () => {
-  const dir = new TempDir();
   let upstream: TestUpstream;
-  let nginx: RunningNginx;
-  let replica: ReplicaRun;
+  let both: SideBySide;
   let replicaBase: string;
 
   before(async () => {
@@ -103,19 +99,12 @@ describe('error_page: the replica answers as nginx', () => {
       res.writeHead(200, { 'content-type': 'text/plain', 'content-length': String(body.length) });
       res.end(body);
     });
-    const listen = await freePort();
-    const config = dir.write('nginx.conf', `events {}\nhttp {\n${http(listen, upstream.port)}}\n`);
-    [nginx, replica] = await Promise.all([
-      startNginx({ http: (port) => http(port, upstream.port) }),
-      startReplica(config, [], { status: false }),
-    ]);
-    replicaBase = `http://127.0.0.1:${replica.ports[String(listen)]}`;
+    both = await startSideBySide((port) => http(port, upstream.port));
+    replicaBase = `http://127.0.0.1:${both.replicaPort}`;
   });
 
   after(async () => {
-    await stopAll();
-    await Promise.all([nginx?.stop(), upstream?.close()]);
-    dir.remove();
+    await Promise.all([both?.stop(), upstream?.close()]);
   });
 
   async function send(base: string, path: string, method = 'GET'): Promise<string> {
@@ -132,7 +121,7 @@ describe('error_page: the replica answers as nginx', () => {
 
   test('statuses, Location and bodies', async () => {
     for (const p of PROBES) {
-      const fromNginx = await send(`http://127.0.0.1:${nginx.port}`, p.path, p.method);
+      const fromNginx = await send(`http://127.0.0.1:${both.nginxPort}`, p.path, p.method);
       const fromReplica = await send(replicaBase, p.path, p.method);
       assert.equal(fromReplica, fromNginx, `${p.method ?? 'GET'} ${p.path}`);
     }

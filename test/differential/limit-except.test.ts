@@ -8,9 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
-import { freePort } from '../helpers/free-port.ts';
-import { type ReplicaRun, startReplica, stopAll, TempDir } from '../helpers/limitswitch-process.ts';
-import { type RunningNginx, startNginx } from '../helpers/nginx.ts';
+import { type SideBySide, startSideBySide } from '../helpers/side-by-side.ts';
 import { startUpstream, type TestUpstream } from '../replica/http/harness.ts';
 
 const http = (port: number, upstream: number) => `
@@ -46,10 +44,8 @@ const PROBES: readonly [string, string][] = [
 ];
 
 describe('limit_except: the replica answers as nginx', () => {
-  const dir = new TempDir();
   let upstream: TestUpstream;
-  let nginx: RunningNginx;
-  let replica: ReplicaRun;
+  let both: SideBySide;
   let replicaBase: string;
 
   before(async () => {
@@ -58,19 +54,12 @@ describe('limit_except: the replica answers as nginx', () => {
       res.writeHead(200, { 'content-type': 'text/plain', 'content-length': String(body.length) });
       res.end(body);
     });
-    const listen = await freePort();
-    const config = dir.write('nginx.conf', `events {}\nhttp {\n${http(listen, upstream.port)}}\n`);
-    [nginx, replica] = await Promise.all([
-      startNginx({ http: (port) => http(port, upstream.port) }),
-      startReplica(config, [], { status: false }),
-    ]);
-    replicaBase = `http://127.0.0.1:${replica.ports[String(listen)]}`;
+    both = await startSideBySide((port) => http(port, upstream.port));
+    replicaBase = `http://127.0.0.1:${both.replicaPort}`;
   });
 
   after(async () => {
-    await stopAll();
-    await Promise.all([nginx?.stop(), upstream?.close()]);
-    dir.remove();
+    await Promise.all([both?.stop(), upstream?.close()]);
   });
 
   async function send(base: string, method: string, path: string): Promise<string> {
@@ -84,7 +73,7 @@ describe('limit_except: the replica answers as nginx', () => {
 
   test('statuses and bodies per method', async () => {
     for (const [method, path] of PROBES) {
-      const fromNginx = await send(`http://127.0.0.1:${nginx.port}`, method, path);
+      const fromNginx = await send(`http://127.0.0.1:${both.nginxPort}`, method, path);
       const fromReplica = await send(replicaBase, method, path);
       assert.equal(fromReplica, fromNginx, `${method} ${path}`);
     }

@@ -11,8 +11,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
 import { freePort } from '../helpers/free-port.ts';
-import { type ReplicaRun, startReplica, stopAll, TempDir } from '../helpers/limitswitch-process.ts';
-import { type RunningNginx, startNginx } from '../helpers/nginx.ts';
+import { TempDir } from '../helpers/limitswitch-process.ts';
+import { type SideBySide, startSideBySide } from '../helpers/side-by-side.ts';
 import { startUpstream, type TestUpstream } from '../replica/http/harness.ts';
 
 const http = (port: number, upstream: number, dead: number, root: string) => `
@@ -67,8 +67,7 @@ const PROBES: readonly { path: string; method?: string }[] = [
 describe('error_page for upstream failures and intercepted answers: the replica answers as nginx', () => {
   const dir = new TempDir();
   let upstream: TestUpstream;
-  let nginx: RunningNginx;
-  let replica: ReplicaRun;
+  let both: SideBySide;
   let replicaBase: string;
 
   before(async () => {
@@ -87,19 +86,12 @@ describe('error_page for upstream failures and intercepted answers: the replica 
     const dead = await freePort();
     dir.write('50x.html', 'the 50x page\n');
     const root = dir.path;
-    const listen = await freePort();
-    const conf = http(listen, upstream.port, dead, root);
-    const config = dir.write('nginx.conf', `events {}\nhttp {\n${conf}}\n`);
-    [nginx, replica] = await Promise.all([
-      startNginx({ http: (port) => http(port, upstream.port, dead, root) }),
-      startReplica(config, [], { status: false }),
-    ]);
-    replicaBase = `http://127.0.0.1:${replica.ports[String(listen)]}`;
+    both = await startSideBySide((port) => http(port, upstream.port, dead, root));
+    replicaBase = `http://127.0.0.1:${both.replicaPort}`;
   });
 
   after(async () => {
-    await stopAll();
-    await Promise.all([nginx?.stop(), upstream?.close()]);
+    await Promise.all([both?.stop(), upstream?.close()]);
     dir.remove();
   });
 
@@ -119,7 +111,7 @@ describe('error_page for upstream failures and intercepted answers: the replica 
 
   test('statuses, Location and bodies', async () => {
     for (const p of PROBES) {
-      const fromNginx = await send(`http://127.0.0.1:${nginx.port}`, p.path, p.method);
+      const fromNginx = await send(`http://127.0.0.1:${both.nginxPort}`, p.path, p.method);
       const fromReplica = await send(replicaBase, p.path, p.method);
       assert.equal(fromReplica, fromNginx, `${p.method ?? 'GET'} ${p.path}`);
     }

@@ -12,9 +12,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
-import { freePort } from '../helpers/free-port.ts';
-import { type ReplicaRun, startReplica, stopAll, TempDir } from '../helpers/limitswitch-process.ts';
-import { type RunningNginx, startNginx } from '../helpers/nginx.ts';
+import { TempDir } from '../helpers/limitswitch-process.ts';
+import { type SideBySide, startSideBySide } from '../helpers/side-by-side.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 import { startUpstream, type TestUpstream } from '../replica/http/harness.ts';
 
@@ -108,8 +107,7 @@ function rewriteLines(log: string): string[] {
 describe('rewrite, set, break, if: the replica answers as nginx', () => {
   const dir = new TempDir();
   let upstream: TestUpstream;
-  let nginx: RunningNginx;
-  let replica: ReplicaRun;
+  let both: SideBySide;
   let replicaBase: string;
 
   before(async () => {
@@ -122,18 +120,14 @@ describe('rewrite, set, break, if: the replica answers as nginx', () => {
     mkdirSync(join(files, 'sub'), { recursive: true });
     writeFileSync(join(files, 'plain'), 'x');
     writeFileSync(join(files, 'run'), 'x', { mode: 0o755 });
-    const listen = await freePort();
-    const config = dir.write('nginx.conf', `events {}\nhttp {\n${http(listen, upstream.port, files)}}\n`);
-    [nginx, replica] = await Promise.all([
-      startNginx({ http: (port) => http(port, upstream.port, files) }),
-      startReplica(config, ['--error-log-level', 'info'], { status: false }),
-    ]);
-    replicaBase = `http://127.0.0.1:${replica.ports[String(listen)]}`;
+    both = await startSideBySide((port) => http(port, upstream.port, files), {
+      replicaArgs: ['--error-log-level', 'info'],
+    });
+    replicaBase = `http://127.0.0.1:${both.replicaPort}`;
   });
 
   after(async () => {
-    await stopAll();
-    await Promise.all([nginx?.stop(), upstream?.close()]);
+    await Promise.all([both?.stop(), upstream?.close()]);
     dir.remove();
   });
 
@@ -151,7 +145,7 @@ describe('rewrite, set, break, if: the replica answers as nginx', () => {
 
   test('statuses, Location, bodies and the URI the upstream receives', async () => {
     for (const path of PATHS) {
-      const fromNginx = await send(`http://127.0.0.1:${nginx.port}`, path);
+      const fromNginx = await send(`http://127.0.0.1:${both.nginxPort}`, path);
       const fromReplica = await send(replicaBase, path);
       assert.equal(fromReplica, fromNginx, path);
     }
@@ -159,18 +153,18 @@ describe('rewrite, set, break, if: the replica answers as nginx', () => {
 
   test('the cycle, the empty URI and rewrite_log write the same error-log lines', async () => {
     for (const path of ['/loop', '/empty', '/logged/z?w=1']) {
-      await send(`http://127.0.0.1:${nginx.port}`, path);
+      await send(`http://127.0.0.1:${both.nginxPort}`, path);
       await send(replicaBase, path);
     }
-    const expected = rewriteLines(nginx.errorLog());
+    const expected = rewriteLines(both.nginx.errorLog());
     assert.ok(
       expected.some((l) => l.includes('rewrite or internal redirection cycle')),
       expected.join('\n'),
     );
     // the replica's error log comes through a pipe: wait for its lines to arrive
-    await waitFor(() => rewriteLines(replica.process.stderr).length >= expected.length, {
+    await waitFor(() => rewriteLines(both.replica.process.stderr).length >= expected.length, {
       message: 'the replica to log as many lines',
     }).catch(() => undefined);
-    assert.deepEqual(rewriteLines(replica.process.stderr), expected);
+    assert.deepEqual(rewriteLines(both.replica.process.stderr), expected);
   });
 });
