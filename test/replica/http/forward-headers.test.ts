@@ -105,9 +105,12 @@ describe('the request head sent upstream', () => {
     ]);
   });
 
-  test('$proxy_host leaves out port 80 only', () => {
+  test('$proxy_host leaves out port 80 only, and writes an IPv6 address in brackets', () => {
     assert.equal(proxyHostOf('backend'), 'backend');
     assert.equal(proxyHostOf('127.0.0.1:80'), '127.0.0.1');
     assert.equal(proxyHostOf('127.0.0.1:8080'), '127.0.0.1:8080');
+    // an implicit group of proxy_pass http://[::1]:8080/ is named "::1:8080"; nginx sends Host: [::1]:8080
+    assert.equal(proxyHostOf('::1:8080'), '[::1]:8080');
+    assert.equal(proxyHostOf('::1:80'), '[::1]');
   });
 });

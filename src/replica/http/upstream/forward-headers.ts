@@ -70,9 +70,18 @@ export function readRequestFacts(rawHeaders: readonly string[], facts: RequestHe
   }
 }
 
-/** `$proxy_host` of a group: its name, the port left out when it is 80 (ngx_http_proxy_set_vars). */
+/**
+ * `$proxy_host` of a group (ngx_http_proxy_set_vars): the `proxy_pass` target's host as a URL writes it
+ * (an IPv6 address in brackets, as an implicit group's name does not keep them), its port left out
+ * when it is 80.
+ */
 export function proxyHostOf(group: string): string {
-  return group.endsWith(':80') ? group.slice(0, -3) : group;
+  const colon = group.lastIndexOf(':');
+  if (colon === -1) return group;
+  const host = group.slice(0, colon);
+  const port = group.slice(colon + 1);
+  const written = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  return port === '80' ? written : `${written}:${port}`;
 }
 
 /** The set bound to no request: nginx's defaults alone (a decision made without the engine's). */

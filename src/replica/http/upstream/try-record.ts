@@ -7,6 +7,7 @@
 import { newUpstreamState, type UpstreamState } from '../../../engine/variables/request-progress.ts';
 import { loopClock } from '../../../shared/clock.ts';
 import type { ProgressRecord } from '../contract/request-progress.ts';
+import { proxyHostOf } from './forward-headers.ts';
 
 export class TryRecord {
   readonly #progress: ProgressRecord;
@@ -19,7 +20,7 @@ export class TryRecord {
     // ngx_http_proxy_set_vars: the port is 80 when the URL gives none, and only another one is shown
     const port = /:(\d+)$/.exec(group)?.[1];
     progress.proxyPort = port ?? '80';
-    progress.proxyHost = port === '80' ? group.slice(0, -3) : group;
+    progress.proxyHost = proxyHostOf(group);
   }
 
   /** ngx_http_upstream_connect: the try before ends now (if it had not), a state for `peer` begins. */
