@@ -1,7 +1,7 @@
 /**
  * ngx_http_realip_module (set_real_ip_from, real_ip_header, real_ip_recursive) and
- * ngx_http_access_module (allow, deny). Addresses must be IP addresses or CIDR blocks: host names are
- * not resolved and `unix:` does not apply to a TCP-only proxy.
+ * ngx_http_access_module (allow, deny). Addresses must be IP addresses or CIDR blocks (host names are
+ * not resolved); allow/deny also take `unix:`, set_real_ip_from does not (yet).
  */
 import { parseCidr } from '../../engine/net/address-text.ts';
 import { configError } from '../config-error.ts';
@@ -38,11 +38,13 @@ function realIpHeader(d: Directive, scope: Scope): void {
 
 const realIpRecursive = levelSlot('realIpRecursive', flagArg);
 
-/** `allow address | CIDR | all;` and `deny …;` — kept in order, the first match decides. */
+/**
+ * `allow address | CIDR | unix: | all;` and `deny …;` — kept in order, the first match decides. Only a
+ * bare `unix:` names UNIX-domain clients; `unix:/path` is an invalid parameter, as to nginx.
+ */
 function access(d: Directive, scope: Scope): void {
   const from = d.args[0]!;
-  if (from.startsWith('unix:')) notSupportedUnix(d);
-  if (from !== 'all') {
+  if (from !== 'all' && from !== 'unix:') {
     const cidr = parseCidr(from);
     if (!cidr) throw configError(`invalid parameter "${from}"`, d);
     if (cidr.lowBits) scope.session.warn(`low address bits of ${from} are meaningless`, ref(d));
