@@ -5,7 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { GatewayObjects, HTTPRouteFilter, RateLimitPolicy } from '../../../src/k8s/gateway/gateway-objects.ts';
+import type {
+  GatewayObjects,
+  HTTPRouteFilter,
+  RateLimitPolicy,
+} from '../../../src/k8s/gateway/gateway-objects.ts';
 import type { StatusUpdate } from '../../../src/k8s/gateway/translate-gateway.ts';
 import { ClusterTranslator } from '../../../src/k8s/translate/cluster-translator.ts';
 import { endpointSlice, locationBlock, serverBlock, service } from '../builders.ts';
