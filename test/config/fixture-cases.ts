@@ -588,6 +588,18 @@ export const FIXTURE_CASES: readonly FixtureCase[] = [
   { fixture: 'proxy-pass-invalid-prefix', text: 'invalid URL prefix', line: 6, nginx: 'same' },
   { fixture: 'proxy-pass-no-host', text: 'no host in upstream ":8091"', line: 6, nginx: 'same' },
   {
+    fixture: 'proxy-pass-https',
+    text: '"proxy_pass https://" is not supported by limitswitch (it does not speak TLS to upstream servers)',
+    line: 6,
+    nginx: 'limitswitch',
+  },
+  {
+    fixture: 'proxy-pass-https-variable',
+    text: '"proxy_pass https://" is not supported by limitswitch (it does not speak TLS to upstream servers)',
+    line: 6,
+    nginx: 'limitswitch',
+  },
+  {
     fixture: 'proxy-pass-unix',
     text: 'the "unix:" address of "proxy_pass" is not supported by limitswitch',
     line: 6,

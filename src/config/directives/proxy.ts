@@ -23,6 +23,12 @@ function proxyPass(d: Directive, scope: Scope): void {
   if (proxied.has(location)) throw duplicate(d);
   proxied.add(location);
   const url = d.args[0]!;
+  // the upstream client speaks plain HTTP: an https:// target would get cleartext, never TLS
+  if (url.slice(0, 8).toLowerCase() === 'https://')
+    throw configError(
+      '"proxy_pass https://" is not supported by limitswitch (it does not speak TLS to upstream servers)',
+      d,
+    );
   location.proxyPass = url;
   location.api = null;
   if (url.includes('$')) {
