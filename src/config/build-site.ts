@@ -51,6 +51,7 @@ import type {
 } from './model.ts';
 import { proxiesUpgrades } from './proxy-upgrade.ts';
 import { declareServerNameCaptures, serverNameSlots } from './server-name-captures.ts';
+import { compileIndex } from './static-files-merge.ts';
 
 export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachment): Site {
   const shared = <M>(memories: ReadonlyMap<string, M> | undefined, name: string): M => {
@@ -281,7 +282,7 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
     clientMaxBodyBytes: conf.clientMaxBodyBytes,
     client: conf.client,
     addHeaders: compileAddHeaders(conf.addHeaders),
-    files: conf.files,
+    files: compileIndex(conf.files, variables),
   });
 
   const location = (conf: LocationConf): SiteLocation => ({

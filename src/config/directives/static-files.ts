@@ -1,8 +1,8 @@
 /**
  * Serving files (ngx_http_core_module's `root`, `alias`, `types`, `default_type`; the index
  * module's `index`): what a location that neither proxies nor returns answers from disk. Relative
- * paths are read against the conf prefix, as the configuration's other files are. Paths and index
- * names with variables are refused: they are evaluated per request in nginx, not here.
+ * paths are read against the conf prefix, as the configuration's other files are. Paths with
+ * variables are refused; index names with variables are evaluated per request, as nginx does.
  */
 import type { StaticFilesBuilder } from '../builders.ts';
 import { configError } from '../config-error.ts';
@@ -56,7 +56,6 @@ function index(d: Directive, scope: Scope): void {
     if (name === '') throw configError(`index "" in "index" directive is invalid`, d);
     if (name.startsWith('/') && i !== d.args.length - 1)
       throw configError(`only the last index in "index" directive should be absolute`, d);
-    noVariables(d, name);
     files.index!.push(name);
   });
 }

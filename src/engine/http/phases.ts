@@ -41,8 +41,17 @@ export function runPhases(
   outcome: LimitReqOutcome,
   uriChanges: number = URI_CHANGES,
   limited = false,
+  cache?: (string | undefined)[],
 ): Verdict {
-  const ctx = newRequestContext(facts, route.target, route.host, route.serverName, nowMs, variableSlots);
+  const ctx = newRequestContext(
+    facts,
+    route.target,
+    route.host,
+    route.serverName,
+    nowMs,
+    variableSlots,
+    cache,
+  );
   setServerCaptures(route, ctx);
   const state: ScriptState<LocationHandler> = {
     uriChanged: false,
@@ -138,20 +147,28 @@ export function resumePhases(delayed: DelayedPhases): Verdict {
 }
 
 /**
- * The `add_header` lines of the route's location bound to the request, for an answer given there
- * without its phases (an index's internal redirect to a location that answers from disk).
+ * A request's variables at the route's location, for an answer given there without its phases (an
+ * index's internal redirect to a location that answers from disk).
  */
-export function locationAnswerHeaders(
+export function routeContext(
   route: Route,
   facts: RequestFacts,
   nowMs: number,
   variableSlots: number,
-): AnswerHeaders | null {
-  if (route.handler.addHeaders.length === 0) return null;
-  const ctx = newRequestContext(facts, route.target, route.host, route.serverName, nowMs, variableSlots);
+  cache?: (string | undefined)[],
+): RequestContext {
+  const ctx = newRequestContext(
+    facts,
+    route.target,
+    route.host,
+    route.serverName,
+    nowMs,
+    variableSlots,
+    cache,
+  );
   setServerCaptures(route, ctx);
   if (route.locationRegex !== null) ctx.lastMatch = { regex: route.locationRegex, subject: ctx.uri };
-  return bindAddHeaders(route.handler.addHeaders, ctx);
+  return ctx;
 }
 
 /** nginx's 400 for a request no server takes (a target it cannot parse, nothing listening). */
@@ -272,6 +289,7 @@ function afterDelay(
       responseHeaders,
       answerHeaders,
       connections: held,
+      ctx,
     };
   }
   const apiRateLimit = handler.apiRateLimit;

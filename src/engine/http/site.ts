@@ -10,12 +10,12 @@ import type { LimitConnZone } from '../limit-conn/limit-conn-zone.ts';
 import { newOutcome } from '../limit-req/limit-req.ts';
 import type { LimitReqZone } from '../limit-req/limit-req-zone.ts';
 import type { PriorityLevel } from '../priority/priority-level.ts';
-import type { RequestFacts } from '../variables/request-context.ts';
+import type { RequestContext, RequestFacts } from '../variables/request-context.ts';
 import type { VariableTable } from '../variables/variable-table.ts';
-import type { AnswerHeaders } from './add-headers.ts';
+import { type AnswerHeaders, bindAddHeaders } from './add-headers.ts';
 import { ServerSelector } from './find-server.ts';
 import { HeadRefusals, type RefusedHead } from './head-refusal.ts';
-import { locationAnswerHeaders, resumePhases, runPhases, unroutable } from './phases.ts';
+import { resumePhases, routeContext, runPhases, unroutable } from './phases.ts';
 import type { HeadFault, RequestHead } from './request-head.ts';
 import { type Route, Router } from './route.ts';
 import type { SiteServer } from './site-server.ts';
@@ -98,15 +98,39 @@ export class Site {
   /**
    * Runs the phases for a routed request. Mutates zone state and counters. `uriChanges`: what is left
    * of the request's URI changes (fewer after internal redirects); `limited`: its limit_req and
-   * limit_conn ran before an internal redirect (nginx runs them once a request).
+   * limit_conn ran before an internal redirect (nginx runs them once a request); `cache`: the
+   * request's variables from before an internal redirect, which nginx keeps.
    */
-  decide(route: Route, facts: RequestFacts, nowMs: number, uriChanges?: number, limited?: boolean): Verdict {
-    return runPhases(route, facts, nowMs, this.variables.slots, this.outcome, uriChanges, limited);
+  decide(
+    route: Route,
+    facts: RequestFacts,
+    nowMs: number,
+    uriChanges?: number,
+    limited?: boolean,
+    cache?: (string | undefined)[],
+  ): Verdict {
+    return runPhases(route, facts, nowMs, this.variables.slots, this.outcome, uriChanges, limited, cache);
   }
 
   /** The location's `add_header` lines bound to a request answered there without its phases. */
-  answerHeaders(route: Route, facts: RequestFacts, nowMs: number): AnswerHeaders | null {
-    return locationAnswerHeaders(route, facts, nowMs, this.variables.slots);
+  answerHeaders(
+    route: Route,
+    facts: RequestFacts,
+    nowMs: number,
+    cache?: (string | undefined)[],
+  ): AnswerHeaders | null {
+    if (route.handler.addHeaders.length === 0) return null;
+    return bindAddHeaders(route.handler.addHeaders, this.requestContext(route, facts, nowMs, cache));
+  }
+
+  /** The request's variables at a location it is answered in without its phases. */
+  requestContext(
+    route: Route,
+    facts: RequestFacts,
+    nowMs: number,
+    cache?: (string | undefined)[],
+  ): RequestContext {
+    return routeContext(route, facts, nowMs, this.variables.slots, cache);
   }
 
   /**

@@ -3,6 +3,8 @@
  * its `root` or `alias`, `index` files, `types` and `default_type`, as merged for the location.
  */
 
+import type { VariableGetter } from '../variables/variable-table.ts';
+
 /** `root path` (`alias: null`) or `alias path`: where a URI's file is looked for. */
 export interface DocumentRoot {
   /** A full path; a `root` without its trailing slash. */
@@ -18,6 +20,8 @@ export interface StaticFiles {
   readonly documentRoot: DocumentRoot;
   /** `index` names, in order (default `index.html`). */
   readonly index: readonly string[];
+  /** The names with variables, compiled (the same order; null: a name without); absent: none has. */
+  readonly indexValues?: readonly (VariableGetter | null)[];
   /** `types`: lower-cased extension → MIME type. */
   readonly types: ReadonlyMap<string, string>;
   /** `default_type` (default `text/plain`). */

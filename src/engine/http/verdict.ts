@@ -103,6 +103,8 @@ export interface ServeVerdict extends VerdictBase {
   readonly code: 200;
   /** `static`: the limit_conn slots the request holds until its answer is sent (release them then). */
   readonly connections?: ConnectionSlots | null;
+  /** `static`: the request's variables (an `index` with variables reads them; a redirect keeps them). */
+  readonly ctx?: RequestContext;
 }
 
 /** What a request to be proxied carries into the content phase. */

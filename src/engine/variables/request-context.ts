@@ -129,6 +129,7 @@ export function newRequestContext(
   serverName: string,
   nowMs: number,
   slots: number,
+  cache?: (string | undefined)[],
 ): RequestContext {
   return {
     facts,
@@ -140,7 +141,8 @@ export function newRequestContext(
     nowMs,
     limitReqStatus: '',
     limitConnStatus: '',
-    cache: new Array<string | undefined>(slots),
+    // an internal redirect keeps the request's variables (r->variables)
+    cache: cache ?? new Array<string | undefined>(slots),
     lastMatch: null,
   };
 }

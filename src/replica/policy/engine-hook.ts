@@ -198,8 +198,9 @@ function decisionOf(verdict: Verdict, deciding: Deciding): RoutedDecision {
     case 'static':
       return holding(
         staticDecision(
-          { ...deciding, answerHeaders: verdict.answerHeaders },
-          (uri) => internalRedirect(uri, deciding, toDataPath) as RoutedDecision,
+          { ...deciding, answerHeaders: verdict.answerHeaders, variables: verdict.ctx },
+          (uri) =>
+            internalRedirect(uri, { ...deciding, cache: verdict.ctx?.cache }, toDataPath) as RoutedDecision,
         ),
         verdict.connections ?? null,
       );

@@ -38,6 +38,8 @@ export interface Deciding {
   readonly method?: string;
   /** limit_req or limit_conn ran for the request: after an internal redirect they do not again. */
   readonly limited?: boolean;
+  /** The request's variables so far: an internal redirect keeps them (r->variables). */
+  readonly cache?: (string | undefined)[];
 }
 
 /** The decision a verdict makes (engine-hook.ts's, with its error pages). */
@@ -78,17 +80,26 @@ export function internalRedirect<D extends Decision>(
     next.server.handler.script.codes.length === 0 &&
     handler.api === null
   ) {
-    const moves = { redirect: (then: string) => internalRedirect(then, again, answer) };
     // realip's PREACCESS step, which decide() leaves to the engine
     realIpStep(ctx, handler.realIp);
     if (!handler.access.allows(ctx.remoteAddr))
       return errorPaged(403, { action: 'return', code: 403 }, again, answer);
-    const answerHeaders = deciding.site.answerHeaders(next, facts, deciding.nowMs());
-    const decision = staticDecision({ ...again, answerHeaders, method: facts.method }, moves.redirect);
+    const variables = deciding.site.requestContext(next, facts, deciding.nowMs(), deciding.cache);
+    const kept: Deciding = { ...again, cache: variables.cache };
+    const redirect = (then: string) => internalRedirect(then, kept, answer);
+    const answerHeaders = deciding.site.answerHeaders(next, facts, deciding.nowMs(), variables.cache);
+    const decision = staticDecision({ ...kept, answerHeaders, variables, method: facts.method }, redirect);
     return decision.action === 'return' ? errorPaged(decision.code, decision, again, answer) : decision;
   }
   const uriChanges = MAX_URI_CHANGES + 1 - redirects;
-  const verdict = deciding.site.decide(next, facts, deciding.nowMs(), uriChanges, deciding.limited);
+  const verdict = deciding.site.decide(
+    next,
+    facts,
+    deciding.nowMs(),
+    uriChanges,
+    deciding.limited,
+    deciding.cache,
+  );
   return answer(verdict, again);
 }
 

@@ -7,6 +7,8 @@
 import { closeSync } from 'node:fs';
 import type { AnswerHeaders } from '../../engine/http/add-headers.ts';
 import type { Route } from '../../engine/http/route.ts';
+import type { StaticFiles } from '../../engine/http/static-files.ts';
+import type { RequestContext } from '../../engine/variables/request-context.ts';
 import type { Decision, DownstreamRequest, FileDecision } from '../http/contract/decision.ts';
 import { connectionTls } from '../http/edge/tls-facts.ts';
 import { contentTypeOf } from '../http/static/document-path.ts';
@@ -25,6 +27,8 @@ export interface StaticDeciding {
   readonly method?: string;
   /** The location's `add_header` lines bound to the request (null or absent: none). */
   readonly answerHeaders?: AnswerHeaders | null;
+  /** The request's variables, for `index` names with variables (absent: the location has none). */
+  readonly variables?: RequestContext;
 }
 
 export function staticDecision<D extends Decision>(
@@ -35,7 +39,8 @@ export function staticDecision<D extends Decision>(
   const client = route.handler.client;
   const answerHeaders = deciding.answerHeaders ?? null;
   const method = deciding.method ?? ctx.req.method ?? 'GET';
-  const outcome: StaticOutcome = staticContent(route.handler.files, { method, ...route.target });
+  const files = indexNames(route.handler.files, deciding.variables);
+  const outcome: StaticOutcome = staticContent(files, { method, ...route.target });
   switch (outcome.kind) {
     case 'page':
       if (outcome.log !== null)
@@ -80,6 +85,13 @@ export function staticDecision<D extends Decision>(
       return decision;
     }
   }
+}
+
+/** ngx_http_index_handler: each name with variables evaluated for the request. */
+function indexNames(files: StaticFiles, ctx: RequestContext | undefined): StaticFiles {
+  const values = files.indexValues;
+  if (values === undefined || ctx === undefined) return files;
+  return { ...files, index: files.index.map((name, i) => values[i]?.(ctx) ?? name) };
 }
 
 /** The first value of a request header (nginx 1.22 keeps the first of a repeated one). */
