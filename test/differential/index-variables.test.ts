@@ -3,7 +3,8 @@
  * by `index` before its internal redirect is kept after it, as nginx keeps the request's variables;
  * a `volatile` map's is computed again under the new URI), and index names evaluated per request
  * naming a file that exists, one that does not (the next name tried, or the directory's 403), a
- * directory that does not exist (404), and a name that is absolute (redirected to without a test).
+ * directory that does not exist (404), and a name that is absolute (redirected to without a test);
+ * an error page's redirect, to a URI and to a named location, keeps the variables too.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
@@ -22,6 +23,10 @@ const http = (port: number, root: string) => `
         /2/          /2/redirect;
         /2/redirect  uncached;
     }
+    map $uri $m {
+        default   other;
+        ~missing  found;
+    }
     map $arg_f $name {
         default  page.html;
         missing  none.html;
@@ -38,6 +43,10 @@ const http = (port: number, root: string) => `
         location /v/ { index $name fallback.html; }
         location /w/ { index $name; }
         location /abs/ { return 200 "abs $uri $args\\n"; }
+        location /e/ { set $x $m; error_page 404 /err; }
+        location = /err { return 200 "m=$m x=$x uncached=$uri_uncached\\n"; }
+        location /n/ { set $x $m; error_page 404 @named; }
+        location @named { return 200 "m=$m x=$x\\n"; }
     }
 `;
 
@@ -50,6 +59,8 @@ const PROBES: readonly string[] = [
   '/w/',
   '/w/?f=missing',
   '/none/',
+  '/e/missing',
+  '/n/missing',
 ];
 
 describe('index with variables: the replica answers as nginx', () => {

@@ -43,15 +43,8 @@ export function runPhases(
   limited = false,
   cache?: (string | undefined)[],
 ): Verdict {
-  const ctx = newRequestContext(
-    facts,
-    route.target,
-    route.host,
-    route.serverName,
-    nowMs,
-    variableSlots,
-    cache,
-  );
+  const { target, host, serverName } = route;
+  const ctx = newRequestContext(facts, target, host, serverName, nowMs, variableSlots, cache);
   setServerCaptures(route, ctx);
   const state: ScriptState<LocationHandler> = {
     uriChanged: false,
@@ -72,11 +65,11 @@ export function runPhases(
         : end.kind === 'cycle'
           ? { ...answer({ code: 500, text: null }, added, state.logs), cycle: true }
           : answer(end.answer, added, state.logs);
-    return rerouted === undefined ? verdict : { ...verdict, route: rerouted };
+    return rerouted === undefined ? { ...verdict, ctx } : { ...verdict, route: rerouted, ctx };
   }
   const logs = state.logs.length === 0 ? NO_LOGS : state.logs;
   const verdict = limitPhases(handler, ctx, logs, outcome, limited);
-  return rerouted === undefined ? verdict : { ...verdict, route: rerouted };
+  return rerouted === undefined ? { ...verdict, ctx } : { ...verdict, route: rerouted, ctx };
 }
 
 /** The request's route once the rewrite phases changed its URI or put it under an `if`'s configuration. */
@@ -143,7 +136,10 @@ function limitPhases(
  */
 export function resumePhases(delayed: DelayedPhases): Verdict {
   const { handler, ctx, zone, responseHeaders, answerHeaders } = delayed;
-  return afterDelay(handler, ctx, ctx.limitReqStatus, zone, NO_LOGS, responseHeaders, answerHeaders);
+  return {
+    ...afterDelay(handler, ctx, ctx.limitReqStatus, zone, NO_LOGS, responseHeaders, answerHeaders),
+    ctx,
+  };
 }
 
 /**
@@ -157,15 +153,8 @@ export function routeContext(
   variableSlots: number,
   cache?: (string | undefined)[],
 ): RequestContext {
-  const ctx = newRequestContext(
-    facts,
-    route.target,
-    route.host,
-    route.serverName,
-    nowMs,
-    variableSlots,
-    cache,
-  );
+  const { target, host, serverName } = route;
+  const ctx = newRequestContext(facts, target, host, serverName, nowMs, variableSlots, cache);
   setServerCaptures(route, ctx);
   if (route.locationRegex !== null) ctx.lastMatch = { regex: route.locationRegex, subject: ctx.uri };
   return ctx;
@@ -289,7 +278,6 @@ function afterDelay(
       responseHeaders,
       answerHeaders,
       connections: held,
-      ctx,
     };
   }
   const apiRateLimit = handler.apiRateLimit;

@@ -52,6 +52,8 @@ interface VerdictBase {
   readonly answerHeaders: AnswerHeaders | null;
   /** The request's route once the rewrite phases changed its URI or configuration (absent: unchanged). */
   readonly route?: Route;
+  /** The request's variables (an `index` with variables reads them; an internal redirect keeps them). */
+  readonly ctx?: RequestContext;
 }
 
 /** `return` in the rewrite phases (never limited), or nginx's 400 for a request no server takes. */
@@ -103,8 +105,6 @@ export interface ServeVerdict extends VerdictBase {
   readonly code: 200;
   /** `static`: the limit_conn slots the request holds until its answer is sent (release them then). */
   readonly connections?: ConnectionSlots | null;
-  /** `static`: the request's variables (an `index` with variables reads them; a redirect keeps them). */
-  readonly ctx?: RequestContext;
 }
 
 /** What a request to be proxied carries into the content phase. */

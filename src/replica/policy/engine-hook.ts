@@ -145,10 +145,10 @@ function toDataPath(verdict: Verdict, decided: Deciding): RoutedDecision {
   // the rewrite phases may have changed the URI, the location, or put it under an `if`'s configuration
   // and once limit_req or limit_conn ran, an internal redirect does not run them again
   const limited = decided.limited !== true && (verdict.status !== '' || verdict.connStatus !== '');
-  const deciding =
-    verdict.route === undefined && !limited
-      ? decided
-      : { ...decided, route: verdict.route ?? decided.route, limited: limited || decided.limited };
+  // an internal redirect (an index, an error page) keeps the request's variables
+  const cache = verdict.ctx?.cache ?? decided.cache;
+  const route = verdict.route ?? decided.route;
+  const deciding: Deciding = { ...decided, route, limited: limited || decided.limited, cache };
   const decision = decisionOf(verdict, deciding);
   const status = finalizedStatus(verdict, decision);
   return status === 0 ? decision : (errorPaged(status, decision, deciding, toDataPath) as RoutedDecision);
@@ -199,8 +199,7 @@ function decisionOf(verdict: Verdict, deciding: Deciding): RoutedDecision {
       return holding(
         staticDecision(
           { ...deciding, answerHeaders: verdict.answerHeaders, variables: verdict.ctx },
-          (uri) =>
-            internalRedirect(uri, { ...deciding, cache: verdict.ctx?.cache }, toDataPath) as RoutedDecision,
+          (uri) => internalRedirect(uri, deciding, toDataPath) as RoutedDecision,
         ),
         verdict.connections ?? null,
       );

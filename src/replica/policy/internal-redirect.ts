@@ -120,7 +120,14 @@ export function namedLocation<D extends Decision>(
   const next: Route = { ...deciding.route, handler, locationRegex: null, named: true };
   const facts = new ExchangeFacts(deciding.ctx, deciding.port, deciding.method);
   const uriChanges = MAX_URI_CHANGES + 1 - redirects;
-  const verdict = deciding.site.decide(next, facts, deciding.nowMs(), uriChanges, deciding.limited);
+  const verdict = deciding.site.decide(
+    next,
+    facts,
+    deciding.nowMs(),
+    uriChanges,
+    deciding.limited,
+    deciding.cache,
+  );
   return answer(verdict, { ...deciding, route: next, redirects });
 }
 
