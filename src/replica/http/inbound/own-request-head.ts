@@ -24,8 +24,11 @@ const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PAT
 
 /** `METHOD /origin-form HTTP/1.1`: RFC 3986 characters only (no fragment, no space). */
 const REQUEST_LINE = /^([A-Z]{3,7}) (\/[A-Za-z0-9\-._~:/?[\]@!$&'()*+,;=%]*) HTTP\/1\.1$/;
-/** A header line: a token, a colon, spaces, then visible ASCII and spaces, no space at either end. */
-const HEADER_LINE = /^([!#$%&'*+\-.^_`|~0-9A-Za-z]+): *([\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?)$/;
+/**
+ * A header line: a token, a colon, spaces, then visible ASCII and spaces, no space at either end;
+ * or no value (`User-Agent: `), which llhttp hands over as an empty one, as nginx reads it.
+ */
+const HEADER_LINE = /^([!#$%&'*+\-.^_`|~0-9A-Za-z]+): *((?:[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?)?)$/;
 /** A length node:http reads as the same number (no sign, no spaces, well within 2^53). */
 const LENGTH = /^[0-9]{1,15}$/;
 /** A CR or LF that is not part of a CRLF pair (a bare line end llhttp may read differently). */
