@@ -4,6 +4,7 @@
  * an HTTP/2 stream (inbound/h2-request.ts). The head goes out as a flat list of names and values.
  */
 import type { Socket } from 'node:net';
+import type { ClientTimers } from '../../../engine/http/client-timers.ts';
 
 type WriteCallback = (err?: Error | null) => void;
 
@@ -14,8 +15,11 @@ export interface ClientResponse {
   shouldKeepAlive: boolean;
   /** The client connection; null once the response let it go (or, pipelined, before it has it). */
   readonly socket: Socket | null;
-  /** How long the connection idles for the next request, where the writer asks (the replica's own). */
-  keepAliveTimeoutMs?: number;
+  /**
+   * The request's location's `keepalive_timeout` (how long the connection idles for the next request,
+   * the `Keep-Alive: timeout=` sent), where the writer asks (the replica's own).
+   */
+  idleUnder?(timers: ClientTimers): void;
   writeHead(status: number, reason: string, headers: string[]): unknown;
   writeContinue(): void;
   write(chunk: Buffer, callback?: WriteCallback): boolean;

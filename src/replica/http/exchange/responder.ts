@@ -322,8 +322,8 @@ export class Responder implements AnswerSink {
     const socket = this.#rules.clientSocket;
     if (!res.shouldKeepAlive && timers.lingeringClose === 'always' && socket !== null)
       lingerOnClose(socket, timers);
-    // the replica's own writer asks how long the connection idles for the next request
-    if (res.keepAliveTimeoutMs !== undefined) res.keepAliveTimeoutMs = timers.keepaliveTimeoutMs;
+    // the replica's own writer asks how long the connection idles, and the Keep-Alive header it sends
+    res.idleUnder?.(timers);
   }
 
   #writeHead(): void {

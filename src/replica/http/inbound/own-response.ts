@@ -9,6 +9,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { Socket } from 'node:net';
+import type { ClientTimers } from '../../../engine/http/client-timers.ts';
 import type { ClientResponse } from '../contract/client-response.ts';
 import { httpDate } from '../wire/http-date.ts';
 import { statusReason } from '../wire/status-pages.ts';
@@ -32,6 +33,11 @@ export class OwnResponse extends EventEmitter implements ClientResponse {
   shouldKeepAlive: boolean;
   /** How long the connection idles for the next request after this one (the location's `keepalive_timeout`). */
   keepAliveTimeoutMs = -1;
+  /**
+   * The location's `keepalive_timeout` header_timeout: `Keep-Alive: timeout=N` (null: none, as nginx
+   * sends it only with that parameter); undefined: not told, node:http's `timeout=` of the idle time.
+   */
+  keepAliveHeaderS: number | null | undefined = undefined;
   socket: Socket | null;
   readonly #owner: ResponseOwner;
   #hasBody: boolean;
@@ -88,7 +94,7 @@ export class OwnResponse extends EventEmitter implements ClientResponse {
     if (!date) head += `Date: ${httpDate()}\r\n`;
     if (!connection) {
       head += this.shouldKeepAlive
-        ? `Connection: keep-alive\r\nKeep-Alive: timeout=${this.#owner.keepAliveTimeoutS}\r\n`
+        ? `Connection: keep-alive\r\n${this.#keepAliveLine()}`
         : 'Connection: close\r\n';
     }
     if (encoding !== null) this.#chunked = /(?:^|,)\s*chunked\s*$/i.test(encoding);
@@ -99,6 +105,19 @@ export class OwnResponse extends EventEmitter implements ClientResponse {
     this.#head = `${head}\r\n`;
     this.headersSent = true;
     return this;
+  }
+
+  /** The location's keep-alive timers (responder.ts). */
+  idleUnder(timers: ClientTimers): void {
+    this.keepAliveTimeoutMs = timers.keepaliveTimeoutMs;
+    this.keepAliveHeaderS = timers.keepaliveHeaderS;
+  }
+
+  #keepAliveLine(): string {
+    const told = this.keepAliveHeaderS;
+    if (told === undefined) return `Keep-Alive: timeout=${this.#owner.keepAliveTimeoutS}\r\n`;
+    // nginx's header filter sends it for a header_timeout other than 0
+    return told === null || told === 0 ? '' : `Keep-Alive: timeout=${told}\r\n`;
   }
 
   /** `100 Continue` (not reached from here: a request with `Expect` is node:http's). */
