@@ -107,10 +107,15 @@ describe('TLS variables: replica vs nginx', () => {
     pki.remove();
   });
 
+  // The certificates expire two days after they are made, to the second: in that first second
+  // `$ssl_client_v_remain` is 2, then 1, so two requests a moment apart may straddle it. It is left
+  // out of the comparison; the check of the named values below takes either.
+  const steady = (text: string) => text.replace(/^ssl_client_v_remain=\[\d+\]$/m, 'ssl_client_v_remain=[…]');
+
   for (const [name, ask] of Object.entries(ASKS)) {
     test(`${name}: every variable as nginx prints it`, async () => {
-      const expected = await get(both.nginxPort, ask);
-      assert.equal(await get(both.replicaPort, ask), expected);
+      const expected = steady(await get(both.nginxPort, ask));
+      assert.equal(steady(await get(both.replicaPort, ask)), expected);
     });
   }
 
@@ -126,7 +131,8 @@ describe('TLS variables: replica vs nginx', () => {
     assert.equal(value('ssl_client_s_dn_legacy'), '/O=Tenant A/CN=alice');
     assert.match(value('ssl_client_fingerprint'), /^[0-9a-f]{40}$/);
     assert.match(value('ssl_client_v_end'), /^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4} GMT$/);
-    assert.equal(value('ssl_client_v_remain'), '1');
+    // whole days left on the request's seconds clock: 1, or 2 within the second the certificate was made
+    assert.match(value('ssl_client_v_remain'), /^[12]$/);
     const raw = lines.slice(lines.findIndex((l) => l.startsWith('ssl_client_raw_cert=')));
     assert.match(raw[0]!, /^ssl_client_raw_cert=\[-----BEGIN CERTIFICATE-----$/);
     const tabbed = lines.slice(lines.findIndex((l) => l.startsWith('ssl_client_cert=')));
