@@ -1,13 +1,12 @@
 /**
- * One HTTP/1.1 connection to an upstream server, carrying one request at a time: the request head
- * written in one piece, its body after it as it comes (http1-request.ts), the response read straight
- * off the socket (http1-response-reader.ts) and handed on through the callbacks of undici's raw
- * dispatch handler, which the forwarder implements. It replaced an undici `Client`
- * per connection: the request objects, queue, checks and stream plumbing of a general client cost a
- * proxied request about a fifth of its CPU, and the data path needs none of them (node:http validated
- * the client's head; the proxy writes the rest). Failures are `UpstreamFailure`s by kind
- * (upstream-failure.ts); timers are undici's client's, one per connection (http1-client-timer.ts); after a
- * response the connection is kept as undici keeps it (http1-keep-alive.ts).
+ * One HTTP/1.1 connection to an upstream server, carrying one request at a time: the request head written in
+ * one piece, its body after it as it comes (http1-request.ts), the response read straight off the socket
+ * (http1-response-reader.ts) and handed on through the callbacks of undici's raw dispatch handler, which the
+ * forwarder implements. It replaced an undici `Client` per connection: the request objects, queue, checks and
+ * stream plumbing of a general client cost a proxied request about a fifth of its CPU, and the data path
+ * needs none of them (node:http validated the client's head; the proxy writes the rest). Failures are
+ * `UpstreamFailure`s by kind (upstream-failure.ts); timers are undici's client's, one per connection
+ * (http1-client-timer.ts); after a response the connection is kept as undici keeps it (http1-keep-alive.ts).
  */
 import { connect, type Socket } from 'node:net';
 import { type CallbackKind, containFault, together } from '../contract/fault-boundary.ts';
