@@ -91,16 +91,7 @@ export function internalRedirect<D extends Decision>(
     const decision = staticDecision({ ...kept, answerHeaders, variables, method: facts.method }, redirect);
     return decision.action === 'return' ? errorPaged(decision.code, decision, again, answer) : decision;
   }
-  const uriChanges = MAX_URI_CHANGES + 1 - redirects;
-  const verdict = deciding.site.decide(
-    next,
-    facts,
-    deciding.nowMs(),
-    uriChanges,
-    deciding.limited,
-    deciding.cache,
-  );
-  return answer(verdict, again);
+  return decideAgain(again, facts, answer);
 }
 
 /** ngx_http_named_location: the request's phases from the named location's REWRITE, its URI kept. */
@@ -119,16 +110,25 @@ export function namedLocation<D extends Decision>(
     );
   const next: Route = { ...deciding.route, handler, locationRegex: null, named: true };
   const facts = new ExchangeFacts(deciding.ctx, deciding.port, deciding.method);
-  const uriChanges = MAX_URI_CHANGES + 1 - redirects;
-  const verdict = deciding.site.decide(
-    next,
+  return decideAgain({ ...deciding, route: next, redirects }, facts, answer);
+}
+
+/** The request's phases run again on `again.route`, with the URI changes it has left. */
+function decideAgain<D extends Decision>(
+  again: Deciding,
+  facts: ExchangeFacts,
+  answer: Answer<D>,
+): D | Decision {
+  const uriChanges = MAX_URI_CHANGES + 1 - (again.redirects ?? 0);
+  const verdict = again.site.decide(
+    again.route,
     facts,
-    deciding.nowMs(),
+    again.nowMs(),
     uriChanges,
-    deciding.limited,
-    deciding.cache,
+    again.limited,
+    again.cache,
   );
-  return answer(verdict, { ...deciding, route: next, redirects });
+  return answer(verdict, again);
 }
 
 /** `decision`, a request finalized with `status`, as the error page the configuration has for it makes it. */
