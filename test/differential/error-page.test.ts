@@ -10,7 +10,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { request } from 'undici';
+import { answerSummary } from '../helpers/answer-summary.ts';
 import { type SideBySide, startSideBySide } from '../helpers/side-by-side.ts';
 import { startUpstream, type TestUpstream } from '../replica/http/harness.ts';
 
@@ -107,16 +107,8 @@ describe('error_page: the replica answers as nginx', () => {
     await Promise.all([both?.stop(), upstream?.close()]);
   });
 
-  async function send(base: string, path: string, method = 'GET'): Promise<string> {
-    const res = await request(`${base}${path}`, { method: method as 'GET' });
-    const body = await res.body.text();
-    const location = res.headers.location;
-    const located = location === undefined ? '' : ` location:${String(location).replace(/:\d+\//, ':PORT/')}`;
-    // nginx's pages name its version; compare statuses and our texts
-    const text = body.includes('<html>')
-      ? `(page ${/<title>([^<]*)</.exec(body)?.[1]})`
-      : JSON.stringify(body);
-    return `${res.statusCode}${located} ${text}`;
+  function send(base: string, path: string, method = 'GET'): Promise<string> {
+    return answerSummary(`${base}${path}`, { method, headers: ['location'] });
   }
 
   test('statuses, Location and bodies', async () => {

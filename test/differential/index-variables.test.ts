@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { request } from 'undici';
+import { answerSummary } from '../helpers/answer-summary.ts';
 import { TempDir } from '../helpers/limitswitch-process.ts';
 import { type SideBySide, startSideBySide } from '../helpers/side-by-side.ts';
 
@@ -80,14 +80,8 @@ describe('index with variables: the replica answers as nginx', () => {
     dir.remove();
   });
 
-  async function send(port: number, path: string): Promise<string> {
-    const res = await request(`http://127.0.0.1:${port}${path}`);
-    const body = await res.body.text();
-    const uri = res.headers['x-uri'];
-    const text = body.includes('<html>')
-      ? `(page ${/<title>([^<]*)</.exec(body)?.[1]})`
-      : JSON.stringify(body);
-    return `${res.statusCode} x-uri:${String(uri)} ${text}`;
+  function send(port: number, path: string): Promise<string> {
+    return answerSummary(`http://127.0.0.1:${port}${path}`, { headers: ['x-uri'] });
   }
 
   test('statuses, X-URI and bodies', async () => {

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { request } from 'undici';
+import { answerSummary } from '../helpers/answer-summary.ts';
 import { type SideBySide, startSideBySide } from '../helpers/side-by-side.ts';
 import { startUpstream, type TestUpstream } from '../replica/http/harness.ts';
 
@@ -62,13 +62,8 @@ describe('limit_except: the replica answers as nginx', () => {
     await Promise.all([both?.stop(), upstream?.close()]);
   });
 
-  async function send(base: string, method: string, path: string): Promise<string> {
-    const res = await request(`${base}${path}`, { method: method as 'GET' });
-    const body = await res.body.text();
-    const text = body.includes('<html>')
-      ? `(page ${/<title>([^<]*)</.exec(body)?.[1]})`
-      : JSON.stringify(body);
-    return `${res.statusCode} ${text}`;
+  function send(base: string, method: string, path: string): Promise<string> {
+    return answerSummary(`${base}${path}`, { method });
   }
 
   test('statuses and bodies per method', async () => {

@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { request } from 'undici';
+import { answerSummary } from '../helpers/answer-summary.ts';
 import { freePort } from '../helpers/free-port.ts';
 import { TempDir } from '../helpers/limitswitch-process.ts';
 import { type SideBySide, startSideBySide } from '../helpers/side-by-side.ts';
@@ -95,18 +95,8 @@ describe('error_page for upstream failures and intercepted answers: the replica 
     dir.remove();
   });
 
-  async function send(base: string, path: string, method = 'GET'): Promise<string> {
-    const res = await request(`${base}${path}`, { method: method as 'GET' });
-    const body = await res.body.text();
-    const location = res.headers.location;
-    const located = location === undefined ? '' : ` location:${String(location)}`;
-    const challenge = res.headers['www-authenticate'];
-    const challenged = challenge === undefined ? '' : ` www-authenticate:${String(challenge)}`;
-    // nginx's own pages name its version; compare their titles
-    const text = body.includes('<html>')
-      ? `(page ${/<title>([^<]*)</.exec(body)?.[1]})`
-      : JSON.stringify(body);
-    return `${res.statusCode}${located}${challenged} ${text}`;
+  function send(base: string, path: string, method = 'GET'): Promise<string> {
+    return answerSummary(`${base}${path}`, { method, headers: ['location', 'www-authenticate'] });
   }
 
   test('statuses, Location and bodies', async () => {

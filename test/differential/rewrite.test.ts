@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { request } from 'undici';
+import { answerSummary } from '../helpers/answer-summary.ts';
 import { TempDir } from '../helpers/limitswitch-process.ts';
 import { type SideBySide, startSideBySide } from '../helpers/side-by-side.ts';
 import { waitFor } from '../helpers/wait-for.ts';
@@ -131,16 +131,8 @@ describe('rewrite, set, break, if: the replica answers as nginx', () => {
     dir.remove();
   });
 
-  async function send(base: string, path: string): Promise<string> {
-    const res = await request(`${base}${path}`);
-    const body = await res.body.text();
-    const location = res.headers.location;
-    const located = location === undefined ? '' : ` location:${String(location).replace(/:\d+\//, ':PORT/')}`;
-    const added = res.headers['x-a'] === undefined ? '' : ` x-a:${res.headers['x-a']}`;
-    const after = res.headers['x-after'] === undefined ? '' : ` x-after:${res.headers['x-after']}`;
-    // nginx's pages name its version; compare statuses and our texts
-    const text = body.includes('<html>') ? '(page)' : body;
-    return `${res.statusCode}${located}${added}${after} ${text}`;
+  function send(base: string, path: string): Promise<string> {
+    return answerSummary(`${base}${path}`, { headers: ['location', 'x-a', 'x-after'] });
   }
 
   test('statuses, Location, bodies and the URI the upstream receives', async () => {
