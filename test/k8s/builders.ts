@@ -106,7 +106,10 @@ export function configMap(
   };
 }
 
-/** The `proxy_set_header` lines NIC's template writes in every proxied location, before `proxy_pass`. */
+/**
+ * The `proxy_set_header` lines NIC's template writes in every proxied location, before `proxy_pass` —
+ * written out from the template here rather than imported, so that the render is checked against it.
+ */
 export const NIC_PROXY_HEADERS = [
   'proxy_set_header Host $host;',
   'proxy_set_header X-Real-IP $remote_addr;',
