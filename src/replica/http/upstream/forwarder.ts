@@ -1,8 +1,8 @@
 /**
  * The request as it goes upstream, held by its exchange (proxy-exchange.ts): the headers sent, the
- * group's servers tried in turn (upstream-tries.ts, which records them for `$upstream_*`),
- * `proxy_send_timeout`, how far the request got with a server (the log's `while …`), and what a failure
- * comes to: nginx's error-log lines, the server's failure counted, the next server, else 502 or 504.
+ * body, `proxy_send_timeout`, and how far each try got with its server (the log's `while …`). The
+ * servers tried in turn and what a failure comes to — nginx's error-log lines, the server's failure
+ * counted, the next server, else 502 or 504 — are forward-tries.ts's.
  *
  * It is the upstream client's handler: the request going out and failing is handled here; the
  * answer's head and body go on to the exchange (`ForwardOwner`), which relays them.
@@ -18,30 +18,16 @@ import { DEFAULT_PROXY_RULES } from '../../../engine/http/proxy-rules.ts';
 import type { ClientBodyStream } from '../contract/client-request.ts';
 import type { ClientFault, ProxyTarget } from '../contract/decision.ts';
 import type { ProgressRecord } from '../contract/request-progress.ts';
-import {
-  asUpstreamFailure,
-  QUEUE_TIMED_OUT,
-  READING_HEADER,
-  serverDisabled,
-  UpstreamFailure,
-} from '../wire/upstream-failure.ts';
+import { UpstreamFailure } from '../wire/upstream-failure.ts';
 import { bodyKeeping, ClientBody } from './client-body.ts';
-import { reportFailedTry } from './failed-try.ts';
-import {
-  againOnSameServer,
-  clientsFailure,
-  mayTryNext,
-  nextAfterStatus,
-  phaseOf,
-  type TryFacts,
-} from './failure-rules.ts';
+import type { Progress } from './failure-rules.ts';
 import { proxyHostOf, type RequestHeaderFacts, upstreamRequestHeaders } from './forward-headers.ts';
 import type { ForwardOwner } from './forward-owner.ts';
+import { ForwardTries, NEXT_SERVER, type TryingForwarder } from './forward-tries.ts';
 import { passedHeaders } from './pass-request.ts';
 import { SendTimeout, type SendWatcher } from './send-timeout.ts';
 import type { UpgradeHandler } from './upgrade-dispatch.ts';
 import type { UpstreamHost, UpstreamPeer } from './upstream-group.ts';
-import type { QueuedRequest } from './upstream-queue.ts';
 import { UpstreamTries } from './upstream-tries.ts';
 
 /** The client side of the request as the forwarder reads it: the head's facts and `$remote_addr`. */
@@ -50,10 +36,7 @@ export interface ForwardedRequest extends RequestHeaderFacts {
   readonly progress?: ProgressRecord; // where the tries are recorded (`$upstream_*`)
 }
 
-/** The abort of a try whose answer `proxy_next_upstream http_NNN` drops. */
-const NEXT_SERVER = new UpstreamFailure('aborted', 'the next upstream is tried');
-
-export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
+export class Forwarder implements TryingForwarder, UpgradeHandler, SendWatcher {
   /** The current try went on a connection that carried requests before (set by the connection). */
   reusedConnection = false;
 
@@ -62,8 +45,8 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
   /** The status of the upstream's answer; 0 until its head arrived. */
   #status = 0;
   #headers: string[] = [];
-  /** The servers it tries (upstream-tries.ts); set when it is forwarded. */
-  #tries: UpstreamTries | null = null;
+  /** The servers it tries and what their failures come to (forward-tries.ts); set when it is forwarded. */
+  #tries: ForwardTries | null = null;
   #path = '';
   #readTimeoutMs: number | undefined = undefined;
   #connectTimeoutMs: number | undefined = undefined;
@@ -77,7 +60,7 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
 
   /** @internal ExchangeHandler: the request's upstream states, told what its connection sees. */
   get tryRecord(): UpstreamTries['record'] {
-    return this.#tries?.record;
+    return this.#tries?.tries.record;
   }
 
   /** The client's connection (the request's socket can be cleared once its body was read). */
@@ -111,11 +94,12 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
     const rules = target.proxyRules ?? DEFAULT_PROXY_RULES;
     // proxy_pass_request_body off: the body stays with the client connection, read and dropped there
     if (!rules.passRequestBody) request.hasBody = false;
-    this.#tries = new UpstreamTries(group, request.progress, rules);
+    this.#path = target.path ?? req.url ?? '/';
+    const tries = new UpstreamTries(group, request.progress, rules);
+    this.#tries = new ForwardTries(this.#owner, this, tries, this.#path);
     // after the tries: `$proxy_host` in a value reads the group they recorded
     const passed = passedHeaders(req.rawHeaders, rules);
     this.#headers = upstreamRequestHeaders(passed, target.proxyHeaders, proxyHostOf(group.name));
-    this.#path = target.path ?? req.url ?? '/';
     this.#readTimeoutMs = target.readTimeoutMs;
     this.#connectTimeoutMs = target.connectTimeoutMs;
     if (request.hasBody) {
@@ -127,7 +111,7 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
         this.#clientFault(code, fault),
       );
       this.#body = body;
-      const streams = timers.requestBuffering ? undefined : () => this.#dispatch();
+      const streams = timers.requestBuffering ? undefined : () => this.#tries!.dispatch();
       body.readWhole(
         bodyKeeping(timers, request.contentLength),
         request.progress,
@@ -136,14 +120,14 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
       );
       return;
     }
-    this.#dispatch();
+    this.#tries.dispatch();
   }
 
   /** The body was read whole: a file's length frames it, and the request goes. */
   #bodyRead(): void {
     const file = this.#body!.file;
     if (file !== null) this.#headers.push('content-length', String(file.bytes));
-    if (this.#owner.forwarding) this.#dispatch();
+    if (this.#owner.forwarding) this.#tries!.dispatch();
   }
 
   /** The body read whole before the request went out: in memory, or its file read afresh; else null. */
@@ -172,41 +156,24 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
     else this.#body?.stop();
   }
 
-  #dispatch(): void {
-    const tries = this.#tries!;
-    const next = tries.next(this);
-    if (next === 'queued') return;
-    if ('message' in next) {
-      if (next.message !== null)
-        this.#owner.report('error', next.message, `http://${tries.group.name}${this.#path}`);
-      this.#owner.upstreamFailed(502);
-      return;
-    }
-    this.#sendTo(next);
-  }
-
-  #sendTo(peer: UpstreamPeer): void {
-    this.#tries!.take(peer);
+  /** @internal TryingForwarder: a try of `peer`, its progress from the start. */
+  sendTo(peer: UpstreamPeer): void {
+    this.#tries!.tries.take(peer);
     this.#abort = null;
+    this.#sent = false;
+    this.#status = 0;
     this.reusedConnection = false;
     this.#owner.send(this, peer, this.#path, this.#headers, this.#readTimeoutMs);
   }
 
-  /** @internal QueuedRequest: a server may be free; the request takes it if the group picks one. */
-  dequeued(): boolean {
-    const peer = this.#tries!.dequeued();
-    if (peer === null) return false;
-    this.#sendTo(peer);
-    return true;
+  /** @internal TryingForwarder: how far the current try got. */
+  get progress(): Progress {
+    return { connected: this.#abort !== null, sent: this.#sent, status: this.#status };
   }
 
-  /** @internal QueuedRequest: no server came free within the queue's `timeout`. */
-  queueTimedOut(): void {
-    const tries = this.#tries!;
-    tries.queueTimedOut();
-    if (this.#owner.done) return;
-    this.#owner.report('error', QUEUE_TIMED_OUT, `http://${tries.group.name}${this.#path}`);
-    this.#owner.upstreamFailed(502);
+  /** @internal TryingForwarder: the body streamed to the server (it cannot be sent again). */
+  get bodyStreamed(): boolean {
+    return this.#request.hasBody && this.#body?.whole !== true;
   }
 
   /**
@@ -214,7 +181,7 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
    * tunnel closed): the server's `max_conns` count drops, and a queued request may take it. Once.
    */
   upstreamEnded(): void {
-    this.#tries?.free();
+    this.#tries?.tries.free();
   }
 
   /** The location's `proxy_connect_timeout` (absent: the upstream options'). */
@@ -224,7 +191,7 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
 
   /** The client went away: the request leaves the queue, or the request to the server is aborted. */
   abortUpstream(): void {
-    if (this.#tries?.leaveQueue(this) === true) return;
+    if (this.#tries?.leaveQueue() === true) return;
     this.#abort?.();
     this.upstreamEnded();
   }
@@ -261,7 +228,7 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
   abandonUpstream(): void {
     this.stopSendTimer();
     this.stopBody();
-    this.#tries?.leaveQueue(this);
+    this.#tries?.leaveQueue();
     this.#abort?.();
     this.upstreamEnded();
   }
@@ -291,64 +258,7 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
     this.stopSendTimer();
     this.upstreamEnded();
     if (this.#owner.done) return;
-    if (err === NEXT_SERVER) {
-      this.#afterStatus();
-      return;
-    }
-    const failure = asUpstreamFailure(err);
-    const clients = clientsFailure(failure, this.#owner.clientSocket?.destroyed === true);
-    if (clients !== null) {
-      this.#owner.clientFault(clients, null);
-      return;
-    }
-    const tries = this.#tries!;
-    const phase = phaseOf(failure, {
-      connected: this.#abort !== null,
-      sent: this.#sent,
-      status: this.#status,
-    });
-    // before the response head nginx hands the failure to ngx_http_upstream_next, which may try the
-    // next server
-    const beforeHead = reportFailedTry(this.#owner, tries, failure, phase, this.#path);
-    const timedOut = failure.timedOut;
-    const facts = this.#tryFacts();
-    if (beforeHead && mayTryNext(failure, phase, facts)) {
-      // nginx gives a request one more try after an error on a cached connection (`peer.cached`):
-      // in a group of one, the same server again (on another connection)
-      tries.failed(againOnSameServer(failure, phase, facts));
-      this.#sent = false;
-      this.#dispatch();
-      return;
-    }
-    this.#owner.upstreamFailed(timedOut ? 504 : 502);
-  }
-
-  /**
-   * `proxy_next_upstream http_NNN` dropped the answer: its server's failure is counted (not for 403 and
-   * 404, nginx's NGX_PEER_NEXT), the next server is tried.
-   */
-  #afterStatus(): void {
-    const tries = this.#tries!;
-    const peer = tries.peer!;
-    if (this.#status !== 403 && this.#status !== 404 && tries.group.markFailed(peer))
-      this.#owner.report('warn', serverDisabled(READING_HEADER), `${peer.origin}${this.#path}`);
-    tries.failed(false);
-    this.#status = 0;
-    this.#sent = false;
-    this.#dispatch();
-  }
-
-  /** What the next-server rules read of this request (failure-rules.ts). */
-  #tryFacts(): TryFacts {
-    return {
-      method: this.#owner.req.method,
-      bodyStreamed: this.#request.hasBody && this.#body?.whole !== true,
-      tried: this.#tries!.count,
-      servers: this.#tries!.group.tries,
-      reusedConnection: this.reusedConnection,
-      rules: this.#tries!.rules,
-      elapsedMs: this.#tries!.elapsedMs,
-    };
+    this.#tries!.failed(err);
   }
 
   // the answer, handed on to the exchange
@@ -361,7 +271,7 @@ export class Forwarder implements QueuedRequest, UpgradeHandler, SendWatcher {
   ): boolean {
     if (statusCode < 200) return true;
     if (this.#owner.done) return false;
-    if (nextAfterStatus(statusCode, this.#tryFacts())) {
+    if (this.#tries!.dropsAnswer(statusCode)) {
       this.#status = statusCode;
       this.#abort?.(NEXT_SERVER);
       return false;
