@@ -34,6 +34,7 @@ import { compileMap } from '../engine/variables/map-variable.ts';
 import type { RequestContext } from '../engine/variables/request-context.ts';
 import { VariableTable } from '../engine/variables/variable-table.ts';
 import { compileAccessLogs } from './compile-access-logs.ts';
+import { compileAnswerRate, compileExpires } from './compile-answer.ts';
 import { compileErrorPages } from './compile-error-pages.ts';
 import { compileProxySetHeaders } from './compile-proxy-headers.ts';
 import { compileScript, type ScriptCompiler, scriptVariables } from './compile-script.ts';
@@ -226,6 +227,7 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
       | 'clientMaxBodyBytes'
       | 'client'
       | 'addHeaders'
+      | 'answer'
       | 'files'
     > &
       Partial<LocationConf>,
@@ -282,6 +284,8 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
     clientMaxBodyBytes: conf.clientMaxBodyBytes,
     client: conf.client,
     addHeaders: compileAddHeaders(conf.addHeaders),
+    expires: compileExpires(conf.answer, variables),
+    answerRate: compileAnswerRate(conf.answer, variables),
     files: compileIndex(conf.files, variables),
   });
 
@@ -327,6 +331,7 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
       clientMaxBodyBytes: conf.clientMaxBodyBytes,
       client: conf.client,
       addHeaders: conf.addHeaders,
+      answer: conf.answer,
       files: conf.files,
     }),
     headerBuffers: {

@@ -12,6 +12,7 @@ import type {
   AccessLogSpec,
   AccessRule,
   AddHeaderSpec,
+  AnswerSpec,
   ApiRateLimitZoneSpec,
   ErrorPageSpec,
   GeoSpec,
@@ -78,6 +79,8 @@ export interface LevelBuilder {
   /** `proxy_next_upstream*`, `proxy_pass_request_*` written at this level. */
   proxyRules: { -readonly [K in keyof ProxyRules]?: ProxyRules[K] } | null;
   addHeaders: AddHeaderSpec[] | null;
+  /** `expires`, `limit_rate`, `limit_rate_after` set at this level (answer-filters.ts). */
+  answer: { -readonly [K in keyof AnswerSpec]?: AnswerSpec[K] };
   rewriteLog: boolean | null;
   errorPages: ErrorPageSpec[] | null;
   recursiveErrorPages: boolean | null;
@@ -226,6 +229,7 @@ export function newLevel(source: SourceRef): LevelBuilder {
     accessLogs: null,
     proxyRules: null,
     addHeaders: null,
+    answer: {},
     rewriteLog: null,
     errorPages: null,
     recursiveErrorPages: null,

@@ -33,7 +33,7 @@ export interface ScriptCompiler {
 export function scriptVariables(steps: readonly RewriteStep[]): string[] {
   const names: string[] = [];
   for (const step of steps) {
-    if (step.op === 'set') names.push(step.variable);
+    if (step.op === 'set' && step.variable !== 'limit_rate') names.push(step.variable);
     else if (step.op === 'rewrite') names.push(...namedCaptures(step.pattern));
     else if (step.op === 'if') {
       if (step.condition.pattern !== null) names.push(...namedCaptures(step.condition.pattern));
@@ -66,6 +66,9 @@ function compileStep(
     case 'rewrite':
       return compileRewrite(step, c.variables);
     case 'set':
+      // $limit_rate is the request's own (ngx_http_variable_set_limit_rate), not a variable's slot
+      if (step.variable === 'limit_rate')
+        return { op: 'set_limit_rate', value: c.variables.compile(step.value) };
       return { op: 'set', slot: c.variables.declare(step.variable), value: c.variables.compile(step.value) };
     case 'break':
       return { op: 'break' };

@@ -8,7 +8,7 @@
  * - `proxy_connect_timeout`, `proxy_read_timeout`, `proxy_send_timeout`: the innermost level wins (60 s);
  *   so does `proxy_http_version` (1.0);
  * - `set_real_ip_from`, `allow`/`deny`, `proxy_set_header` and `add_header`: a level's list is used
- *   only when it has one, else inherited;
+ *   only when it has one, else inherited; `expires`, `limit_rate`, `limit_rate_after`: each the innermost;
  * - `client_max_body_size` (1m), and on servers `client_header_buffer_size` (1k) and
  *   `large_client_header_buffers` (4 8k): the innermost level wins; so does each of the client
  *   connection's timers and buffering settings (client-connection.ts), one by one.
@@ -16,6 +16,7 @@
  * dry run off, header `X-Real-IP`; `listen *:80` and `server_name ""` for a server that has none.
  */
 import { type ClientTimers, NGINX_CLIENT_TIMERS } from '../engine/http/client-timers.ts';
+import { EXPIRES_OFF } from '../engine/http/expires.ts';
 import { DEFAULT_PROXY_RULES, mergeProxyRules, type ProxyRules } from '../engine/http/proxy-rules.ts';
 import { DEFAULT_INDEX, NGINX_DEFAULT_TYPES, type StaticFiles } from '../engine/http/static-files.ts';
 import type { HttpBuilder, LevelBuilder, LocationBuilder, ServerBuilder } from './builders.ts';
@@ -24,6 +25,7 @@ import type {
   AccessLogSpec,
   AccessRule,
   AddHeaderSpec,
+  AnswerSpec,
   EffectiveApiRateLimit,
   EffectiveLimitConn,
   EffectiveLimitReq,
@@ -55,6 +57,7 @@ interface Inherited {
   readonly accessLogs: readonly AccessLogSpec[];
   readonly proxyRules: ProxyRules;
   readonly addHeaders: readonly AddHeaderSpec[];
+  readonly answer: AnswerSpec;
   readonly rewriteLog: boolean;
   readonly errorPages: readonly ErrorPageSpec[];
   readonly recursiveErrorPages: boolean;
@@ -98,6 +101,7 @@ const DEFAULTS: Inherited = {
   accessLogs: [],
   proxyRules: DEFAULT_PROXY_RULES,
   addHeaders: [],
+  answer: { expires: { ...EXPIRES_OFF, value: null }, limitRate: null, limitRateAfter: null },
   rewriteLog: false,
   errorPages: [],
   recursiveErrorPages: false,
@@ -164,6 +168,10 @@ export function inherit(level: LevelBuilder, parent: Inherited): Inherited {
     accessLogs: level.accessLogs ?? parent.accessLogs,
     proxyRules: mergeProxyRules(level.proxyRules, parent.proxyRules),
     addHeaders: level.addHeaders ?? parent.addHeaders,
+    answer:
+      Object.keys(level.answer).length === 0
+        ? parent.answer
+        : Object.freeze({ ...parent.answer, ...level.answer }),
     rewriteLog: level.rewriteLog ?? parent.rewriteLog,
     errorPages: level.errorPages ?? parent.errorPages,
     recursiveErrorPages: level.recursiveErrorPages ?? parent.recursiveErrorPages,
@@ -313,6 +321,7 @@ function buildLocation(location: LocationBuilder, parent: Inherited): LocationCo
     accessLogs: settings.accessLogs,
     proxyRules: settings.proxyRules,
     addHeaders: settings.addHeaders,
+    answer: settings.answer,
     clientMaxBodyBytes: settings.clientMaxBodyBytes,
     client: settings.client,
     files: settings.files,

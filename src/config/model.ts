@@ -10,6 +10,7 @@
 import type { ApiLimiterParameters } from '../engine/api-limiter/api-limiter.ts';
 import type { ComplexValue } from '../engine/complex-value.ts';
 import type { ClientTimers } from '../engine/http/client-timers.ts';
+import type { ExpiresTime } from '../engine/http/expires.ts';
 import type { FileTest } from '../engine/http/if-condition.ts';
 import type { StaticFiles } from '../engine/http/static-files.ts';
 import type { KeyvalType } from '../engine/keyval/keyval-zone.ts';
@@ -149,6 +150,19 @@ export interface AddHeaderSpec {
   readonly name: string;
   readonly value: ComplexValue | null;
   readonly always: boolean;
+}
+
+/** `expires` as written: its kind and time, or (`value`) a value with variables read per request. */
+export interface ExpiresSpec extends ExpiresTime {
+  readonly value: ComplexValue | null;
+}
+
+/** What a level gives its answers beyond `add_header`: `expires`, `limit_rate`, `limit_rate_after`. */
+export interface AnswerSpec {
+  readonly expires: ExpiresSpec;
+  /** A size, or a value with variables; null: not set (no limit). */
+  readonly limitRate: ComplexValue | null;
+  readonly limitRateAfter: ComplexValue | null;
 }
 
 /** `large_client_header_buffers number size;` (default 4 8k). */
@@ -421,6 +435,8 @@ export interface LocationConf {
   readonly proxyRules: ProxyRules;
   /** The `add_header` list in force: a level's own list, else the enclosing level's. */
   readonly addHeaders: readonly AddHeaderSpec[];
+  /** `expires`, `limit_rate`, `limit_rate_after` in force, each the innermost level's. */
+  readonly answer: AnswerSpec;
   /** `client_max_body_size` in force, bytes (default 1m; 0: no limit). */
   readonly clientMaxBodyBytes: number;
   /** The client connection's timers and body buffering in force. */
@@ -464,6 +480,8 @@ export interface ServerConf extends HeaderLimits {
   readonly proxyRules: ProxyRules;
   /** The `add_header` list in force: a level's own list, else the enclosing level's. */
   readonly addHeaders: readonly AddHeaderSpec[];
+  /** `expires`, `limit_rate`, `limit_rate_after` in force, each the innermost level's. */
+  readonly answer: AnswerSpec;
   /** `client_max_body_size` for requests that match no location. */
   readonly clientMaxBodyBytes: number;
   /** The client connection's timers for requests that match no location (and, on the address's

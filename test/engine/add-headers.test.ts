@@ -5,13 +5,22 @@ import { addedFields, addFields, compileAddHeader } from '../../src/engine/http/
 import type { RequestContext } from '../../src/engine/variables/request-context.ts';
 
 const ctx = {} as RequestContext;
+const NO_CLOCK = {
+  nowMs: 0,
+  lastModifiedMs: Number.NaN,
+  httpTime: () => 'never',
+  nextLocalTime: () => 0,
+};
 const line = (name: string, value: string, always = false) =>
   compileAddHeader(name, value === '' ? null : () => value, always);
 
 /** The head after the lines met it, for an answer with `status`. */
 function head(status: number, fields: string[], lines: ReturnType<typeof line>[], own = false): string[] {
   const headers = [...fields];
-  addFields(headers, addedFields(lines, ctx, status), { filterLastModified: own, fieldValue: (v) => v });
+  addFields(headers, addedFields({ addHeaders: lines, expires: null }, ctx, status), {
+    filterLastModified: own,
+    fieldValue: (v) => v,
+  });
   return headers;
 }
 
@@ -60,5 +69,29 @@ describe('add_header fields', () => {
       'etag',
       '"2"',
     ]);
+  });
+
+  test("expires: the answer's first Cache-Control written over, the others dropped, its last Expires replaced; add_header after", () => {
+    const filters = {
+      addHeaders: [line('Cache-Control', 'private')],
+      expires: { kind: 'epoch' as const, timeS: 0, value: null },
+    };
+    const fields = ['Cache-Control', 'a', 'Expires', 'x', 'X-Up', 'u', 'cache-control', 'b', 'Expires', 'y'];
+    const added = addedFields(filters, ctx, 200, NO_CLOCK);
+    addFields(fields, added, { filterLastModified: false, fieldValue: (v) => v });
+    assert.deepEqual(fields, [
+      'Cache-Control',
+      'no-cache',
+      'Expires',
+      'x',
+      'X-Up',
+      'u',
+      'Expires',
+      'Thu, 01 Jan 1970 00:00:01 GMT',
+      'Cache-Control',
+      'private',
+    ]);
+    // not on an answer nginx deems unsafe
+    assert.deepEqual(addedFields(filters, ctx, 404, NO_CLOCK), []);
   });
 });

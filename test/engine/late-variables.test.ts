@@ -94,6 +94,48 @@ describe('late variables', () => {
     assert.equal(read('sent_http_connection', progress({ status: 101, keepAlive: true })), 'upgrade');
   });
 
+  test('$sent_http_NAME: the first field so named; Cache-Control and Link all joined; Server and Date never', () => {
+    const sent = progress({
+      sentHeaders: [
+        'Server',
+        'nginx',
+        'Cache-Control',
+        'max-age=3600',
+        'X-Two-Words',
+        'a',
+        'x-two-words',
+        'b',
+        'Cache-Control',
+        'private',
+        'Link',
+        '</a>',
+        'Link',
+        '</b>',
+        'Date',
+        'today',
+      ],
+    });
+    assert.equal(read('sent_http_cache_control', sent), 'max-age=3600, private');
+    assert.equal(read('sent_http_link', sent), '</a>, </b>');
+    assert.equal(read('sent_http_x_two_words', sent), 'a');
+    assert.equal(read('sent_http_server', sent), '');
+    assert.equal(read('sent_http_date', sent), '');
+    assert.equal(read('sent_http_cache_control', progress({})), '');
+  });
+
+  test("$limit_rate: `set $limit_rate`'s, else the rate the answer went at, else 0", () => {
+    assert.equal(read('limit_rate', progress({})), '0');
+    assert.equal(read('limit_rate', progress({ limitRate: 40960 })), '40960');
+    const table = new VariableTable();
+    const get = table.reader('limit_rate');
+    const facts = { method: 'GET', scheme: 'http', target: '/', headers: {} } as unknown as RequestFacts;
+    const ctx = newRequestContext(facts, { uri: '/', args: '', hasArgs: false }, 'h', 'h', 0, table.slots);
+    ctx.limitRate = 1024;
+    assert.equal(get(ctx), '1024');
+    ctx.limitRate = 2048;
+    assert.equal(get(ctx), '2048');
+  });
+
   test('read afresh each time', () => {
     const table = new VariableTable();
     const get = table.reader('upstream_status');

@@ -91,9 +91,10 @@ function readSet(d: Directive, scope: Scope): RewriteStep {
   const name = variableName(d.args[0]!, d);
   const http = httpOf(scope);
   if (isBuiltinVariable(name)) {
-    // nginx lets `set` change $args and $limit_rate; the replica's are read-only
-    if (name === 'args' || name === 'limit_rate')
-      throw configError(`"set $${name}" is not supported by limitswitch`, d);
+    // $limit_rate sets the answer's rate; nginx lets `set` change $args too, the replica's is read-only
+    if (name === 'limit_rate')
+      return { op: 'set', variable: name, value: complexValue(d.args[1]!, d, scope) };
+    if (name === 'args') throw configError(`"set $${name}" is not supported by limitswitch`, d);
     throw configError(`the duplicate "${name}" variable`, d);
   }
   if (!http.variables.has(name)) defineVariable(name, {}, d, scope);

@@ -98,12 +98,6 @@ function etag(d: Directive): void {
   throw configError('"etag off" is not supported by limitswitch (only "on", the default)', d);
 }
 
-/** `expires off` is nginx's default; Expires and Cache-Control set by it are not written. */
-function expires(d: Directive): void {
-  if (d.args.length === 1 && d.args[0] === 'off') return;
-  throw configError('"expires" is not supported by limitswitch (only "expires off", the default)', d);
-}
-
 const HSL = ['http', 'server', 'location'] as const;
 
 export const staticFilesDirectives: readonly DirectiveSpec[] = [
@@ -114,5 +108,4 @@ export const staticFilesDirectives: readonly DirectiveSpec[] = [
   { name: 'types', contexts: HSL, block: true, args: [0], handle: types },
   { name: 'autoindex', contexts: HSL, args: [1], handle: autoindex },
   { name: 'etag', contexts: HSL, args: [1], handle: etag },
-  { name: 'expires', contexts: HSL, args: [1, 2], handle: expires },
 ];

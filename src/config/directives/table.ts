@@ -3,6 +3,7 @@
  * (`server` in http is a block, in upstream a line), told apart by context as nginx does.
  */
 import { addHeaderDirectives } from './add-header.ts';
+import { answerFilterDirectives } from './answer-filters.ts';
 import { apiRateLimitDirectives } from './api-rate-limit.ts';
 import { clientDirectives } from './client.ts';
 import { clientConnectionDirectives } from './client-connection.ts';
@@ -49,6 +50,7 @@ for (const spec of [
   ...realIpAccessDirectives,
   ...proxyDirectives,
   ...addHeaderDirectives,
+  ...answerFilterDirectives,
   ...clientDirectives,
   ...clientConnectionDirectives,
   ...staticFilesDirectives,

@@ -5,9 +5,8 @@
  */
 
 export const UNSUPPORTED_DIRECTIVES: ReadonlySet<string> = new Set([
-  // other limits
-  'limit_rate',
-  'limit_rate_after',
+  // reading from the upstream server at a rate (the client's answer has limit_rate)
+  'proxy_limit_rate',
   // TLS settings the replica does not honour (the rest: directives/ssl.ts)
   'ssl',
   'ssl_buffer_size',

@@ -27,12 +27,27 @@ export interface CompiledAccessLog {
   readonly condition: VariableGetter | null;
 }
 
+/**
+ * The variables nginx always finds, whose empty value is written as it is: `$uri` of a request
+ * whose target it could not read (its 400) is empty, not `-`.
+ */
+const ALWAYS_FOUND: ReadonlySet<string> = new Set(['uri', 'document_uri']);
+
+/** An empty value of `read` written as nothing: a text part the line evaluates. */
+function foundEvenEmpty(read: VariableGetter): VariableGetter & { readonly found: true } {
+  return Object.assign((ctx: Parameters<VariableGetter>[0]) => read(ctx), { found: true as const });
+}
+
 /** A format's parts over `variables` (an unknown variable throws RL_ERR_UNKNOWN_VARIABLE). */
 export function compileLogParts(
   parts: readonly LogFormatPart[],
   variables: VariableTable,
 ): (string | VariableGetter)[] {
-  return parts.map((part) => ('text' in part ? part.text : variables.reader(part.variable)));
+  return parts.map((part) => {
+    if ('text' in part) return part.text;
+    const read = variables.reader(part.variable);
+    return ALWAYS_FOUND.has(part.variable) ? foundEvenEmpty(read) : read;
+  });
 }
 
 /**
@@ -71,7 +86,7 @@ export function accessLogLines(
         const value = part(ctx);
         // a value not found: `-`, or nothing in a JSON format
         if (value !== '') line += escaped(value, log.escape);
-        else if (log.escape !== 'json') line += '-';
+        else if (log.escape !== 'json' && !('found' in part)) line += '-';
       }
     }
     lines.push({ path: log.path, line: `${line}\n` });

@@ -2,11 +2,14 @@
  * `add_header` as ngx_http_headers_filter adds it, once the answer's head is known: only to answers
  * with a status nginx deems safe unless `always`, each value evaluated for the request, an empty value
  * adding nothing, a name already present added again. `ETag` and `Last-Modified` have their own
- * handlers there: they replace the answer's field, and an empty value removes it.
+ * handlers there: they replace the answer's field, and an empty value removes it. `expires` goes
+ * first (expires.ts); the answer's rate (answer-rate.ts) is bound with the lines, to the same request.
  */
 
 import type { RequestContext } from '../variables/request-context.ts';
 import type { VariableGetter } from '../variables/variable-table.ts';
+import { type AnswerRate, answerRate, type CompiledAnswerRate } from './answer-rate.ts';
+import { type AnswerClock, type CompiledExpires, expiresFields } from './expires.ts';
 
 /** One `add_header` line, compiled. */
 export interface CompiledAddHeader {
@@ -23,11 +26,25 @@ export interface AddedField {
   readonly name: string;
   readonly value: string;
   readonly replaces: boolean;
+  /** `expires`'s Cache-Control: written over the answer's first such field, the others dropped. */
+  readonly sole?: boolean;
 }
 
-/** The `add_header` lines in force for one request, bound to it; asked once the status is known. */
+/**
+ * The `add_header` lines, `expires` and the rate in force for one request, bound to it: asked once
+ * the status is known (with the answer's clock, for `expires`), and when the body starts.
+ */
 export interface AnswerHeaders {
-  forStatus(status: number): readonly AddedField[];
+  forStatus(status: number, clock?: AnswerClock): readonly AddedField[];
+  /** The rate of the answer's body; `setRate`: an upstream's X-Accel-Limit-Rate, else none (null). */
+  rate(setRate: number | null): AnswerRate;
+}
+
+/** What a location gives every answer (location-handler.ts). */
+export interface AnswerFilters {
+  readonly addHeaders: readonly CompiledAddHeader[];
+  readonly expires: CompiledExpires | null;
+  readonly answerRate: CompiledAnswerRate;
 }
 
 /** The statuses ngx_http_headers_filter adds to without `always`. */
@@ -44,24 +61,36 @@ export function compileAddHeader(
   return { name, value, always, replaces: REPLACING.has(name.toLowerCase()) };
 }
 
-/** The lines bound to the request's context; null when there are none. */
-export function bindAddHeaders(
-  lines: readonly CompiledAddHeader[],
-  ctx: RequestContext,
-): AnswerHeaders | null {
-  if (lines.length === 0) return null;
-  return { forStatus: (status) => addedFields(lines, ctx, status) };
+/** The filters bound to the request's context; null when they would do nothing. */
+export function bindAddHeaders(filters: AnswerFilters, ctx: RequestContext): AnswerHeaders | null {
+  const { addHeaders, expires, answerRate: rate } = filters;
+  const rated = rate.limitRate !== null || rate.limitRateAfter !== null || ctx.limitRate !== null;
+  if (addHeaders.length === 0 && expires === null && !rated) return null;
+  return {
+    forStatus: (status, clock) => addedFields(filters, ctx, status, clock),
+    rate: (setRate) => answerRate(rate, ctx, setRate ?? ctx.limitRate),
+  };
 }
 
-/** What the lines add to an answer with `status`, in their order. */
+/** What the filters add to an answer with `status`: `expires`'s fields, then the lines in their order. */
 export function addedFields(
-  lines: readonly CompiledAddHeader[],
+  filters: Pick<AnswerFilters, 'addHeaders' | 'expires'>,
   ctx: RequestContext,
   status: number,
+  clock?: AnswerClock,
 ): AddedField[] {
   const safe = SAFE_STATUSES.has(status);
   const fields: AddedField[] = [];
-  for (const line of lines) {
+  const expires =
+    safe && filters.expires !== null && clock !== undefined
+      ? expiresFields(filters.expires, ctx, clock)
+      : null;
+  if (expires !== null) {
+    // ngx_http_set_expires: the answer's Expires (the last, which headers_out points at) is replaced
+    fields.push({ name: 'Expires', value: expires.expires, replaces: true });
+    fields.push({ name: 'Cache-Control', value: expires.cacheControl, replaces: true, sole: true });
+  }
+  for (const line of filters.addHeaders) {
     if (!safe && !line.always) continue;
     const value = line.value === null ? '' : line.value(ctx);
     if (value === '' && !line.replaces) continue;
@@ -90,7 +119,12 @@ export function addFields(headers: string[], added: readonly AddedField[], writi
   const { filterLastModified, fieldValue } = writing;
   for (const field of added) {
     const value = fieldValue(field.value);
-    let at = field.replaces ? lastIndexOfName(headers, field.name) : -1;
+    let at =
+      field.sole === true
+        ? firstOnly(headers, field.name)
+        : field.replaces
+          ? lastIndexOfName(headers, field.name)
+          : -1;
     if (at !== -1 && filterLastModified && field.name.toLowerCase() === 'last-modified') {
       headers.splice(at, 2);
       at = -1;
@@ -100,6 +134,20 @@ export function addFields(headers: string[], added: readonly AddedField[], writi
     } else if (value === '') headers.splice(at, 2);
     else headers.splice(at, 2, field.name, value);
   }
+}
+
+/** Drops every field named `name` but the first, whose index it gives (-1: none). */
+function firstOnly(headers: string[], name: string): number {
+  const lower = name.toLowerCase();
+  let first = -1;
+  for (let i = 0; i < headers.length; ) {
+    if (headers[i]!.toLowerCase() !== lower) i += 2;
+    else if (first === -1) {
+      first = i;
+      i += 2;
+    } else headers.splice(i, 2);
+  }
+  return first;
 }
 
 function lastIndexOfName(headers: readonly string[], name: string): number {

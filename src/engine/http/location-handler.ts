@@ -13,8 +13,10 @@ import type { RequestContext } from '../variables/request-context.ts';
 import type { VariableGetter } from '../variables/variable-table.ts';
 import type { CompiledAccessLog } from './access-log.ts';
 import type { CompiledAddHeader } from './add-headers.ts';
+import type { CompiledAnswerRate } from './answer-rate.ts';
 import type { ClientTimers } from './client-timers.ts';
 import type { ErrorPages } from './error-pages.ts';
+import type { CompiledExpires } from './expires.ts';
 import type { ProxyHeaders } from './proxy-headers.ts';
 import type { ProxyRules } from './proxy-rules.ts';
 import type { RewriteScript } from './rewrite-script.ts';
@@ -84,6 +86,10 @@ export interface LocationHandler {
   readonly client: ClientTimers;
   /** The `add_header` lines in force, for every answer given under this handler. */
   readonly addHeaders: readonly CompiledAddHeader[];
+  /** `expires` in force; null: off. */
+  readonly expires: CompiledExpires | null;
+  /** `limit_rate` and `limit_rate_after` in force. */
+  readonly answerRate: CompiledAnswerRate;
   /** What the location answers from disk when it neither proxies nor returns (static-files.ts). */
   readonly files: StaticFiles;
 }

@@ -58,7 +58,7 @@ export function runPhases(
   const handler = state.handler;
   const rerouted = state.rewritten || handler !== route.handler ? reroute(route, ctx, state) : undefined;
   if (end.kind !== 'content') {
-    const added = bindAddHeaders(handler.addHeaders, ctx);
+    const added = bindAddHeaders(handler, ctx);
     const verdict =
       end.kind === 'tooLarge'
         ? tooLarge(end.length, added)
@@ -94,7 +94,7 @@ function limitPhases(
 ): Verdict {
   const nowMs = ctx.nowMs;
   (ctx.facts as RealIpAt).realIpAt?.(handler.realIp);
-  const added = bindAddHeaders(handler.addHeaders, ctx);
+  const added = bindAddHeaders(handler, ctx);
   let status: LimitReqStatus = '';
   let zone: string | null = null;
   let logs: readonly LogLine[] = rewriteLogs;

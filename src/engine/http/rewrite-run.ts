@@ -3,6 +3,7 @@
  * a `rewrite` with a flag or a redirect) or they run out. A `return` or a redirect answers.
  */
 
+import { parseSize } from '../scalar-values.ts';
 import type { RequestContext } from '../variables/request-context.ts';
 import { runRewrite } from './rewrite-regex.ts';
 import type { RewriteCode, ScriptAnswer, ScriptState } from './rewrite-script.ts';
@@ -34,6 +35,13 @@ function run<H>(
       case 'set':
         ctx.cache[code.slot] = code.value(ctx);
         break;
+      case 'set_limit_rate': {
+        const value = code.value(ctx);
+        const rate = parseSize(value);
+        if (rate !== null) ctx.limitRate = rate;
+        else state.logs.push({ level: 'error', message: `invalid $limit_rate "${value}"` });
+        break;
+      }
       case 'break':
         // ngx_http_script_break_code
         if (state.uriChanged) {

@@ -50,6 +50,12 @@ export interface SetCode {
   readonly value: VariableGetter;
 }
 
+/** `set $limit_rate value` (ngx_http_variable_set_limit_rate): the answer's rate, a size. */
+export interface SetLimitRateCode {
+  readonly op: 'set_limit_rate';
+  readonly value: VariableGetter;
+}
+
 /** `break`. */
 export interface BreakCode {
   readonly op: 'break';
@@ -70,7 +76,13 @@ export interface IfCode<H> {
   readonly handler: H | null;
 }
 
-export type RewriteCode<H> = RewriteRegexCode | SetCode | BreakCode | ReturnCode | IfCode<H>;
+export type RewriteCode<H> =
+  | RewriteRegexCode
+  | SetCode
+  | SetLimitRateCode
+  | BreakCode
+  | ReturnCode
+  | IfCode<H>;
 
 /** A level's script and its `rewrite_log`. */
 export interface RewriteScript<H> {

@@ -71,6 +71,18 @@ export class Router {
   }
 
   /**
+   * A request whose target nginx could not read (its 400): the address's default server, at its
+   * server level, with no URI — what the log phase logs it under (`$uri` empty). Null: none listens.
+   */
+  badTargetRoute(serverAddr: string, port: number): Route | null {
+    const server = this.#selector.defaultServer(serverAddr, port);
+    if (server === null) return null;
+    const serverName = serverNameOf(server);
+    const target = { uri: '', args: '', hasArgs: false };
+    return { server, handler: server.handler, target, host: serverName, serverName, locationRegex: null };
+  }
+
+  /**
    * `normalizeHost`, remembering the last header: requests in a row mostly carry the same `Host`, and
    * the remembered result is one string whose hash the name lookups already know.
    */

@@ -13,6 +13,7 @@ import type { PriorityLevel } from '../priority/priority-level.ts';
 import type { RequestContext, RequestFacts } from '../variables/request-context.ts';
 import type { VariableTable } from '../variables/variable-table.ts';
 import { type AnswerHeaders, bindAddHeaders } from './add-headers.ts';
+import { NO_ANSWER_RATE } from './answer-rate.ts';
 import { ServerSelector } from './find-server.ts';
 import { HeadRefusals, type RefusedHead } from './head-refusal.ts';
 import { resumePhases, routeContext, runPhases, unroutable } from './phases.ts';
@@ -69,6 +70,11 @@ export class Site {
     return this.#router.route(target, hostHeader, serverAddr, port);
   }
 
+  /** The route a request with a target nginx cannot read is logged under (route.ts). */
+  badTargetRoute(serverAddr: string, port: number): Route | null {
+    return this.#router.badTargetRoute(serverAddr, port);
+  }
+
   /**
    * What nginx refuses of a request head (too large, bad version, a second or invalid Host, …; see
    * request-head.ts), before routing; null for a head it reads.
@@ -119,8 +125,9 @@ export class Site {
     nowMs: number,
     cache?: (string | undefined)[],
   ): AnswerHeaders | null {
-    if (route.handler.addHeaders.length === 0) return null;
-    return bindAddHeaders(route.handler.addHeaders, this.requestContext(route, facts, nowMs, cache));
+    const { addHeaders, expires, answerRate } = route.handler;
+    if (addHeaders.length === 0 && expires === null && answerRate === NO_ANSWER_RATE) return null;
+    return bindAddHeaders(route.handler, this.requestContext(route, facts, nowMs, cache));
   }
 
   /** The request's variables at a location it is answered in without its phases. */

@@ -1,7 +1,7 @@
 /**
  * The variables whose values come after the decision (request-progress.ts): the upstream module's
  * `$upstream_*`, and `$request_time`, `$status`, `$connection`, `$connection_requests`,
- * `$connection_time`, `$body_bytes_sent`, `$time_local`, `$time_iso8601`, `$request`, `$remote_user`. nginx marks them all non-cacheable: each read sees the request as it is then.
+ * `$connection_time`, `$body_bytes_sent`, `$time_local`, `$time_iso8601`, `$request`, `$remote_user`, `$limit_rate`. nginx marks them all non-cacheable: each read sees the request as it is then.
  */
 
 import type { RequestContext } from './request-context.ts';
@@ -10,6 +10,7 @@ import {
   joinStates,
   type RequestProgress,
   secondsText,
+  sentHeaderValue,
   setCookieValue,
   type UpstreamState,
 } from './request-progress.ts';
@@ -56,6 +57,8 @@ export const LATE_VARIABLES: Readonly<Record<string, Getter>> = {
   request: (ctx) => `${ctx.facts.method} ${ctx.facts.target} ${ctx.facts.protocol ?? 'HTTP/1.1'}`,
   // no auth_basic here: never found
   remote_user: () => '',
+  // `set $limit_rate`'s, else the rate the answer is written at (ngx_http_variable_request_get_size)
+  limit_rate: (ctx) => String(ctx.limitRate ?? progress(ctx)?.limitRate ?? 0),
   // known once the answer is out: ngx_http_variable_sent_connection, _sent_keep_alive
   sent_http_connection: (ctx) => {
     const done = progress(ctx);
@@ -68,8 +71,11 @@ export const LATE_VARIABLES: Readonly<Record<string, Getter>> = {
   },
 };
 
-/** The families: `$upstream_http_NAME` (the answer's field), `$upstream_cookie_NAME` (its Set-Cookie). */
-export const LATE_VARIABLE_PREFIXES: readonly string[] = ['upstream_http_', 'upstream_cookie_'];
+/**
+ * The families: `$upstream_http_NAME` (the answer's field), `$upstream_cookie_NAME` (its Set-Cookie),
+ * `$sent_http_NAME` (the client answer's field).
+ */
+export const LATE_VARIABLE_PREFIXES: readonly string[] = ['upstream_http_', 'upstream_cookie_', 'sent_http_'];
 
 /** The getter of a late variable (exact or of a family), or undefined. */
 export function lateGetter(name: string): Getter | undefined {
@@ -78,6 +84,10 @@ export function lateGetter(name: string): Getter | undefined {
   if (name.startsWith('upstream_http_')) {
     const wanted = name.slice(14).toLowerCase();
     return (ctx) => headerByVariableName(progress(ctx)?.upstreamHeaders ?? null, wanted);
+  }
+  if (name.startsWith('sent_http_')) {
+    const wanted = name.slice(10).toLowerCase();
+    return (ctx) => sentHeaderValue(progress(ctx)?.sentHeaders ?? null, wanted);
   }
   if (name.startsWith('upstream_cookie_')) {
     const cookie = name.slice(16);

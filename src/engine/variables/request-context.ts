@@ -106,6 +106,8 @@ export interface RequestContext {
   limitReqStatus: LimitReqStatus;
   /** `$limit_conn_status` once the handler ran. */
   limitConnStatus: LimitConnStatus;
+  /** `set $limit_rate`'s rate in bytes/s (nginx's `r->limit_rate` once `limit_rate_set`); null: not set. */
+  limitRate: number | null;
   /** Variable slot → cached value. */
   readonly cache: (string | undefined)[];
   /**
@@ -141,6 +143,7 @@ export function newRequestContext(
     nowMs,
     limitReqStatus: '',
     limitConnStatus: '',
+    limitRate: null,
     // an internal redirect keeps the request's variables (r->variables)
     cache: cache ?? new Array<string | undefined>(slots),
     lastMatch: null,

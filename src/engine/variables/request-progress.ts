@@ -49,9 +49,13 @@ export interface RequestProgress {
   readonly elapsedMs: number;
   /** The answer's status once its head is known; 0 before. */
   readonly status: number;
+  /** The answer's head as written to the client (`$sent_http_*`), `[name, value, …]`; null before. */
+  readonly sentHeaders?: readonly string[] | null;
   /** `$proxy_host` and `$proxy_port`: the `proxy_pass` target's host (with its port unless 80), its port. */
   readonly proxyHost?: string;
   readonly proxyPort?: string;
+  /** The answer's body rate, bytes/s, once its writing began (`$limit_rate` then); 0: none. */
+  readonly limitRate?: number;
   /** `$body_bytes_sent` once the answer is out. */
   readonly bodyBytesSent?: number;
   /** Once the answer is out: the connection stays open; the `Keep-Alive: timeout=` value sent, s (null: none). */
@@ -103,6 +107,23 @@ export function headerByVariableName(headers: readonly string[] | null, wanted: 
       return headers[i + 1]!;
   }
   return '';
+}
+
+/** The fields ngx_http_header_filter writes itself, outside `r->headers_out.headers`: never found. */
+const FILTER_WRITTEN: ReadonlySet<string> = new Set(['server', 'date']);
+
+/**
+ * `$sent_http_NAME` (ngx_http_variable_unknown_header_out): the first field of the answer's head so
+ * named; `Cache-Control` and `Link` all of theirs joined with `, ` (ngx_http_variable_headers).
+ */
+export function sentHeaderValue(headers: readonly string[] | null, wanted: string): string {
+  if (headers === null || FILTER_WRITTEN.has(wanted)) return '';
+  if (wanted !== 'cache_control' && wanted !== 'link') return headerByVariableName(headers, wanted);
+  const values: string[] = [];
+  for (let i = 0; i < headers.length; i += 2) {
+    if (headers[i]!.toLowerCase().replaceAll('-', '_') === wanted) values.push(headers[i + 1]!);
+  }
+  return values.join(', ');
 }
 
 /** ngx_http_parse_set_cookie_lines: `name`'s value in the first `Set-Cookie` line that starts with it. */

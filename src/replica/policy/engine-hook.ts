@@ -81,6 +81,13 @@ function routeOf(site: Site, ctx: DownstreamRequest, port: number): Route | null
   return site.route(ctx.req.url ?? '/', ctx.host, ctx.req.socket.localAddress ?? '', port);
 }
 
+/** nginx's 400 for a target it cannot read, logged at the address's default server. */
+function badTarget(site: Site, ctx: DownstreamRequest, port: number): RoutedDecision {
+  const route = site.badTargetRoute(ctx.req.socket.localAddress ?? '', port);
+  if (route !== null) noteForAccessLog(ctx, site, route, new ExchangeFacts(ctx, port));
+  return BAD_REQUEST;
+}
+
 export function engineHook(options: EngineHookOptions): DecideHook<RoutedDecision> {
   const now = options.nowMs;
   const decide = (ctx: DownstreamRequest): RoutedDecision => {
@@ -92,7 +99,7 @@ export function engineHook(options: EngineHookOptions): DecideHook<RoutedDecisio
       return refusal(refused.fault.code);
     }
     const route = routeOf(site, ctx, options.port);
-    if (route === null) return BAD_REQUEST;
+    if (route === null) return badTarget(site, ctx, options.port);
     if (options.ssl === true) {
       const refused = tlsRefusal(ctx, route);
       if (refused !== null) {

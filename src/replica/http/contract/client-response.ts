@@ -20,6 +20,8 @@ export interface ClientResponse {
    * the `Keep-Alive: timeout=` sent), where the writer asks (the replica's own).
    */
   idleUnder?(timers: ClientTimers): void;
+  /** The head's bytes once made, where the writer knows them (the replica's own): limit_rate counts them. */
+  readonly headBytes?: number;
   writeHead(status: number, reason: string, headers: string[]): unknown;
   writeContinue(): void;
   write(chunk: Buffer, callback?: WriteCallback): boolean;

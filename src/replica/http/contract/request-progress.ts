@@ -11,9 +11,11 @@ export class ProgressRecord implements RequestProgress {
   readonly upstreamStates: UpstreamState[] = [];
   upstreamHeaders: readonly string[] | null = null;
   status = 0;
+  sentHeaders: readonly string[] | null = null;
   proxyHost = '';
   proxyPort = '';
   bodyBytesSent = 0;
+  limitRate = 0;
   keepAlive = false;
   keepAliveHeaderS: number | null = null;
   /** The body read whole into memory, and the file one went to instead (`$request_body`, `$request_body_file`). */

@@ -6,16 +6,14 @@
  * while the client takes nothing, and `$body_bytes_sent` counted. The exchange (proxy-exchange.ts)
  * decides when; this writes.
  */
-import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { AnswerHeaders } from '../../../engine/http/add-headers.ts';
-import type { ClientTimers } from '../../../engine/http/client-timers.ts';
 import { keepAliveDisabled } from '../../../engine/http/keepalive-disable.ts';
+import { loopClock } from '../../../shared/clock.ts';
 import type { ClientConnection } from '../contract/client-connection.ts';
 import type { ClientResponse } from '../contract/client-response.ts';
-import type { ClientRequestHead } from '../contract/decision.ts';
-import { containFault, failpoint } from '../contract/fault-boundary.ts';
-import type { ProgressRecord } from '../contract/request-progress.ts';
+import { containFault } from '../contract/fault-boundary.ts';
+import { upstreamLimitRate } from '../upstream/accel-limit-rate.ts';
 import { clientResponseHeaders } from '../upstream/forward-headers.ts';
 import type { AnswerSink } from '../upstream/forward-owner.ts';
 import { addAnswerHeaders } from '../wire/added-fields.ts';
@@ -23,48 +21,11 @@ import { isPooledBodyChunk, releaseBodyChunk } from '../wire/body-buffers.ts';
 import { pageAnswer, returnAnswer, serverValue } from '../wire/own-answer-head.ts';
 import { respellNginxFields } from '../wire/relayed-head.ts';
 import { statusReason, wireStatus } from '../wire/status-pages.ts';
+import { type AnswerRules, onResponseClose, onSendTimeout, type ResponseWatcher } from './answer-rules.ts';
 import { lingerOnClose } from './lingering-close.ts';
+import { type BodyOut, PacedBody } from './paced-body.ts';
 
-/** What the responder reads of its exchange as an answer goes out. */
-export interface AnswerRules {
-  /** The client connection's timers of the request's location. */
-  readonly timers: ClientTimers;
-  /** A graceful close began: the answer says `Connection: close`. */
-  readonly closing: boolean;
-  /** The client connection, while the exchange has it. */
-  readonly clientSocket: Socket | null;
-  /** The request answered (its method and User-Agent lines for `keepalive_disable`); its `$status`. */
-  readonly req: ClientRequestHead;
-  readonly downstream: { readonly progress: ProgressRecord };
-  /** `send_timeout` passed with the client taking nothing. */
-  clientSendTimedOut(): void;
-}
-
-/** Hears the response's end, or a client that went away before it. */
-export interface ResponseWatcher {
-  responseClosed(): void;
-  readonly clientSocket: Socket | null;
-}
-
-function onResponseClose(watcher: ResponseWatcher): void {
-  try {
-    failpoint('client');
-    watcher.responseClosed();
-  } catch (error) {
-    const socket = watcher.clientSocket;
-    containFault('client', error, socket, socket);
-  }
-}
-
-function onSendTimeout(rules: AnswerRules): void {
-  try {
-    failpoint('timer');
-    rules.clientSendTimedOut();
-  } catch (error) {
-    const socket = rules.clientSocket;
-    containFault('timer', error, socket, socket);
-  }
-}
+export type { AnswerRules };
 
 export class Responder implements AnswerSink {
   readonly res: ClientResponse;
@@ -90,6 +51,10 @@ export class Responder implements AnswerSink {
   #expectsContinue = false;
   /** `send_timeout`'s timer, while the client takes nothing. */
   #sendWatch: NodeJS.Timeout | null = null;
+  /** Where the body goes once the head is out: the response, or `limit_rate`'s pacing before it. */
+  #out: BodyOut | null = null;
+  /** The upstream's `X-Accel-Limit-Rate` (ngx_http_upstream_process_limit_rate); null: none. */
+  #upstreamRate: number | null = null;
 
   constructor(res: ClientResponse, h2: boolean, connection: ClientConnection, rules: AnswerRules) {
     this.res = res;
@@ -154,7 +119,7 @@ export class Responder implements AnswerSink {
     if (body === null) res.end();
     else {
       this.bodyBytes += typeof body === 'string' ? Buffer.byteLength(body) : body.length;
-      res.end(body);
+      this.#bodyOut().end(body);
     }
     this.#watchSendEnd();
   }
@@ -171,18 +136,19 @@ export class Responder implements AnswerSink {
       this.#watchSendEnd();
       return;
     }
+    const out = this.#bodyOut();
     res.once('close', () => body.destroy());
     body.on('error', () => res.destroy());
     body.on('end', () => {
-      res.end();
+      out.end();
       this.#watchSendEnd();
     });
     body.on('data', (chunk: Buffer) => {
       this.bodyBytes += chunk.length;
-      if (res.write(chunk)) return;
+      if (out.write(chunk)) return;
       body.pause();
       this.#watchSend();
-      res.once('drain', () => {
+      out.once('drain', () => {
         this.#unwatchSend();
         body.resume();
       });
@@ -208,6 +174,7 @@ export class Responder implements AnswerSink {
     this.#statusText = this.#errStatus === 0 ? statusText : '';
     this.#resume = resume;
     const added = this.#added;
+    this.#upstreamRate = upstreamLimitRate(rawHeaders);
     const headers = clientResponseHeaders(rawHeaders);
     respellNginxFields(headers);
     // nginx's own Server goes with a relayed answer too (the server's is not relayed)
@@ -221,8 +188,10 @@ export class Responder implements AnswerSink {
    * `own`: an answer of the replica's, not a server's (added-fields.ts).
    */
   addHeaders(status: number, headers: string[], own = false): void {
-    this.#rules.downstream.progress.status = status;
-    addAnswerHeaders(headers, this.#answerHeaders, status, own);
+    const progress = this.#rules.downstream.progress;
+    progress.status = status;
+    addAnswerHeaders(headers, this.#answerHeaders, status, own, loopClock.nowMs());
+    progress.sentHeaders = headers;
   }
 
   /** The head goes out now, with the body chunk that waited for it. */
@@ -250,7 +219,7 @@ export class Responder implements AnswerSink {
     this.bodyBytes += chunk.length;
     if (this.#write(chunk)) return true;
     const resume = this.#resume!;
-    res.once('drain', () => this.#resumeUpstream(resume));
+    this.#bodyOut().once('drain', () => this.#resumeUpstream(resume));
     this.#watchSend();
     return false;
   }
@@ -260,13 +229,14 @@ export class Responder implements AnswerSink {
     const res = this.res;
     if (!res.headersSent) this.#writeHead();
     const pending = this.#pending;
+    const out = this.#bodyOut();
     if (pending === null) {
-      res.end();
+      out.end();
     } else {
       this.#pending = null;
       this.bodyBytes += pending.length;
-      if (isPooledBodyChunk(pending)) res.end(pending, () => releaseBodyChunk(pending));
-      else res.end(pending);
+      if (isPooledBodyChunk(pending)) out.end(pending, () => releaseBodyChunk(pending));
+      else out.end(pending);
     }
     this.#watchSendEnd();
   }
@@ -288,10 +258,31 @@ export class Responder implements AnswerSink {
 
   /** Writes a chunk of the body; one in a pooled slab goes back once written (body-buffers.ts). */
   #write(chunk: Buffer): boolean {
-    if (!isPooledBodyChunk(chunk)) return this.res.write(chunk);
-    return this.res.write(chunk, (err?: Error | null) => {
+    const out = this.#bodyOut();
+    if (!isPooledBodyChunk(chunk)) return out.write(chunk);
+    return out.write(chunk, (err?: Error | null) => {
       if (!err) releaseBodyChunk(chunk);
     });
+  }
+
+  /**
+   * Where the body goes, settled when it starts (ngx_http_write_filter's first call): at the rate in
+   * force — the upstream's X-Accel-Limit-Rate, `set $limit_rate`, the location's `limit_rate` — paced.
+   */
+  #bodyOut(): BodyOut {
+    if (this.#out !== null) return this.#out;
+    const upstreamRate = this.#upstreamRate;
+    const rate =
+      this.#answerHeaders?.rate(upstreamRate) ??
+      (upstreamRate === null ? null : { bytesPerS: upstreamRate, afterBytes: 0 });
+    const progress = this.#rules.downstream.progress;
+    progress.limitRate = rate?.bytesPerS ?? 0;
+    const res = this.res;
+    this.#out =
+      rate === null || rate.bytesPerS === 0
+        ? res
+        : new PacedBody(res, rate, progress.startedMs, res.headBytes ?? 0, loopClock);
+    return this.#out;
   }
 
   /** The client took what waited: the upstream's reading goes on. */

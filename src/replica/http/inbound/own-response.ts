@@ -30,6 +30,8 @@ const INVALID_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 export class OwnResponse extends EventEmitter implements ClientResponse {
   statusCode = 200;
   headersSent = false;
+  /** The head's bytes once `writeHead` made it (one byte a character: it is written as latin1). */
+  headBytes = 0;
   shouldKeepAlive: boolean;
   /** How long the connection idles for the next request after this one (the location's `keepalive_timeout`). */
   keepAliveTimeoutMs = -1;
@@ -103,6 +105,7 @@ export class OwnResponse extends EventEmitter implements ClientResponse {
       head += 'Transfer-Encoding: chunked\r\n';
     }
     this.#head = `${head}\r\n`;
+    this.headBytes = this.#head.length;
     this.headersSent = true;
     return this;
   }
