@@ -36,7 +36,12 @@ import type { ProcessLog } from './logs/process-log.ts';
 import { type ProxyTargets, resolveProxyTargets } from './policy/proxy-targets.ts';
 import type { ReplicaOptions, ReplicaStore } from './replica-options.ts';
 import { WorkerPool } from './workers/worker-pool.ts';
-import { oneWorkerNotice, reusePortSupported, workerCount } from './workers/worker-runtime.ts';
+import {
+  oneWorkerNotice,
+  refuseUnixListenWithWorkers,
+  reusePortSupported,
+  workerCount,
+} from './workers/worker-runtime.ts';
 
 /** What serves the ports: listeners on this thread, or `worker_processes` worker threads. */
 type Serving = Pick<Listeners, 'start' | 'reload' | 'stop' | 'ports' | 'addresses'>;
@@ -163,6 +168,7 @@ export class Replica {
       this.#log('warn', oneWorkerNotice(workers));
       return null;
     }
+    refuseUnixListenWithWorkers(options.config, workers);
     return new WorkerPool({
       config: () => this.#config,
       site: () => this.#site,
@@ -280,6 +286,7 @@ export class Replica {
         config.workerProcesses.source,
       );
     }
+    if (this.workerPool !== null) refuseUnixListenWithWorkers(config, workers);
     const site = buildSite(config.http, this.#site);
     const targets = resolveProxyTargets(site, config.http.upstreams);
     applySnapshot(site.keyvalZones, this.sync.snapshot());

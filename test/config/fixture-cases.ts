@@ -473,6 +473,25 @@ export const FIXTURE_CASES: readonly FixtureCase[] = [
   { fixture: 'listen-no-host', text: 'no host in ":8081" of the "listen" directive', line: 5, nginx: 'same' },
   { fixture: 'listen-unknown-parameter', text: 'invalid parameter "fast"', line: 5, nginx: 'same' },
   {
+    fixture: 'listen-unix-no-path',
+    text: 'no path in the unix domain socket in "unix:" of the "listen" directive',
+    line: 5,
+    nginx: 'same',
+  },
+  {
+    fixture: 'listen-unix-too-long-path',
+    text: 'too long path in the unix domain socket in "unix:/run/xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx.sock" of the "listen" directive',
+    line: 5,
+    nginx: 'same',
+  },
+  { fixture: 'listen-unix-duplicate', text: 'a duplicate listen unix:/run/tea.sock', line: 5, nginx: 'same' },
+  {
+    fixture: 'listen-unix-ssl',
+    text: 'the "ssl" parameter of "listen unix:" is not supported by limitswitch (its TLS and HTTP/2 edge serves TCP addresses only)',
+    line: 5,
+    nginx: 'limitswitch',
+  },
+  {
     fixture: 'location-bad-regex',
     text: 'invalid regex "^/(tea": missing ): ^/(tea',
     line: 5,

@@ -199,11 +199,12 @@ export async function startReplica(
   });
   return {
     process: child,
-    // `listen` is `host:port` as bound; a replica process serves its configured ports as they are.
+    // `listen` is `host:port` as bound (or `unix:/path`); a replica process serves its configured ports as they are.
     ports: Object.fromEntries(
-      (line.listen as string[]).map((address) => {
+      (line.listen as string[]).flatMap((address) => {
+        if (address.startsWith('unix:')) return [];
         const port = address.slice(address.lastIndexOf(':') + 1);
-        return [port, Number(port)];
+        return [[port, Number(port)]];
       }),
     ),
     statusUrl: (line.status as string | null) ?? null,

@@ -2,7 +2,12 @@
  * ngx_http_core_module's server level: `server { }`, `listen`, `server_name`.
  */
 import { hostname } from 'node:os';
-import { listenAddressText, parseHostPort } from '../../engine/net/address-text.ts';
+import {
+  listenAddressText,
+  parseHostPort,
+  unixAddressOf,
+  unixPathError,
+} from '../../engine/net/address-text.ts';
 import { newServer } from '../builders.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
@@ -46,19 +51,53 @@ function portRange(url: string): { text: string; lastPort: number } | { error: s
 }
 
 /**
- * `listen address[:port[-last]] | port[-last] [default_server] [ssl] [http2] [socket options];` — a
- * range is a listening socket per port, each with this server.
+ * `listen address[:port[-last]] | port[-last] | unix:path [default_server] [ssl] [http2] [socket
+ * options];` — a range is a listening socket per port, each with this server.
  */
 function listen(d: Directive, scope: Scope): void {
   const url = d.args[0]!;
-  if (url.startsWith('unix:'))
-    throw configError(`the "unix:" address of "listen" is not supported by limitswitch`, d);
+  const unix = unixAddressOf(url);
+  if (unix !== null) {
+    listenUnix(d, scope, unix);
+    return;
+  }
   const range = portRange(url);
   if (range !== null && 'error' in range)
     throw configError(`${range.error} in "${url}" of the "listen" directive`, d);
   const parsed = parseHostPort(range?.text ?? url, true);
   if (parsed.error !== undefined)
     throw configError(`${parsed.error} in "${url}" of the "listen" directive`, d);
+  const { defaultServer, ssl, http2 } = listenParams(d);
+  const first = parsed.port ?? 80;
+  for (let port = first; port <= (range?.lastPort ?? first); port++)
+    addListen(d, scope, { host: parsed.host, port, defaultServer, ssl, http2, source: ref(d) });
+}
+
+/**
+ * `listen unix:path …` (ngx_parse_unix_domain_url: the rest of the word is the path). The address has
+ * no port: it is held as host `unix:path`, port 0. TLS and HTTP/2 are refused on it: the TLS edge
+ * picks a certificate's server by the connection's TCP address.
+ */
+function listenUnix(d: Directive, scope: Scope, address: string): void {
+  const error = unixPathError(address);
+  if (error !== null) throw configError(`${error} in "${d.args[0]}" of the "listen" directive`, d);
+  const { defaultServer, ssl, http2 } = listenParams(d);
+  for (const [param, given] of [
+    ['ssl', ssl],
+    ['http2', http2],
+  ] as const) {
+    if (given)
+      throw configError(
+        `the "${param}" parameter of "listen unix:" is not supported by limitswitch (its TLS and HTTP/2 edge serves TCP addresses only)`,
+        d,
+      );
+  }
+  addListen(d, scope, { host: address, port: 0, defaultServer, ssl, http2, source: ref(d) });
+}
+
+type ListenBuilder = NonNullable<Scope['server']>['listen'][number];
+
+function listenParams(d: Directive): { defaultServer: boolean; ssl: boolean; http2: boolean } {
   let defaultServer = false;
   let ssl = false;
   let http2 = false;
@@ -70,19 +109,21 @@ function listen(d: Directive, scope: Scope): void {
       throw configError(`the "${param}" parameter of "listen" is not supported by limitswitch`, d);
     else if (!IGNORED_LISTEN.test(param)) throw configError(`invalid parameter "${param}"`, d);
   }
-  const first = parsed.port ?? 80;
-  for (let port = first; port <= (range?.lastPort ?? first); port++) {
-    const address = listenAddressText(parsed.host, port);
-    const server = scope.server!;
-    if (server.listen.some((l) => listenAddressText(l.host, l.port) === address))
-      throw configError(`a duplicate listen ${address}`, d);
-    if (defaultServer) {
-      const defaults = httpOf(scope).defaultServers;
-      if (defaults.has(address)) throw configError(`a duplicate default server for ${address}`, d);
-      defaults.add(address);
-    }
-    server.listen.push({ host: parsed.host, port, defaultServer, ssl, http2, source: ref(d) });
+  return { defaultServer, ssl, http2 };
+}
+
+/** One listening address of the server (nginx's duplicate checks are per address text). */
+function addListen(d: Directive, scope: Scope, listen: ListenBuilder): void {
+  const address = listenAddressText(listen.host, listen.port);
+  const server = scope.server!;
+  if (server.listen.some((l) => listenAddressText(l.host, l.port) === address))
+    throw configError(`a duplicate listen ${address}`, d);
+  if (listen.defaultServer) {
+    const defaults = httpOf(scope).defaultServers;
+    if (defaults.has(address)) throw configError(`a duplicate default server for ${address}`, d);
+    defaults.add(address);
   }
+  server.listen.push(listen);
 }
 
 /** `server_name name …;` — exact names are lowercased as nginx does; `~regex` names are compiled. */

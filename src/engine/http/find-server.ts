@@ -1,11 +1,12 @@
 /**
  * Virtual server selection (ngx_http_find_virtual_server): among the servers listening on the
- * connection's address:port, the exact name, then the longest leading wildcard, the longest trailing
- * wildcard, the first matching regex; else the `default_server` of that address:port, else the first
- * server that listens there.
+ * connection's address:port (a UNIX-domain socket's `unix:/path` and port 0), the exact name, then
+ * the longest leading wildcard, the longest trailing wildcard, the first matching regex; else the
+ * `default_server` of that address:port, else the first server that listens there.
  */
 
 import { HostnameMatcher } from '../hostname-matcher.ts';
+import { isUnixAddress } from '../net/address-text.ts';
 import type { NginxRegex } from '../nginx-regex.ts';
 
 export interface ListenDefinition {
@@ -60,9 +61,9 @@ export class ServerSelector<S extends NamedServer> {
     }
   }
 
-  /** Ports the configuration listens on, in order of appearance. */
+  /** TCP ports the configuration listens on, in order of appearance (UNIX-domain sockets have none). */
   ports(): number[] {
-    return [...new Set(this.groups.map((g) => g.port))];
+    return [...new Set(this.groups.filter((g) => !isUnixAddress(g.host)).map((g) => g.port))];
   }
 
   /** The regex name that selected the server in the last `select`; null when none did. */

@@ -196,8 +196,65 @@ function portOnly(text: string): HostPort {
   return port >= 1 && port <= 65535 ? { host: null, port } : { error: 'invalid port' };
 }
 
-/** The address as nginx prints it in listen messages: `0.0.0.0:80`, `127.0.0.1:8080`, `[::1]:80`. */
-export function listenAddressText(host: string | null, port: number): string {
-  if (host === null) return `0.0.0.0:${port}`;
+/**
+ * A UNIX-domain address as nginx prints it (ngx_sock_ntop): `unix:/path` for a socket with a path,
+ * `unix:` alone for a client's (its socket has none). Such an address has no port (ngx_inet_get_port
+ * gives 0), which is how a `listen unix:` is held beside the TCP ones.
+ */
+export const UNIX_PREFIX = 'unix:';
+
+/** The host name HTTP gives a UNIX-domain address (nginx's `$proxy_host` for `http://unix:/path`). */
+export const UNIX_HOST = 'localhost';
+
+/** sun_path's size on Linux: the path and its terminating zero must fit. */
+const SUN_PATH_BYTES = 108;
+
+export function isUnixAddress(text: string | null): boolean {
+  return text?.startsWith(UNIX_PREFIX) === true;
+}
+
+/**
+ * A written `unix:path` (ngx_parse_url takes the prefix in any case) with the prefix as nginx prints
+ * it, lower-case; null for any other address.
+ */
+export function unixAddressOf(text: string): string | null {
+  return text.slice(0, UNIX_PREFIX.length).toLowerCase() === UNIX_PREFIX
+    ? UNIX_PREFIX + text.slice(UNIX_PREFIX.length)
+    : null;
+}
+
+/** ngx_parse_unix_domain_url's checks of the path in `unix:path` (the prefix already seen). */
+export function unixPathError(text: string): string | null {
+  const path = text.slice(UNIX_PREFIX.length);
+  if (path.length === 0) return 'no path in the unix domain socket';
+  if (Buffer.byteLength(path) + 1 > SUN_PATH_BYTES) return 'too long path in the unix domain socket';
+  return null;
+}
+
+/**
+ * `unix:/path[:uri]` of a `proxy_pass` URL (ngx_parse_unix_domain_url with a URI part): the address up
+ * to the first `:` after the prefix, and what follows that `:`, the URI (null without one).
+ */
+export function splitUnixUrl(text: string): { readonly address: string; readonly uri: string | null } {
+  const colon = text.indexOf(':', UNIX_PREFIX.length);
+  return colon === -1
+    ? { address: text, uri: null }
+    : { address: text.slice(0, colon), uri: text.slice(colon + 1) };
+}
+
+/**
+ * A socket address as nginx prints it with its port (ngx_sock_ntop): `127.0.0.1:8080`, `[::1]:80`,
+ * `unix:/path` (no port). Upstream servers are named so (`$upstream_addr`).
+ */
+export function socketAddressText(host: string, port: number): string {
+  if (isUnixAddress(host)) return host;
   return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/**
+ * The address as nginx prints it in listen messages: `0.0.0.0:80`, `127.0.0.1:8080`, `[::1]:80`,
+ * `unix:/path`.
+ */
+export function listenAddressText(host: string | null, port: number): string {
+  return host === null ? `0.0.0.0:${port}` : socketAddressText(host, port);
 }

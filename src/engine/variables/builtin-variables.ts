@@ -25,7 +25,7 @@ const EXACT: Record<string, VariableGetter> = {
   host: (ctx) => ctx.host,
   hostname: (ctx) => ctx.facts.hostname ?? '',
   server_name: (ctx) => ctx.serverName,
-  server_port: (ctx) => String(ctx.facts.serverPort),
+  server_port: (ctx) => portText(ctx.facts.serverPort),
   server_addr: (ctx) => ctx.facts.serverAddr,
   request_method: (ctx) => ctx.facts.method,
   scheme: (ctx) => ctx.facts.scheme,
@@ -113,7 +113,10 @@ function cookieValue(header: string | undefined, name: string): string {
   return '';
 }
 
-/** ngx_http_variable_remote_port: a port nginx prints only when it is one (a real-ip header's address may have none). */
+/**
+ * ngx_http_variable_remote_port and _server_port: a port nginx prints only when it is one (a real-ip
+ * header's address may have none, a UNIX-domain socket has none).
+ */
 function portText(port: number): string {
   return port > 0 && port < 65536 ? String(port) : '';
 }

@@ -21,13 +21,13 @@ import {
 import type { RealIpConf } from '../../config/model.ts';
 import { type ClientTimers, NGINX_CLIENT_TIMERS } from '../../engine/http/client-timers.ts';
 import { type NginxAddr, normalizePeerAddress, parseAddr } from '../../engine/net/address-text.ts';
-import { bindError } from '../../shared/bind-error.ts';
 import { LimitswitchError } from '../../shared/errors.ts';
 import {
   type ClientConnection,
   connectionOf,
   type PeerInfo,
   type RemoteAddress,
+  UNIX_CLIENT,
 } from './contract/client-connection.ts';
 import type { ClientRequest } from './contract/client-request.ts';
 import type { ClientResponse } from './contract/client-response.ts';
@@ -39,6 +39,7 @@ import type {
   ExchangeEvents,
 } from './contract/decision.ts';
 import { guarded } from './contract/fault-boundary.ts';
+import { bindTcp, bindUnix } from './edge/bind-socket.ts';
 import { type EdgeConf, EdgeListener } from './edge/edge-listener.ts';
 import { compileRealIp, type RealIpResolver } from './edge/real-ip.ts';
 import { Downstream } from './exchange/downstream.ts';
@@ -71,6 +72,8 @@ export class ProxyServer<D extends Decision = Decision> implements ExchangeHost<
   #edge: EdgeListener | null = null;
   /** The listening socket of a plain address (an `ssl`/`http2` one listens through the edge). */
   #plainListener: NetServer | null = null;
+  /** `unix:/path` when it listens on a UNIX-domain socket, whose sockets node gives no addresses. */
+  #unixAddress: string | null = null;
   /** HTTP/1 connections read by the replica itself (until node:http takes them). */
   readonly #http1: Http1Inbound;
   readonly #h2: H2Inbound;
@@ -142,19 +145,19 @@ export class ProxyServer<D extends Decision = Decision> implements ExchangeHost<
   }
 
   /** Starts listening; resolves with the bound address, rejects with nginx's `bind() … failed`. */
-  listen(port: number, host = '127.0.0.1', reusePort = false): Promise<AddressInfo> {
+  async listen(port: number, host = '127.0.0.1', reusePort = false): Promise<AddressInfo> {
     const listener =
       this.#edgeConf === null ? this.#createPlainListener() : this.#createEdge(this.#edgeConf).server;
-    return new Promise((resolve, reject) => {
-      const fail = (err: unknown) => reject(bindError(host, port, err));
-      listener.once('error', fail);
-      // reusePort: worker threads each listen on the port, the kernel spreads connections among them
-      listener.listen({ port, host, ...(reusePort ? { reusePort } : {}) }, () => {
-        listener.off('error', fail);
-        this.#nodeHttp.listening();
-        resolve(listener.address() as AddressInfo);
-      });
-    });
+    const address = await bindTcp(listener, port, host, { reusePort });
+    this.#nodeHttp.listening();
+    return address;
+  }
+
+  /** Starts listening on a UNIX-domain socket, `unix:/path` (plain HTTP/1 only: no edge for it). */
+  async listenUnix(address: string): Promise<void> {
+    this.#unixAddress = address;
+    await bindUnix(this.#createPlainListener(), address);
+    this.#nodeHttp.listening();
   }
 
   /**
@@ -177,7 +180,9 @@ export class ProxyServer<D extends Decision = Decision> implements ExchangeHost<
   #acceptHttp1 = guarded(
     'client',
     (socket: Socket): void => {
-      connectionOf(socket).peer = this.#peerOf(socket);
+      const connection = connectionOf(socket);
+      connection.peer = this.#peerOf(socket);
+      connection.unixAddress = this.#unixAddress;
       this.#http1.accept(socket);
     },
     (socket) => socket,
@@ -264,6 +269,7 @@ export class ProxyServer<D extends Decision = Decision> implements ExchangeHost<
   }
 
   #peerOf(socket: Socket): PeerInfo {
+    if (this.#unixAddress !== null) return UNIX_CLIENT;
     const text = normalizePeerAddress(socket.remoteAddress);
     const port = socket.remotePort ?? 0;
     let trusted: NginxAddr | null = null;

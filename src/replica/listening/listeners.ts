@@ -1,5 +1,6 @@
 /**
- * The replica's listeners: one ProxyServer per port the configuration serves, wired to the engine
+ * The replica's listeners: one ProxyServer per port and per UNIX-domain socket the configuration
+ * serves (keyed by the port's number or the socket's `unix:/path`), wired to the engine
  * (policy/engine-hook.ts), the upstream groups and the error log. What a port takes from the configuration
  * is read here: its TLS/h2 edge, its default server's client timers (realip is the engine hook's, per
  * server and location). A reload keeps a port's listener (with the new edge settings) unless the port
@@ -8,11 +9,16 @@
 import type { Server as NetServer } from 'node:net';
 import type { Config, ServerConf } from '../../config/model.ts';
 import { NGINX_CLIENT_TIMERS } from '../../engine/http/client-timers.ts';
-import { servedPorts } from '../../engine/http/served-ports.ts';
+import {
+  listensOn,
+  type ServedAddress,
+  servedAddresses,
+  servedAddressKey,
+} from '../../engine/http/served-ports.ts';
 import type { Site } from '../../engine/http/site.ts';
-import { bindError } from '../../shared/bind-error.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { ClientRequestHead } from '../http/contract/decision.ts';
+import { bindTcp } from '../http/edge/bind-socket.ts';
 import type { EdgeConf } from '../http/edge/edge-listener.ts';
 import type { TlsSessionBackend } from '../http/edge/tls-sessions.ts';
 import { ProxyServer } from '../http/proxy-server.ts';
@@ -58,11 +64,13 @@ export interface ListenersOptions {
 }
 
 interface Listener {
+  readonly served: ServedAddress;
   readonly server: ProxyServer<RoutedDecision>;
   /** The addresses it is bound on (bind-addresses.ts), the first the ProxyServer's own. */
   readonly hosts: readonly string[];
   /** The listening sockets of the other addresses, handing their connections to `server`. */
   readonly also: readonly NetServer[];
+  /** The port bound (0 for a UNIX-domain socket). */
   readonly port: number;
   /** What it was created for (edgeKind, the addresses): a reload that changes it listens anew. */
   readonly edge: string;
@@ -76,8 +84,8 @@ function closeListener(listener: Listener, forceAfterMs: number): Promise<void> 
 
 export class Listeners {
   readonly #options: ListenersOptions;
-  /** By configured port. */
-  readonly #byPort = new Map<number, Listener>();
+  /** By served address's key (servedAddressKey). */
+  readonly #byKey = new Map<string, Listener>();
   /** Listeners a reload dropped, still finishing their requests. */
   readonly #closing: Promise<void>[] = [];
 
@@ -85,48 +93,51 @@ export class Listeners {
     this.#options = options;
   }
 
-  /** Actual listen port per configured port. */
+  /** Actual listen port per configured TCP port. */
   get ports(): ReadonlyMap<number, number> {
-    return new Map([...this.#byPort].map(([configured, listener]) => [configured, listener.port]));
+    const tcp = [...this.#byKey.values()].filter((listener) => listener.served.unix === null);
+    return new Map(tcp.map((listener) => [listener.served.port, listener.port]));
   }
 
-  /** `host:port` of every listener, as bound (`[::]:80` for IPv6). */
+  /** `host:port` of every listener, as bound (`[::]:80` for IPv6), and `unix:/path` of each socket. */
   addresses(): string[] {
-    return [...this.#byPort.values()].flatMap(({ hosts, port }) =>
-      hosts.map((host) => (host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`)),
+    return [...this.#byKey.values()].flatMap(({ served, hosts, port }) =>
+      served.unix !== null
+        ? [served.unix]
+        : hosts.map((host) => (host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`)),
     );
   }
 
-  /** Listens on every served port; when one cannot be bound, closes those that were and throws. */
+  /** Listens on every served address; when one cannot be bound, closes those that were and throws. */
   async start(): Promise<void> {
     try {
-      for (const port of this.#servedPorts()) await this.#listen(port);
+      for (const served of this.#served()) await this.#listen(served);
     } catch (err) {
-      await Promise.all([...this.#byPort.values()].map((listener) => closeListener(listener, 0)));
-      this.#byPort.clear();
+      await Promise.all([...this.#byKey.values()].map((listener) => closeListener(listener, 0)));
+      this.#byKey.clear();
       throw err;
     }
   }
 
   /** Follows a reload that has swapped the configuration in. */
   reload(): void {
-    const ports = this.#servedPorts();
-    for (const [port, listener] of this.#byPort) {
-      const edge = edgeOf(this.#options, port);
-      if (ports.includes(port) && this.#kindOf(port, edge) === listener.edge) {
+    const served = new Map(this.#served().map((address) => [servedAddressKey(address), address]));
+    for (const [key, listener] of this.#byKey) {
+      const edge = edgeOf(this.#options, listener.served);
+      if (served.has(key) && this.#kindOf(listener.served, edge) === listener.edge) {
         if (edge !== null) listener.server.setEdge(edge);
         continue;
       }
-      // A port the new configuration no longer listens on (or now with or without TLS/h2): stop
+      // An address the new configuration no longer listens on (or now with or without TLS/h2): stop
       // accepting, finish what it has.
-      this.#byPort.delete(port);
+      this.#byKey.delete(key);
       this.#closing.push(closeListener(listener, DRAIN_MS));
     }
-    for (const port of ports) {
-      if (this.#byPort.has(port)) continue;
-      this.#listen(port).catch((err: unknown) =>
-        this.#options.log('error', 'could not listen on a port added by the reload', {
-          port,
+    for (const [key, address] of served) {
+      if (this.#byKey.has(key)) continue;
+      this.#listen(address).catch((err: unknown) =>
+        this.#options.log('error', 'could not listen on an address added by the reload', {
+          listen: key,
           err: String(err),
         }),
       );
@@ -139,24 +150,24 @@ export class Listeners {
    */
   async stop(drainMs = DRAIN_MS): Promise<void> {
     await Promise.all([
-      ...[...this.#byPort.values()].map((listener) => closeListener(listener, drainMs)),
+      ...[...this.#byKey.values()].map((listener) => closeListener(listener, drainMs)),
       ...this.#closing,
     ]);
   }
 
-  /** Ports to serve (servers holding only an `api` location are left to the control plane). */
-  #servedPorts(): number[] {
-    return servedPorts(this.#options.site());
+  /** Addresses to serve (servers holding only an `api` location are left to the control plane). */
+  #served(): ServedAddress[] {
+    return servedAddresses(this.#options.site());
   }
 
-  async #listen(configuredPort: number): Promise<void> {
+  async #listen(served: ServedAddress): Promise<void> {
     const options = this.#options;
-    const port = options.portMap?.get(configuredPort) ?? configuredPort;
-    const server = options.site().servers.find((s) => s.listen.some((l) => l.port === configuredPort));
+    const configuredPort = served.port;
+    const server = options.site().servers.find((s) => listensOn(s, served));
     const listenHost = server?.listen.find((l) => l.port === configuredPort)?.host ?? null;
-    const listen = `${listenHost ?? '0.0.0.0'}:${configuredPort}`;
+    const listen = served.unix ?? `${listenHost ?? '0.0.0.0'}:${configuredPort}`;
     const errorLog = options.errorLog;
-    const edge = edgeOf(options, configuredPort);
+    const edge = edgeOf(options, served);
     const engine = engineHook({
       ssl: edge?.ssl ?? false,
       nowMs: () => options.clock.nowMs(),
@@ -171,7 +182,7 @@ export class Listeners {
     const proxy = new ProxyServer<RoutedDecision>({
       decide: engine,
       // the port's default server's (a reload swaps the configuration under the listener)
-      clientTimers: () => defaultServerOf(options.config(), configuredPort)?.client ?? NGINX_CLIENT_TIMERS,
+      clientTimers: () => defaultServerOf(options.config(), served)?.client ?? NGINX_CLIENT_TIMERS,
       ...(edge === null ? {} : { edge }),
       onConnectionInfo: (message, socket) => logConnectionInfo(errorLog, listen, message, socket),
       canUpgrade: upgradeHook({ site: () => options.site(), port: configuredPort }),
@@ -192,56 +203,57 @@ export class Listeners {
         onCompleted?.(ctx.req, { ...outcome, remoteAddr: ctx.remoteAddr });
       },
     });
+    const kind = this.#kindOf(served, edge);
+    if (served.unix !== null) {
+      await proxy.listenUnix(served.unix);
+      const listener = { served, server: proxy, hosts: [], also: [], port: 0, edge: kind };
+      this.#byKey.set(served.unix, listener);
+      return;
+    }
+    const port = options.portMap?.get(configuredPort) ?? configuredPort;
     const hosts = options.host === undefined ? bindAddresses(options.site(), configuredPort) : [options.host];
     const reusePort = options.reusePort ?? false;
     const address = await proxy.listen(port, hosts[0] ?? '0.0.0.0', reusePort);
     const also: NetServer[] = [];
-    const listener = {
-      server: proxy,
-      hosts,
-      also,
-      port: address.port,
-      edge: this.#kindOf(configuredPort, edge),
-    };
+    const listener = { served, server: proxy, hosts, also, port: address.port, edge: kind };
     try {
       for (const host of hosts.slice(1)) also.push(await listenAlso(proxy, host, address.port, reusePort));
     } catch (err) {
       await closeListener(listener, 0);
       throw err;
     }
-    this.#byPort.set(configuredPort, listener);
+    this.#byKey.set(servedAddressKey(served), listener);
   }
 
-  /** What a port's listener is made for: its TLS/h2 edge and the addresses it is bound on. */
-  #kindOf(configuredPort: number, edge: EdgeConf | null): string {
-    const hosts = this.#options.host === undefined ? bindAddresses(this.#options.site(), configuredPort) : [];
-    return `${edgeKind(edge)} ${hosts.join(',')}`;
+  /** What a listener is made for: its TLS/h2 edge and the addresses it is bound on. */
+  #kindOf(served: ServedAddress, edge: EdgeConf | null): string {
+    const bound =
+      served.unix !== null || this.#options.host !== undefined
+        ? []
+        : bindAddresses(this.#options.site(), served.port);
+    return `${edgeKind(edge)} ${bound.join(',')}`;
   }
 }
 
 /** Another address of the port, its connections the listener's (`[::]` for IPv6 only, as nginx's). */
-function listenAlso(
+async function listenAlso(
   proxy: ProxyServer<RoutedDecision>,
   host: string,
   port: number,
   reusePort: boolean,
 ): Promise<NetServer> {
   const socket = proxy.alsoListening();
-  return new Promise((resolve, reject) => {
-    const fail = (err: unknown) => reject(bindError(host, port, err));
-    socket.once('error', fail);
-    const ipv6Only = host === '::';
-    socket.listen({ port, host, ipv6Only, ...(reusePort ? { reusePort } : {}) }, () => {
-      socket.off('error', fail);
-      resolve(socket);
-    });
-  });
+  await bindTcp(socket, port, host, { reusePort, ipv6Only: host === '::' });
+  return socket;
 }
 
 /** The port's TLS/h2 settings (ssl and http2 belong to the address), or null for plain HTTP/1. */
-function edgeOf(options: ListenersOptions, configuredPort: number): EdgeConf | null {
+function edgeOf(options: ListenersOptions, served: ServedAddress): EdgeConf | null {
+  // `listen unix:` takes neither (server.ts refuses them)
+  if (served.unix !== null) return null;
+  const configuredPort = served.port;
   const config = options.config();
-  const servers = config.http.servers.filter((s) => s.listen.some((l) => l.port === configuredPort));
+  const servers = config.http.servers.filter((s) => listensOn(s, served));
   const listens = servers.flatMap((s) => s.listen.filter((l) => l.port === configuredPort));
   const ssl = listens.some((l) => l.ssl);
   const http2 = listens.some((l) => l.http2);
@@ -257,12 +269,11 @@ function edgeOf(options: ListenersOptions, configuredPort: number): EdgeConf | n
   };
 }
 
-/** The port's default server (`listen … default_server`, else the first on it). */
-function defaultServerOf(config: Config, configuredPort: number): ServerConf | undefined {
-  const servers = config.http.servers.filter((s) => s.listen.some((l) => l.port === configuredPort));
-  return (
-    servers.find((s) => s.listen.some((l) => l.port === configuredPort && l.defaultServer)) ?? servers[0]
-  );
+/** The address's default server (`listen … default_server`, else the first on it). */
+function defaultServerOf(config: Config, served: ServedAddress): ServerConf | undefined {
+  const servers = config.http.servers.filter((s) => listensOn(s, served));
+  const isDefault = (s: ServerConf) => listensOn({ listen: s.listen.filter((l) => l.defaultServer) }, served);
+  return servers.find(isDefault) ?? servers[0];
 }
 
 /** What a listener was created for: a reload that changes it listens anew. */

@@ -78,12 +78,12 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
 /** The server and location nginx would pick for the request (null: a bad request target). */
 function routeOf(site: Site, ctx: DownstreamRequest, port: number): Route | null {
-  return site.route(ctx.req.url ?? '/', ctx.host, ctx.req.socket.localAddress ?? '', port);
+  return site.route(ctx.req.url ?? '/', ctx.host, ctx.connection.serverAddr, port);
 }
 
 /** nginx's 400 for a target it cannot read, logged at the address's default server. */
 function badTarget(site: Site, ctx: DownstreamRequest, port: number): RoutedDecision {
-  const route = site.badTargetRoute(ctx.req.socket.localAddress ?? '', port);
+  const route = site.badTargetRoute(ctx.connection.serverAddr, port);
   if (route !== null) noteForAccessLog(ctx, site, route, new ExchangeFacts(ctx, port));
   return BAD_REQUEST;
 }
@@ -93,7 +93,7 @@ export function engineHook(options: EngineHookOptions): DecideHook<RoutedDecisio
   const decide = (ctx: DownstreamRequest): RoutedDecision => {
     const site = options.site();
     // an HTTP/2 head was parsed by the h2 session: only its Host lines are read again
-    const refused = site.readHead(ctx.req, ctx.req.socket.localAddress ?? '', options.port);
+    const refused = site.readHead(ctx.req, ctx.connection.serverAddr, options.port);
     if (refused !== null) {
       logRefusedHead(options.errorLog, refused, ctx.clientSocket, ctx.realipRemoteAddr);
       return refusal(refused.fault.code);

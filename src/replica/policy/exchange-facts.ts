@@ -32,7 +32,7 @@ export class ExchangeFacts implements RequestFacts {
     this.target = req.url ?? '/';
     this.socketAddr = ctx.realipRemoteAddr;
     this.socketPort = ctx.realipRemotePort;
-    this.serverAddr = req.socket.localAddress ?? '';
+    this.serverAddr = ctx.connection.serverAddr;
     this.serverPort = serverPort;
     if (ctx.contentLength !== -1) this.contentLength = ctx.contentLength;
     const encrypted = (ctx.clientSocket as { encrypted?: boolean } | null)?.encrypted === true;

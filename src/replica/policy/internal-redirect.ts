@@ -64,7 +64,7 @@ export function internalRedirect<D extends Decision>(
     return failed(`rewrite or internal redirection cycle while internally redirecting to "${uri}"`, deciding);
   const query = args === undefined ? (route.target.hasArgs ? route.target.args : null) : args;
   const target = query === null ? escapeUri(uri) : `${escapeUri(uri)}?${query}`;
-  const routed = deciding.site.route(target, ctx.host, ctx.req.socket.localAddress ?? '', deciding.port);
+  const routed = deciding.site.route(target, ctx.host, ctx.connection.serverAddr, deciding.port);
   if (routed === null) return { action: 'return', code: 400 };
   // r->internal: a proxied request goes with its new URI, not the target it came with
   const next: Route = { ...routed, rewritten: { validLocation: true } };

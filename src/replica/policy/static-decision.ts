@@ -107,7 +107,8 @@ function firstHeader(raw: readonly string[], lowerName: string): string | undefi
  */
 export function absoluteLocation(deciding: StaticDeciding, path: string): string {
   const tls = connectionTls(deciding.ctx.connection) !== null;
-  const host = deciding.ctx.host === '' ? (deciding.ctx.req.socket.localAddress ?? '') : deciding.route.host;
-  const port = deciding.port === (tls ? 443 : 80) ? '' : `:${deciding.port}`;
+  const host = deciding.ctx.host === '' ? deciding.ctx.connection.serverAddr : deciding.route.host;
+  // a UNIX-domain address has no port (0) to name
+  const port = deciding.port === 0 || deciding.port === (tls ? 443 : 80) ? '' : `:${deciding.port}`;
   return `${tls ? 'https' : 'http'}://${host}${port}${path}`;
 }

@@ -12,7 +12,7 @@
 import type { Socket } from 'node:net';
 import type { ClientTimers } from '../../../engine/http/client-timers.ts';
 import type { ClientCertificate, SslVerifyClient } from '../../../engine/http/client-verify.ts';
-import type { NginxAddr } from '../../../engine/net/address-text.ts';
+import { type NginxAddr, UNIX_PREFIX } from '../../../engine/net/address-text.ts';
 import type { TlsFacts } from '../../../engine/variables/request-context.ts';
 
 /** `$remote_addr` and `$remote_port` (0: none, printed empty). */
@@ -26,6 +26,9 @@ export interface PeerInfo extends RemoteAddress {
   /** The parsed peer when realip is on and the peer is in `set_real_ip_from`; else null. */
   readonly trusted: NginxAddr | null;
 }
+
+/** A UNIX-domain client: its socket has no path, so `$remote_addr` is `unix:` and `$remote_port` empty. */
+export const UNIX_CLIENT: PeerInfo = Object.freeze({ text: UNIX_PREFIX, port: 0, trusted: null });
 
 /** What the TLS edge noted of the handshake. */
 export interface Handshake {
@@ -71,6 +74,8 @@ export class ClientConnection {
   readonly socket: Socket;
   /** Set by the listener when it accepts the connection. */
   peer: PeerInfo | null = null;
+  /** The listener's `unix:/path` for a UNIX-domain connection (node gives its socket no address). */
+  unixAddress: string | null = null;
   /** Requests read on it so far, the current one included. */
   requests = 0;
   /** When its first request was read (performance.now(), ms). */
@@ -90,6 +95,11 @@ export class ClientConnection {
 
   constructor(socket: Socket) {
     this.socket = socket;
+  }
+
+  /** `$server_addr`: the local address the connection came in on, as nginx prints it. */
+  get serverAddr(): string {
+    return this.unixAddress ?? this.socket.localAddress ?? '';
   }
 
   /** nginx's `*N`: given the first time one of its lines is written, so its lines share it. */
