@@ -7,7 +7,7 @@
  * throttled download's timing from disk and through a proxy, and with its first bytes let through.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
@@ -19,6 +19,7 @@ const BODY_BYTES = 64 * 1024;
 
 const http = (port: number, root: string) => `
     log_format cc "$uri: $sent_http_cache_control $limit_rate";
+    log_format raw escape=none "$uri:$arg_a$arg_:$limit_rate";
     server {
         listen 127.0.0.1:${port};
         server_name localhost;
@@ -40,6 +41,7 @@ const http = (port: number, root: string) => `
         location /slow/ { limit_rate 32k; alias ${root}/; }
         location /proxied/ { limit_rate 32k; proxy_pass http://127.0.0.1:${port}/plain/; }
         location /after/ { limit_rate 32k; limit_rate_after 32k; alias ${root}/; }
+        location /raw { access_log ${root}/raw-${port}.log raw; return 200 "$arg_l:$arg_"; }
     }
 `;
 
@@ -209,6 +211,22 @@ describe('limit_rate, $limit_rate, expires and $sent_http_*: the replica answers
         assert.ok(run.totalMs > 700 && run.totalMs < 2500, `${name}: ${run.totalMs} ms`);
       }
     });
+  });
+
+  test('escape=none writes a variable not found as nothing; $arg_ is one', async () => {
+    for (const port of [both.nginxPort, both.replicaPort]) {
+      const answer = await get(port, '/raw?l=42&b=1');
+      assert.equal(answer.status, 200);
+    }
+    const line = (port: number) => {
+      const path = dir.file(`raw-${port}.log`);
+      return existsSync(path) ? readFileSync(path, 'utf8') : '';
+    };
+    await waitFor(() => line(both.nginxPort) !== '' && line(both.replicaPort) !== '', {
+      message: 'the raw lines',
+    });
+    assert.equal(line(both.replicaPort), line(both.nginxPort));
+    assert.equal(line(both.replicaPort), '/raw::0\n');
   });
 
   test('the access log: $sent_http_cache_control joined, replaced, absent; $uri of a bad target empty', async () => {

@@ -4,7 +4,7 @@
  * there — evaluated in the log phase, when the answer is out, over a context of the request's route.
  * A value is escaped as `escape=` says (default: `"`, `\`, control bytes and bytes past 0x7e as
  * `\xHH`; json: JSON's escapes; none: as it is), and an empty one is written `-` (nothing with
- * `escape=json`), as nginx writes a variable it did not find.
+ * `escape=json` or `escape=none`), as nginx writes a variable it did not find.
  */
 
 import type { NginxRegex } from '../nginx-regex.ts';
@@ -84,9 +84,9 @@ export function accessLogLines(
       if (typeof part === 'string') line += part;
       else {
         const value = part(ctx);
-        // a value not found: `-`, or nothing in a JSON format
+        // a value not found: `-`, or nothing with escape=json or escape=none
         if (value !== '') line += escaped(value, log.escape);
-        else if (log.escape !== 'json' && !('found' in part)) line += '-';
+        else if (log.escape === 'default' && !('found' in part)) line += '-';
       }
     }
     lines.push({ path: log.path, line: `${line}\n` });

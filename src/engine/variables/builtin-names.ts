@@ -64,8 +64,11 @@ export const BUILTIN_VARIABLES: ReadonlySet<string> = new Set([
 /** Families of names: `$arg_page`, `$http_user_agent`, `$cookie_session`. */
 export const BUILTIN_VARIABLE_PREFIXES: readonly string[] = ['arg_', 'http_', 'cookie_'];
 
-/** True when `name` (without `$`) is a built-in variable or a regex capture (`1`…`9`). */
+/**
+ * True when `name` (without `$`) is a built-in variable or a regex capture (`1`…`9`). A family's
+ * prefix alone is one too (`$arg_`: nginx matches prefixes by their length), never found.
+ */
 export function isBuiltinVariable(name: string): boolean {
   if (BUILTIN_VARIABLES.has(name) || /^[1-9]$/.test(name) || isLateVariable(name)) return true;
-  return BUILTIN_VARIABLE_PREFIXES.some((prefix) => name.startsWith(prefix) && name.length > prefix.length);
+  return BUILTIN_VARIABLE_PREFIXES.some((prefix) => name.startsWith(prefix));
 }
