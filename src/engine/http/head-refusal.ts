@@ -5,6 +5,7 @@
  */
 
 import { normalizeHost, type ServerSelector } from './find-server.ts';
+import { type H2HeaderFault, h2HeaderFault } from './h2-header-limits.ts';
 import { readH2RequestHead } from './h2-request-head.ts';
 import type { HeadServers } from './header-buffers.ts';
 import { type HeadFault, type RequestHead, readOversizedHead, readRequestHead } from './request-head.ts';
@@ -44,6 +45,23 @@ export class HeadRefusals {
     if (servers === null) return null;
     const fault = readOversizedHead(bytes, servers);
     return fault === null ? null : this.refusal(fault, serverAddr, port);
+  }
+
+  /**
+   * What nginx finds too large in an HTTP/2 header block (h2-header-limits.ts), read in the buffers of
+   * the connection's server: the one its SNI name selected, else the address's default server — not
+   * the one `:authority` names (ngx_http_v2 reads them from `hc->conf_ctx`).
+   */
+  readH2HeaderBlock(
+    rawHeaders: readonly string[],
+    serverAddr: string,
+    port: number,
+    sniName: string | null,
+  ): H2HeaderFault | null {
+    const server =
+      (sniName === null ? null : this.#selector.named(serverAddr, port, sniName)) ??
+      this.#selector.defaultServer(serverAddr, port);
+    return server === null ? null : h2HeaderFault(rawHeaders, server.headerBuffers);
   }
 
   /**

@@ -15,6 +15,7 @@ import type { VariableTable } from '../variables/variable-table.ts';
 import { type AnswerHeaders, bindAddHeaders } from './add-headers.ts';
 import { NO_ANSWER_RATE } from './answer-rate.ts';
 import { ServerSelector } from './find-server.ts';
+import type { H2HeaderFault } from './h2-header-limits.ts';
 import { HeadRefusals, type RefusedHead } from './head-refusal.ts';
 import { resumePhases, routeContext, runPhases, unroutable } from './phases.ts';
 import type { HeadFault, RequestHead } from './request-head.ts';
@@ -89,6 +90,16 @@ export class Site {
    */
   readOversizedHead(bytes: string, serverAddr: string, port: number): RefusedHead | null {
     return this.#heads.readOversizedHead(bytes, serverAddr, port);
+  }
+
+  /** What nginx finds too large in an HTTP/2 header block (see `HeadRefusals.readH2HeaderBlock`). */
+  readH2HeaderBlock(
+    rawHeaders: readonly string[],
+    serverAddr: string,
+    port: number,
+    sniName: string | null,
+  ): H2HeaderFault | null {
+    return this.#heads.readH2HeaderBlock(rawHeaders, serverAddr, port, sniName);
   }
 
   /** At least the largest head nginx could take on `port` (see `HeadRefusals.maxHeadBytes`). */
