@@ -1,12 +1,14 @@
 /**
  * The hook's rules for client input: how large a head node:http's parser may take, what nginx answers
- * for a head it refused, and nginx's error-log lines about refused heads and client faults.
+ * for a head it refused, what it finds too large in an HTTP/2 header block, and nginx's error-log
+ * lines about refused heads and client faults.
  */
 
 import type { RefusedHead } from '../../engine/http/head-refusal.ts';
 import { type RequestHead, rejectedVersion } from '../../engine/http/request-head.ts';
 import type { Site } from '../../engine/http/site.ts';
 import { normalizePeerAddress } from '../../engine/net/address-text.ts';
+import { connectionOf } from '../http/contract/client-connection.ts';
 import type {
   ClientInputRules,
   Decision,
@@ -40,6 +42,11 @@ export function clientRules<D extends Decision & { readonly serverName?: string 
       if (refused === null) return head.code === 'HPE_HEADER_OVERFLOW' ? 494 : 400;
       logRefusedHead(options.errorLog, refused, head.socket, normalizePeerAddress(head.socket.remoteAddress));
       return refused.fault.code;
+    },
+    h2HeaderBlockFault: (rawHeaders, socket) => {
+      const connection = connectionOf(socket);
+      const sniName = connection.handshake?.negotiatedName ?? null;
+      return options.site().readH2HeaderBlock(rawHeaders, connection.serverAddr, options.port, sniName);
     },
     clientFault: (ctx, decision, fault) => {
       if (!options.errorLog.enabled(fault.level)) return;

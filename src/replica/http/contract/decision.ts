@@ -261,11 +261,12 @@ export interface UnreadableHead {
 }
 
 /**
- * What the listener asks the configuration about client input, besides the per-request decision
- * (the hook's optional `client` member); a hook without it gets node:http's defaults for heads and
- * no log lines about clients.
+ * What the listener asks the configuration about client input besides the decision (the hook's
+ * optional `client`); without it: node:http's defaults for heads, no log lines about clients.
  */
 export interface ClientInputRules<D extends Decision = Decision> {
+  /** What nginx finds too large in an HTTP/2 header block on this connection (its log line's words), or null. */
+  h2HeaderBlockFault?(rawHeaders: readonly string[], socket: Socket): string | null;
   /**
    * node:http's `maxHeaderSize` for connections accepted from now on: at least the largest head nginx
    * would read (its header buffers), so that nginx's own limits decide, in the hook.

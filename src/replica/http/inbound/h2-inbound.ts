@@ -8,6 +8,7 @@ import type { ClientTimers } from '../../../engine/http/client-timers.ts';
 import type { PeerInfo } from '../contract/client-connection.ts';
 import type { ClientRequest } from '../contract/client-request.ts';
 import type { ClientResponse } from '../contract/client-response.ts';
+import type { ClientInputRules } from '../contract/decision.ts';
 import { H2Listener } from './h2-listener.ts';
 import { H2Request, H2Response } from './h2-request.ts';
 
@@ -17,6 +18,8 @@ export interface H2InboundHost {
   readonly clientTimers: ClientTimers;
   /** A graceful close began: new sessions are closed at once. */
   readonly closing: boolean;
+  /** The configuration's rules for client input (null: node:http2's own limits only). */
+  readonly clientInput: ClientInputRules | null;
   /** The connection's peer, and whether realip trusts it. */
   peerOf(socket: Socket): PeerInfo;
   /** A request read: its connection counts it, and its exchange starts. */
@@ -58,6 +61,8 @@ export class H2Inbound {
       get closing() {
         return listener.closing;
       },
+      headerBlockFault: (rawHeaders, socket) =>
+        listener.clientInput?.h2HeaderBlockFault?.(rawHeaders, socket) ?? null,
       sessionStarted: (connection) => {
         connection.peer ??= listener.peerOf(connection.socket);
       },

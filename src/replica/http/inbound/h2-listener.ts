@@ -21,7 +21,6 @@ import { aliasConnection, type ClientConnection, connectionOf } from '../contrac
 import { containFault, failpoint, guarded } from '../contract/fault-boundary.ts';
 import { H2StreamGuard } from './h2-stream-guard.ts';
 
-/** nginx's `http2_max_concurrent_streams` (128). */
 /**
  * The SETTINGS nginx 1.22 sends (ngx_http_v2_send_settings): `http2_max_concurrent_streams`, a stream
  * window of `http2_body_preread_size` (64k; the address's default server's), and the largest frame it
@@ -39,12 +38,24 @@ const H2_MAX_CONCURRENT_STREAMS = NGINX_H2_SETTINGS.maxConcurrentStreams;
 const H2_NO_ERROR = 0x0;
 const H2_INTERNAL_ERROR = 0x2;
 const H2_REFUSED_STREAM = 0x7;
+const H2_ENHANCE_YOUR_CALM = 0xb;
+/**
+ * The fields node:http2 takes in one header block (its default, 128, refuses more with RST_STREAM):
+ * as many as nginx's default `large_client_header_buffers` (4 8k) could hold, one byte each; nginx
+ * counts no fields, only their bytes (h2-header-limits.ts), which the session's memory bounds.
+ */
+const H2_MAX_HEADER_PAIRS = 32_768;
 
 export interface H2Host {
   /** The address's default server's client timers (read per session). */
   readonly clientTimers: ClientTimers;
   /** A graceful close began: new sessions are closed at once. */
   readonly closing: boolean;
+  /**
+   * What nginx finds too large in a header block of the session on `socket` (its log line's words),
+   * or null (`large_client_header_buffers`, engine/http/h2-header-limits.ts).
+   */
+  headerBlockFault(rawHeaders: readonly string[], socket: Socket): string | null;
   /** A new session's connection (its peer is read once). */
   sessionStarted(connection: ClientConnection): void;
   /** A stream that became a request, at the end of its turn. */
@@ -60,6 +71,8 @@ export class H2Listener {
   readonly #guards = new WeakMap<Http2Session, H2StreamGuard>();
   /** Sessions that sent GOAWAY and close once their last stream is over. */
   readonly #closing = new WeakSet<Http2Session>();
+  /** Sessions ended for a header block too large: none of their streams becomes a request. */
+  readonly #ended = new WeakSet<Http2Session>();
   /** Streams taken and not closed yet, per session. */
   readonly #open = new WeakMap<Http2Session, number>();
   /** Requests arrived in this turn of the event loop, run at its end. */
@@ -73,6 +86,7 @@ export class H2Listener {
     this.#host = host;
     this.#streamWindow = host.clientTimers.h2BodyPrereadBytes;
     const server = createHttp2Server({
+      maxHeaderListPairs: H2_MAX_HEADER_PAIRS,
       settings: { ...NGINX_H2_SETTINGS, initialWindowSize: this.#streamWindow },
     });
     server.on(
@@ -96,7 +110,8 @@ export class H2Listener {
       'stream',
       guarded(
         'h2',
-        (stream: ServerHttp2Stream) => this.#admit(stream),
+        (stream: ServerHttp2Stream, _headers: unknown, _flags: number, rawHeaders: string[]) =>
+          this.#admit(stream, rawHeaders),
         (stream) => stream,
         (stream) => stream.session?.socket as Socket | null,
       ),
@@ -157,11 +172,24 @@ export class H2Listener {
     if (this.#host.closing) session.close();
   }
 
-  /** The guards against streams opened faster than they run (h2-stream-guard.ts). */
-  #admit(stream: ServerHttp2Stream): void {
+  /**
+   * A header block too large for nginx ends the session, as nginx ends the connection: GOAWAY
+   * ENHANCE_YOUR_CALM naming this stream the last, before the guards against streams opened faster
+   * than they run (h2-stream-guard.ts), as nginx reads a refused stream's block too.
+   */
+  #admit(stream: ServerHttp2Stream, rawHeaders: readonly string[]): void {
     const session = stream.session;
     const guard = session === undefined ? undefined : this.#guards.get(session);
     if (session === undefined || guard === undefined) return;
+    const tooLarge = this.#host.headerBlockFault(rawHeaders, session.socket as Socket);
+    if (tooLarge !== null) {
+      this.#host.connectionInfo(`${tooLarge} while processing HTTP/2 connection`, session.socket as Socket);
+      // the session ends once GOAWAY is out (destroyed at once, a TLS socket would drop it unsent)
+      this.#ended.add(session);
+      session.goaway(H2_ENHANCE_YOUR_CALM, stream.id ?? 0);
+      setImmediate(() => session.destroy());
+      return;
+    }
     const admission = guard.admit(stream);
     if (admission === 'take') {
       this.#open.set(session, (this.#open.get(session) ?? 0) + 1);
@@ -193,14 +221,12 @@ export class H2Listener {
   }
 
   #arrive(request: Http2ServerRequest, response: Http2ServerResponse): void {
-    // refused before it became a request, or reset by its client already
-    if (request.stream.closed) return;
-    const socket = request.stream.session?.socket as Socket | undefined;
-    if (socket !== undefined) {
-      const connection = connectionOf(socket);
-      connection.countRequest();
-      if (!connection.mayKeepAlive(this.#host.clientTimers)) this.#closeAfter(request.stream);
-    }
+    // refused before it became a request, or reset by its client already, or its session ended
+    const session = request.stream.session;
+    if (request.stream.closed || session === undefined || this.#ended.has(session)) return;
+    const connection = connectionOf(session.socket as Socket);
+    connection.countRequest();
+    if (!connection.mayKeepAlive(this.#host.clientTimers)) this.#closeAfter(request.stream);
     if (this.#arrived.length === 0) setImmediate(this.#runArrived);
     this.#arrived.push([request, response]);
   }
