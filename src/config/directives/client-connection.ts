@@ -5,7 +5,7 @@
  * `lingering_timeout`), how a request body is read before it goes to a server
  * (`client_body_buffer_size`, `proxy_request_buffering`) and kept (`client_body_in_file_only`,
  * `client_body_in_single_buffer`, `client_body_temp_path`), and what the `Server` field says
- * (`server_tokens`). In an `upstream` block the `keepalive_*` names are the keepalive module's
+ * (`server_tokens`); the `http2_*` directives nginx 1.19.7 made obsolete, read with its warning. In an `upstream` block the `keepalive_*` names are the keepalive module's
  * (upstream.ts).
  */
 import type { ClientTimers } from '../../engine/http/client-timers.ts';
@@ -141,6 +141,26 @@ function h2BodyPrereadSize(d: Directive, scope: Scope): void {
   client.h2BodyPrereadBytes = bytes;
 }
 
+/**
+ * ngx_http_v2_obsolete: the directive is read, does nothing, and says which one took its place (the
+ * HTTP/2 header limits are `large_client_header_buffers`', its timers and count the connection's).
+ */
+function obsoleteH2(insteadName: string): DirectiveSpec['handle'] {
+  return (d, scope) =>
+    scope.session.warn(
+      `the "${d.name}" directive is obsolete, use the "${insteadName}" directive instead`,
+      ref(d),
+    );
+}
+
+const OBSOLETE_H2: readonly [string, string][] = [
+  ['http2_recv_timeout', 'client_header_timeout'],
+  ['http2_idle_timeout', 'keepalive_timeout'],
+  ['http2_max_requests', 'keepalive_requests'],
+  ['http2_max_field_size', 'large_client_header_buffers'],
+  ['http2_max_header_size', 'large_client_header_buffers'],
+];
+
 function requestBuffering(d: Directive, scope: Scope): void {
   settingOnce(d, scope, 'requestBuffering').requestBuffering = flagArg(d);
 }
@@ -165,4 +185,12 @@ export const clientConnectionDirectives: readonly DirectiveSpec[] = [
   { name: 'http2_body_preread_size', contexts: ['http', 'server'], args: [1], handle: h2BodyPrereadSize },
   { name: 'server_tokens', contexts: HSL, args: [1], handle: serverTokens },
   { name: 'keepalive_disable', contexts: HSL, args: '1+', handle: keepaliveDisable },
+  ...OBSOLETE_H2.map(
+    ([name, instead]): DirectiveSpec => ({
+      name,
+      contexts: ['http', 'server'],
+      args: [1],
+      handle: obsoleteH2(instead),
+    }),
+  ),
 ];
