@@ -55,10 +55,10 @@ interface Answer {
   readonly totalMs: number;
 }
 
-function get(port: number, path: string, firstBytes = 1): Promise<Answer> {
+function get(port: number, path: string, firstBytes = 1, method = 'GET'): Promise<Answer> {
   const startMs = performance.now();
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, agent: false }, (res) => {
+    const req = request({ host: '127.0.0.1', port, path, method, agent: false }, (res) => {
       let bodyBytes = 0;
       let firstMs = -1;
       res.on('data', (chunk: Buffer) => {
@@ -211,6 +211,14 @@ describe('limit_rate, $limit_rate, expires and $sent_http_*: the replica answers
         assert.ok(run.totalMs > 700 && run.totalMs < 2500, `${name}: ${run.totalMs} ms`);
       }
     });
+  });
+
+  test("a HEAD's answer is its head: nothing to pace", async () => {
+    for (const port of [both.nginxPort, both.replicaPort]) {
+      const answer = await get(port, '/slow/data', 1, 'HEAD');
+      assert.equal(answer.status, 200);
+      assert.ok(answer.totalMs < 700, `${port}: ${answer.totalMs} ms`);
+    }
   });
 
   test('escape=none writes a variable not found as nothing; $arg_ is one', async () => {

@@ -278,8 +278,9 @@ export class Responder implements AnswerSink {
     const progress = this.#rules.downstream.progress;
     progress.limitRate = rate?.bytesPerS ?? 0;
     const res = this.res;
+    // a HEAD's answer is its head alone (nginx's header_only): no body to pace
     this.#out =
-      rate === null || rate.bytesPerS === 0
+      rate === null || rate.bytesPerS === 0 || this.#rules.req.method === 'HEAD'
         ? res
         : new PacedBody(res, rate, progress.startedMs, res.headBytes ?? 0, loopClock);
     return this.#out;
