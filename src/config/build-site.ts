@@ -18,6 +18,7 @@ import type {
   LocationHandler,
   PriorityLevelRule,
 } from '../engine/http/location-handler.ts';
+import type { ProxySsl } from '../engine/http/proxy-ssl.ts';
 import { type CompiledReturn, NO_SCRIPT } from '../engine/http/rewrite-script.ts';
 import { Site } from '../engine/http/site.ts';
 import type { SiteAttachment } from '../engine/http/site-memory.ts';
@@ -47,6 +48,7 @@ import type {
   EffectivePriorityLevel,
   HttpConf,
   LocationConf,
+  ProxySslConf,
   ReturnSpec,
   ServerConf,
 } from './model.ts';
@@ -206,6 +208,17 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
     proxyPassUrl: url.includes('$') ? variables.compile(parseComplexValue(url)) : null,
     api: null,
   });
+  // each level's settings compiled once: the locations that inherit them share one TLS context
+  const proxySslCompiled = new WeakMap<ProxySslConf, ProxySsl>();
+  const compileProxySsl = (conf: ProxySslConf): ProxySsl => {
+    let compiled = proxySslCompiled.get(conf);
+    if (compiled === undefined) {
+      const name = conf.name === null ? null : variables.compile(parseComplexValue(conf.name));
+      compiled = Object.freeze({ ...conf, name });
+      proxySslCompiled.set(conf, compiled);
+    }
+    return compiled;
+  };
   const scripts: ScriptCompiler = { variables, compileReturn, compileAddHeaders, proxyPassOf };
 
   const handler = (
@@ -224,6 +237,7 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
       | 'proxySetHeaders'
       | 'accessLogs'
       | 'proxyRules'
+      | 'proxySsl'
       | 'clientMaxBodyBytes'
       | 'client'
       | 'addHeaders'
@@ -278,6 +292,7 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
     realIp: conf.realIp,
     proxyTimeouts: conf.proxyTimeouts,
     proxyRules: conf.proxyRules,
+    proxySsl: compileProxySsl(conf.proxySsl),
     accessLogs: compileAccessLogs(conf.accessLogs, variables),
     proxyHeaders: compileProxySetHeaders(conf.proxySetHeaders, variables),
     proxyUpgrade: proxiesUpgrades(conf),
@@ -328,6 +343,7 @@ export function buildSite(http: HttpConf, previous?: Site, attach?: SiteAttachme
       proxySetHeaders: conf.proxySetHeaders,
       accessLogs: conf.accessLogs,
       proxyRules: conf.proxyRules,
+      proxySsl: conf.proxySsl,
       clientMaxBodyBytes: conf.clientMaxBodyBytes,
       client: conf.client,
       addHeaders: conf.addHeaders,

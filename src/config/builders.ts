@@ -5,6 +5,7 @@
 import type { ComplexValue } from '../engine/complex-value.ts';
 import type { ClientTimers } from '../engine/http/client-timers.ts';
 import type { ProxyRules } from '../engine/http/proxy-rules.ts';
+import type { ProxySslSettings } from '../engine/http/proxy-ssl.ts';
 import type { DocumentRoot } from '../engine/http/static-files.ts';
 import type { LogLevel } from '../engine/log-line.ts';
 import type { NginxRegex } from '../engine/nginx-regex.ts';
@@ -28,6 +29,7 @@ import type {
   LocationMatch,
   LogFormatSpec,
   MapSpec,
+  NamedFile,
   PriorityLevelZoneSpec,
   ProxyHttpVersion,
   ProxySetHeader,
@@ -78,6 +80,8 @@ export interface LevelBuilder {
   accessLogs: AccessLogSpec[] | null;
   /** `proxy_next_upstream*`, `proxy_pass_request_*` written at this level. */
   proxyRules: { -readonly [K in keyof ProxyRules]?: ProxyRules[K] } | null;
+  /** `proxy_ssl_*` written at this level (proxy-ssl.ts). */
+  proxySsl: ProxySslBuilder;
   addHeaders: AddHeaderSpec[] | null;
   /** `expires`, `limit_rate`, `limit_rate_after` set at this level (answer-filters.ts). */
   answer: { -readonly [K in keyof AnswerSpec]?: AnswerSpec[K] };
@@ -97,6 +101,12 @@ export interface LevelBuilder {
   /** `root`/`alias`, `index`, `types`, `default_type` set at this level (static-files.ts). */
   files: StaticFilesBuilder;
 }
+
+/** The `proxy_ssl_*` settings a level writes, and where its certificate and key files were named. */
+export type ProxySslBuilder = { -readonly [K in keyof ProxySslSettings]?: ProxySslSettings[K] } & {
+  certificateFile?: NamedFile;
+  certificateKeyFile?: NamedFile;
+};
 
 /** What a level sets of its static files; the http level's `defaultRoot` is nginx's `html`. */
 export interface StaticFilesBuilder {
@@ -228,6 +238,7 @@ export function newLevel(source: SourceRef): LevelBuilder {
     proxySetHeaders: null,
     accessLogs: null,
     proxyRules: null,
+    proxySsl: {},
     addHeaders: null,
     answer: {},
     rewriteLog: null,

@@ -37,10 +37,17 @@ import type {
   LocationConf,
   ProxyHttpVersion,
   ProxySetHeader,
+  ProxySslConf,
   ProxyTimeouts,
   RealIpConf,
   ServerConf,
 } from './model.ts';
+import {
+  checkProxySsl,
+  DEFAULT_PROXY_SSL_CONF,
+  inheritProxySsl,
+  locationMayBeTls,
+} from './proxy-ssl-merge.ts';
 import { checkSslDefaultServer, mergeSsl } from './ssl.ts';
 import { inheritFiles } from './static-files-merge.ts';
 
@@ -56,6 +63,7 @@ interface Inherited {
   readonly proxySetHeaders: readonly ProxySetHeader[];
   readonly accessLogs: readonly AccessLogSpec[];
   readonly proxyRules: ProxyRules;
+  readonly proxySsl: ProxySslConf;
   readonly addHeaders: readonly AddHeaderSpec[];
   readonly answer: AnswerSpec;
   readonly rewriteLog: boolean;
@@ -100,6 +108,7 @@ const DEFAULTS: Inherited = {
   proxySetHeaders: [],
   accessLogs: [],
   proxyRules: DEFAULT_PROXY_RULES,
+  proxySsl: DEFAULT_PROXY_SSL_CONF,
   addHeaders: [],
   answer: { expires: { ...EXPIRES_OFF, value: null }, limitRate: null, limitRateAfter: null },
   rewriteLog: false,
@@ -167,6 +176,7 @@ export function inherit(level: LevelBuilder, parent: Inherited): Inherited {
     proxySetHeaders: level.proxySetHeaders ?? parent.proxySetHeaders,
     accessLogs: level.accessLogs ?? parent.accessLogs,
     proxyRules: mergeProxyRules(level.proxyRules, parent.proxyRules),
+    proxySsl: inheritProxySsl(level.proxySsl, parent.proxySsl),
     addHeaders: level.addHeaders ?? parent.addHeaders,
     answer:
       Object.keys(level.answer).length === 0
@@ -296,6 +306,7 @@ function buildLocations(locations: readonly LocationBuilder[], parent: Inherited
 function buildLocation(location: LocationBuilder, parent: Inherited): LocationConf {
   const settings = inherit(location, parent);
   checkAdmission(settings);
+  if (locationMayBeTls(location)) checkProxySsl(settings.proxySsl, location);
   return {
     match: location.match,
     pattern: location.pattern,
@@ -320,6 +331,7 @@ function buildLocation(location: LocationBuilder, parent: Inherited): LocationCo
     proxySetHeaders: settings.proxySetHeaders,
     accessLogs: settings.accessLogs,
     proxyRules: settings.proxyRules,
+    proxySsl: settings.proxySsl,
     addHeaders: settings.addHeaders,
     answer: settings.answer,
     clientMaxBodyBytes: settings.clientMaxBodyBytes,

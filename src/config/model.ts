@@ -297,6 +297,7 @@ export type SslSessionCache = 'off' | 'none' | 'builtin' | 'shared';
 
 import type { SslVerifyClient } from '../engine/http/client-verify.ts';
 import type { ProxyRules } from '../engine/http/proxy-rules.ts';
+import type { ProxySslSettings } from '../engine/http/proxy-ssl.ts';
 
 export type { SslVerifyClient };
 
@@ -399,6 +400,18 @@ export type RewriteStep =
       readonly proxyPass: string | null;
     };
 
+/** A file the configuration read, as named, and where. */
+export interface NamedFile {
+  readonly path: string;
+  readonly source: SourceRef;
+}
+
+/** The `proxy_ssl_*` settings in force, and where the certificate and key files were named. */
+export interface ProxySslConf extends ProxySslSettings {
+  readonly certificateFile: NamedFile | null;
+  readonly certificateKeyFile: NamedFile | null;
+}
+
 export interface LocationConf {
   readonly match: LocationMatch;
   readonly pattern: string;
@@ -433,6 +446,8 @@ export interface LocationConf {
   readonly accessLogs: readonly AccessLogSpec[];
   /** `proxy_next_upstream*`, `proxy_pass_request_*` in force. */
   readonly proxyRules: ProxyRules;
+  /** `proxy_ssl_*` in force. */
+  readonly proxySsl: ProxySslConf;
   /** The `add_header` list in force: a level's own list, else the enclosing level's. */
   readonly addHeaders: readonly AddHeaderSpec[];
   /** `expires`, `limit_rate`, `limit_rate_after` in force, each the innermost level's. */
@@ -478,6 +493,8 @@ export interface ServerConf extends HeaderLimits {
   readonly accessLogs: readonly AccessLogSpec[];
   /** `proxy_next_upstream*`, `proxy_pass_request_*` in force. */
   readonly proxyRules: ProxyRules;
+  /** `proxy_ssl_*` in force. */
+  readonly proxySsl: ProxySslConf;
   /** The `add_header` list in force: a level's own list, else the enclosing level's. */
   readonly addHeaders: readonly AddHeaderSpec[];
   /** `expires`, `limit_rate`, `limit_rate_after` in force, each the innermost level's. */

@@ -265,7 +265,6 @@ test('ignored directives are accepted in their nginx contexts and still checked'
     gzip_types text/plain application/json;
     types { text/html html; application/json json; }
     server {
-        proxy_ssl_verify off;
         location / { root /usr/share/nginx/html; index index.html; add_header X-Cafe tea always; }
     }`);
   assert.equal(http.servers.length, 1);

@@ -94,9 +94,8 @@ const ENTRIES: readonly (readonly [string, readonly ContextKind[], ArgSpec])[] =
   // upstream
 ];
 
-/** Families ignored by prefix: `proxy_ssl_*`, `gzip_*`, `open_file_cache*`. */
+/** Families ignored by prefix: `gzip_*`, `open_file_cache*`. */
 const FAMILIES: readonly (readonly [string, readonly ContextKind[]])[] = [
-  ['proxy_ssl_', HSL],
   ['gzip_', HSL],
   ['open_file_cache', HSL],
 ];

@@ -17,18 +17,15 @@ import type { DirectiveSpec, Scope } from './types.ts';
 /** Locations that already had a proxy_pass (it may since have been replaced by `api`). */
 const proxied = new WeakSet<LocationBuilder>();
 
-/** `proxy_pass http://host[:port][/uri];` or a URL with variables (resolved per request). */
+/**
+ * `proxy_pass http://host[:port][/uri];` (`https://`: TLS to the servers, proxy-ssl.ts's settings), or a
+ * URL with variables (resolved per request).
+ */
 function proxyPass(d: Directive, scope: Scope): void {
   const location = scope.location!;
   if (proxied.has(location)) throw duplicate(d);
   proxied.add(location);
   const url = d.args[0]!;
-  // the upstream client speaks plain HTTP: an https:// target would get cleartext, never TLS
-  if (url.slice(0, 8).toLowerCase() === 'https://')
-    throw configError(
-      '"proxy_pass https://" is not supported by limitswitch (it does not speak TLS to upstream servers)',
-      d,
-    );
   location.proxyPass = url;
   location.api = null;
   if (url.includes('$')) {

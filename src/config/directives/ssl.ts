@@ -20,7 +20,7 @@ function sslOf(scope: Scope): SslBuilder {
 }
 
 /** Reads a file named by `d`'s first argument, in nginx's words when it cannot. */
-function readSslFile(d: Directive, scope: Scope, what: string): SslFile {
+export function readSslFile(d: Directive, scope: Scope, what: string): SslFile {
   const path = d.args[0]!;
   if (path.startsWith('data:') || path.startsWith('engine:'))
     throw configError(`the "${path.split(':')[0]}:" form of "${d.name}" is not supported by limitswitch`, d);

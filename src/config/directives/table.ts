@@ -20,6 +20,7 @@ import { logFormatDirectives } from './log-format.ts';
 import { mapDirectives } from './map.ts';
 import { priorityLevelDirectives } from './priority-level.ts';
 import { proxyDirectives } from './proxy.ts';
+import { proxySslDirectives } from './proxy-ssl.ts';
 import { realIpAccessDirectives } from './realip-access.ts';
 import { rewriteIfDirectives } from './rewrite-if.ts';
 import { serverDirectives } from './server.ts';
@@ -49,6 +50,7 @@ for (const spec of [
   ...upstreamDirectives,
   ...realIpAccessDirectives,
   ...proxyDirectives,
+  ...proxySslDirectives,
   ...addHeaderDirectives,
   ...answerFilterDirectives,
   ...clientDirectives,

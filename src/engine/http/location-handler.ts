@@ -19,6 +19,7 @@ import type { ErrorPages } from './error-pages.ts';
 import type { CompiledExpires } from './expires.ts';
 import type { ProxyHeaders } from './proxy-headers.ts';
 import type { ProxyRules } from './proxy-rules.ts';
+import type { ProxySsl } from './proxy-ssl.ts';
 import type { RewriteScript } from './rewrite-script.ts';
 import type { StaticFiles } from './static-files.ts';
 
@@ -74,6 +75,8 @@ export interface LocationHandler {
   readonly proxyTimeouts: { readonly connectMs: number; readonly readMs: number; readonly sendMs: number };
   /** `proxy_next_upstream*`, `proxy_pass_request_*` (proxy-rules.ts). */
   readonly proxyRules: ProxyRules;
+  /** `proxy_ssl_*`: how a request to an `https://` upstream makes its TLS connection (proxy-ssl.ts). */
+  readonly proxySsl: ProxySsl;
   /** The `access_log` files its requests are logged to (access-log.ts). */
   readonly accessLogs: readonly CompiledAccessLog[];
   /** The `proxy_set_header` lines in force merged with nginx's defaults (proxy-headers.ts). */

@@ -32,6 +32,7 @@ import { realIpStep } from './realip-phases.ts';
 import { absoluteLocation, staticDecision } from './static-decision.ts';
 import { tlsRefusal, underServerHeaders } from './tls-refusal.ts';
 import { upstreamErrorPage } from './upstream-error-page.ts';
+import { upstreamTls } from './upstream-tls-settings.ts';
 
 /**
  * A data-path decision that remembers the engine's verdict (for 499 accounting and access logs); a
@@ -280,6 +281,7 @@ function forwarding(
   const target = targets.byHandler.get(route.handler);
   if (target === undefined) return null;
   let upstream = target.upstream;
+  let tls = target.tls;
   let path =
     route.rewritten === undefined
       ? rewriteTarget(target, route.target.uri, route.target.args, route.target.hasArgs)
@@ -295,6 +297,7 @@ function forwarding(
     // no group answers 502, as nginx does when it cannot resolve the host
     upstream = dynamic.upstream ?? '';
     path = dynamic.path ?? path;
+    tls = dynamic.tls;
   }
   const timeouts = route.handler.proxyTimeouts;
   return {
@@ -302,6 +305,7 @@ function forwarding(
     upstream,
     address,
     path,
+    tls: tls ? upstreamTls(route.handler.proxySsl, verdict.ctx) : undefined,
     readTimeoutMs: timeouts.readMs,
     connectTimeoutMs: timeouts.connectMs,
     sendTimeoutMs: timeouts.sendMs,

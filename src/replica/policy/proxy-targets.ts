@@ -22,6 +22,8 @@ import {
 export interface ProxyTarget {
   /** The group; empty for a `proxy_pass` with variables (see `dynamicTarget`). */
   readonly upstream: string;
+  /** `https://`: TLS to the servers. */
+  readonly tls: boolean;
   /** Set when `proxy_pass` has a URI part: it replaces `prefix` at the start of `$uri`. */
   readonly rewrite: { readonly prefix: string; readonly uri: string } | null;
 }
@@ -59,8 +61,11 @@ export class UpstreamNames {
     ports.set(server.port, group);
   }
 
-  /** The group for an evaluated `host[:port]`; null when none (nginx would resolve the host). */
-  find(authority: string): string | null {
+  /**
+   * The group for an evaluated `host[:port]` (`defaultPort`: the scheme's, when it gives none); null
+   * when none (nginx would resolve the host).
+   */
+  find(authority: string, defaultPort = 80): string | null {
     const match = AUTHORITY.exec(authority);
     if (match === null) return null;
     const host = match[1]!.replace(/^\[|\]$/g, '').toLowerCase();
@@ -69,7 +74,7 @@ export class UpstreamNames {
       const block = this.#blocks.get(match[1]!.toLowerCase());
       if (block !== undefined) return block;
     }
-    return this.#implicit.get(host)?.get(port ?? 80) ?? null;
+    return this.#implicit.get(host)?.get(port ?? defaultPort) ?? null;
   }
 }
 
@@ -113,13 +118,13 @@ export function resolveProxyTargets(site: Site, upstreams: readonly UpstreamSpec
   const target = (handler: LocationHandler, prefix: string | null): void => {
     if (handler.proxyPass === null) return;
     if (handler.proxyPassUrl !== null) {
-      byHandler.set(handler, { upstream: '', rewrite: null });
+      byHandler.set(handler, { upstream: '', tls: false, rewrite: null });
       return;
     }
-    const { authority, uri } = splitProxyPass(handler.proxyPass);
+    const { authority, uri, tls } = splitProxyPass(handler.proxyPass);
     let name = authority;
     if (!groups.has(authority)) {
-      const server = parseAuthority(authority);
+      const server = parseAuthority(authority, tls ? 443 : 80);
       name = `${server.host}:${server.port}`;
       // an implicit group has no upstream block, so nginx's defaults and the replica's cache size
       if (!groups.has(name)) groups.set(name, { name, servers: [server], keepalive: DEFAULT_KEEPALIVE });
@@ -127,6 +132,7 @@ export function resolveProxyTargets(site: Site, upstreams: readonly UpstreamSpec
     }
     byHandler.set(handler, {
       upstream: name,
+      tls,
       rewrite: uri !== null && prefix !== null ? { prefix, uri } : null,
     });
   };
@@ -188,37 +194,41 @@ export function dynamicTarget(
   readonly upstream: string | null;
   readonly address: UpstreamServerSpec | null;
   readonly path: string | undefined;
+  readonly tls: boolean;
 } {
-  const { authority, uri } = splitProxyPass(url);
-  const upstream = upstreamNames.find(authority);
-  const address = upstream === null ? ipAuthority(authority) : null;
-  return { host: authority, upstream, address, path: uri ?? undefined };
+  const { authority, uri, tls } = splitProxyPass(url);
+  const defaultPort = tls ? 443 : 80;
+  const upstream = upstreamNames.find(authority, defaultPort);
+  const address = upstream === null ? ipAuthority(authority, defaultPort) : null;
+  return { host: authority, upstream, address, path: uri ?? undefined, tls };
 }
 
-/** `address[:port]` with an IPv4 or a bracketed IPv6 address (port 80 when none); null for a name. */
-function ipAuthority(authority: string): UpstreamServerSpec | null {
+/** `address[:port]` with an IPv4 or a bracketed IPv6 address (`defaultPort` when none); null for a name. */
+function ipAuthority(authority: string, defaultPort: number): UpstreamServerSpec | null {
   const match = AUTHORITY.exec(authority);
   if (match === null) return null;
   const text = match[1]!;
   const v6 = text.startsWith('[');
   if (v6 ? parseIpv6(text, 1, text.length - 1) === null : parseIpv4(text) < 0) return null;
-  const port = match[2] === undefined ? 80 : Number(match[2]);
+  const port = match[2] === undefined ? defaultPort : Number(match[2]);
   if (port < 1 || port > 65535) return null;
   return { host: v6 ? text.slice(1, -1) : text, port, weight: 1 };
 }
 
-function splitProxyPass(value: string): { authority: string; uri: string | null } {
-  const withoutScheme = value.replace(/^https?:\/\//, '');
+/** A `proxy_pass` URL's parts: `https://` (in any case, as nginx reads it) is `tls`. */
+function splitProxyPass(value: string): { authority: string; uri: string | null; tls: boolean } {
+  const tls = value.slice(0, 8).toLowerCase() === 'https://';
+  const withoutScheme = value.replace(/^https?:\/\//i, '');
   const slash = withoutScheme.indexOf('/');
   return slash === -1
-    ? { authority: withoutScheme, uri: null }
-    : { authority: withoutScheme.slice(0, slash), uri: withoutScheme.slice(slash) };
+    ? { authority: withoutScheme, uri: null, tls }
+    : { authority: withoutScheme.slice(0, slash), uri: withoutScheme.slice(slash), tls };
 }
 
-function parseAuthority(authority: string): UpstreamServerSpec {
+function parseAuthority(authority: string, defaultPort: number): UpstreamServerSpec {
   const match = AUTHORITY.exec(authority);
   // The config checked proxy_pass already; this is its own parse failing.
   if (match === null) throw new LimitswitchError('InternalError', `invalid proxy_pass host "${authority}"`);
   const host = match[1]!.replace(/^\[|\]$/g, '');
-  return { host, port: match[2] === undefined ? 80 : Number(match[2]), weight: 1 };
+  return { host, port: match[2] === undefined ? defaultPort : Number(match[2]), weight: 1 };
 }

@@ -14,6 +14,7 @@ import type { BoundProxyHeaders } from '../../../engine/http/proxy-headers.ts';
 import type { ProxyRules } from '../../../engine/http/proxy-rules.ts';
 import type { ClientConnection } from './client-connection.ts';
 import type { ProgressRecord } from './request-progress.ts';
+import type { UpstreamTls } from './upstream-tls.ts';
 
 /**
  * A request's head as the hook and the logs read it: node:http's `IncomingMessage`, an HTTP/2
@@ -110,6 +111,8 @@ export interface ProxyTarget extends AnsweredUnder {
   readonly readTimeoutMs?: number;
   /** `proxy_connect_timeout`: establishing a connection to the server; absent: the upstream options'. */
   readonly connectTimeoutMs?: number;
+  /** `proxy_pass https://…`: TLS to the servers, as the location's `proxy_ssl_*` make it; absent: plain. */
+  readonly tls?: UpstreamTls;
   /** `proxy_next_upstream*`, `proxy_pass_request_*`; absent: nginx's defaults. */
   readonly proxyRules?: ProxyRules;
   /** The `proxy_set_header` set in force, bound to the request; absent: nginx's defaults. */

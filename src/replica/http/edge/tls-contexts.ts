@@ -23,22 +23,38 @@ const NO_VERSION: Readonly<Record<Version, number>> = {
  */
 const TLS13_DEFAULT_SUITES = 'TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256';
 
-/** What the default server decides of every handshake on its address: protocols, ciphers, sessions. */
-export function handshakeOptions(ssl: SslConf): SecureContextOptions {
-  const enabled = VERSIONS.filter((v) => ssl.protocols.includes(v));
+/**
+ * nginx's protocol list (`ssl_protocols`, `proxy_ssl_protocols`) as OpenSSL's range and flags: a gap
+ * inside the range (TLSv1 TLSv1.2) is closed by its SSL_OP_NO_* flag. nginx's TLSv1/TLSv1.1 work only
+ * where OpenSSL's security level allows them.
+ */
+export function protocolOptions(
+  protocols: readonly string[],
+): Required<Pick<SecureContextOptions, 'minVersion' | 'maxVersion' | 'secureOptions'>> {
+  const enabled = VERSIONS.filter((v) => protocols.includes(v));
   let secureOptions = 0;
-  // a gap inside the range (TLSv1 TLSv1.2) is closed by its SSL_OP_NO_* flag
   for (const v of VERSIONS) {
     const i = VERSIONS.indexOf(v);
     if (!enabled.includes(v) && i > VERSIONS.indexOf(enabled[0]!) && i < VERSIONS.indexOf(enabled.at(-1)!))
       secureOptions |= NO_VERSION[v];
   }
+  return { minVersion: enabled[0] ?? 'TLSv1.2', maxVersion: enabled.at(-1) ?? 'TLSv1.3', secureOptions };
+}
+
+/** An OpenSSL cipher list (TLSv1.2 and below) as Node's one string, TLSv1.3's suites kept. */
+export function cipherList(ciphers: string): string {
+  return /(^|:)TLS_/.test(ciphers) ? ciphers : `${TLS13_DEFAULT_SUITES}:${ciphers}`;
+}
+
+/** What the default server decides of every handshake on its address: protocols, ciphers, sessions. */
+export function handshakeOptions(ssl: SslConf): SecureContextOptions {
+  const protocols = protocolOptions(ssl.protocols);
+  let secureOptions = protocols.secureOptions;
   if (!ssl.sessionTickets) secureOptions |= constants.SSL_OP_NO_TICKET;
   return {
-    // nginx's TLSv1/TLSv1.1 work only where OpenSSL's security level allows them
-    minVersion: enabled[0] ?? 'TLSv1.2',
-    maxVersion: enabled.at(-1) ?? 'TLSv1.3',
-    ciphers: /(^|:)TLS_/.test(ssl.ciphers) ? ssl.ciphers : `${TLS13_DEFAULT_SUITES}:${ssl.ciphers}`,
+    minVersion: protocols.minVersion,
+    maxVersion: protocols.maxVersion,
+    ciphers: cipherList(ssl.ciphers),
     honorCipherOrder: ssl.preferServerCiphers,
     ecdhCurve: ssl.ecdhCurve,
     ...(ssl.dhparam === null ? {} : { dhparam: ssl.dhparam }),

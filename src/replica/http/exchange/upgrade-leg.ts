@@ -15,6 +15,7 @@ import type { DownstreamRequest, HeldUntilEnd } from '../contract/decision.ts';
 import { containFault } from '../contract/fault-boundary.ts';
 import { switchingProtocolsHeaders } from '../upstream/forward-headers.ts';
 import type { ForwardSending } from '../upstream/forward-owner.ts';
+import { tlsConnect } from '../upstream/peer-tls.ts';
 import { dispatchUpgrade } from '../upstream/upgrade-dispatch.ts';
 import type { UpstreamPeer } from '../upstream/upstream-group.ts';
 import { isFieldValue } from '../wire/field-value.ts';
@@ -156,6 +157,7 @@ export class UpgradeLeg {
         body: this.#takeBody(),
         connectTimeoutMs: forwarder.connectTimeoutMs ?? peer.connectTimeoutMs,
         readTimeoutMs: this.#readTimeoutMs,
+        tls: forwarder.tls === null ? null : tlsConnect(forwarder.tls, peer),
       },
       forwarder,
     );

@@ -24,7 +24,7 @@ export function reportFailedTry(
 ): boolean {
   const peer = tries.peer!;
   const timedOut = failure.timedOut;
-  const upstream = `${peer.origin}${path}`;
+  const upstream = `${tries.scheme.prefix}${peer.server}${path}`;
   const beforeHead = phase !== READING_BODY;
   // nginx logs a failure as it meets it, but "upstream timed out" after freeing the server (which
   // warns when that takes the server out)

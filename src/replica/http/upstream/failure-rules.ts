@@ -20,7 +20,9 @@ import {
   CONNECTING,
   READING_BODY,
   READING_HEADER,
+  requestWentOut,
   SENDING,
+  SSL_HANDSHAKING,
   type UpstreamFailure,
   type UpstreamPhase,
 } from '../wire/upstream-failure.ts';
@@ -51,6 +53,7 @@ export interface Progress {
 
 /** The phase nginx names in the log's `while …`. */
 export function phaseOf(failure: UpstreamFailure, progress: Progress): UpstreamPhase {
+  if (failure.duringHandshake) return SSL_HANDSHAKING;
   if (!progress.connected || failure.beforeConnected) return CONNECTING;
   if (!progress.sent) return SENDING;
   return progress.status === 0 ? READING_HEADER : READING_BODY;
@@ -94,7 +97,7 @@ function goesOn(condition: NextUpstreamCondition, sent: boolean, facts: TryFacts
 /** Whether `failure` at `phase` sends the request to a server again. */
 export function mayTryNext(failure: UpstreamFailure, phase: UpstreamPhase, facts: TryFacts): boolean {
   const condition = failure.invalidHeader ? 'invalid_header' : failure.timedOut ? 'timeout' : 'error';
-  if (!goesOn(condition, phase !== CONNECTING, facts)) return false;
+  if (!goesOn(condition, requestWentOut(phase), facts)) return false;
   return tryLeft(facts) || againOnSameServer(failure, phase, facts);
 }
 
@@ -111,5 +114,5 @@ export function nextAfterStatus(status: number, facts: TryFacts): boolean {
  * skip a tried one).
  */
 export function againOnSameServer(failure: UpstreamFailure, phase: UpstreamPhase, facts: TryFacts): boolean {
-  return facts.reusedConnection && phase !== CONNECTING && facts.servers === 1 && !failure.timedOut;
+  return facts.reusedConnection && requestWentOut(phase) && facts.servers === 1 && !failure.timedOut;
 }

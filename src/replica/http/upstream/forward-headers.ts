@@ -70,18 +70,27 @@ export function readRequestFacts(rawHeaders: readonly string[], facts: RequestHe
   }
 }
 
+/** The `proxy_pass` URL's scheme: its default port, and how the log's `upstream: "…"` begins. */
+export interface UpstreamScheme {
+  readonly prefix: 'http://' | 'https://';
+  readonly defaultPort: string;
+}
+
+export const HTTP_SCHEME: UpstreamScheme = Object.freeze({ prefix: 'http://', defaultPort: '80' });
+export const HTTPS_SCHEME: UpstreamScheme = Object.freeze({ prefix: 'https://', defaultPort: '443' });
+
 /**
  * `$proxy_host` of a group (ngx_http_proxy_set_vars): the `proxy_pass` target's host as a URL writes it
  * (an IPv6 address in brackets, as an implicit group's name does not keep them), its port left out
- * when it is 80.
+ * when it is the scheme's default (80, or 443 for `https://`).
  */
-export function proxyHostOf(group: string): string {
+export function proxyHostOf(group: string, scheme: UpstreamScheme = HTTP_SCHEME): string {
   const colon = group.lastIndexOf(':');
   if (colon === -1) return group;
   const host = group.slice(0, colon);
   const port = group.slice(colon + 1);
   const written = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
-  return port === '80' ? written : `${written}:${port}`;
+  return port === scheme.defaultPort ? written : `${written}:${port}`;
 }
 
 /** The set bound to no request: nginx's defaults alone (a decision made without the engine's). */

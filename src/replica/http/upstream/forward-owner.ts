@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import type { ClientTimers } from '../../../engine/http/client-timers.ts';
 import type { ClientBodyStream, ClientRequest } from '../contract/client-request.ts';
 import type { ClientFault } from '../contract/decision.ts';
+import type { PeerTls } from './peer-tls.ts';
 import type { UpgradeHandler } from './upgrade-dispatch.ts';
 import type { ExchangeHandler } from './upstream-connection.ts';
 import type { UpstreamPeer } from './upstream-group.ts';
@@ -16,6 +17,8 @@ export type ForwardSending = ExchangeHandler &
     readonly preread: Buffer | null;
     /** The location's `proxy_connect_timeout` (absent: the upstream options'). */
     readonly connectTimeoutMs: number | undefined;
+    /** TLS to an `https://` upstream; null: plain. */
+    readonly tls: PeerTls | null;
   };
 
 /** What the forwarder asks of the exchange it forwards for. */

@@ -69,8 +69,7 @@ export class ForwardTries implements QueuedRequest {
     const next = tries.next(this);
     if (next === 'queued') return;
     if ('message' in next) {
-      if (next.message !== null)
-        this.#owner.report('error', next.message, `http://${tries.group.name}${this.#path}`);
+      if (next.message !== null) this.#owner.report('error', next.message, this.#groupUrl);
       this.#owner.upstreamFailed(502);
       return;
     }
@@ -90,13 +89,18 @@ export class ForwardTries implements QueuedRequest {
     const tries = this.tries;
     tries.queueTimedOut();
     if (this.#owner.done) return;
-    this.#owner.report('error', QUEUE_TIMED_OUT, `http://${tries.group.name}${this.#path}`);
+    this.#owner.report('error', QUEUE_TIMED_OUT, this.#groupUrl);
     this.#owner.upstreamFailed(502);
   }
 
   /** Out of the group's queue, if in it (true then). */
   leaveQueue(): boolean {
     return this.tries.leaveQueue(this);
+  }
+
+  /** The log's `upstream: "…"` when no server was picked: the group, as the `proxy_pass` URL names it. */
+  get #groupUrl(): string {
+    return `${this.tries.scheme.prefix}${this.tries.group.name}${this.#path}`;
   }
 
   /** Whether an answer with `status` is dropped for the next server (`proxy_next_upstream http_NNN`). */
@@ -141,7 +145,11 @@ export class ForwardTries implements QueuedRequest {
     const tries = this.tries;
     const peer = tries.peer!;
     if (status !== 403 && status !== 404 && tries.group.markFailed(peer))
-      this.#owner.report('warn', serverDisabled(READING_HEADER), `${peer.origin}${this.#path}`);
+      this.#owner.report(
+        'warn',
+        serverDisabled(READING_HEADER),
+        `${tries.scheme.prefix}${peer.server}${this.#path}`,
+      );
     tries.failed(false);
     this.dispatch();
   }

@@ -21,10 +21,17 @@ import type { ProgressRecord } from '../contract/request-progress.ts';
 import { UpstreamFailure } from '../wire/upstream-failure.ts';
 import { bodyKeeping, ClientBody } from './client-body.ts';
 import type { Progress } from './failure-rules.ts';
-import { proxyHostOf, type RequestHeaderFacts, upstreamRequestHeaders } from './forward-headers.ts';
+import {
+  HTTP_SCHEME,
+  HTTPS_SCHEME,
+  proxyHostOf,
+  type RequestHeaderFacts,
+  upstreamRequestHeaders,
+} from './forward-headers.ts';
 import type { ForwardOwner } from './forward-owner.ts';
 import { ForwardTries, NEXT_SERVER, type TryingForwarder } from './forward-tries.ts';
 import { passedHeaders } from './pass-request.ts';
+import { type PeerTls, peerTls } from './peer-tls.ts';
 import { SendTimeout, type SendWatcher } from './send-timeout.ts';
 import type { UpgradeHandler } from './upgrade-dispatch.ts';
 import type { UpstreamHost, UpstreamPeer } from './upstream-group.ts';
@@ -57,6 +64,8 @@ export class Forwarder implements TryingForwarder, UpgradeHandler, SendWatcher {
   #abort: ((err?: Error) => void) | null = null;
   /** The client's body, read whole first or streamed (client-body.ts); null without one. */
   #body: ClientBody | null = null;
+  /** TLS to an `https://` upstream; null: plain. */
+  #tls: PeerTls | null = null;
 
   /** @internal ExchangeHandler: the request's upstream states, told what its connection sees. */
   get tryRecord(): UpstreamTries['record'] {
@@ -95,11 +104,14 @@ export class Forwarder implements TryingForwarder, UpgradeHandler, SendWatcher {
     // proxy_pass_request_body off: the body stays with the client connection, read and dropped there
     if (!rules.passRequestBody) request.hasBody = false;
     this.#path = target.path ?? req.url ?? '/';
-    const tries = new UpstreamTries(group, request.progress, rules);
+    const scheme = target.tls === undefined ? HTTP_SCHEME : HTTPS_SCHEME;
+    const tries = new UpstreamTries(group, request.progress, rules, scheme);
     this.#tries = new ForwardTries(this.#owner, this, tries, this.#path);
     // after the tries: `$proxy_host` in a value reads the group they recorded
     const passed = passedHeaders(req.rawHeaders, rules);
-    this.#headers = upstreamRequestHeaders(passed, target.proxyHeaders, proxyHostOf(group.name));
+    const proxyHost = proxyHostOf(group.name, scheme);
+    this.#headers = upstreamRequestHeaders(passed, target.proxyHeaders, proxyHost);
+    this.#tls = target.tls === undefined ? null : peerTls(target.tls, proxyHost);
     this.#readTimeoutMs = target.readTimeoutMs;
     this.#connectTimeoutMs = target.connectTimeoutMs;
     if (request.hasBody) {
@@ -187,6 +199,11 @@ export class Forwarder implements TryingForwarder, UpgradeHandler, SendWatcher {
   /** The location's `proxy_connect_timeout` (absent: the upstream options'). */
   get connectTimeoutMs(): number | undefined {
     return this.#connectTimeoutMs;
+  }
+
+  /** TLS to an `https://` upstream (peer-tls.ts); null: plain. */
+  get tls(): PeerTls | null {
+    return this.#tls;
   }
 
   /** The client went away: the request leaves the queue, or the request to the server is aborted. */

@@ -27,5 +27,6 @@ export function sendToPeer(
     },
     forwarder,
     forwarder.connectTimeoutMs,
+    forwarder.tls,
   );
 }

@@ -7,7 +7,7 @@
 import { newUpstreamState, type UpstreamState } from '../../../engine/variables/request-progress.ts';
 import { loopClock } from '../../../shared/clock.ts';
 import type { ProgressRecord } from '../contract/request-progress.ts';
-import { proxyHostOf } from './forward-headers.ts';
+import { HTTP_SCHEME, proxyHostOf, type UpstreamScheme } from './forward-headers.ts';
 
 export class TryRecord {
   readonly #progress: ProgressRecord;
@@ -15,12 +15,12 @@ export class TryRecord {
   #startMs = 0;
 
   /** `group`: the group the request goes to, whose name is the `proxy_pass` target's host. */
-  constructor(progress: ProgressRecord, group: string) {
+  constructor(progress: ProgressRecord, group: string, scheme: UpstreamScheme = HTTP_SCHEME) {
     this.#progress = progress;
-    // ngx_http_proxy_set_vars: the port is 80 when the URL gives none, and only another one is shown
+    // ngx_http_proxy_set_vars: the scheme's port when the URL gives none, and only another one is shown
     const port = /:(\d+)$/.exec(group)?.[1];
-    progress.proxyPort = port ?? '80';
-    progress.proxyHost = proxyHostOf(group);
+    progress.proxyPort = port ?? scheme.defaultPort;
+    progress.proxyHost = proxyHostOf(group, scheme);
   }
 
   /** ngx_http_upstream_connect: the try before ends now (if it had not), a state for `peer` begins. */

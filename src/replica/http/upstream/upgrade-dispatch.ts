@@ -3,14 +3,24 @@
  * never goes back to a pool), and reports the answer in the undici handler's terms, so the exchange
  * relays a non-101 answer exactly as any response. A 101 hands the connection over (`onUpgrade`).
  *
- * Timeouts, as nginx's: `proxy_connect_timeout` for the connection, then `proxy_read_timeout` of
- * silence while the answer is awaited or its body read.
+ * Timeouts, as nginx's: `proxy_connect_timeout` for the connection (and an `https://` upstream's
+ * handshake, checked as upstream-tls.ts checks any), then `proxy_read_timeout` of silence while the
+ * answer is awaited or its body read.
  */
 
 import { type ClientRequest, type IncomingMessage, request } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { guarded, together } from '../contract/fault-boundary.ts';
 import { UpstreamFailure } from '../wire/upstream-failure.ts';
+import {
+  handshakeFailure,
+  keepSessions,
+  type TlsConnect,
+  tlsOptions,
+  verifyFailure,
+} from '../wire/upstream-tls.ts';
 import type { UpstreamPeer } from './upstream-group.ts';
 
 export interface UpgradeRequest {
@@ -22,6 +32,8 @@ export interface UpgradeRequest {
   readonly body: Buffer | null;
   readonly connectTimeoutMs: number;
   readonly readTimeoutMs: number;
+  /** TLS to an `https://` upstream; absent or null: plain. */
+  readonly tls?: TlsConnect | null;
 }
 
 export interface UpgradeHandler {
@@ -46,7 +58,7 @@ export interface UpgradeHandler {
 export function dispatchUpgrade(peer: UpstreamPeer, upgrade: UpgradeRequest, handler: UpgradeHandler): void {
   let settled = false;
   let connected = false;
-  const req: ClientRequest = request({
+  const options = {
     host: peer.host,
     port: peer.port,
     method: upgrade.method,
@@ -54,7 +66,11 @@ export function dispatchUpgrade(peer: UpstreamPeer, upgrade: UpgradeRequest, han
     headers: upgrade.headers as string[],
     agent: false,
     timeout: upgrade.connectTimeoutMs,
-  });
+  };
+  const tls = upgrade.tls ?? null;
+  const req: ClientRequest =
+    tls === null ? request(options) : httpsRequest({ ...options, ...tlsOptions(tls) });
+  let handshaking = false;
   // node:http calls these from the upstream connection's reads: a throw ends both connections
   const both = together(req, handler.clientSocket);
   const guard = <A extends unknown[]>(fn: (...args: A) => void) =>
@@ -67,13 +83,25 @@ export function dispatchUpgrade(peer: UpstreamPeer, upgrade: UpgradeRequest, han
   const fail = guard((err: Error & { code?: string }): void => {
     if (settled) return;
     settled = true;
-    handler.onError(err);
+    handler.onError(handshaking ? handshakeFailure(err) : err);
   });
   req.on('socket', (socket: Socket) => {
     socket.setNoDelay(true);
+    if (tls !== null) {
+      socket.once('connect', () => {
+        handshaking = true;
+      });
+      keepSessions(socket as TLSSocket, tls);
+    }
     socket.once(
-      'connect',
+      tls === null ? 'connect' : 'secureConnect',
       guard(() => {
+        handshaking = false;
+        const failure = tls === null ? null : verifyFailure(socket as TLSSocket, tls);
+        if (failure !== null) {
+          req.destroy(failure);
+          return;
+        }
         connected = true;
         req.setTimeout(upgrade.readTimeoutMs);
         handler.onRequestSent();
@@ -81,7 +109,8 @@ export function dispatchUpgrade(peer: UpstreamPeer, upgrade: UpgradeRequest, han
     );
   });
   req.on('timeout', () => {
-    req.destroy(new UpstreamFailure(connected ? 'read-timeout' : 'connect-timeout'));
+    const kind = connected ? 'read-timeout' : handshaking ? 'handshake-timeout' : 'connect-timeout';
+    req.destroy(new UpstreamFailure(kind));
   });
   req.on('error', fail);
   req.on(

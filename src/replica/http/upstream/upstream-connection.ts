@@ -20,11 +20,12 @@ import type { Socket } from 'node:net';
 import type { Clock } from '../../../shared/clock.ts';
 import { Http1Client } from '../wire/http1-client.ts';
 import type { Http1Handler, Http1Request } from '../wire/http1-request.ts';
+import { type PeerTls, type SessionHolder, tlsConnect } from './peer-tls.ts';
 import type { TryRecord } from './try-record.ts';
 import type { CachedConnection, KeepaliveCache } from './upstream-keepalive.ts';
 
 /** What a connection needs of its server (`UpstreamPeer` in upstream-group.ts). */
-export interface ConnectionPeer {
+export interface ConnectionPeer extends SessionHolder {
   readonly host: string;
   readonly port: number;
   /** The server wrote a response head alone and its body after it (see above). */
@@ -56,6 +57,7 @@ export interface ConnectionOptions {
 export class UpstreamConnection implements CachedConnection<UpstreamConnection>, Http1Handler {
   readonly peer: ConnectionPeer;
   readonly cache: KeepaliveCache<UpstreamConnection>;
+  readonly poolKey: string;
   /** When it was made (nginx's `c->start_time`, for `keepalive_time`). */
   readonly startedMs: number;
   /** Requests it has carried (nginx's `c->requests`, for `keepalive_requests`). */
@@ -75,9 +77,16 @@ export class UpstreamConnection implements CachedConnection<UpstreamConnection>,
   #readAt = 0;
   #writtenAt = 0;
 
-  constructor(peer: ConnectionPeer, cache: KeepaliveCache<UpstreamConnection>, options: ConnectionOptions) {
+  /** `tls`: the request's TLS to an `https://` upstream (peer-tls.ts); null: plain TCP. */
+  constructor(
+    peer: ConnectionPeer,
+    cache: KeepaliveCache<UpstreamConnection>,
+    options: ConnectionOptions,
+    tls: PeerTls | null = null,
+  ) {
     this.peer = peer;
     this.cache = cache;
+    this.poolKey = tls?.poolKey ?? '';
     this.#clock = options.clock;
     this.startedMs = options.clock.nowMs();
     this.#client = new Http1Client(peer.host, peer.port, {
@@ -86,6 +95,7 @@ export class UpstreamConnection implements CachedConnection<UpstreamConnection>,
       headersTimeout: options.readTimeoutMs,
       bodyTimeout: options.readTimeoutMs,
       onDisconnect: () => this.#disconnected(),
+      tls: tls === null ? null : tlsConnect(tls, peer),
     });
   }
 

@@ -14,6 +14,8 @@ import type { UpstreamInfo } from '../../../engine/upstream/upstream-info.ts';
 import { type Clock, systemClock } from '../../../shared/clock.ts';
 import { LimitswitchError } from '../../../shared/errors.ts';
 import type { Http1Request } from '../wire/http1-request.ts';
+import type { SavedSession } from '../wire/upstream-tls.ts';
+import type { PeerTls } from './peer-tls.ts';
 import { type ConnectionOptions, type ExchangeHandler, UpstreamConnection } from './upstream-connection.ts';
 import { DEFAULT_KEEPALIVE, KeepaliveCache, type KeepaliveSettings } from './upstream-keepalive.ts';
 import { type QueuedRequest, UpstreamQueue } from './upstream-queue.ts';
@@ -66,6 +68,8 @@ export class UpstreamPeer extends PeerStateSlot implements RoundRobinPeer {
   readonly down: boolean;
   /** Epoch ms until which each request gets a connection of its own; 0 when connections are kept. */
   headAloneUntilMs = 0;
+  /** The last TLS session saved with it, for the next connection to resume (`proxy_ssl_session_reuse`). */
+  tlsSession: SavedSession | undefined = undefined;
   readonly #options: UpstreamOptions;
   readonly #cache: KeepaliveCache<UpstreamConnection>;
   /** How new connections are made, per `proxy_connect_timeout` (made on first use). */
@@ -98,17 +102,22 @@ export class UpstreamPeer extends PeerStateSlot implements RoundRobinPeer {
   }
 
   /**
-   * Sends a request to this server: on the most recently used idle connection to it, else on a new
-   * one, which must be established within `connectTimeoutMs` (a location's `proxy_connect_timeout`;
-   * absent: the options' value). A connection's last request (its `keepalive_requests`, a server
+   * Sends a request to this server: on the most recently used idle connection to it made alike (plain,
+   * or with the same TLS settings and name: `tls`), else on a new one, which must be established
+   * within `connectTimeoutMs` (a location's `proxy_connect_timeout`; absent: the options' value). A connection's last request (its `keepalive_requests`, a server
    * marked head-alone, a closing group) is sent with `Connection: close`.
    */
-  dispatch(request: Http1Request, handler: ExchangeHandler, connectTimeoutMs: number | undefined): void {
+  dispatch(
+    request: Http1Request,
+    handler: ExchangeHandler,
+    connectTimeoutMs: number | undefined,
+    tls: PeerTls | null = null,
+  ): void {
     const cache = this.#cache;
     const ownConnection = this.#ownConnection();
     const connection =
-      (ownConnection ? null : cache.take(this)) ??
-      new UpstreamConnection(this, cache, this.#connectionOptions(connectTimeoutMs));
+      (ownConnection ? null : cache.take(this, tls?.poolKey)) ??
+      new UpstreamConnection(this, cache, this.#connectionOptions(connectTimeoutMs), tls);
     const last = ownConnection || cache.closed || connection.requests + 1 >= cache.settings.requests;
     connection.dispatch(request, handler, last);
   }

@@ -15,6 +15,8 @@
 /** What the cache needs of a connection (upstream-connection.ts): its server, its use, its links. */
 export interface CachedConnection<C extends CachedConnection<C>> {
   readonly peer: object;
+  /** Who may reuse it: requests with the same key (TLS settings and name; '' for plain connections). */
+  readonly poolKey: string;
   /** Requests it carried. */
   readonly requests: number;
   /** When it was made. */
@@ -72,10 +74,10 @@ export class KeepaliveCache<C extends CachedConnection<C>> {
     return this.#size;
   }
 
-  /** The most recently used idle connection to `peer`, taken out of the cache; null when none. */
-  take(peer: object): C | null {
+  /** The most recently used idle connection to `peer` made for `poolKey`, taken out of the cache; null when none. */
+  take(peer: object, poolKey = ''): C | null {
     for (let connection = this.#newest; connection !== null; connection = connection.older) {
-      if (connection.peer === peer) {
+      if (connection.peer === peer && connection.poolKey === poolKey) {
         this.#unlink(connection);
         return connection;
       }

@@ -9,6 +9,7 @@ import { DEFAULT_PROXY_RULES, type ProxyRules } from '../../../engine/http/proxy
 import { loopClock } from '../../../shared/clock.ts';
 import type { ProgressRecord } from '../contract/request-progress.ts';
 import { NO_LIVE_UPSTREAMS, QUEUE_FULL } from '../wire/upstream-failure.ts';
+import { HTTP_SCHEME, type UpstreamScheme } from './forward-headers.ts';
 import { TryRecord } from './try-record.ts';
 import type { UpstreamGroup, UpstreamPeer } from './upstream-group.ts';
 import type { QueuedRequest } from './upstream-queue.ts';
@@ -24,6 +25,8 @@ export class UpstreamTries {
   readonly record: TryRecord | undefined;
   /** The location's `proxy_next_upstream*` rules. */
   readonly rules: ProxyRules;
+  /** `http://` or `https://`, as the `proxy_pass` URL has it. */
+  readonly scheme: UpstreamScheme;
   /** When the first try began (nginx's `peer.start_time`, for `proxy_next_upstream_timeout`). */
   readonly #startedMs = loopClock.nowMs();
   /** The server of the current try (null before the first). */
@@ -34,10 +37,16 @@ export class UpstreamTries {
   #tried: UpstreamPeer[] | null = null;
   #queued = false;
 
-  constructor(group: UpstreamGroup, progress?: ProgressRecord, rules: ProxyRules = DEFAULT_PROXY_RULES) {
+  constructor(
+    group: UpstreamGroup,
+    progress?: ProgressRecord,
+    rules: ProxyRules = DEFAULT_PROXY_RULES,
+    scheme: UpstreamScheme = HTTP_SCHEME,
+  ) {
     this.group = group;
     this.rules = rules;
-    this.record = progress === undefined ? undefined : new TryRecord(progress, group.name);
+    this.scheme = scheme;
+    this.record = progress === undefined ? undefined : new TryRecord(progress, group.name, scheme);
   }
 
   /** Servers tried so far, the current one included. */

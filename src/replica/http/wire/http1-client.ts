@@ -8,7 +8,7 @@
  * `UpstreamFailure`s by kind (upstream-failure.ts); timers are undici's client's, one per connection
  * (http1-client-timer.ts); after a response the connection is kept as undici keeps it (http1-keep-alive.ts).
  */
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { type CallbackKind, containFault, together } from '../contract/fault-boundary.ts';
 import {
   BODY_TIMER,
@@ -18,6 +18,7 @@ import {
   IDLE_TIMER,
   NO_TIMER,
 } from './http1-client-timer.ts';
+import { type OpenedSocket, openSocket } from './http1-connect.ts';
 import { idleTimeoutMs, lastRequestOn, serverKeepsAlive } from './http1-keep-alive.ts';
 import {
   type Http1Handler,
@@ -29,6 +30,7 @@ import {
 } from './http1-request.ts';
 import { Http1ResponseReader, type ResponseReaderHost, sharedBufferReads } from './http1-response-reader.ts';
 import { UpstreamFailure } from './upstream-failure.ts';
+import type { TlsConnect } from './upstream-tls.ts';
 
 export interface Http1ClientOptions {
   /** `proxy_connect_timeout`. */
@@ -38,6 +40,8 @@ export interface Http1ClientOptions {
   readonly bodyTimeout: number;
   /** The connection is gone (closed by either side, or failed). Once. */
   readonly onDisconnect: () => void;
+  /** TLS to an `https://` upstream (upstream-tls.ts); absent or null: plain TCP. */
+  readonly tls?: TlsConnect | null;
 }
 
 /** Where the connection is. */
@@ -54,6 +58,7 @@ export class Http1Client implements ResponseReaderHost {
   readonly #options: Http1ClientOptions;
   readonly #hostHeader: string;
   #socket: Socket | null = null;
+  #opened: OpenedSocket | null = null;
   #state = IDLE;
   #request: Http1Request | null = null;
   #handler: Http1Handler | null = null;
@@ -157,44 +162,16 @@ export class Http1Client implements ResponseReaderHost {
 
   #connect(): void {
     this.#state = CONNECTING;
-    // TCP_NODELAY once connected (set on the socket before it, it was set twice); no TCP keep-alive
-    // probes (nginx's `proxy_socket_keepalive off`): Node's default
-    const socket = connect({
-      host: this.#host,
-      port: this.#port,
-      noDelay: true,
-      onread: sharedBufferReads(this),
-    });
-    this.#socket = socket;
-    this.#timer.arm(CONNECT_TIMER, this.#options.connectTimeout);
-    socket.once('connect', () => {
-      try {
+    this.#opened = openSocket(this.#host, this.#port, this.#options.tls ?? null, sharedBufferReads(this), {
+      ready: () => {
         if (this.#state === CONNECTING) this.#write();
-      } catch (error) {
-        this.faulted('upstream', error);
-      }
+      },
+      ended: () => this.#ended(),
+      closed: (err) => this.#closed(err),
+      faulted: (kind, error) => this.faulted(kind, error),
     });
-    socket.on('end', () => {
-      try {
-        this.#ended();
-      } catch (error) {
-        this.faulted('upstream', error);
-      }
-    });
-    socket.on('error', (err) => {
-      try {
-        this.#closed(err);
-      } catch (error) {
-        this.faulted('upstream', error);
-      }
-    });
-    socket.on('close', () => {
-      try {
-        this.#closed(null);
-      } catch (error) {
-        this.faulted('upstream', error);
-      }
-    });
+    this.#socket = this.#opened.socket;
+    this.#timer.arm(CONNECT_TIMER, this.#options.connectTimeout);
   }
 
   /** Writes the request head (and starts its body). */
@@ -338,7 +315,13 @@ export class Http1Client implements ResponseReaderHost {
       return;
     }
     if (kind === CONNECT_TIMER) {
-      this.#closed(new UpstreamFailure('connect-timeout', 'Connect Timeout Error'));
+      // proxy_connect_timeout covers an https:// upstream's handshake too
+      const handshaking = this.#opened?.handshaking === true;
+      this.#closed(
+        handshaking
+          ? new UpstreamFailure('handshake-timeout', 'SSL handshake timed out')
+          : new UpstreamFailure('connect-timeout', 'Connect Timeout Error'),
+      );
       return;
     }
     this.#fail(

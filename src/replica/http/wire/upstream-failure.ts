@@ -13,14 +13,27 @@ export const CONNECTING = 0;
 export const SENDING = 1;
 export const READING_HEADER = 2;
 export const READING_BODY = 3;
-export type UpstreamPhase = typeof CONNECTING | typeof SENDING | typeof READING_HEADER | typeof READING_BODY;
+/** The TLS handshake of an `https://` upstream's connection (nothing of the request went out). */
+export const SSL_HANDSHAKING = 4;
+export type UpstreamPhase =
+  | typeof CONNECTING
+  | typeof SENDING
+  | typeof READING_HEADER
+  | typeof READING_BODY
+  | typeof SSL_HANDSHAKING;
 
 const WHILE: readonly string[] = [
   'while connecting to upstream',
   'while sending request to upstream',
   'while reading response header from upstream',
   'while reading upstream',
+  'while SSL handshaking to upstream',
 ];
+
+/** Whether the request had gone out, in part at least, when the failure came at `phase`. */
+export function requestWentOut(phase: UpstreamPhase): boolean {
+  return phase !== CONNECTING && phase !== SSL_HANDSHAKING;
+}
 
 /** What a failure means for the request: the forwarder decides from it alone (forwarder.ts). */
 export type UpstreamFailureKind =
@@ -34,6 +47,10 @@ export type UpstreamFailureKind =
   | 'invalid-response'
   /** No connection within `proxy_connect_timeout`. */
   | 'connect-timeout'
+  /** The TLS handshake failed (the message is nginx's words for it: upstream-tls.ts). */
+  | 'handshake'
+  /** The TLS handshake was not over within `proxy_connect_timeout`. */
+  | 'handshake-timeout'
   /** No response head within `proxy_read_timeout` (for a tunnel: nothing at all). */
   | 'read-timeout'
   /** No piece of the body within `proxy_read_timeout` of the last. */
@@ -66,6 +83,7 @@ export class UpstreamFailure extends Error {
   get timedOut(): boolean {
     return (
       this.kind === 'connect-timeout' ||
+      this.kind === 'handshake-timeout' ||
       this.kind === 'read-timeout' ||
       this.kind === 'body-timeout' ||
       this.kind === 'send-timeout'
@@ -75,6 +93,11 @@ export class UpstreamFailure extends Error {
   /** Nothing of the request reached the server (its log says `while connecting to upstream`). */
   get beforeConnected(): boolean {
     return this.kind === 'connect-timeout' || (this.kind === 'system' && UNREACHED.has(this.code));
+  }
+
+  /** It came while the connection's TLS handshake went on (`while SSL handshaking to upstream`). */
+  get duringHandshake(): boolean {
+    return this.kind === 'handshake' || this.kind === 'handshake-timeout';
   }
 
   /**
