@@ -16,6 +16,8 @@ import { type SideBySide, startSideBySide } from '../helpers/side-by-side.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 const BODY_BYTES = 64 * 1024;
+/** At `limit_rate 4k`: 4 KiB at once, 4 KiB a second later, the head's share at two seconds. */
+const SMALL_BYTES = 8 * 1024;
 
 const http = (port: number, root: string) => `
     log_format cc "$uri: $sent_http_cache_control $limit_rate";
@@ -41,6 +43,7 @@ const http = (port: number, root: string) => `
         location /slow/ { limit_rate 32k; alias ${root}/; }
         location /proxied/ { limit_rate 32k; proxy_pass http://127.0.0.1:${port}/plain/; }
         location /after/ { limit_rate 32k; limit_rate_after 32k; alias ${root}/; }
+        location /patient/ { limit_rate 4k; send_timeout 1s; alias ${root}/; }
         location /raw { access_log ${root}/raw-${port}.log raw; return 200 "$arg_l:$arg_"; }
     }
 `;
@@ -125,6 +128,7 @@ describe('limit_rate, $limit_rate, expires and $sent_http_*: the replica answers
 
   before(async () => {
     dir.write('data', 'X'.repeat(BODY_BYTES));
+    dir.write('small', 'Y'.repeat(SMALL_BYTES));
     both = await startSideBySide((port) => http(port, dir.path));
   });
 
@@ -197,13 +201,15 @@ describe('limit_rate, $limit_rate, expires and $sent_http_*: the replica answers
         get(port, '/slow/data'),
         get(port, '/proxied/data'),
         get(port, '/after/data', 60_000),
+        // send_timeout runs while the client takes nothing, not while the rate holds the body back
+        get(port, '/patient/small'),
       ]),
     );
-    const names = ['slow', 'proxied', 'after'];
+    const names = ['slow', 'proxied', 'after', 'patient'];
     runs.forEach((run, i) => {
-      const name = `${i < 3 ? 'nginx' : 'replica'} ${names[i % 3]}`;
-      assert.equal(run.bodyBytes, BODY_BYTES, name);
-      if (i % 3 !== 2) {
+      const name = `${i < 4 ? 'nginx' : 'replica'} ${names[i % 4]}`;
+      assert.equal(run.bodyBytes, i % 4 === 3 ? SMALL_BYTES : BODY_BYTES, name);
+      if (i % 4 !== 2) {
         assert.ok(run.totalMs > 1700 && run.totalMs < 3500, `${name}: ${run.totalMs} ms`);
       } else {
         // limit_rate_after 32k: the first 64 KiB (head included) go at once, the last bytes a second on

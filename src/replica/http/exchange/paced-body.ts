@@ -17,9 +17,31 @@ export interface BodyOut {
   once(event: 'drain', listener: () => void): unknown;
 }
 
+/** Hears the client connection hold the body up, and take it again (`send_timeout` runs between). */
+export interface ClientWaits {
+  blocked(): void;
+  unblocked(): void;
+}
+
 interface Waiting {
   chunk: Buffer;
   readonly callback: WriteCallback | undefined;
+}
+
+/**
+ * Where an answer's body goes: the response itself, or, at a rate (`rate` null or 0: none; a HEAD's
+ * answer, nginx's header_only, has no body to pace), a `PacedBody` in front of it. `startMs`: when
+ * the request began.
+ */
+export function bodyOut(
+  res: ClientResponse,
+  rate: AnswerRate | null,
+  startMs: number,
+  clock: Clock,
+  clientWaits: ClientWaits,
+): BodyOut {
+  if (rate === null || rate.bytesPerS === 0) return res;
+  return new PacedBody(res, rate, startMs, clock, clientWaits);
 }
 
 export class PacedBody implements BodyOut {
@@ -29,7 +51,7 @@ export class PacedBody implements BodyOut {
   /** The request's start and what its connection carried of it, as ngx_http_write_filter counts. */
   readonly #startS: number;
   #sentBytes = 0;
-  /** The head's bytes, counted with the first write that carries it. */
+  /** The head's bytes (where the writer knows them), counted with the first write that carries it. */
   #headBytes: number;
   readonly #queue: Waiting[] = [];
   #timer: NodeJS.Timeout | null = null;
@@ -37,13 +59,21 @@ export class PacedBody implements BodyOut {
   #blocked = false;
   #end: { readonly callback: (() => void) | undefined } | null = null;
   #drainListeners: (() => void)[] = [];
+  readonly #clientWaits: ClientWaits;
 
-  constructor(res: ClientResponse, rate: AnswerRate, startMs: number, headBytes: number, clock: Clock) {
+  constructor(
+    res: ClientResponse,
+    rate: AnswerRate,
+    startMs: number,
+    clock: Clock,
+    clientWaits: ClientWaits,
+  ) {
     this.#res = res;
     this.#rate = rate;
     this.#clock = clock;
+    this.#clientWaits = clientWaits;
     this.#startS = Math.floor(startMs / 1000);
-    this.#headBytes = headBytes;
+    this.#headBytes = res.headBytes ?? 0;
     res.once('close', () => this.#stop());
   }
 
@@ -111,8 +141,10 @@ export class PacedBody implements BodyOut {
 
   #block(): void {
     this.#blocked = true;
+    this.#clientWaits.blocked();
     this.#res.once('drain', () => {
       this.#blocked = false;
+      this.#clientWaits.unblocked();
       this.#pump();
     });
   }

@@ -23,7 +23,7 @@ import { respellNginxFields } from '../wire/relayed-head.ts';
 import { statusReason, wireStatus } from '../wire/status-pages.ts';
 import { type AnswerRules, onResponseClose, onSendTimeout, type ResponseWatcher } from './answer-rules.ts';
 import { lingerOnClose } from './lingering-close.ts';
-import { type BodyOut, PacedBody } from './paced-body.ts';
+import { type BodyOut, bodyOut } from './paced-body.ts';
 
 export type { AnswerRules };
 
@@ -147,7 +147,7 @@ export class Responder implements AnswerSink {
       this.bodyBytes += chunk.length;
       if (out.write(chunk)) return;
       body.pause();
-      this.#watchSend();
+      this.#watchClient(out);
       out.once('drain', () => {
         this.#unwatchSend();
         body.resume();
@@ -219,8 +219,9 @@ export class Responder implements AnswerSink {
     this.bodyBytes += chunk.length;
     if (this.#write(chunk)) return true;
     const resume = this.#resume!;
-    this.#bodyOut().once('drain', () => this.#resumeUpstream(resume));
-    this.#watchSend();
+    const out = this.#bodyOut();
+    out.once('drain', () => this.#resumeUpstream(resume));
+    this.#watchClient(out);
     return false;
   }
 
@@ -277,13 +278,18 @@ export class Responder implements AnswerSink {
       (upstreamRate === null ? null : { bytesPerS: upstreamRate, afterBytes: 0 });
     const progress = this.#rules.downstream.progress;
     progress.limitRate = rate?.bytesPerS ?? 0;
-    const res = this.res;
-    // a HEAD's answer is its head alone (nginx's header_only): no body to pace
-    this.#out =
-      rate === null || rate.bytesPerS === 0 || this.#rules.req.method === 'HEAD'
-        ? res
-        : new PacedBody(res, rate, progress.startedMs, res.headBytes ?? 0, loopClock);
+    const waits = { blocked: () => this.#watchSend(), unblocked: () => this.#unwatchSend() };
+    const head = this.#rules.req.method === 'HEAD';
+    this.#out = bodyOut(this.res, head ? null : rate, progress.startedMs, loopClock, waits);
     return this.#out;
+  }
+
+  /**
+   * `send_timeout` runs while the client takes nothing: a paced body arms it itself, only while the
+   * client holds it up, never while the rate does (nginx keeps no send timer on a delayed write).
+   */
+  #watchClient(out: BodyOut): void {
+    if (out === this.res) this.#watchSend();
   }
 
   /** The client took what waited: the upstream's reading goes on. */
