@@ -3,9 +3,11 @@
  * the same TLS backends (node:tls servers that answer with what they saw of the connection): the answer
  * relayed with no SNI and no verification by default; `proxy_ssl_server_name on` sending `$proxy_host`'s
  * name, or `proxy_ssl_name`'s; `proxy_ssl_verify on` passing with the CA that signed the backend's
- * certificate and failing (502, nginx's error-log line) with another CA or another name; a client
- * certificate a backend requires; `proxy_pass https://` with variables and to an `upstream` block
- * with `keepalive`, whose requests reuse one connection.
+ * certificate and failing (502, nginx's error-log line) with another CA or another name, and in a
+ * group the next server answering for one that fails (its failure counted: nginx's warning); a client
+ * certificate a backend requires; `proxy_pass https://` with variables; sessions resumed unless
+ * `proxy_ssl_session_reuse off`; an `upstream` block with `keepalive`, whose requests reuse one
+ * connection.
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:https';
@@ -17,6 +19,8 @@ import { TestPki } from '../helpers/tls-certs.ts';
 const pki = new TestPki();
 const backendCert = pki.server('backend', ['backend.test']);
 const clientCert = pki.client('client', '/O=Limitswitch Test/CN=proxy');
+/** A certificate the test CA did not sign (and made for clients): no verification passes it. */
+const untrustedCert = pki.client('untrusted', '/CN=backend.test', 'other');
 
 /** The backends, one per location: nginx resumes a session saved for a server by any location. */
 const BACKENDS = [
@@ -32,6 +36,8 @@ const BACKENDS = [
   'kept',
   'resumed',
   'noReuse',
+  'untrusted',
+  'trusted',
 ] as const;
 type BackendName = (typeof BACKENDS)[number];
 /** Backends that refuse a client without a certificate signed by the test CA. */
@@ -41,13 +47,13 @@ const STRICT: ReadonlySet<BackendName> = new Set(['clientCert', 'noClientCert'])
  * A TLS server that answers with what it saw of the connection: the SNI, the client certificate's CN
  * and whether the session was resumed; each connection numbered as it comes (`x-connection`).
  */
-async function startBackend(requireCertificate: boolean): Promise<Server> {
+async function startBackend(requireCertificate: boolean, cert = backendCert): Promise<Server> {
   let connections = 0;
   const numbers = new WeakMap<object, number>();
   const server = createServer(
     {
-      cert: pki.read(backendCert.cert),
-      key: pki.read(backendCert.key),
+      cert: pki.read(cert.cert),
+      key: pki.read(cert.key),
       ca: pki.read(pki.ca.cert),
       requestCert: true,
       rejectUnauthorized: requireCertificate,
@@ -79,6 +85,10 @@ const http = (port: number, b: Record<BackendName, number>) => `
     upstream resumed {
         server 127.0.0.1:${b.resumed};
         keepalive_requests 1;
+    }
+    upstream verified_next {
+        server 127.0.0.1:${b.untrusted};
+        server 127.0.0.1:${b.trusted};
     }
     upstream not_resumed {
         server 127.0.0.1:${b.noReuse};
@@ -130,6 +140,12 @@ const http = (port: number, b: Record<BackendName, number>) => `
             proxy_set_header Connection "";
         }
         location /resumed/ { proxy_pass https://resumed; }
+        location /next/ {
+            proxy_pass https://verified_next;
+            proxy_ssl_verify on;
+            proxy_ssl_trusted_certificate ${pki.ca.cert};
+            proxy_ssl_name backend.test;
+        }
         location /no-reuse/ {
             proxy_pass https://not_resumed;
             proxy_ssl_session_reuse off;
@@ -158,7 +174,7 @@ function tlsLines(log: string, uri: string): string[] {
   return log
     .split('\n')
     .filter((line) => /SSL/.test(line) && line.includes(`"GET ${uri} `))
-    .map((line) => line.replace(/^.*?\[error\] \d+#\d+: \*\d+ /, '').replace(/, client: .*$/, ''));
+    .map((line) => line.replace(/^.*?\[(error|warn)\] \d+#\d+: \*\d+ /, '$1 ').replace(/, client: .*$/, ''));
 }
 
 describe('proxy_pass https:// and proxy_ssl_*: the replica connects as nginx does', () => {
@@ -166,9 +182,14 @@ describe('proxy_pass https:// and proxy_ssl_*: the replica connects as nginx doe
   let both: SideBySide;
 
   before(async () => {
-    await Promise.all(BACKENDS.map(async (name) => servers.set(name, await startBackend(STRICT.has(name)))));
+    const certOf = (name: BackendName) => (name === 'untrusted' ? untrustedCert : backendCert);
+    await Promise.all(
+      BACKENDS.map(async (name) => servers.set(name, await startBackend(STRICT.has(name), certOf(name)))),
+    );
     const ports = Object.fromEntries(BACKENDS.map((name) => [name, portOf(servers.get(name)!)]));
-    both = await startSideBySide((port) => http(port, ports as Record<BackendName, number>));
+    both = await startSideBySide((port) => http(port, ports as Record<BackendName, number>), {
+      replicaArgs: ['--error-log-level', 'info'],
+    });
   });
 
   after(async () => {
@@ -229,6 +250,18 @@ describe('proxy_pass https:// and proxy_ssl_*: the replica connects as nginx doe
       assert.ok(nginx.length > 0, uri);
       assert.deepEqual(tlsLines(both.replica.process.stderr, uri), nginx);
     }
+  });
+
+  test('a server whose certificate fails verification: the next server answers, the failure logged and counted', async () => {
+    const [nginx, replica] = await Promise.all([
+      get(both.nginxPort, '/next/x'),
+      get(both.replicaPort, '/next/x'),
+    ]);
+    assert.equal(replica.status, 200);
+    assert.deepEqual({ ...replica, connection: null }, { ...nginx, connection: null });
+    const lines = tlsLines(both.nginx.errorLog(), '/next/x');
+    assert.equal(lines.length, 2, lines.join('\n'));
+    assert.deepEqual(tlsLines(both.replica.process.stderr, '/next/x'), lines);
   });
 
   test('an upstream block with keepalive: the second request reuses the TLS connection', async () => {
