@@ -174,7 +174,44 @@ describe('HTTP/2 header size limits (large_client_header_buffers), replica vs ng
     }).catch(() => undefined);
     assert.deepEqual(tooLargeLines(both.replica.process.stderr), expected);
   });
+
+  test('a request sent right after the one too large on its session is not answered either', async () => {
+    const fromNginx = await twoAtOnce(`http://127.0.0.1:${both.nginxPort}`);
+    assert.equal(fromNginx[0], 'stream 1: GOAWAY 11, last stream 1');
+    assert.deepEqual(await twoAtOnce(`http://127.0.0.1:${both.replicaPort}`), fromNginx);
+  });
 });
+
+/** A header list too large and a good request written together: how each of the two streams ends. */
+async function twoAtOnce(origin: string): Promise<string[]> {
+  const session = connect(origin);
+  session.on('error', () => {});
+  let goaway = '';
+  session.on('goaway', (code, lastStreamId) => {
+    goaway = `GOAWAY ${code}, last stream ${lastStreamId}`;
+  });
+  const ended = (headers: OutgoingHttpHeaders) =>
+    new Promise<string>((resolve) => {
+      const stream = session.request(headers);
+      let status = '';
+      stream.on('response', (h) => {
+        status = String(h[':status']);
+      });
+      stream.on('error', () => {});
+      stream.resume();
+      stream.on('close', () => {
+        const answer = (): void => resolve(`stream ${stream.id}: ${status || goaway || 'nothing'}`);
+        if (status !== '' || session.closed) answer();
+        else session.once('close', answer);
+      });
+      stream.end();
+    });
+  try {
+    return await Promise.all([ended({ ...PSEUDO, ...fields(497, 497, 497, 500) }), ended(PSEUDO)]);
+  } finally {
+    session.destroy();
+  }
+}
 
 describe('HTTP/2 header size limits over TLS: the SNI name selects the buffers, replica vs nginx', () => {
   let both: SideBySide;

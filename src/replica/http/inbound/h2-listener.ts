@@ -180,7 +180,8 @@ export class H2Listener {
   #admit(stream: ServerHttp2Stream, rawHeaders: readonly string[]): void {
     const session = stream.session;
     const guard = session === undefined ? undefined : this.#guards.get(session);
-    if (session === undefined || guard === undefined) return;
+    // ending: a stream read after the one too large waits for nothing
+    if (session === undefined || guard === undefined || this.#ended.has(session)) return;
     const tooLarge = this.#host.headerBlockFault(rawHeaders, session.socket as Socket);
     if (tooLarge !== null) {
       this.#host.connectionInfo(`${tooLarge} while processing HTTP/2 connection`, session.socket as Socket);
