@@ -18,6 +18,7 @@ import {
   type RewriteScript,
 } from '../engine/http/rewrite-script.ts';
 import type { VariableTable } from '../engine/variables/variable-table.ts';
+import { compileIfAnswer } from './compile-answer.ts';
 import type { AddHeaderSpec, ReturnSpec, RewriteStep } from './model.ts';
 import { namedCaptures } from './regex.ts';
 
@@ -84,6 +85,7 @@ function compileStep(
               ...(step.proxyPass === null ? {} : c.proxyPassOf(step.proxyPass)),
               script: NO_SCRIPT,
               addHeaders: step.addHeaders === null ? level.addHeaders : c.compileAddHeaders(step.addHeaders),
+              ...(step.answer == null ? {} : compileIfAnswer(step.answer, level, c.variables)),
             };
       return {
         op: 'if',

@@ -398,6 +398,8 @@ export type RewriteStep =
       readonly addHeaders: readonly AddHeaderSpec[] | null;
       /** The block's own `proxy_pass` (no URI part); null: the location's. */
       readonly proxyPass: string | null;
+      /** The block's own `expires`, `limit_rate`, `limit_rate_after`; null (or absent): the location's. */
+      readonly answer?: Partial<AnswerSpec> | null;
     };
 
 /** A file the configuration read, as named, and where. */

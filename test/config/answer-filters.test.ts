@@ -1,7 +1,7 @@
 /**
  * `expires`, `limit_rate`, `limit_rate_after` and `set $limit_rate` as the config reads them: each
  * level's own or the enclosing one's, values with variables kept for the request, nginx's refusals
- * with the line; what the replica does not honour (`proxy_limit_rate`, these inside `if`) refused.
+ * with the line, in a location's `if` too; what the replica does not honour (`proxy_limit_rate`) refused.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -39,13 +39,11 @@ test("nginx's refusals, with the line", () => {
     ['limit_rate 1g;', '"limit_rate" directive invalid value'],
     ['limit_rate_after 1k; limit_rate_after 2k;', '"limit_rate_after" directive is duplicate'],
     ['proxy_limit_rate 1k;', '"proxy_limit_rate" directive is not supported by limitswitch'],
+    ['if ($arg_a) { limit_rate 1k; }', '"limit_rate" directive is not allowed here'],
+    ['location / { if ($arg_a) { expires 1h; expires 2h; } }', '"expires" directive is duplicate'],
     [
-      'location / { if ($arg_a) { limit_rate 1k; } }',
-      '"limit_rate" directive is not supported inside "if" by limitswitch',
-    ],
-    [
-      'location / { if ($arg_a) { expires 1h; } }',
-      '"expires" directive is not supported inside "if" by limitswitch',
+      'location / { if ($arg_a) { limit_rate 1k 2k; } }',
+      'invalid number of arguments in "limit_rate" directive',
     ],
   ];
   for (const [body, message] of cases)
@@ -55,6 +53,18 @@ test("nginx's refusals, with the line", () => {
       body,
     );
   assert.match(httpLoadError(server('expires soon;'), FILE), / in test\.conf:3$/);
+});
+
+test("in a location's if: the block's own settings over the location's, each on its own", () => {
+  const http = loadHttp(
+    server('location / { limit_rate 40k; expires 1h; if ($arg_a) { limit_rate_after 1k; expires epoch; } }'),
+    FILE,
+  );
+  const block = http.servers[0]!.locations[0]!.script[0]!;
+  assert.equal(block.op, 'if');
+  assert.deepEqual(block.op === 'if' && block.answer?.limitRateAfter?.parts, [{ text: '1k' }]);
+  assert.equal(block.op === 'if' && block.answer?.expires?.kind, 'epoch');
+  assert.equal(block.op === 'if' && block.answer?.limitRate, undefined);
 });
 
 test("set $limit_rate is read (the request's rate), set $args is still refused", () => {

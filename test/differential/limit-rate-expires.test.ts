@@ -43,6 +43,12 @@ const http = (port: number, root: string) => `
         location /slow/ { limit_rate 32k; alias ${root}/; }
         location /proxied/ { limit_rate 32k; proxy_pass http://127.0.0.1:${port}/plain/; }
         location /after/ { limit_rate 32k; limit_rate_after 32k; alias ${root}/; }
+        location /if/ {
+            limit_rate 32k;
+            expires 1h;
+            if ($arg_fast) { limit_rate 0; expires epoch; }
+            alias ${root}/;
+        }
         location /patient/ { limit_rate 4k; send_timeout 1s; alias ${root}/; }
         location /raw { access_log ${root}/raw-${port}.log raw; return 200 "$arg_l:$arg_"; }
     }
@@ -217,6 +223,27 @@ describe('limit_rate, $limit_rate, expires and $sent_http_*: the replica answers
         assert.ok(run.totalMs > 700 && run.totalMs < 2500, `${name}: ${run.totalMs} ms`);
       }
     });
+  });
+
+  test("a location's if: its own limit_rate and expires over the location's", async () => {
+    const runs = await Promise.all(
+      [both.nginxPort, both.replicaPort].flatMap((port) => [
+        get(port, '/if/data'),
+        get(port, '/if/data?fast=1'),
+      ]),
+    );
+    for (const [i, run] of runs.entries()) {
+      const name = `${i < 2 ? 'nginx' : 'replica'} ${i % 2 === 0 ? 'slow' : 'fast'}`;
+      assert.equal(run.bodyBytes, BODY_BYTES, name);
+      if (i % 2 === 0) assert.ok(run.totalMs > 1700 && run.totalMs < 3500, `${name}: ${run.totalMs} ms`);
+      else assert.ok(run.totalMs < 700, `${name}: ${run.totalMs} ms`);
+    }
+    assertSameExpires(expiresView(runs[3]!), expiresView(runs[1]!), '/if/data?fast=1');
+    assert.deepEqual(expiresView(runs[3]!), [
+      'expires: Thu, 01 Jan 1970 00:00:01 GMT',
+      'cache-control: no-cache',
+    ]);
+    assertSameExpires(expiresView(runs[2]!), expiresView(runs[0]!), '/if/data');
   });
 
   test("a HEAD's answer is its head: nothing to pace", async () => {

@@ -1,7 +1,7 @@
 /**
  * What a level gives its answers beyond `add_header`: ngx_http_headers_filter's `expires` and
- * ngx_http_core_module's `limit_rate` / `limit_rate_after` (http, server, location). Inside a
- * location's `if` nginx takes them too; there the replica refuses them (rewrite-if.ts).
+ * ngx_http_core_module's `limit_rate` / `limit_rate_after` (http, server, location, and a
+ * location's `if`, whose block rewrite-if.ts reads with these handlers).
  */
 import { parseExpires } from '../../engine/http/expires.ts';
 import { parseSize } from '../../engine/scalar-values.ts';

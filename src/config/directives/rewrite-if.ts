@@ -1,9 +1,11 @@
 /**
  * ngx_http_rewrite_module: `rewrite`, `set`, `break`, `if`, `rewrite_log`, `uninitialized_variable_warn`
  * (`return` is location.ts's), read into the level's script in the order written. An `if` holds the
- * steps of its block, and in a location its own `add_header` lines; any other directive inside `if`
+ * steps of its block, and in a location its own `add_header` lines and `expires`, `limit_rate`,
+ * `limit_rate_after` (answer-filters.ts); any other directive inside `if`
  * (or a file test) is refused with its line, never silently ignored.
  */
+
 import type { FileTest } from '../../engine/http/if-condition.ts';
 import { isBuiltinVariable } from '../../engine/variables/builtin-names.ts';
 import { newLocation } from '../builders.ts';
@@ -12,6 +14,7 @@ import type { Directive } from '../directive.ts';
 import type { AddHeaderSpec, IfCondition, RewriteFlag, RewriteStep } from '../model.ts';
 import { compileRegex, namedCaptures } from '../regex.ts';
 import { ifAddHeader } from './add-header.ts';
+import { answerFilterDirectives } from './answer-filters.ts';
 import { complexValue, defineVariable, flagArg, httpOf, ref, variableName } from './helpers.ts';
 import { blockProxyPass } from './limit-except.ts';
 import { parseReturn } from './location.ts';
@@ -138,6 +141,15 @@ function ifDirective(d: Directive, scope: Scope): void {
       addHeaders.push(ifAddHeader(child, scope));
       continue;
     }
+    // expires, limit_rate, limit_rate_after: the block's own, over the location's (NGX_HTTP_LIF_CONF)
+    const answerSpec = answerFilterDirectives.find((spec) => spec.name === child.name);
+    if (answerSpec !== undefined) {
+      if (level === null) throw configError(`"${child.name}" directive is not allowed here`, child);
+      if (child.block) throw configError(`directive "${child.name}" is not terminated by ";"`, child);
+      argCount(child, answerSpec.args as readonly number[]);
+      answerSpec.handle(child, { ...scope, location: level });
+      continue;
+    }
     // an if's own rewrite_log is never read: its codes run with the enclosing level's
     if (child.name === 'rewrite_log' || child.name === 'uninitialized_variable_warn') {
       argCount(child, [1]);
@@ -150,7 +162,15 @@ function ifDirective(d: Directive, scope: Scope): void {
     steps.push(step);
   }
   const proxyPass = level?.proxyPass ?? null;
-  (scope.location ?? scope.server!).script.push({ op: 'if', condition, steps, addHeaders, proxyPass });
+  const answer = level === null || Object.keys(level.answer).length === 0 ? null : level.answer;
+  (scope.location ?? scope.server!).script.push({
+    op: 'if',
+    condition,
+    steps,
+    addHeaders,
+    proxyPass,
+    answer,
+  });
 }
 
 function levelStep(d: Directive, scope: Scope): void {
