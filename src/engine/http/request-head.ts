@@ -40,6 +40,8 @@ export interface RequestHead {
   readonly rawHeaders: readonly string[];
   /** An HTTP/2 stream's head (an HTTP/1 head that says `HTTP/2.0` is a 505). */
   readonly h2?: true;
+  /** HTTP/0.9's simple request: a request line without a version, no header lines. */
+  readonly simple?: boolean;
 }
 
 /** Where nginx stopped reading a head, and what it logs about it. */
@@ -206,6 +208,17 @@ export function readRequestHead(head: RequestHead, servers: HeadServers): HeadFa
   const raw = head.rawHeaders;
   const method = head.method ?? 'GET';
   const target = head.url ?? '/';
+  // HTTP/0.9 knows GET only (ngx_http_process_request_line)
+  if (head.simple === true)
+    return method === 'GET'
+      ? null
+      : {
+          code: 400,
+          message: `client sent invalid method in HTTP/0.9 request ${WHILE_LINE}`,
+          requestLine: `${method} ${target}`,
+          host: null,
+          hostSelected: false,
+        };
   let bytes = requestLineBytes(method, target) + 2;
   let host: string | null = null;
   let hosts = 0;

@@ -54,7 +54,13 @@ export const LATE_VARIABLES: Readonly<Record<string, Getter>> = {
   time_local: (ctx) => progress(ctx)?.timeLocal ?? '',
   time_iso8601: (ctx) => progress(ctx)?.timeIso8601 ?? '',
   // the request line as it came (an HTTP/2 request's made up as nginx makes it)
-  request: (ctx) => `${ctx.facts.method} ${ctx.facts.target} ${ctx.facts.protocol ?? 'HTTP/1.1'}`,
+  request: (ctx) => {
+    const protocol = ctx.facts.protocol ?? 'HTTP/1.1';
+    // HTTP/0.9's simple request has no version on its line
+    return protocol === ''
+      ? `${ctx.facts.method} ${ctx.facts.target}`
+      : `${ctx.facts.method} ${ctx.facts.target} ${protocol}`;
+  },
   // no auth_basic here: never found
   remote_user: () => '',
   // `set $limit_rate`'s, else the rate the answer is written at (ngx_http_variable_request_get_size)

@@ -34,5 +34,7 @@ export function loggedRequest(req: ClientRequestHead): LoggedRequest {
 export function formatAccessLine(req: LoggedRequest, facts: ResponseFacts, now = new Date()): string {
   const referer = req.headers.referer ?? '-';
   const agent = req.headers['user-agent'] ?? '-';
-  return `${facts.remoteAddr} - - [${timeLocal(now)}] "${req.method} ${req.url} HTTP/${req.httpVersion}" ${facts.status} ${facts.bodyBytes} "${referer}" "${agent}"\n`;
+  // HTTP/0.9's simple request (version '') has no version on its line
+  const version = req.httpVersion === '' ? '' : ` HTTP/${req.httpVersion}`;
+  return `${facts.remoteAddr} - - [${timeLocal(now)}] "${req.method} ${req.url}${version}" ${facts.status} ${facts.bodyBytes} "${referer}" "${agent}"\n`;
 }

@@ -62,7 +62,8 @@ export function requestLogContext(
     connection: ctx.connection.number,
     client: ctx.remoteAddr,
     server,
-    requestLine: `${req.method} ${req.url} HTTP/${req.httpVersion}`,
+    // HTTP/0.9's simple request (version '') has none on its line
+    requestLine: `${req.method} ${req.url}${req.httpVersion === '' ? '' : ` HTTP/${req.httpVersion}`}`,
     // a request that got this far has a valid Host or (HTTP/1.0) none
     host: ctx.host === '' ? null : ctx.host,
     ...(upstream === undefined ? {} : { upstream }),

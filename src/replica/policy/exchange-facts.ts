@@ -55,9 +55,10 @@ export class ExchangeFacts implements RequestFacts {
     realIpStep(this.#ctx, realIp);
   }
 
-  /** Built only when a variable asks (`$server_protocol`). */
+  /** Built only when a variable asks (`$server_protocol`); empty for HTTP/0.9's simple request. */
   get protocol(): string {
-    return `HTTP/${this.#ctx.req.httpVersion}`;
+    const version = this.#ctx.req.httpVersion;
+    return version === '' ? '' : `HTTP/${version}`;
   }
 
   /** `if (-f …)` and its kin: nginx stats the path as the request is processed (ngx_open_cached_file). */

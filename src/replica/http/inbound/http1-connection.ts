@@ -7,6 +7,8 @@
  * takes it as a new connection, at a request boundary. So node:http still answers every head nginx
  * refuses, and the common request skips its request and response objects, its stream machinery and
  * its parser's crossings into C++ (a quarter of a proxied request's CPU; docs/benchmarks.md).
+ * HTTP/0.9's simple request (`GET /`, simple-request.ts), which llhttp does not read, is read here
+ * too: answered with the body alone, and the connection closes.
  *
  * node:http's rules kept here: `headersTimeout` for the first head, `keepAliveTimeout` between
  * requests; a body not read by the time its response is over is read and dropped; a client that
@@ -16,8 +18,9 @@ import type { Socket } from 'node:net';
 import { containFault, failpoint } from '../contract/fault-boundary.ts';
 import { type FoundHead, findHead, MORE, parserBytes } from './head-line-ends.ts';
 import { type BodySource, OwnRequest } from './own-request.ts';
-import { readOwnHead } from './own-request-head.ts';
+import { type OwnHead, readOwnHead } from './own-request-head.ts';
 import { OwnResponse, type ResponseOwner } from './own-response.ts';
+import { findSimpleRequest } from './simple-request.ts';
 
 export interface Http1Host {
   readonly keepAliveTimeoutMs: number;
@@ -100,6 +103,15 @@ export class Http1Connection implements ResponseOwner, BodySource {
   #readRequests(): void {
     const unread = this.#unread;
     if (unread === null || this.#done) return;
+    const simple = findSimpleRequest(unread);
+    if (simple !== null) {
+      const { method, url } = simple;
+      this.#start(
+        { method, url, rawHeaders: [], keepAlive: false, contentLength: 0, simple: true },
+        simple.end,
+      );
+      return;
+    }
     const found = findHead(unread, this.#maxHeadBytes);
     if (found === MORE) {
       // the rest of a head with bare LFs: node:http's parser would refuse what came so far
@@ -115,7 +127,12 @@ export class Http1Connection implements ResponseOwner, BodySource {
       this.#handOver(found);
       return;
     }
-    const rest = found.end;
+    this.#start(head, found.end);
+  }
+
+  /** A request read: its head's bytes end at `rest`. */
+  #start(head: OwnHead, rest: number): void {
+    const unread = this.#unread!;
     this.#unread = rest === unread.length ? null : unread.subarray(rest);
     const socket = this.socket;
     socket.setTimeout(0);
@@ -125,7 +142,7 @@ export class Http1Connection implements ResponseOwner, BodySource {
       // what came with the head waits in the request until it is read
       if (this.#unread !== null) this.#unread = this.#feedBody(this.#unread);
     }
-    const res = new OwnResponse(socket, this, head.keepAlive, head.method);
+    const res = new OwnResponse(socket, this, head.keepAlive, head.method, head.simple === true);
     this.#response = res;
     this.#host.request(req, res);
   }

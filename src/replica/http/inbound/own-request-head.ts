@@ -17,6 +17,8 @@ export interface OwnHead {
   readonly keepAlive: boolean;
   /** The body's length (0: none). */
   readonly contentLength: number;
+  /** HTTP/0.9's simple request (simple-request.ts): no version, no header lines. */
+  readonly simple?: true;
 }
 
 /** Methods read here; any other goes to node:http (whose parser knows the rest). */

@@ -26,9 +26,11 @@ const WAITING_BYTES_MAX = 16 * 1024;
 export class OwnRequest extends EventEmitter implements ClientRequest {
   readonly method: string;
   readonly url: string;
-  readonly httpVersion = '1.1';
-  readonly httpVersionMajor = 1;
-  readonly httpVersionMinor = 1;
+  readonly httpVersion: string;
+  readonly httpVersionMajor: number;
+  readonly httpVersionMinor: number;
+  /** HTTP/0.9's simple request: answered with the body alone. */
+  readonly simple: boolean;
   readonly rawHeaders: string[];
   readonly socket: Socket;
   /** The whole body arrived (at once when there is none). */
@@ -50,6 +52,11 @@ export class OwnRequest extends EventEmitter implements ClientRequest {
     super();
     this.method = head.method;
     this.url = head.url;
+    this.simple = head.simple === true;
+    // no version on its request line: `$server_protocol` is empty, as nginx's
+    this.httpVersion = this.simple ? '' : '1.1';
+    this.httpVersionMajor = this.simple ? 0 : 1;
+    this.httpVersionMinor = this.simple ? 9 : 1;
     this.rawHeaders = head.rawHeaders;
     this.socket = socket;
     this.#source = source;

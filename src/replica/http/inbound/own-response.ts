@@ -4,7 +4,8 @@
  * `destroy`, `headersSent`, `statusCode`, `shouldKeepAlive`, 'drain' and 'close' — and the bytes
  * node:http writes for the same calls: the given headers, then `Date`, `Connection` (with
  * `Keep-Alive: timeout=N`), and `Transfer-Encoding: chunked` for a body without a length; no body
- * for HEAD, 204, 304 and 1xx. The head leaves with the first piece of the body, in one write.
+ * for HEAD, 204, 304 and 1xx. The head leaves with the first piece of the body, in one write. To
+ * HTTP/0.9's simple request there is no head at all.
  * (A test holds the two byte for byte.)
  */
 import { EventEmitter } from 'node:events';
@@ -49,17 +50,26 @@ export class OwnResponse extends EventEmitter implements ClientResponse {
   #finished = false;
   #onFinished: (() => void) | null = null;
   #closed = false;
+  /** To HTTP/0.9's simple request: the body alone, no head, then the connection closes (as nginx's). */
+  readonly #simple: boolean;
 
-  constructor(socket: Socket, owner: ResponseOwner, keepAlive: boolean, method: string) {
+  constructor(socket: Socket, owner: ResponseOwner, keepAlive: boolean, method: string, simple = false) {
     super();
     this.socket = socket;
     this.#owner = owner;
-    this.shouldKeepAlive = keepAlive;
-    this.#hasBody = method !== 'HEAD';
+    this.#simple = simple;
+    this.shouldKeepAlive = keepAlive && !simple;
+    // a refused HEAD too: nginx's 400 page for HTTP/0.9's other methods comes alone
+    this.#hasBody = simple || method !== 'HEAD';
   }
 
   writeHead(status: number, reason: string, headers: readonly string[] = []): this {
     this.statusCode = status;
+    if (this.#simple) {
+      this.#head = '';
+      this.headersSent = true;
+      return this;
+    }
     if (status === 204 || status === 304 || (status >= 100 && status <= 199)) this.#hasBody = false;
     let head = `HTTP/1.1 ${status} ${reason}\r\n`;
     // node:http's rules for the headers it would otherwise add itself
