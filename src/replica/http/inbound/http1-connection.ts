@@ -103,7 +103,7 @@ export class Http1Connection implements ResponseOwner, BodySource {
   #readRequests(): void {
     const unread = this.#unread;
     if (unread === null || this.#done) return;
-    const simple = findSimpleRequest(unread);
+    const simple = findSimpleRequest(unread, this.#maxHeadBytes);
     if (simple !== null) {
       const { method, url } = simple;
       this.#start(

@@ -17,10 +17,13 @@ export interface SimpleRequest {
  */
 const SIMPLE_LINE = /^([A-Z_-]+) +(\/[\x21-\x7e\x80-\xff]*) *\r?\n/;
 
-/** The simple request the bytes start with; null when they start with anything else, or not all of it came. */
-export function findSimpleRequest(bytes: Buffer): SimpleRequest | null {
+/**
+ * The simple request the bytes start with; null when they start with anything else, not all of it
+ * came, or its line is longer than `maxBytes` (the largest head: a longer line is the head reader's).
+ */
+export function findSimpleRequest(bytes: Buffer, maxBytes: number): SimpleRequest | null {
   const lf = bytes.indexOf(0x0a);
-  if (lf === -1) return null;
+  if (lf === -1 || lf >= maxBytes) return null;
   // the first line only: one with a version is a request of HTTP/1.x, read as such
   const line = SIMPLE_LINE.exec(bytes.toString('latin1', 0, lf + 1));
   return line === null ? null : { method: line[1]!, url: line[2]!, end: line[0].length };
