@@ -631,10 +631,28 @@ export const FIXTURE_CASES: readonly FixtureCase[] = [
     nginx: 'limitswitch',
   },
   {
-    fixture: 'proxy-pass-unix',
-    text: 'the "unix:" address of "proxy_pass" is not supported by limitswitch',
+    fixture: 'proxy-pass-unix-no-path',
+    text: 'no path in the unix domain socket in upstream "unix:"',
+    line: 6,
+    nginx: 'same',
+  },
+  {
+    fixture: 'proxy-pass-unix-uri-in-regex-location',
+    text: '"proxy_pass" cannot have URI part in location given by regular expression, or inside named location, or inside "if" statement, or inside "limit_except" block',
+    line: 6,
+    nginx: 'same',
+  },
+  {
+    fixture: 'proxy-pass-https-unix',
+    text: '"proxy_pass https://unix:" is not supported by limitswitch',
     line: 6,
     nginx: 'limitswitch',
+  },
+  {
+    fixture: 'upstream-server-unix-no-path',
+    text: 'no path in the unix domain socket in upstream "unix:"',
+    line: 5,
+    nginx: 'same',
   },
   {
     fixture: 'proxy-pass-unknown-upstream',

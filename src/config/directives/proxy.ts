@@ -5,7 +5,7 @@
  * are proxy-rules.ts'. Other proxy_* directives only tune the proxying and are in the ignored list.
  */
 
-import { parseHostPort } from '../../engine/net/address-text.ts';
+import { parseHostPort, splitUnixUrl, unixAddressOf, unixPathError } from '../../engine/net/address-text.ts';
 import type { LevelBuilder, LocationBuilder } from '../builders.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
@@ -18,8 +18,8 @@ import type { DirectiveSpec, Scope } from './types.ts';
 const proxied = new WeakSet<LocationBuilder>();
 
 /**
- * `proxy_pass http://host[:port][/uri];` (`https://`: TLS to the servers, proxy-ssl.ts's settings), or a
- * URL with variables (resolved per request).
+ * `proxy_pass http://host[:port][/uri];` (`https://`: TLS to the servers, proxy-ssl.ts's settings),
+ * `http://unix:/path[:uri]`, or a URL with variables (resolved per request).
  */
 function proxyPass(d: Directive, scope: Scope): void {
   const location = scope.location!;
@@ -35,20 +35,37 @@ function proxyPass(d: Directive, scope: Scope): void {
   const scheme = /^https?:\/\//i.exec(url);
   if (!scheme) throw configError('invalid URL prefix', d);
   const rest = url.slice(scheme[0].length);
-  if (rest.slice(0, 5).toLowerCase() === 'unix:')
-    throw configError('the "unix:" address of "proxy_pass" is not supported by limitswitch', d);
-  const uriStart = rest.search(/[/?]/);
-  const authority = uriStart === -1 ? rest : rest.slice(0, uriStart);
-  const parsed = parseHostPort(authority, false);
-  if (parsed.error !== undefined || parsed.host === null)
-    throw configError(`${parsed.error ?? 'invalid host'} in upstream "${rest}"`, d);
-  if (uriStart !== -1 && (location.named || location.match === '~' || location.match === '~*'))
+  const hasUri = unixAddressOf(rest) === null ? hostTarget(d, scope, rest) : unixTarget(d, scheme[0], rest);
+  if (hasUri && (location.named || location.match === '~' || location.match === '~*'))
     throw configError(
       '"proxy_pass" cannot have URI part in location given by regular expression, or inside named location, ' +
         'or inside "if" statement, or inside "limit_except" block',
       d,
     );
+}
+
+/** `host[:port][/uri]`, its host checked when the configuration is whole (finish.ts); true with a URI. */
+function hostTarget(d: Directive, scope: Scope, rest: string): boolean {
+  const uriStart = rest.search(/[/?]/);
+  const authority = uriStart === -1 ? rest : rest.slice(0, uriStart);
+  const parsed = parseHostPort(authority, false);
+  if (parsed.error !== undefined || parsed.host === null)
+    throw configError(`${parsed.error ?? 'invalid host'} in upstream "${rest}"`, d);
   httpOf(scope).proxyTargets.push({ host: parsed.host, port: parsed.port, source: ref(d) });
+  return uriStart !== -1;
+}
+
+/**
+ * `unix:/path[:uri]` (ngx_parse_unix_domain_url: the URI follows the path's first `:`; an empty one is
+ * none); true with a URI. TLS over it is refused: the upstream client's TLS connects to TCP addresses.
+ */
+function unixTarget(d: Directive, scheme: string, rest: string): boolean {
+  if (scheme.toLowerCase() === 'https://')
+    throw configError('"proxy_pass https://unix:" is not supported by limitswitch', d);
+  const { address, uri } = splitUnixUrl(rest);
+  const error = unixPathError(address);
+  if (error !== null) throw configError(`${error} in upstream "${rest}"`, d);
+  return uri !== null && uri !== '';
 }
 
 type TimeoutField = 'proxyConnectTimeoutMs' | 'proxyReadTimeoutMs' | 'proxySendTimeoutMs';

@@ -6,7 +6,7 @@
  * parameters that would change the choice of server (`least_conn`, `drain`, …) are rejected as not
  * supported.
  */
-import { parseHostPort } from '../../engine/net/address-text.ts';
+import { parseHostPort, unixAddressOf, unixPathError } from '../../engine/net/address-text.ts';
 import type { UpstreamBuilder } from '../builders.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
@@ -43,7 +43,7 @@ function upstream(d: Directive, scope: Scope): void {
 
 /**
  * `server address [weight=N] [max_fails=N] [fail_timeout=time] [max_conns=N] [backup] [down];` inside
- * `upstream`.
+ * `upstream`; the address is `host[:port]` or `unix:path`.
  */
 function upstreamServer(d: Directive, scope: Scope): void {
   let weight = 1;
@@ -76,15 +76,10 @@ function upstreamServer(d: Directive, scope: Scope): void {
       throw configError(`invalid parameter "${param}"`, d);
     }
   }
-  const address = d.args[0]!;
-  if (address.startsWith('unix:'))
-    throw configError(`the "unix:" address of "server" is not supported by limitswitch`, d);
-  const parsed = parseHostPort(address, false);
-  if (parsed.error !== undefined || parsed.host === null)
-    throw configError(`${parsed.error ?? 'invalid host'} in upstream "${address}"`, d);
+  const { host, port } = serverAddress(d);
   scope.upstream!.servers.push({
-    host: parsed.host,
-    port: parsed.port ?? 80,
+    host,
+    port,
     weight,
     ...(maxConns === 0 ? {} : { maxConns }),
     ...(backup ? { backup } : {}),
@@ -92,6 +87,24 @@ function upstreamServer(d: Directive, scope: Scope): void {
     ...(maxFails === 1 ? {} : { maxFails }),
     ...(failTimeoutMs === 10_000 ? {} : { failTimeoutMs }),
   });
+}
+
+/**
+ * `host[:port]` (port 80 when none), or `unix:path` (ngx_parse_unix_domain_url without a URI part: the
+ * rest is the path), held as host `unix:path` with port 0, as nginx's AF_UNIX address has none.
+ */
+function serverAddress(d: Directive): { host: string; port: number } {
+  const address = d.args[0]!;
+  const unix = unixAddressOf(address);
+  if (unix !== null) {
+    const error = unixPathError(unix);
+    if (error !== null) throw configError(`${error} in upstream "${address}"`, d);
+    return { host: unix, port: 0 };
+  }
+  const parsed = parseHostPort(address, false);
+  if (parsed.error !== undefined || parsed.host === null)
+    throw configError(`${parsed.error ?? 'invalid host'} in upstream "${address}"`, d);
+  return { host: parsed.host, port: parsed.port ?? 80 };
 }
 
 function splitParam(param: string): [string, string?] {

@@ -10,6 +10,7 @@ import type { LocationHandler } from '../../engine/http/location-handler.ts';
 import type { Site } from '../../engine/http/site.ts';
 import type { SiteLocation } from '../../engine/http/site-server.ts';
 import { escapeUri } from '../../engine/http/uri.ts';
+import { isUnixAddress, splitUnixUrl, unixAddressOf, unixPathError } from '../../engine/net/address-text.ts';
 import { parseIpv4, parseIpv6 } from '../../engine/net/ip-text.ts';
 import { LimitswitchError } from '../../shared/errors.ts';
 import type { UpstreamGroupSpec } from '../http/upstream/upstream-group.ts';
@@ -125,7 +126,7 @@ export function resolveProxyTargets(site: Site, upstreams: readonly UpstreamSpec
     let name = authority;
     if (!groups.has(authority)) {
       const server = parseAuthority(authority, tls ? 443 : 80);
-      name = `${server.host}:${server.port}`;
+      name = isUnixAddress(server.host) ? server.host : `${server.host}:${server.port}`;
       // an implicit group has no upstream block, so nginx's defaults and the replica's cache size
       if (!groups.has(name)) groups.set(name, { name, servers: [server], keepalive: DEFAULT_KEEPALIVE });
       upstreamNames.addImplicit(server, name);
@@ -203,8 +204,13 @@ export function dynamicTarget(
   return { host: authority, upstream, address, path: uri ?? undefined, tls };
 }
 
-/** `address[:port]` with an IPv4 or a bracketed IPv6 address (`defaultPort` when none); null for a name. */
+/**
+ * `address[:port]` with an IPv4 or a bracketed IPv6 address (`defaultPort` when none), or
+ * `unix:/path`; null for a name.
+ */
 function ipAuthority(authority: string, defaultPort: number): UpstreamServerSpec | null {
+  const unix = unixAddressOf(authority);
+  if (unix !== null) return unixPathError(unix) === null ? { host: unix, port: 0, weight: 1 } : null;
   const match = AUTHORITY.exec(authority);
   if (match === null) return null;
   const text = match[1]!;
@@ -215,10 +221,17 @@ function ipAuthority(authority: string, defaultPort: number): UpstreamServerSpec
   return { host: v6 ? text.slice(1, -1) : text, port, weight: 1 };
 }
 
-/** A `proxy_pass` URL's parts: `https://` (in any case, as nginx reads it) is `tls`. */
+/**
+ * A `proxy_pass` URL's parts: `https://` (in any case, as nginx reads it) is `tls`; a `unix:/path`
+ * authority ends at the path's first `:`, what follows is the URI (ngx_parse_unix_domain_url).
+ */
 function splitProxyPass(value: string): { authority: string; uri: string | null; tls: boolean } {
   const tls = value.slice(0, 8).toLowerCase() === 'https://';
   const withoutScheme = value.replace(/^https?:\/\//i, '');
+  if (unixAddressOf(withoutScheme) !== null) {
+    const { address, uri } = splitUnixUrl(withoutScheme);
+    return { authority: address, uri: uri === '' ? null : uri, tls };
+  }
   const slash = withoutScheme.indexOf('/');
   return slash === -1
     ? { authority: withoutScheme, uri: null, tls }
@@ -226,6 +239,8 @@ function splitProxyPass(value: string): { authority: string; uri: string | null;
 }
 
 function parseAuthority(authority: string, defaultPort: number): UpstreamServerSpec {
+  const unix = unixAddressOf(authority);
+  if (unix !== null) return { host: unix, port: 0, weight: 1 };
   const match = AUTHORITY.exec(authority);
   // The config checked proxy_pass already; this is its own parse failing.
   if (match === null) throw new LimitswitchError('InternalError', `invalid proxy_pass host "${authority}"`);

@@ -323,9 +323,14 @@ export type CompletedCallback<D extends Decision = Decision> = (
 ) => void;
 
 /** An upstream failure as nginx logs it, for the owner's error log. */
+export type UpstreamErrorLevel = 'crit' | 'error' | 'warn';
+
 export interface UpstreamError {
-  /** `error` for the failure itself, `warn` for a server taken out of its group for a while. */
-  readonly level: 'error' | 'warn';
+  /**
+   * `error` for the failure itself (`crit` for a connect() that failed at once otherwise than by
+   * refusal, as nginx's), `warn` for a server taken out of its group for a while.
+   */
+  readonly level: UpstreamErrorLevel;
   /** nginx's text, e.g. `connect() failed (111: Connection refused) while connecting to upstream`. */
   readonly message: string;
   /** nginx's `upstream:` field: `http://`, the server (or the group, when none was live) and the URI sent. */

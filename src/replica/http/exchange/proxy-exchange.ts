@@ -18,6 +18,7 @@ import type {
   HeldUntilEnd,
   ProxyTarget,
   ReturnDecision,
+  UpstreamErrorLevel,
   WaitDecision,
 } from '../contract/decision.ts';
 import { containFault } from '../contract/fault-boundary.ts';
@@ -330,7 +331,7 @@ export class Exchange<D extends Decision>
     });
   }
 
-  report(level: 'error' | 'warn', message: string, upstream: string): void {
+  report(level: UpstreamErrorLevel, message: string, upstream: string): void {
     this.#host.events.upstreamError(this.downstream, this.#decision!, { level, message, upstream });
   }
 

@@ -10,6 +10,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ClientTimers } from '../../../engine/http/client-timers.ts';
+import { isUnixAddress, UNIX_HOST } from '../../../engine/net/address-text.ts';
 import type { ClientRequest } from '../contract/client-request.ts';
 import type { DownstreamRequest, HeldUntilEnd } from '../contract/decision.ts';
 import { containFault } from '../contract/fault-boundary.ts';
@@ -147,7 +148,7 @@ export class UpgradeLeg {
     // the upstream client adds the server's address as Host when none goes (`proxy_set_header Host
     // ""`); a raw request must do it itself
     if (!upgrade.some((name, i) => i % 2 === 0 && name.toLowerCase() === 'host'))
-      upgrade.push('Host', peer.origin.slice('http://'.length));
+      upgrade.push('Host', isUnixAddress(peer.host) ? UNIX_HOST : peer.server);
     dispatchUpgrade(
       peer,
       {

@@ -4,13 +4,16 @@
  * takes it out) and the try recorded for `$upstream_status` — only for a failure before the answer's
  * head; once the head arrived the answer is only cut short and the server is not blamed.
  */
+import { isUnixAddress } from '../../../engine/net/address-text.ts';
 import {
+  immediateConnectFailure,
   READING_BODY,
   serverDisabled,
   type UpstreamFailure,
   type UpstreamPhase,
   upstreamErrorMessage,
 } from '../wire/upstream-failure.ts';
+import { upstreamLogText } from './forward-headers.ts';
 import type { ForwardOwner } from './forward-owner.ts';
 import type { UpstreamTries } from './upstream-tries.ts';
 
@@ -24,11 +27,14 @@ export function reportFailedTry(
 ): boolean {
   const peer = tries.peer!;
   const timedOut = failure.timedOut;
-  const upstream = `${tries.scheme.prefix}${peer.server}${path}`;
+  const upstream = upstreamLogText(tries.scheme, peer.server, path);
   const beforeHead = phase !== READING_BODY;
   // nginx logs a failure as it meets it, but "upstream timed out" after freeing the server (which
   // warns when that takes the server out)
-  if (!timedOut) owner.report('error', upstreamErrorMessage(failure, phase), upstream);
+  if (!timedOut) {
+    const atOnce = isUnixAddress(peer.host) ? immediateConnectFailure(failure, peer.server) : null;
+    owner.report(atOnce?.level ?? 'error', atOnce?.message ?? upstreamErrorMessage(failure, phase), upstream);
+  }
   if (beforeHead && tries.group.markFailed(peer)) owner.report('warn', serverDisabled(phase), upstream);
   if (timedOut) owner.report('error', upstreamErrorMessage(failure, phase), upstream);
   if (beforeHead) tries.record?.failed(timedOut ? 504 : 502);

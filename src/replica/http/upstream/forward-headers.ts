@@ -14,6 +14,7 @@ import {
   DEFAULT_PROXY_HEADERS,
   writeProxyHeaders,
 } from '../../../engine/http/proxy-headers.ts';
+import { isUnixAddress, UNIX_HOST } from '../../../engine/net/address-text.ts';
 
 /** What the decision and the forwarder read of a request head (`readRequestFacts`, once a request). */
 export interface RequestHeaderFacts {
@@ -80,11 +81,21 @@ export const HTTP_SCHEME: UpstreamScheme = Object.freeze({ prefix: 'http://', de
 export const HTTPS_SCHEME: UpstreamScheme = Object.freeze({ prefix: 'https://', defaultPort: '443' });
 
 /**
+ * A log line's `upstream: "…"`: the scheme, the server (or the group) and the URI sent — parted from a
+ * UNIX-domain path by a `:`, as nginx writes it (`http://unix:/run/app.sock:/uri`).
+ */
+export function upstreamLogText(scheme: UpstreamScheme, server: string, uri: string): string {
+  return `${scheme.prefix}${server}${isUnixAddress(server) ? ':' : ''}${uri}`;
+}
+
+/**
  * `$proxy_host` of a group (ngx_http_proxy_set_vars): the `proxy_pass` target's host as a URL writes it
- * (an IPv6 address in brackets, as an implicit group's name does not keep them), its port left out
+ * (an IPv6 address in brackets, as an implicit group's name does not keep them; `localhost` for
+ * `unix:/path`), its port left out
  * when it is the scheme's default (80, or 443 for `https://`).
  */
 export function proxyHostOf(group: string, scheme: UpstreamScheme = HTTP_SCHEME): string {
+  if (isUnixAddress(group)) return UNIX_HOST;
   const colon = group.lastIndexOf(':');
   if (colon === -1) return group;
   const host = group.slice(0, colon);

@@ -2,7 +2,7 @@
 import type { Socket } from 'node:net';
 import type { ClientTimers } from '../../../engine/http/client-timers.ts';
 import type { ClientBodyStream, ClientRequest } from '../contract/client-request.ts';
-import type { ClientFault } from '../contract/decision.ts';
+import type { ClientFault, UpstreamErrorLevel } from '../contract/decision.ts';
 import type { PeerTls } from './peer-tls.ts';
 import type { UpgradeHandler } from './upgrade-dispatch.ts';
 import type { ExchangeHandler } from './upstream-connection.ts';
@@ -47,7 +47,7 @@ export interface ForwardOwner {
    */
   intercepted(status: number, rawHeaders: readonly (Buffer | string)[]): boolean;
   /** An upstream failure in nginx's error-log words. */
-  report(level: 'error' | 'warn', message: string, upstream: string): void;
+  report(level: UpstreamErrorLevel, message: string, upstream: string): void;
   /**
    * The client is at fault: `code` is nginx's answer (a closing code when there is none to send),
    * `fault` the log line (null: none). The forwarder abandons the request to the server.

@@ -24,6 +24,7 @@ import {
   phaseOf,
   type TryFacts,
 } from './failure-rules.ts';
+import { upstreamLogText } from './forward-headers.ts';
 import type { ForwardOwner } from './forward-owner.ts';
 import type { UpstreamPeer } from './upstream-group.ts';
 import type { QueuedRequest } from './upstream-queue.ts';
@@ -100,7 +101,7 @@ export class ForwardTries implements QueuedRequest {
 
   /** The log's `upstream: "…"` when no server was picked: the group, as the `proxy_pass` URL names it. */
   get #groupUrl(): string {
-    return `${this.tries.scheme.prefix}${this.tries.group.name}${this.#path}`;
+    return upstreamLogText(this.tries.scheme, this.tries.group.name, this.#path);
   }
 
   /** Whether an answer with `status` is dropped for the next server (`proxy_next_upstream http_NNN`). */
@@ -148,7 +149,7 @@ export class ForwardTries implements QueuedRequest {
       this.#owner.report(
         'warn',
         serverDisabled(READING_HEADER),
-        `${tries.scheme.prefix}${peer.server}${this.#path}`,
+        upstreamLogText(tries.scheme, peer.server, this.#path),
       );
     tries.failed(false);
     this.dispatch();

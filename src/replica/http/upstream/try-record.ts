@@ -4,6 +4,7 @@
  * the server answered or nginx gave its failure, the bytes each way. The `$upstream_*` variables read
  * them (src/engine/variables/late-variables.ts).
  */
+import { isUnixAddress } from '../../../engine/net/address-text.ts';
 import { newUpstreamState, type UpstreamState } from '../../../engine/variables/request-progress.ts';
 import { loopClock } from '../../../shared/clock.ts';
 import type { ProgressRecord } from '../contract/request-progress.ts';
@@ -19,7 +20,8 @@ export class TryRecord {
     this.#progress = progress;
     // ngx_http_proxy_set_vars: the scheme's port when the URL gives none, and only another one is shown
     const port = /:(\d+)$/.exec(group)?.[1];
-    progress.proxyPort = port ?? scheme.defaultPort;
+    // a UNIX-domain socket has no port: empty
+    progress.proxyPort = isUnixAddress(group) ? '' : (port ?? scheme.defaultPort);
     progress.proxyHost = proxyHostOf(group, scheme);
   }
 

@@ -12,6 +12,7 @@ import { type ClientRequest, type IncomingMessage, request } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
+import { isUnixAddress, UNIX_PREFIX } from '../../../engine/net/address-text.ts';
 import { guarded, together } from '../contract/fault-boundary.ts';
 import { UpstreamFailure } from '../wire/upstream-failure.ts';
 import {
@@ -58,9 +59,11 @@ export interface UpgradeHandler {
 export function dispatchUpgrade(peer: UpstreamPeer, upgrade: UpgradeRequest, handler: UpgradeHandler): void {
   let settled = false;
   let connected = false;
+  const address = isUnixAddress(peer.host)
+    ? { socketPath: peer.host.slice(UNIX_PREFIX.length) }
+    : { host: peer.host, port: peer.port };
   const options = {
-    host: peer.host,
-    port: peer.port,
+    ...address,
     method: upgrade.method,
     path: upgrade.path,
     headers: upgrade.headers as string[],

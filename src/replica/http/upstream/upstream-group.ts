@@ -8,6 +8,7 @@
  */
 
 import type { UpstreamQueueSpec, UpstreamServerSpec } from '../../../config/model.ts';
+import { socketAddressText } from '../../../engine/net/address-text.ts';
 import { PeerStateSlot, PeerStates } from '../../../engine/upstream/peer-states.ts';
 import { RoundRobin, type RoundRobinPeer } from '../../../engine/upstream/round-robin.ts';
 import type { UpstreamInfo } from '../../../engine/upstream/upstream-info.ts';
@@ -53,7 +54,7 @@ export class UpstreamPeer extends PeerStateSlot implements RoundRobinPeer {
   readonly host: string;
   readonly port: number;
   readonly origin: string;
-  /** `host:port` as the config names it (IPv6 in brackets). */
+  /** `host:port` as the config names it (IPv6 in brackets), or `unix:/path`. */
   readonly server: string;
   /** For connections made outside the cache (upgrades): `proxy_connect_timeout`, `proxy_read_timeout`. */
   readonly connectTimeoutMs: number;
@@ -84,10 +85,9 @@ export class UpstreamPeer extends PeerStateSlot implements RoundRobinPeer {
   ) {
     // its balancer state is its group's (shared with other workers when the group has a `zone`)
     super(states, index);
-    const host = server.host.includes(':') ? `[${server.host}]` : server.host;
     this.host = server.host;
     this.port = server.port;
-    this.server = `${host}:${server.port}`;
+    this.server = socketAddressText(server.host, server.port);
     this.origin = `http://${this.server}`;
     this.connectTimeoutMs = options.connectTimeoutMs;
     this.readTimeoutMs = options.readTimeoutMs;

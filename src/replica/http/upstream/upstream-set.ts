@@ -2,6 +2,7 @@
  * The replica's upstream groups by name, built from the configuration (a reload builds a new set and
  * closes the old one's idle connections).
  */
+import { socketAddressText } from '../../../engine/net/address-text.ts';
 import {
   DEFAULT_UPSTREAM_OPTIONS,
   UpstreamGroup,
@@ -16,7 +17,7 @@ const MAX_ADDRESSED = 64;
 
 export class UpstreamSet implements UpstreamLookup {
   readonly #groups = new Map<string, UpstreamGroup>();
-  /** Groups of one address each, by `host:port`, in the order they were made (see `addressed`). */
+  /** Groups of one address each, by `host:port` (or `unix:/path`), in the order they were made (see `addressed`). */
   readonly #addressed = new Map<string, UpstreamGroup>();
   readonly #options: UpstreamOptions;
   #closed: Promise<void> | null = null;
@@ -62,9 +63,7 @@ export class UpstreamSet implements UpstreamLookup {
    * goes past {@link MAX_ADDRESSED}, so requests cannot make them without bound.
    */
   addressed(server: { readonly host: string; readonly port: number }): UpstreamGroup {
-    const name = server.host.includes(':')
-      ? `[${server.host}]:${server.port}`
-      : `${server.host}:${server.port}`;
+    const name = socketAddressText(server.host, server.port);
     let group = this.#addressed.get(name);
     if (group === undefined) {
       group = new UpstreamGroup(name, [{ ...server, weight: 1 }], this.#options, DEFAULT_KEEPALIVE);

@@ -29,6 +29,7 @@ import {
   validTarget,
 } from './http1-request.ts';
 import { Http1ResponseReader, type ResponseReaderHost, sharedBufferReads } from './http1-response-reader.ts';
+import { defaultHostLine } from './upstream-address.ts';
 import { UpstreamFailure } from './upstream-failure.ts';
 import type { TlsConnect } from './upstream-tls.ts';
 
@@ -71,12 +72,12 @@ export class Http1Client implements ResponseReaderHost {
   /** Stops reading the client's body for the request in progress (set while one streams). */
   #stopBody: (() => void) | null = null;
 
-  /** `host`: a name or an address (IPv6 without brackets). */
+  /** `host`: a name or an address (IPv6 without brackets), or `unix:/path` (`port` 0). */
   constructor(host: string, port: number, options: Http1ClientOptions) {
     this.#host = host;
     this.#port = port;
     this.#options = options;
-    this.#hostHeader = `host: ${host.includes(':') ? `[${host}]` : host}:${port}\r\n`;
+    this.#hostHeader = defaultHostLine(host, port);
     this.#response = new Http1ResponseReader(this);
   }
 

@@ -7,6 +7,7 @@
 import type { OnReadOpts } from 'node:net';
 import { connect, type Socket } from 'node:net';
 import type { CallbackKind } from '../contract/fault-boundary.ts';
+import { connectAddress } from './upstream-address.ts';
 import { UpstreamFailure } from './upstream-failure.ts';
 import { connectTls, handshakeFailure, type TlsConnect, verifyFailure } from './upstream-tls.ts';
 
@@ -30,7 +31,7 @@ export interface OpenedSocket {
 /** The peer closed the connection before the handshake was over (ngx_ssl_handshake's words). */
 const CLOSED_IN_HANDSHAKE = 'peer closed connection in SSL handshake';
 
-/** Opens the connection to `host:port` (`tls` null: plain), its reads going to `onread`. */
+/** Opens the connection to `host:port` or `unix:/path` (`tls` null: plain), its reads going to `onread`. */
 export function openSocket(
   host: string,
   port: number,
@@ -50,7 +51,7 @@ export function openSocket(
   if (tls === null) {
     // TCP_NODELAY once connected (set on the socket before it, it was set twice); no TCP keep-alive
     // probes (nginx's `proxy_socket_keepalive off`): Node's default
-    const socket = connect({ host, port, noDelay: true, onread });
+    const socket = connect({ ...connectAddress(host, port), noDelay: true, onread });
     socket.once(
       'connect',
       guard(() => events.ready()),

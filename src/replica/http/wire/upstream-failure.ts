@@ -136,6 +136,9 @@ const STRERROR: Readonly<Record<string, string>> = {
   ENETDOWN: 'Network is down',
   EPIPE: 'Broken pipe',
   EADDRNOTAVAIL: 'Cannot assign requested address',
+  ENOENT: 'No such file or directory',
+  EACCES: 'Permission denied',
+  EAGAIN: 'Resource temporarily unavailable',
 };
 
 /** The system call nginx names for each of Node's (upstream reads are recv(), writes writev()). */
@@ -171,6 +174,34 @@ function what(failure: UpstreamFailure, phase: UpstreamPhase): string {
     default:
       return failure.message;
   }
+}
+
+/** What makes ngx_event_connect_peer's line `error` rather than `crit`: the server only away. */
+const AWAY: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  // Linux's answer for a UNIX-domain socket whose listen queue is full
+  'EAGAIN',
+  'ECONNRESET',
+  'ENETDOWN',
+  'ENETUNREACH',
+  'EHOSTDOWN',
+  'EHOSTUNREACH',
+]);
+
+/**
+ * ngx_event_connect_peer's line for a connect() that failed at once, as a UNIX-domain socket's does
+ * (a TCP one fails later: `connect() failed …`): the address named, and `crit` unless the server is
+ * only away; null for any other failure.
+ */
+export function immediateConnectFailure(
+  failure: UpstreamFailure,
+  address: string,
+): { readonly level: 'error' | 'crit'; readonly message: string } | null {
+  if (failure.kind !== 'system' || failure.syscall !== 'connect') return null;
+  return {
+    level: AWAY.has(failure.code) ? 'error' : 'crit',
+    message: `connect() to ${address} failed ${errnoText(failure.code)} ${WHILE[CONNECTING]}`,
+  };
 }
 
 /** No server of a group may be tried: each is down, or down and tried (ngx_http_upstream_connect's NGX_BUSY). */
