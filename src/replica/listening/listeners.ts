@@ -88,6 +88,8 @@ export class Listeners {
   readonly #byKey = new Map<string, Listener>();
   /** Listeners a reload dropped, still finishing their requests. */
   readonly #closing: Promise<void>[] = [];
+  /** Listeners a reload added, still binding, by key: neither bound twice nor left open by `stop`. */
+  readonly #opening = new Map<string, Promise<void>>();
 
   constructor(options: ListenersOptions) {
     this.#options = options;
@@ -134,13 +136,16 @@ export class Listeners {
       this.#closing.push(closeListener(listener, DRAIN_MS));
     }
     for (const [key, address] of served) {
-      if (this.#byKey.has(key)) continue;
-      this.#listen(address).catch((err: unknown) =>
-        this.#options.log('error', 'could not listen on an address added by the reload', {
-          listen: key,
-          err: String(err),
-        }),
-      );
+      if (this.#byKey.has(key) || this.#opening.has(key)) continue;
+      const opening = this.#listen(address)
+        .catch((err: unknown) =>
+          this.#options.log('error', 'could not listen on an address added by the reload', {
+            listen: key,
+            err: String(err),
+          }),
+        )
+        .finally(() => this.#opening.delete(key));
+      this.#opening.set(key, opening);
     }
   }
 
@@ -149,6 +154,7 @@ export class Listeners {
    * still open after `drainMs` is closed).
    */
   async stop(drainMs = DRAIN_MS): Promise<void> {
+    await Promise.all(this.#opening.values());
     await Promise.all([
       ...[...this.#byKey.values()].map((listener) => closeListener(listener, drainMs)),
       ...this.#closing,
