@@ -61,7 +61,7 @@ export function clientRules<D extends Decision & { readonly serverName?: string 
  * nginx's wording for every other malformation is not reproduced).
  */
 function unreadable(site: Site, head: UnreadableHead, port: number): RefusedHead | null {
-  const serverAddr = head.socket.localAddress ?? '';
+  const serverAddr = connectionOf(head.socket).serverAddr;
   switch (head.code) {
     case 'HPE_HEADER_OVERFLOW':
       return site.readOversizedHead(head.bytes, serverAddr, port);
