@@ -4,7 +4,8 @@
  * Cache-Control lines joined in the log; `expires epoch` over a proxied answer's Cache-Control; a
  * target nginx cannot read logged with an empty `$uri`), each `expires` form's Expires and
  * Cache-Control (dates compared by their distance from now, as the two clocks differ), and a
- * throttled download's timing from disk and through a proxy, and with its first bytes let through.
+ * throttled download's timing from disk, through a proxy and from `return`, and with its first bytes
+ * let through.
  */
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
@@ -18,6 +19,8 @@ import { waitFor } from '../helpers/wait-for.ts';
 const BODY_BYTES = 64 * 1024;
 /** At `limit_rate 4k`: 4 KiB at once, 4 KiB a second later, the head's share at two seconds. */
 const SMALL_BYTES = 8 * 1024;
+/** A `return` text at `limit_rate 1k`: 1 KiB at once, 1 KiB a second later, the head's share at two. */
+const RETURN_BYTES = 2 * 1024;
 
 const http = (port: number, root: string) => `
     log_format cc "$uri: $sent_http_cache_control $limit_rate";
@@ -49,6 +52,7 @@ const http = (port: number, root: string) => `
             if ($arg_fast) { limit_rate 0; expires epoch; }
             alias ${root}/;
         }
+        location /said/ { limit_rate 1k; return 200 "${'R'.repeat(RETURN_BYTES)}"; }
         location /patient/ { limit_rate 4k; send_timeout 1s; alias ${root}/; }
         location /raw { access_log ${root}/raw-${port}.log raw; return 200 "$arg_l:$arg_"; }
     }
@@ -209,13 +213,15 @@ describe('limit_rate, $limit_rate, expires and $sent_http_*: the replica answers
         get(port, '/after/data', 60_000),
         // send_timeout runs while the client takes nothing, not while the rate holds the body back
         get(port, '/patient/small'),
+        get(port, '/said/'),
       ]),
     );
-    const names = ['slow', 'proxied', 'after', 'patient'];
+    const names = ['slow', 'proxied', 'after', 'patient', 'said'];
+    const sizes = [BODY_BYTES, BODY_BYTES, BODY_BYTES, SMALL_BYTES, RETURN_BYTES];
     runs.forEach((run, i) => {
-      const name = `${i < 4 ? 'nginx' : 'replica'} ${names[i % 4]}`;
-      assert.equal(run.bodyBytes, i % 4 === 3 ? SMALL_BYTES : BODY_BYTES, name);
-      if (i % 4 !== 2) {
+      const name = `${i < 5 ? 'nginx' : 'replica'} ${names[i % 5]}`;
+      assert.equal(run.bodyBytes, sizes[i % 5], name);
+      if (i % 5 !== 2) {
         assert.ok(run.totalMs > 1700 && run.totalMs < 3500, `${name}: ${run.totalMs} ms`);
       } else {
         // limit_rate_after 32k: the first 64 KiB (head included) go at once, the last bytes a second on
