@@ -36,6 +36,11 @@ const http = (port: number, dir: string) => `
             proxy_pass http://backend/;
             add_header X-Proxy "$proxy_host|$proxy_port|$upstream_addr|$upstream_status";
         }
+        location /dynamic/ {
+            set $socket "unix:${dir}/backend.sock";
+            proxy_pass http://$socket:/fixed;
+            add_header X-Proxy "$proxy_host|$proxy_port|$upstream_addr|$upstream_status";
+        }
         location /missing/ {
             proxy_pass http://unix:${dir}/missing.sock:/;
             add_header X-Proxy "$proxy_host|$proxy_port|$upstream_addr|$upstream_status" always;
@@ -174,6 +179,13 @@ describe('UNIX-domain sockets: the replica answers as nginx', () => {
     assert.equal(
       await sameViaTcp('/upstream/c'),
       '200 x-proxy:backend|80|unix:DIR/backend.sock|200 "backend host=backend uri=/c unix:||unix:DIR/backend.sock||unix:|unix:|\\n"',
+    );
+  });
+
+  test('proxy_pass with variables evaluated to a unix: URL: its URI part sent as is', async () => {
+    assert.equal(
+      await sameViaTcp('/dynamic/a'),
+      '200 x-proxy:localhost||unix:DIR/backend.sock|200 "backend host=localhost uri=/fixed unix:||unix:DIR/backend.sock||unix:|unix:|\\n"',
     );
   });
 
