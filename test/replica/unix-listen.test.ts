@@ -2,7 +2,8 @@
  * `listen unix:/path` on the replica: each socket its own listener with the servers that listen there,
  * its clients `unix:`, the socket file readable and writable by all while it listens and gone once the
  * listener closes (at stop, or when a reload drops it); a file already at the path fails the start, as
- * nginx's bind() does; with worker threads it is refused at `worker_processes`.
+ * nginx's bind() does; with worker threads it is refused at `worker_processes`; limit_conn keyed by
+ * `$binary_remote_addr` counts all of its clients as one, `unix:`.
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -14,6 +15,7 @@ import { ConfigError } from '../../src/config/config-error.ts';
 import { loadConfigText } from '../../src/config/index.ts';
 import type { Replica } from '../../src/replica/replica.ts';
 import { refuseUnixListenWithWorkers } from '../../src/replica/workers/worker-runtime.ts';
+import { GatedUpstream } from '../helpers/gated-upstream.ts';
 import { startInProcessReplica } from '../helpers/in-process-replica.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
@@ -115,4 +117,33 @@ test('worker threads cannot share a UNIX-domain socket: refused at worker_proces
   refuseUnixListenWithWorkers(config, 1);
   const tcp = loadConfigText('worker_processes 2;\nevents {}\nhttp {\n server { listen 8080; }\n}\n', 'x');
   refuseUnixListenWithWorkers(tcp, 2);
+});
+
+test('limit_conn keyed by $binary_remote_addr: the clients of a socket are one key, unix:; a TCP client its own', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'limitswitch-unix-'));
+  const gate = await GatedUpstream.start();
+  const config = `events {}
+http {
+    limit_conn_zone $binary_remote_addr zone=by_addr:1m;
+    server {
+        listen 80;
+        listen unix:${dir}/a.sock;
+        location / { limit_conn by_addr 1; proxy_pass http://127.0.0.1:${gate.port}; }
+    }
+}
+`;
+  const { replica, port } = await startInProcessReplica('r3', config);
+  try {
+    const held = await gate.hold('/?hold', (path) => viaSocket(join(dir, 'a.sock'), path));
+    assert.equal(await viaSocket(join(dir, 'a.sock'), '/second'), '503 <html>');
+    const tcp = await request(`http://127.0.0.1:${port}/tcp`);
+    await tcp.body.dump();
+    assert.equal(tcp.statusCode, 200, 'a TCP client is another key');
+    gate.release('/?hold');
+    assert.equal(await held.answer, '200 ');
+  } finally {
+    gate.close();
+    await replica.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
