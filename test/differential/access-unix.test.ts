@@ -1,12 +1,14 @@
 /**
  * `allow unix:` / `deny unix:` against real nginx: one configuration served by nginx and by a replica
  * process, the same requests over TCP to both, the same status — a `unix:` rule does not match an IP
- * client (it falls through to the next rule, or to no match: allowed), `all` does.
+ * client (it falls through to the next rule, or to no match: allowed), `all` does; a denied request
+ * writes nginx's `access forbidden by rule` error-log line.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { request } from 'undici';
+import { answerSummary } from '../helpers/answer-summary.ts';
 import { type SideBySide, startSideBySide } from '../helpers/side-by-side.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 
 const http = (port: number) => `
     server {
@@ -19,6 +21,7 @@ const http = (port: number) => `
         location /allow_unix_deny_all { allow unix:; deny all; return 200 "in\\n"; }
         location /deny_unix_allow_ip { deny unix:; allow 127.0.0.1; deny all; return 200 "in\\n"; }
         location /static_deny_unix { deny unix:; }
+        location /static_deny_all { allow unix:; deny all; }
     }
 `;
 
@@ -30,6 +33,7 @@ const PATHS = [
   '/allow_unix_deny_all',
   '/deny_unix_allow_ip',
   '/static_deny_unix',
+  '/static_deny_all',
 ];
 
 describe('allow/deny unix: for TCP clients: the replica answers as nginx', () => {
@@ -43,13 +47,8 @@ describe('allow/deny unix: for TCP clients: the replica answers as nginx', () =>
     await both?.stop();
   });
 
-  async function send(port: number, path: string): Promise<string> {
-    const res = await request(`http://127.0.0.1:${port}${path}`);
-    const body = await res.body.text();
-    const text = body.includes('<html>')
-      ? `(page ${/<title>([^<]*)</.exec(body)?.[1]})`
-      : JSON.stringify(body);
-    return `${res.statusCode} ${text}`;
+  function send(port: number, path: string): Promise<string> {
+    return answerSummary(`http://127.0.0.1:${port}${path}`);
   }
 
   test('statuses and bodies', async () => {
@@ -58,4 +57,28 @@ describe('allow/deny unix: for TCP clients: the replica answers as nginx', () =>
       assert.equal(await send(both.replicaPort, path), fromNginx, path);
     }
   });
+
+  test('a denied request writes the same error-log line', async () => {
+    const expected = forbiddenLines(both.nginx.errorLog());
+    // only /static_deny_all denies: `return` answers in the rewrite phase, before access rules run
+    assert.equal(expected.length, 1, expected.join('\n'));
+    // the replica's error log comes through a pipe: wait for its lines to arrive
+    await waitFor(() => forbiddenLines(both.replica.process.stderr).length >= expected.length, {
+      message: 'the replica to log as many lines',
+    }).catch(() => undefined);
+    assert.deepEqual(forbiddenLines(both.replica.process.stderr), expected);
+  });
 });
+
+/** The access module's error-log lines, without time, pid, connection number and `host` (ports differ). */
+function forbiddenLines(log: string): string[] {
+  return log
+    .split('\n')
+    .filter((line) => line.includes('access forbidden'))
+    .map((line) =>
+      line
+        .replace(/^\S+ \S+ /, '')
+        .replace(/\d+#\d+: \*\d+ /, '')
+        .replace(/, host: .*$/, ''),
+    );
+}

@@ -10,6 +10,7 @@ import { limitConnections } from '../limit-conn/limit-conn.ts';
 import { type LimitReqOutcome, type LimitReqStatus, limitRequest } from '../limit-req/limit-req.ts';
 import { rateLimitFields } from '../limit-req/ratelimit-fields.ts';
 import type { LogLine } from '../log-line.ts';
+import { ACCESS_FORBIDDEN } from '../net/access-list.ts';
 import { newRequestContext, type RequestContext, type RequestFacts } from '../variables/request-context.ts';
 import { type AnswerHeaders, bindAddHeaders } from './add-headers.ts';
 import type { LocationHandler } from './location-handler.ts';
@@ -259,6 +260,7 @@ function afterDelay(
   }
   if (!handler.access.allows(ctx.facts.remoteAddr)) {
     connections?.release();
+    logs = [...logs, ACCESS_FORBIDDEN];
     const zone = limitReqZone;
     return { kind: 'deny', code: 403, status, connStatus, zone, logs, responseHeaders, answerHeaders };
   }

@@ -3,8 +3,15 @@
  * allows. Runs in the ACCESS phase, after limit_req. `unix:` matches only clients of a UNIX-domain
  * socket (their address is `unix:`), an address or CIDR only IP clients, `all` every client.
  */
+import type { LogLine } from '../log-line.ts';
 import { type Cidr, cidrMatch, parseClientAddr } from './address-text.ts';
 import { parseRange } from './cidr-table.ts';
+
+/** ngx_http_access_module's error-log line for a request its rules deny (`satisfy all`, the only mode). */
+export const ACCESS_FORBIDDEN: LogLine = Object.freeze({
+  level: 'error',
+  message: 'access forbidden by rule',
+});
 
 export interface AccessRuleDefinition {
   readonly action: 'allow' | 'deny';

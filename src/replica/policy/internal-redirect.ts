@@ -10,6 +10,7 @@ import type { Site } from '../../engine/http/site.ts';
 import { escapeUri } from '../../engine/http/uri.ts';
 import type { Verdict } from '../../engine/http/verdict.ts';
 import type { LogLine } from '../../engine/log-line.ts';
+import { ACCESS_FORBIDDEN } from '../../engine/net/access-list.ts';
 import type { Decision, DownstreamRequest } from '../http/contract/decision.ts';
 import { type ErrorLog, requestLogContext } from '../logs/error-log.ts';
 import type { Admissions } from './admissions.ts';
@@ -82,8 +83,10 @@ export function internalRedirect<D extends Decision>(
   ) {
     // realip's PREACCESS step, which decide() leaves to the engine
     realIpStep(ctx, handler.realIp);
-    if (!handler.access.allows(ctx.remoteAddr))
+    if (!handler.access.allows(ctx.remoteAddr)) {
+      deciding.errorLog.request(ACCESS_FORBIDDEN, requestLogContext(ctx, next.serverName));
       return errorPaged(403, { action: 'return', code: 403 }, again, answer);
+    }
     const variables = deciding.site.requestContext(next, facts, deciding.nowMs(), deciding.cache);
     const kept: Deciding = { ...again, cache: variables.cache };
     const redirect = (then: string) => internalRedirect(then, kept, answer);
