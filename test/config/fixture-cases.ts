@@ -21,6 +21,12 @@ export interface FixtureCase {
 
 export const FIXTURE_CASES: readonly FixtureCase[] = [
   {
+    fixture: 'proxy-ignore-headers-invalid',
+    text: 'invalid value "X-Accel-Rate"',
+    line: 7,
+    nginx: 'same',
+  },
+  {
     fixture: 'log-format-duplicate-name',
     text: 'duplicate "log_format" name "main"',
     line: 4,

@@ -70,3 +70,28 @@ test('proxy rules: nginx words for bad values and duplicates', () => {
     /"proxy_next_upstream_tries" directive is duplicate/,
   );
 });
+
+test('proxy_ignore_headers: nginx names in any case, lines add up, a level written over the one above', () => {
+  const http = loadHttp(
+    `
+    proxy_ignore_headers Vary;
+    server {
+        listen 80;
+        location /a { proxy_pass http://127.0.0.1:8081; }
+        location /b {
+            proxy_pass http://127.0.0.1:8081;
+            proxy_ignore_headers x-accel-limit-rate;
+            proxy_ignore_headers SET-COOKIE X-Accel-Expires;
+        }
+    }`,
+    FILE,
+  );
+  const [a, b] = http.servers[0]!.locations;
+  assert.deepEqual(a!.proxyRules.ignoreHeaders, new Set(['Vary']));
+  assert.deepEqual(
+    b!.proxyRules.ignoreHeaders,
+    new Set(['X-Accel-Limit-Rate', 'Set-Cookie', 'X-Accel-Expires']),
+  );
+  const bare = loadHttp('server { listen 80; location / { proxy_pass http://127.0.0.1:8081; } }', FILE);
+  assert.equal(bare.servers[0]!.locations[0]!.proxyRules.ignoreHeaders.size, 0);
+});

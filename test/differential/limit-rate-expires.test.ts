@@ -54,6 +54,12 @@ const http = (port: number, root: string) => `
         }
         location /said/ { limit_rate 1k; return 200 "${'R'.repeat(RETURN_BYTES)}"; }
         location /patient/ { limit_rate 4k; send_timeout 1s; alias ${root}/; }
+        location /accel/ { add_header X-Accel-Limit-Rate 4096; alias ${root}/; }
+        location /accelerated/ { proxy_pass http://127.0.0.1:${port}/accel/; }
+        location /unaccelerated/ {
+            proxy_ignore_headers x-accel-limit-rate Vary;
+            proxy_pass http://127.0.0.1:${port}/accel/;
+        }
         location /raw { access_log ${root}/raw-${port}.log raw; return 200 "$arg_l:$arg_"; }
     }
 `;
@@ -250,6 +256,23 @@ describe('limit_rate, $limit_rate, expires and $sent_http_*: the replica answers
       'cache-control: no-cache',
     ]);
     assertSameExpires(expiresView(runs[2]!), expiresView(runs[0]!), '/if/data');
+  });
+
+  test("an upstream's X-Accel-Limit-Rate paces the answer; proxy_ignore_headers turns it off", async () => {
+    const runs = await Promise.all(
+      [both.nginxPort, both.replicaPort].flatMap((port) => [
+        get(port, '/accelerated/small'),
+        get(port, '/unaccelerated/small'),
+      ]),
+    );
+    for (const [i, run] of runs.entries()) {
+      const name = `${i < 2 ? 'nginx' : 'replica'} ${i % 2 === 0 ? 'paced' : 'ignored'}`;
+      assert.equal(run.bodyBytes, SMALL_BYTES, name);
+      assert.ok(!run.fields.some((f) => f.startsWith('x-accel-limit-rate')), `${name}: not relayed`);
+      // 8 KiB at 4 KiB/s: 4 KiB at once, 4 KiB a second later, the head's share at two seconds
+      if (i % 2 === 0) assert.ok(run.totalMs > 1700 && run.totalMs < 3500, `${name}: ${run.totalMs} ms`);
+      else assert.ok(run.totalMs < 700, `${name}: ${run.totalMs} ms`);
+    }
   });
 
   test("a HEAD's answer is its head: nothing to pace", async () => {

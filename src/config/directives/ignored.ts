@@ -51,7 +51,6 @@ const ENTRIES: readonly (readonly [string, readonly ContextKind[], ArgSpec])[] =
   ['proxy_redirect', HSL, [1, 2]],
   ['proxy_hide_header', HSL, [1]],
   ['proxy_pass_header', HSL, [1]],
-  ['proxy_ignore_headers', HSL, '1+'],
   ['proxy_socket_keepalive', HSL, [1]],
   ['proxy_temp_path', HSL, [1, 2, 3, 4]],
   ['fastcgi_temp_path', HSL, [1, 2, 3, 4]],

@@ -2,9 +2,15 @@
  * The proxy module's directives for how a location's requests go to its servers:
  * `proxy_next_upstream` (ngx_conf_set_bitmask_slot: lines add up, `off` wins), `proxy_next_upstream_tries`
  * (a number), `proxy_next_upstream_timeout` (a time), `proxy_pass_request_headers` and
- * `proxy_pass_request_body`, `proxy_intercept_errors` (flags) — into the level's `proxyRules` (src/engine/http/proxy-rules.ts).
+ * `proxy_pass_request_body`, `proxy_intercept_errors` (flags), `proxy_ignore_headers` (a bitmask: lines add
+ * up, names in any case) — into the level's `proxyRules` (src/engine/http/proxy-rules.ts).
  */
-import type { NextUpstreamCondition, ProxyRules } from '../../engine/http/proxy-rules.ts';
+import {
+  IGNORABLE_UPSTREAM_HEADERS,
+  type IgnorableUpstreamHeader,
+  type NextUpstreamCondition,
+  type ProxyRules,
+} from '../../engine/http/proxy-rules.ts';
 import type { LevelBuilder } from '../builders.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
@@ -47,6 +53,18 @@ function nextUpstream(d: Directive, scope: Scope): void {
   rules.nextUpstream = conditions;
 }
 
+/** `proxy_ignore_headers field …;` — ngx_conf_set_bitmask_slot: nginx's names, compared without case. */
+function ignoreHeaders(d: Directive, scope: Scope): void {
+  const rules = own(scope);
+  const fields = new Set(rules.ignoreHeaders);
+  for (const value of d.args) {
+    const field = IGNORABLE_UPSTREAM_HEADERS.find((name) => name.toLowerCase() === value.toLowerCase());
+    if (field === undefined) throw configError(`invalid value "${value}"`, d);
+    fields.add(field as IgnorableUpstreamHeader);
+  }
+  rules.ignoreHeaders = fields;
+}
+
 function tries(d: Directive, scope: Scope): void {
   const rules = own(scope);
   if (rules.nextUpstreamTries !== undefined) throw duplicate(d);
@@ -82,4 +100,5 @@ export const proxyRuleDirectives: readonly DirectiveSpec[] = [
   { name: 'proxy_pass_request_headers', contexts: LEVELS, args: [1], handle: pass('passRequestHeaders') },
   { name: 'proxy_pass_request_body', contexts: LEVELS, args: [1], handle: pass('passRequestBody') },
   { name: 'proxy_intercept_errors', contexts: LEVELS, args: [1], handle: pass('interceptErrors') },
+  { name: 'proxy_ignore_headers', contexts: LEVELS, args: '1+', handle: ignoreHeaders },
 ];

@@ -1,8 +1,8 @@
 /**
  * The proxy module's rules for one location's requests to its servers, after inheritance:
  * `proxy_next_upstream` (when a request goes on to the next server), `proxy_next_upstream_tries`,
- * `proxy_next_upstream_timeout`, `proxy_pass_request_headers`, `proxy_pass_request_body` and
- * `proxy_intercept_errors`.
+ * `proxy_next_upstream_timeout`, `proxy_pass_request_headers`, `proxy_pass_request_body`,
+ * `proxy_intercept_errors` and `proxy_ignore_headers`.
  */
 
 /** `proxy_next_upstream`'s conditions (nginx's NGX_HTTP_UPSTREAM_FT_* bits, by their names); `off` wins. */
@@ -23,6 +23,25 @@ export type NextUpstreamCondition =
 /** The statuses `proxy_next_upstream http_NNN` names (ngx_http_upstream_next_errors). */
 export const NEXT_UPSTREAM_STATUSES: ReadonlySet<number> = new Set([500, 502, 503, 504, 403, 404, 429]);
 
+/**
+ * The answer fields `proxy_ignore_headers` may name (ngx_http_upstream_ignore_headers_masks). Of
+ * these the replica acts only on X-Accel-Limit-Rate; the others drive caching, buffering, charsets
+ * and X-Accel-Redirect, which it does not have, so naming them changes nothing.
+ */
+export const IGNORABLE_UPSTREAM_HEADERS = [
+  'X-Accel-Redirect',
+  'X-Accel-Expires',
+  'X-Accel-Limit-Rate',
+  'X-Accel-Buffering',
+  'X-Accel-Charset',
+  'Expires',
+  'Cache-Control',
+  'Set-Cookie',
+  'Vary',
+] as const;
+
+export type IgnorableUpstreamHeader = (typeof IGNORABLE_UPSTREAM_HEADERS)[number];
+
 export interface ProxyRules {
   /** The conditions that send a request on to the next server; empty: `off`. */
   readonly nextUpstream: ReadonlySet<NextUpstreamCondition>;
@@ -34,9 +53,11 @@ export interface ProxyRules {
   readonly passRequestBody: boolean;
   /** `proxy_intercept_errors`: an answer of 300 or more with an `error_page` in force gets the page. */
   readonly interceptErrors: boolean;
+  /** `proxy_ignore_headers`: the answer fields whose processing is off (none by default). */
+  readonly ignoreHeaders: ReadonlySet<IgnorableUpstreamHeader>;
 }
 
-/** nginx's defaults: `proxy_next_upstream error timeout`, no limits, headers and body passed, no interception. */
+/** nginx's defaults: `proxy_next_upstream error timeout`, no limits, headers and body passed, no interception, nothing ignored. */
 export const DEFAULT_PROXY_RULES: ProxyRules = Object.freeze({
   nextUpstream: new Set<NextUpstreamCondition>(['error', 'timeout']),
   nextUpstreamTries: 0,
@@ -44,6 +65,7 @@ export const DEFAULT_PROXY_RULES: ProxyRules = Object.freeze({
   passRequestHeaders: true,
   passRequestBody: true,
   interceptErrors: false,
+  ignoreHeaders: new Set<IgnorableUpstreamHeader>(),
 });
 
 /** A level's own rules over the enclosing level's: each directive written at the level wins. */

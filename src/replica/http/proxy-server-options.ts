@@ -6,14 +6,12 @@
 import type { Socket } from 'node:net';
 import type { RealIpConf } from '../../config/model.ts';
 import type { ClientTimers } from '../../engine/http/client-timers.ts';
+import type { DecideHook, Decision, DownstreamRequest } from './contract/decision.ts';
 import type {
   ClientClosedCallback,
   CompletedCallback,
-  DecideHook,
-  Decision,
-  DownstreamRequest,
   UpstreamErrorCallback,
-} from './contract/decision.ts';
+} from './contract/exchange-events.ts';
 import type { EdgeConf } from './edge/edge-listener.ts';
 import type { UpstreamLookup } from './upstream/upstream-group.ts';
 

@@ -31,13 +31,8 @@ import {
 } from './contract/client-connection.ts';
 import type { ClientRequest } from './contract/client-request.ts';
 import type { ClientResponse } from './contract/client-response.ts';
-import type {
-  ClientInputRules,
-  DecideHook,
-  Decision,
-  DownstreamRequest,
-  ExchangeEvents,
-} from './contract/decision.ts';
+import type { ClientInputRules, DecideHook, Decision, DownstreamRequest } from './contract/decision.ts';
+import type { ExchangeEvents } from './contract/exchange-events.ts';
 import { guarded } from './contract/fault-boundary.ts';
 import { bindTcp, bindUnix } from './edge/bind-socket.ts';
 import { type EdgeConf, EdgeListener } from './edge/edge-listener.ts';

@@ -2,7 +2,8 @@
  * nginx's `combined` access-log format:
  * `$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent"`.
  */
-import type { ClientRequestHead, ExchangeOutcome } from '../http/contract/decision.ts';
+import type { ClientRequestHead } from '../http/contract/decision.ts';
+import type { ExchangeOutcome } from '../http/contract/exchange-events.ts';
 import { timeLocal } from '../http/contract/log-time.ts';
 
 /** What the access log and the latency histogram learn of a finished exchange, in nginx's terms. */

@@ -5,7 +5,8 @@
  */
 import type { Socket } from 'node:net';
 import { normalizePeerAddress } from '../../engine/net/address-text.ts';
-import type { DownstreamRequest, UpstreamError } from '../http/contract/decision.ts';
+import type { DownstreamRequest } from '../http/contract/decision.ts';
+import type { UpstreamError } from '../http/contract/exchange-events.ts';
 import { connectionNumber, type ErrorLog, requestLogContext } from './error-log.ts';
 
 /** `[info] … *N <message>, client: …, server: host:port`; `listen` is the port's `host:port`. */

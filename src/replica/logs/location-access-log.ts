@@ -9,7 +9,8 @@ import { accessLogLines } from '../../engine/http/access-log.ts';
 import type { Route } from '../../engine/http/route.ts';
 import type { Site } from '../../engine/http/site.ts';
 import type { RequestFacts } from '../../engine/variables/request-context.ts';
-import type { DownstreamRequest, ExchangeOutcome } from '../http/contract/decision.ts';
+import type { DownstreamRequest } from '../http/contract/decision.ts';
+import type { ExchangeOutcome } from '../http/contract/exchange-events.ts';
 
 interface Noted {
   readonly site: Site;

@@ -14,8 +14,8 @@ import type {
   ClientInputRules,
   DecideHook,
   Decision,
-  UpstreamError,
 } from '../../../src/replica/http/contract/decision.ts';
+import type { UpstreamError } from '../../../src/replica/http/contract/exchange-events.ts';
 import { nginxPage, startProxy, startUpstream, type TestProxy, type TestUpstream } from './harness.ts';
 
 /** A hook that answers `current.decision` and records what its client rules hear. */

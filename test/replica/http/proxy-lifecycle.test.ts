@@ -4,12 +4,9 @@ import type { ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import { test } from 'node:test';
 import { request } from 'undici';
-import type {
-  ClientClosedPhase,
-  Decision,
-  DownstreamRequest,
-} from '../../../src/replica/http/contract/decision.ts';
+import type { Decision, DownstreamRequest } from '../../../src/replica/http/contract/decision.ts';
 import { PASS } from '../../../src/replica/http/contract/decision.ts';
+import type { ClientClosedPhase } from '../../../src/replica/http/contract/exchange-events.ts';
 import { startProxy, startUpstream } from './harness.ts';
 
 interface Closed {

@@ -8,7 +8,8 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import type { Decision, UpstreamError } from '../../../src/replica/http/contract/decision.ts';
+import type { Decision } from '../../../src/replica/http/contract/decision.ts';
+import type { UpstreamError } from '../../../src/replica/http/contract/exchange-events.ts';
 import { freePort } from '../../helpers/free-port.ts';
 import { startFullBacklogListener } from '../../helpers/full-backlog-listener.ts';
 import { waitFor } from '../../helpers/wait-for.ts';

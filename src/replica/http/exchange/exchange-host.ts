@@ -1,6 +1,7 @@
 /** What every exchange of one listener shares: the listener's groups, callbacks and counts. */
 import type { ClientTimers } from '../../../engine/http/client-timers.ts';
-import type { ClientInputRules, Decision, ExchangeEvents } from '../contract/decision.ts';
+import type { ClientInputRules, Decision } from '../contract/decision.ts';
+import type { ExchangeEvents } from '../contract/exchange-events.ts';
 import type { UpstreamHost } from '../upstream/upstream-group.ts';
 
 /** What every exchange of one listener shares. */

@@ -4,7 +4,6 @@
  * goes away. It holds what the hook sees (`Downstream`), a `Responder` that writes what the client
  * gets and, once it forwards, a `Forwarder` that faces the servers.
  */
-
 import type { Socket } from 'node:net';
 import { type ClientTimers, NGINX_CLIENT_TIMERS } from '../../../engine/http/client-timers.ts';
 import type { BodyReader } from '../contract/client-connection.ts';
@@ -18,9 +17,9 @@ import type {
   HeldUntilEnd,
   ProxyTarget,
   ReturnDecision,
-  UpstreamErrorLevel,
   WaitDecision,
 } from '../contract/decision.ts';
+import type { UpstreamErrorLevel } from '../contract/exchange-events.ts';
 import { containFault } from '../contract/fault-boundary.ts';
 import { fileBody } from '../static/file-body.ts';
 import type { ForwardOwner, ForwardSending } from '../upstream/forward-owner.ts';
@@ -262,7 +261,7 @@ export class Exchange<D extends Decision>
 
   #forward(target: ProxyTarget): void {
     this.#state = 'forwarding';
-    this.answer.relaying(target.responseHeaders, target.errStatus);
+    this.answer.relaying(target);
     this.#forwarder = new Forwarder(this, this.downstream);
     this.#forwarder.forward(this.#host, target);
   }

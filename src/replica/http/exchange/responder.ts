@@ -12,6 +12,7 @@ import { keepAliveDisabled } from '../../../engine/http/keepalive-disable.ts';
 import { loopClock } from '../../../shared/clock.ts';
 import type { ClientConnection } from '../contract/client-connection.ts';
 import type { ClientResponse } from '../contract/client-response.ts';
+import type { RelayedAnswer } from '../contract/decision.ts';
 import { containFault } from '../contract/fault-boundary.ts';
 import { upstreamLimitRate } from '../upstream/accel-limit-rate.ts';
 import { clientResponseHeaders } from '../upstream/forward-headers.ts';
@@ -38,9 +39,8 @@ export class Responder implements AnswerSink {
   #status = 0;
   #statusText = '';
   #headers: string[] | null = null;
-  /** Header fields added to a relayed answer (the RateLimit fields of the decision forwarded). */
-  #added: readonly string[] | undefined = undefined;
-  #errStatus = 0; // r->err_status: an error page's proxied answer goes out under the error's status
+  /** The decision forwarded: the fields it adds, its r->err_status, its `proxy_ignore_headers`. */
+  #relayed: RelayedAnswer = {};
   /** The `add_header` lines every answer is given under (add-headers.ts). */
   #answerHeaders: AnswerHeaders | null = null;
   /** Lets the server's reading go on once the client took what waited. */
@@ -157,10 +157,9 @@ export class Responder implements AnswerSink {
 
   // the upstream's answer, relayed
 
-  /** The answer to relay is a server's, with `added` header fields (the decision's), under `errStatus`. */
-  relaying(added: readonly string[] | undefined, errStatus = 0): void {
-    this.#added = added;
-    this.#errStatus = errStatus;
+  /** The answer to relay is a server's, for `target`. */
+  relaying(target: RelayedAnswer): void {
+    this.#relayed = target;
   }
 
   /** The upstream's head arrived: kept until the read that brought it ends (or the answer does). */
@@ -170,11 +169,12 @@ export class Responder implements AnswerSink {
     rawHeaders: readonly (Buffer | string)[],
     resume: () => void,
   ): void {
-    this.#status = this.#errStatus || status;
-    this.#statusText = this.#errStatus === 0 ? statusText : '';
+    const { errStatus = 0, responseHeaders: added, proxyRules } = this.#relayed;
+    this.#status = errStatus || status;
+    this.#statusText = errStatus === 0 ? statusText : '';
     this.#resume = resume;
-    const added = this.#added;
-    this.#upstreamRate = upstreamLimitRate(rawHeaders);
+    const ignoresRate = proxyRules?.ignoreHeaders.has('X-Accel-Limit-Rate') === true;
+    this.#upstreamRate = ignoresRate ? null : upstreamLimitRate(rawHeaders);
     const headers = clientResponseHeaders(rawHeaders);
     respellNginxFields(headers);
     // nginx's own Server goes with a relayed answer too (the server's is not relayed)

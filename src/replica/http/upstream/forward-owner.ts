@@ -2,7 +2,8 @@
 import type { Socket } from 'node:net';
 import type { ClientTimers } from '../../../engine/http/client-timers.ts';
 import type { ClientBodyStream, ClientRequest } from '../contract/client-request.ts';
-import type { ClientFault, UpstreamErrorLevel } from '../contract/decision.ts';
+import type { ClientFault } from '../contract/decision.ts';
+import type { UpstreamErrorLevel } from '../contract/exchange-events.ts';
 import type { PeerTls } from './peer-tls.ts';
 import type { UpgradeHandler } from './upgrade-dispatch.ts';
 import type { ExchangeHandler } from './upstream-connection.ts';
