@@ -7,7 +7,9 @@
  * holds (ngx_http_proxy_init_headers' hash), whatever its value.
  *
  * Connection, Content-Length, Transfer-Encoding and Upgrade are the data path's: it frames the body,
- * keeps the connection, and tunnels an upgrade; they are kept here as names only.
+ * keeps the connection, and tunnels an upgrade; they are kept here as names, and a Connection line's
+ * value for whether it says `close` (the server then closes the connection after its answer, as it
+ * does for nginx: the request is the connection's last).
  */
 
 import type { RequestContext } from '../variables/request-context.ts';
@@ -29,6 +31,8 @@ export interface ProxyHeaders {
   readonly names: ReadonlySet<string>;
   /** Lengths of those names: a client's name of another length is sent without being lower-cased. */
   readonly nameLengths: ReadonlySet<number>;
+  /** A `Connection` line's value (null: none written, or written empty). */
+  readonly connection: VariableGetter | null;
   /** The set bound to no request, for a set with no lines to evaluate (nothing is allocated then). */
   readonly unbound: BoundProxyHeaders;
 }
@@ -74,10 +78,12 @@ export function compileProxyHeaders(set: readonly ProxySetHeaderLine[]): ProxyHe
   const names = new Set<string>();
   const lines: ProxyHeaderLine[] = [];
   let hostIsProxyHost = true;
+  let connection: VariableGetter | null = null;
   for (const line of set) {
     const lower = line.name.toLowerCase();
     names.add(lower);
     if (lower === 'host') hostIsProxyHost = false;
+    if (lower === 'connection') connection = line.value;
     if (line.value !== null && !DATA_PATH_NAMES.has(lower))
       lines.push({ name: line.name, value: line.value });
   }
@@ -89,6 +95,7 @@ export function compileProxyHeaders(set: readonly ProxySetHeaderLine[]): ProxyHe
     hostIsProxyHost,
     names,
     nameLengths,
+    connection,
     unbound: unbound as BoundProxyHeaders,
   };
   unbound.headers = headers;
@@ -97,7 +104,17 @@ export function compileProxyHeaders(set: readonly ProxySetHeaderLine[]): ProxyHe
 
 /** The set bound to the request (a set with no lines to evaluate is not bound: nothing is allocated). */
 export function bindProxyHeaders(headers: ProxyHeaders, ctx: RequestContext): BoundProxyHeaders {
-  return headers.lines.length === 0 ? headers.unbound : { headers, ctx };
+  return headers.lines.length === 0 && headers.connection === null ? headers.unbound : { headers, ctx };
+}
+
+/** The set's `Connection` line says `close` for the request (one of its comma-separated tokens, any case). */
+export function connectionCloses(bound: BoundProxyHeaders): boolean {
+  const { headers, ctx } = bound;
+  if (headers.connection === null || ctx === null) return false;
+  return headers
+    .connection(ctx)
+    .split(',')
+    .some((token) => token.trim().toLowerCase() === 'close');
 }
 
 /**

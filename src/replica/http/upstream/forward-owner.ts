@@ -20,6 +20,8 @@ export type ForwardSending = ExchangeHandler &
     readonly connectTimeoutMs: number | undefined;
     /** TLS to an `https://` upstream; null: plain. */
     readonly tls: PeerTls | null;
+    /** `proxy_set_header Connection close`: the request is its connection's last. */
+    readonly closesConnection: boolean;
   };
 
 /** What the forwarder asks of the exchange it forwards for. */

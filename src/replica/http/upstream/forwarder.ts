@@ -14,6 +14,7 @@
  */
 
 import type { Socket } from 'node:net';
+import { connectionCloses } from '../../../engine/http/proxy-headers.ts';
 import { DEFAULT_PROXY_RULES } from '../../../engine/http/proxy-rules.ts';
 import type { ClientBodyStream } from '../contract/client-request.ts';
 import type { ClientFault, ProxyTarget } from '../contract/decision.ts';
@@ -46,6 +47,8 @@ export interface ForwardedRequest extends RequestHeaderFacts {
 export class Forwarder implements TryingForwarder, UpgradeHandler, SendWatcher {
   /** The current try went on a connection that carried requests before (set by the connection). */
   reusedConnection = false;
+  /** ForwardSending: `proxy_set_header Connection close` (set when it is forwarded). */
+  closesConnection = false;
 
   readonly #owner: ForwardOwner;
   readonly #request: ForwardedRequest;
@@ -111,6 +114,7 @@ export class Forwarder implements TryingForwarder, UpgradeHandler, SendWatcher {
     const passed = passedHeaders(req.rawHeaders, rules);
     const proxyHost = proxyHostOf(group.name, scheme);
     this.#headers = upstreamRequestHeaders(passed, target.proxyHeaders, proxyHost);
+    if (target.proxyHeaders !== undefined) this.closesConnection = connectionCloses(target.proxyHeaders);
     this.#tls = target.tls === undefined ? null : peerTls(target.tls, proxyHost);
     this.#readTimeoutMs = target.readTimeoutMs;
     this.#connectTimeoutMs = target.connectTimeoutMs;

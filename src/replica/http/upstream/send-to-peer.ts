@@ -24,6 +24,7 @@ export function sendToPeer(
       preread: forwarder.preread,
       headersTimeout: readTimeoutMs,
       bodyTimeout: readTimeoutMs,
+      reset: forwarder.closesConnection,
     },
     forwarder,
     forwarder.connectTimeoutMs,

@@ -104,8 +104,9 @@ export class UpstreamPeer extends PeerStateSlot implements RoundRobinPeer {
   /**
    * Sends a request to this server: on the most recently used idle connection to it made alike (plain,
    * or with the same TLS settings and name: `tls`), else on a new one, which must be established
-   * within `connectTimeoutMs` (a location's `proxy_connect_timeout`; absent: the options' value). A connection's last request (its `keepalive_requests`, a server
-   * marked head-alone, a closing group) is sent with `Connection: close`.
+   * within `connectTimeoutMs` (a location's `proxy_connect_timeout`; absent: the options' value). A
+   * connection's last request (its `keepalive_requests`, a server marked head-alone, a closing group,
+   * a request that says so) is sent with `Connection: close`.
    */
   dispatch(
     request: Http1Request,
@@ -118,7 +119,11 @@ export class UpstreamPeer extends PeerStateSlot implements RoundRobinPeer {
     const connection =
       (ownConnection ? null : cache.take(this, tls?.poolKey)) ??
       new UpstreamConnection(this, cache, this.#connectionOptions(connectTimeoutMs), tls);
-    const last = ownConnection || cache.closed || connection.requests + 1 >= cache.settings.requests;
+    const last =
+      request.reset === true ||
+      ownConnection ||
+      cache.closed ||
+      connection.requests + 1 >= cache.settings.requests;
     connection.dispatch(request, handler, last);
   }
 
