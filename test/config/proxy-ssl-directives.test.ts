@@ -5,13 +5,13 @@
  * refused as not supported where the replica cannot honour it.
  */
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { loadConfigFile } from '../../src/config/index.ts';
 import { DEFAULT_PROXY_SSL } from '../../src/engine/http/proxy-ssl.ts';
-import { NGINX_BIN } from '../helpers/nginx.ts';
+import { ConfigPair } from '../helpers/config-pair.ts';
 import { TestPki } from '../helpers/tls-certs.ts';
 
 const pki = new TestPki();
@@ -26,31 +26,7 @@ writeFileSync(passwords, 'wrong\r\n\nsecret\n');
 const wrongPasswords = join(pki.dir, 'wrong-passwords');
 writeFileSync(wrongPasswords, 'wrong\n');
 after(() => pki.remove());
-
-let serial = 0;
-function file(http: string): string {
-  const path = join(pki.dir, `nginx-${++serial}.conf`);
-  writeFileSync(path, `events {}\nhttp {\n${http}\n}\n`);
-  return path;
-}
-
-function ours(path: string): string {
-  try {
-    loadConfigFile(path);
-  } catch (err) {
-    return (err as Error).message.replace(/^\[emerg\] /, '');
-  }
-  return 'loaded';
-}
-
-/** nginx -t's `[emerg]` text, without timestamp and pid, or `loaded`. */
-function nginxT(path: string): string {
-  const run = spawnSync(NGINX_BIN, ['-t', '-p', `${pki.dir}/`, '-c', path, '-e', 'stderr'], {
-    encoding: 'utf8',
-  });
-  const line = run.stderr.split('\n').find((l) => l.includes('[emerg]')) ?? 'loaded';
-  return line.replace(/^.*\[emerg\] (\d+#\d+: )?/, '');
-}
+const { file, ours, nginxT } = new ConfigPair(pki.dir);
 
 /** A server on 8080 with `location` blocks. */
 const server = (locations: string) => `server {\n listen 8080;\n${locations}\n}`;

@@ -5,46 +5,19 @@
  * what the replica does not honour, refused as not supported.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { loadConfigFile } from '../../src/config/index.ts';
-import { NGINX_BIN } from '../helpers/nginx.ts';
+import { ConfigPair } from '../helpers/config-pair.ts';
 import { TestPki } from '../helpers/tls-certs.ts';
 
 const pki = new TestPki();
 const rsa = pki.server('rsa', ['cafe.example.com']);
 const ec = pki.server('ec', ['cafe.example.com'], 'ec');
 after(() => pki.remove());
-
-let serial = 0;
-function file(http: string): string {
-  const path = join(pki.dir, `nginx-${++serial}.conf`);
-  writeFileSync(path, `events {}\nhttp {\n${http}\n}\n`);
-  return path;
-}
-
-function ours(path: string): string {
-  try {
-    loadConfigFile(path);
-  } catch (err) {
-    return (err as Error).message.replace(/^\[emerg\] /, '');
-  }
-  return 'loaded';
-}
+const { file, ours, nginxT } = new ConfigPair(pki.dir);
 
 /** The text nginx and limitswitch share: without the position, and without OpenSSL's error stack. */
 const core = (text: string): string => text.replace(/ \(SSL: .*$/, '').replace(/ in \S+:\d+$/, '');
-
-/** nginx -t's `[emerg]` text, without timestamp and pid. */
-function nginxT(path: string): string {
-  const run = spawnSync(NGINX_BIN, ['-t', '-p', `${pki.dir}/`, '-c', path, '-e', 'stderr'], {
-    encoding: 'utf8',
-  });
-  const line = run.stderr.split('\n').find((l) => l.includes('[emerg]')) ?? 'loaded';
-  return line.replace(/^.*\[emerg\] (\d+#\d+: )?/, '');
-}
 
 describe('ssl directives', () => {
   test('settings: defaults, inheritance from http, certificates paired by order, address-wide ssl and http2', () => {
