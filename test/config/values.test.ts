@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { atoi, parseFlag, parseSize, parseTimeMs } from '../../src/config/values.ts';
+import { atoi, parseFlag, parseSize, parseTimeMs } from '../../src/engine/scalar-values.ts';
 
 test('atoi accepts digits only', () => {
   assert.equal(atoi('0'), 0);

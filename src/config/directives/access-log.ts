@@ -6,11 +6,11 @@
  * does is refused: `gzip`, `syslog:`, a path with variables.
  */
 
+import { parseSize, parseTimeMs } from '../../engine/scalar-values.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
 import { findLogFormat } from '../log-format.ts';
 import type { AccessLogSpec } from '../model.ts';
-import { parseSize, parseTimeMs } from '../values.ts';
 import { complexValue, httpOf, levelOf, ref } from './helpers.ts';
 import type { Scope } from './types.ts';
 

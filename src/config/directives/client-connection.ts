@@ -10,9 +10,9 @@
  */
 import type { ClientTimers } from '../../engine/http/client-timers.ts';
 import { KEEPALIVE_DISABLE_VALUES } from '../../engine/http/keepalive-disable.ts';
+import { atoi, parseSize, parseTimeMs } from '../../engine/scalar-values.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
-import { atoi, parseSize, parseTimeMs } from '../values.ts';
 import { duplicate, flagArg, levelOf, ref } from './helpers.ts';
 import type { DirectiveSpec, Scope } from './types.ts';
 

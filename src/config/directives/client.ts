@@ -7,9 +7,10 @@
  * pool, which grows as it needs: it bounds nothing a client sees, and the replica has no such pool.
  * It is read and checked as nginx checks it, and the large header buffers must hold it.
  */
+
+import { atoi, parseOffset, parseSize } from '../../engine/scalar-values.ts';
 import { type ConfigError, configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
-import { atoi, parseOffset, parseSize } from '../values.ts';
 import { duplicate, levelOf } from './helpers.ts';
 import type { DirectiveSpec, Scope } from './types.ts';
 

@@ -2,10 +2,11 @@
  * ngx_http_core_module's `error_page code … [=[response]] uri;` and `recursive_error_pages`: a level's
  * own `error_page` lines replace the enclosing level's, as nginx merges them.
  */
+
+import { atoi } from '../../engine/scalar-values.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
 import type { ErrorPageSpec } from '../model.ts';
-import { atoi } from '../values.ts';
 import { complexValue, flagArg, levelOf, ref } from './helpers.ts';
 import type { DirectiveSpec, Scope } from './types.ts';
 

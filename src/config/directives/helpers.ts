@@ -5,13 +5,13 @@
 import type { ComplexValue } from '../../engine/complex-value.ts';
 import { parseComplexValue, variablesOf } from '../../engine/complex-value.ts';
 import type { LogLevel } from '../../engine/log-line.ts';
+import { atoi, parseFlag, parseSize } from '../../engine/scalar-values.ts';
 import { isBuiltinVariable } from '../../engine/variables/builtin-names.ts';
 import { hasCode, LimitswitchError } from '../../shared/errors.ts';
 import type { HttpBuilder, LevelBuilder, SharedMemoryZone } from '../builders.ts';
 import { type ConfigError, configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
 import type { SourceRef } from '../model.ts';
-import { atoi, parseFlag, parseSize } from '../values.ts';
 import type { Scope } from './types.ts';
 
 export function ref(d: Directive): SourceRef {

@@ -5,10 +5,10 @@
  */
 
 import type { KeyvalType } from '../../engine/keyval/keyval-zone.ts';
+import { parseTimeMs } from '../../engine/scalar-values.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
 import type { KeyvalSpec } from '../model.ts';
-import { parseTimeMs } from '../values.ts';
 import {
   complexValue,
   defineVariable,

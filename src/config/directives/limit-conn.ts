@@ -3,9 +3,10 @@
  * limit_conn_dry_run — parsed as ngx_http_limit_conn_module.c does, with its messages — plus the
  * limitswitch extension limit_conn_retry_after.
  */
+
+import { atoi, parseFlag, parseTimeMs } from '../../engine/scalar-values.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
-import { atoi, parseFlag, parseTimeMs } from '../values.ts';
 import {
   complexValue,
   duplicate,

@@ -4,9 +4,9 @@
  * limitswitch extensions limit_req_retry_after and limit_req_ratelimit_headers.
  */
 
+import { atoi } from '../../engine/scalar-values.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
-import { atoi } from '../values.ts';
 import {
   complexValue,
   duplicate,

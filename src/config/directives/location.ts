@@ -2,12 +2,13 @@
  * ngx_http_core_module's location level and the rewrite-phase `return`, plus NGINX Plus `api`
  * (`if` is in rewrite-if.ts).
  */
+
+import { atoi } from '../../engine/scalar-values.ts';
 import { newLocation } from '../builders.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
 import type { LocationMatch, ReturnSpec } from '../model.ts';
 import { compileRegex, namedCaptures } from '../regex.ts';
-import { atoi } from '../values.ts';
 import { complexValue, defineVariable, duplicate, httpOf, ref } from './helpers.ts';
 import type { DirectiveSpec, Scope } from './types.ts';
 

@@ -11,9 +11,9 @@
  *   `priority_level_headers`.
  */
 import { shuffleShardingError } from '../../engine/priority/shuffle-shard.ts';
+import { atoi, parseTimeMs } from '../../engine/scalar-values.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
-import { atoi, parseTimeMs } from '../values.ts';
 import { complexValue, duplicate, flagArg, httpOf, levelOf, logLevelArg, ref, statusArg } from './helpers.ts';
 import { levelSlot } from './level-slot.ts';
 import type { DirectiveSpec, Scope } from './types.ts';

@@ -11,10 +11,10 @@ import {
   type NextUpstreamCondition,
   type ProxyRules,
 } from '../../engine/http/proxy-rules.ts';
+import { atoi, parseTimeMs } from '../../engine/scalar-values.ts';
 import type { LevelBuilder } from '../builders.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
-import { atoi, parseTimeMs } from '../values.ts';
 import { duplicate, flagArg, levelOf } from './helpers.ts';
 import type { DirectiveSpec, Scope } from './types.ts';
 

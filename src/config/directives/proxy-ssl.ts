@@ -5,10 +5,11 @@
  * `proxy_ssl_conf_command` (node:tls has no SSL_CONF_cmd), variables in `proxy_ssl_certificate`,
  * SSLv2 and SSLv3.
  */
+
+import { atoi } from '../../engine/scalar-values.ts';
 import type { ProxySslBuilder } from '../builders.ts';
 import { configError, errnoSuffix } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
-import { atoi } from '../values.ts';
 import { complexValue, duplicate, flagArg, levelOf } from './helpers.ts';
 import { readSslFile } from './ssl.ts';
 import type { DirectiveSpec, Scope } from './types.ts';

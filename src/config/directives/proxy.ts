@@ -6,10 +6,10 @@
  */
 
 import { parseHostPort, splitUnixUrl, unixAddressOf, unixPathError } from '../../engine/net/address-text.ts';
+import { parseTimeMs } from '../../engine/scalar-values.ts';
 import type { LevelBuilder, LocationBuilder } from '../builders.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
-import { parseTimeMs } from '../values.ts';
 import { complexValue, duplicate, httpOf, levelOf, ref } from './helpers.ts';
 import { proxyRuleDirectives } from './proxy-rules.ts';
 import type { DirectiveSpec, Scope } from './types.ts';

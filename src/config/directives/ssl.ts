@@ -3,11 +3,12 @@
  * read here (relative paths from the main configuration file's folder, nginx's conf prefix); what the replica cannot honour (OCSP
  * stapling, early data, …) fails the load as "not supported", never silently.
  */
+
+import { atoi, parseTimeMs } from '../../engine/scalar-values.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
 import type { SslSessionCache, SslVerifyClient } from '../model.ts';
 import type { SslBuilder, SslFile } from '../ssl.ts';
-import { atoi, parseTimeMs } from '../values.ts';
 import { duplicate, flagArg, ref } from './helpers.ts';
 import type { DirectiveSpec, Scope } from './types.ts';
 

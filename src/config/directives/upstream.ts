@@ -7,10 +7,10 @@
  * supported.
  */
 import { parseHostPort, unixAddressOf, unixPathError } from '../../engine/net/address-text.ts';
+import { atoi, parseSize, parseTimeMs } from '../../engine/scalar-values.ts';
 import type { UpstreamBuilder } from '../builders.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
-import { atoi, parseSize, parseTimeMs } from '../values.ts';
 import { duplicate, httpOf, ref } from './helpers.ts';
 import type { DirectiveSpec, Scope } from './types.ts';
 

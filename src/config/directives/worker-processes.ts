@@ -3,10 +3,11 @@
  * `auto` stays `auto` in the model: it is the number of cores of the machine the replica runs on, not
  * of the one that checked the configuration.
  */
+
+import { atoi } from '../../engine/scalar-values.ts';
 import { configError } from '../config-error.ts';
 import type { Directive } from '../directive.ts';
 import type { WorkerProcessesConf } from '../model.ts';
-import { atoi } from '../values.ts';
 import { duplicate, ref } from './helpers.ts';
 import type { DirectiveSpec, Scope } from './types.ts';
 
