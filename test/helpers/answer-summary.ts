@@ -10,10 +10,13 @@ export interface AnswerSummaryOptions {
   readonly method?: string;
   /** Header names to show, in this order, when the answer has them. */
   readonly headers?: readonly string[];
+  /** Header lines to send (`host`, …). */
+  readonly requestHeaders?: Readonly<Record<string, string>>;
 }
 
 export async function answerSummary(url: string, options: AnswerSummaryOptions = {}): Promise<string> {
-  const res = await request(url, { method: (options.method ?? 'GET') as 'GET' });
+  const method = (options.method ?? 'GET') as 'GET';
+  const res = await request(url, { method, headers: options.requestHeaders });
   const body = await res.body.text();
   const shown = (options.headers ?? []).flatMap((name) => {
     const value = res.headers[name];

@@ -5,7 +5,8 @@
  * `lingering_timeout`), how a request body is read before it goes to a server
  * (`client_body_buffer_size`, `proxy_request_buffering`) and kept (`client_body_in_file_only`,
  * `client_body_in_single_buffer`, `client_body_temp_path`), and what the `Server` field says
- * (`server_tokens`); the `http2_*` directives nginx 1.19.7 made obsolete, read with its warning. In an `upstream` block the `keepalive_*` names are the keepalive module's
+ * (`server_tokens`) and how a redirect's `Location` is made absolute (`absolute_redirect`,
+ * `server_name_in_redirect`, `port_in_redirect`); the `http2_*` directives nginx 1.19.7 made obsolete, read with its warning. In an `upstream` block the `keepalive_*` names are the keepalive module's
  * (upstream.ts).
  */
 import type { ClientTimers } from '../../engine/http/client-timers.ts';
@@ -165,6 +166,15 @@ function requestBuffering(d: Directive, scope: Scope): void {
   settingOnce(d, scope, 'requestBuffering').requestBuffering = flagArg(d);
 }
 
+type RedirectFlag = 'absoluteRedirect' | 'serverNameInRedirect' | 'portInRedirect';
+
+/** `absolute_redirect`, `server_name_in_redirect`, `port_in_redirect` — ngx_conf_set_flag_slot. */
+function redirectFlag(field: RedirectFlag): (d: Directive, scope: Scope) => void {
+  return (d, scope) => {
+    settingOnce(d, scope, field)[field] = flagArg(d);
+  };
+}
+
 const HSL = ['http', 'server', 'location'] as const;
 
 export const clientConnectionDirectives: readonly DirectiveSpec[] = [
@@ -185,6 +195,9 @@ export const clientConnectionDirectives: readonly DirectiveSpec[] = [
   { name: 'http2_body_preread_size', contexts: ['http', 'server'], args: [1], handle: h2BodyPrereadSize },
   { name: 'server_tokens', contexts: HSL, args: [1], handle: serverTokens },
   { name: 'keepalive_disable', contexts: HSL, args: '1+', handle: keepaliveDisable },
+  { name: 'absolute_redirect', contexts: HSL, args: [1], handle: redirectFlag('absoluteRedirect') },
+  { name: 'server_name_in_redirect', contexts: HSL, args: [1], handle: redirectFlag('serverNameInRedirect') },
+  { name: 'port_in_redirect', contexts: HSL, args: [1], handle: redirectFlag('portInRedirect') },
   ...OBSOLETE_H2.map(
     ([name, instead]): DirectiveSpec => ({
       name,

@@ -64,6 +64,14 @@ export interface ClientTimers {
   readonly serverTokens: boolean;
   /** `keepalive_disable` (msie6): its bits, the browsers whose requests get no keep-alive (keepalive-disable.ts). */
   readonly keepaliveDisable: number;
+  /**
+   * The header filter's redirects: `absolute_redirect` (on: a `Location` starting with `/` is made
+   * absolute), `server_name_in_redirect` (off: with the request's host, on: the server's first name)
+   * and `port_in_redirect` (on: with the port unless it is the scheme's own).
+   */
+  readonly absoluteRedirect: boolean;
+  readonly serverNameInRedirect: boolean;
+  readonly portInRedirect: boolean;
 }
 
 /** nginx's defaults. */
@@ -86,4 +94,7 @@ export const NGINX_CLIENT_TIMERS: ClientTimers = Object.freeze({
   h2BodyPrereadBytes: 65_536,
   serverTokens: true,
   keepaliveDisable: KEEPALIVE_DISABLE_MSIE6,
+  absoluteRedirect: true,
+  serverNameInRedirect: false,
+  portInRedirect: true,
 });

@@ -185,7 +185,7 @@ function decisionOf(verdict: Verdict, deciding: Deciding): RoutedDecision {
       const answerHeaders = verdict.answerHeaders;
       if (verdict.code === 444) return { action: 'reject', code: 444 };
       if (REDIRECTS.has(verdict.code) && verdict.text !== null) {
-        // the header filter makes a location that starts with `/` absolute (absolute_redirect on)
+        // the header filter makes a location that starts with `/` absolute (absolute_redirect)
         const text = verdict.text;
         const headers = { location: text.startsWith('/') ? absoluteLocation(deciding, text) : text };
         return { action: 'return', code: verdict.code, headers, client, answerHeaders };

@@ -101,14 +101,23 @@ function firstHeader(raw: readonly string[], lowerName: string): string | undefi
 }
 
 /**
- * The header filter's absolute redirect (`absolute_redirect`, `port_in_redirect` on, nginx's
- * defaults): the scheme, the request's host (the local address without one) and the port unless it
- * is the scheme's own.
+ * The header filter's redirect (ngx_http_header_filter): with `absolute_redirect` on (nginx's
+ * default) a `Location` starting with `/` gets the scheme, the host — the server's first name with
+ * `server_name_in_redirect` on, else the request's, else the local address — and, with
+ * `port_in_redirect` on, the port unless it is the scheme's own; off, it goes as it is.
  */
 export function absoluteLocation(deciding: StaticDeciding, path: string): string {
-  const tls = connectionTls(deciding.ctx.connection) !== null;
-  const host = deciding.ctx.host === '' ? deciding.ctx.connection.serverAddr : deciding.route.host;
+  const { route, ctx } = deciding;
+  const client = route.handler.client;
+  if (!client.absoluteRedirect) return path;
+  const tls = connectionTls(ctx.connection) !== null;
+  const host = client.serverNameInRedirect
+    ? route.serverName
+    : ctx.host === ''
+      ? ctx.connection.serverAddr
+      : route.host;
   // a UNIX-domain address has no port (0) to name
-  const port = deciding.port === 0 || deciding.port === (tls ? 443 : 80) ? '' : `:${deciding.port}`;
+  const own = deciding.port === 0 || deciding.port === (tls ? 443 : 80);
+  const port = !client.portInRedirect || own ? '' : `:${deciding.port}`;
   return `${tls ? 'https' : 'http'}://${host}${port}${path}`;
 }
