@@ -21,6 +21,12 @@ export interface FixtureCase {
 
 export const FIXTURE_CASES: readonly FixtureCase[] = [
   {
+    fixture: 'proxy-redirect-rewriting',
+    text: '"proxy_redirect" is not supported by limitswitch (only "proxy_redirect off": a server\'s Location is relayed as it is)',
+    line: 11,
+    nginx: 'limitswitch',
+  },
+  {
     fixture: 'proxy-ignore-headers-invalid',
     text: 'invalid value "X-Accel-Rate"',
     line: 7,

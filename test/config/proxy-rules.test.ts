@@ -95,3 +95,25 @@ test('proxy_ignore_headers: nginx names in any case, lines add up, a level writt
   const bare = loadHttp('server { listen 80; location / { proxy_pass http://127.0.0.1:8081; } }', FILE);
   assert.equal(bare.servers[0]!.locations[0]!.proxyRules.ignoreHeaders.size, 0);
 });
+
+test('proxy_hide_header and proxy_pass_header: lines add up, lower-cased; each list inherited whole unless a level writes its own', () => {
+  const http = loadHttp(
+    `
+    proxy_hide_header X-Powered-By;
+    proxy_pass_header Server;
+    server {
+        listen 80;
+        location /a { proxy_pass http://127.0.0.1:8081; }
+        location /b {
+            proxy_pass http://127.0.0.1:8081;
+            proxy_hide_header X-Debug;
+            proxy_hide_header X-Trace;
+        }
+    }`,
+    FILE,
+  );
+  const [a, b] = http.servers[0]!.locations;
+  assert.deepEqual(a!.proxyRules.hideHeaders, new Set(['x-powered-by']));
+  assert.deepEqual(b!.proxyRules.hideHeaders, new Set(['x-debug', 'x-trace']));
+  assert.deepEqual(b!.proxyRules.passHeaders, new Set(['server']));
+});

@@ -3,7 +3,8 @@
  * `proxy_next_upstream` (ngx_conf_set_bitmask_slot: lines add up, `off` wins), `proxy_next_upstream_tries`
  * (a number), `proxy_next_upstream_timeout` (a time), `proxy_pass_request_headers` and
  * `proxy_pass_request_body`, `proxy_intercept_errors` (flags), `proxy_ignore_headers` (a bitmask: lines add
- * up, names in any case) — into the level's `proxyRules` (src/engine/http/proxy-rules.ts).
+ * up, names in any case), `proxy_hide_header` and `proxy_pass_header` (a field name a line, lines add up)
+ * — into the level's `proxyRules` (src/engine/http/proxy-rules.ts).
  */
 import {
   IGNORABLE_UPSTREAM_HEADERS,
@@ -65,6 +66,27 @@ function ignoreHeaders(d: Directive, scope: Scope): void {
   rules.ignoreHeaders = fields;
 }
 
+/** `proxy_hide_header field;` / `proxy_pass_header field;` — ngx_conf_set_str_array_slot. */
+function headerList(field: 'hideHeaders' | 'passHeaders'): (d: Directive, scope: Scope) => void {
+  return (d, scope) => {
+    const rules = own(scope);
+    rules[field] = new Set(rules[field]).add(d.args[0]!.toLowerCase());
+  };
+}
+
+/**
+ * `proxy_redirect off;` is what the replica does: a server's `Location` and `Refresh` are relayed as
+ * they are. nginx's rewriting of them (`default`, nginx's own default, and `redirect replacement`) is
+ * not done, so those forms are refused rather than accepted and ignored.
+ */
+function redirect(d: Directive): void {
+  if (d.args.length === 1 && d.args[0] === 'off') return;
+  throw configError(
+    '"proxy_redirect" is not supported by limitswitch (only "proxy_redirect off": a server\'s Location is relayed as it is)',
+    d,
+  );
+}
+
 function tries(d: Directive, scope: Scope): void {
   const rules = own(scope);
   if (rules.nextUpstreamTries !== undefined) throw duplicate(d);
@@ -101,4 +123,7 @@ export const proxyRuleDirectives: readonly DirectiveSpec[] = [
   { name: 'proxy_pass_request_body', contexts: LEVELS, args: [1], handle: pass('passRequestBody') },
   { name: 'proxy_intercept_errors', contexts: LEVELS, args: [1], handle: pass('interceptErrors') },
   { name: 'proxy_ignore_headers', contexts: LEVELS, args: '1+', handle: ignoreHeaders },
+  { name: 'proxy_hide_header', contexts: LEVELS, args: [1], handle: headerList('hideHeaders') },
+  { name: 'proxy_redirect', contexts: LEVELS, args: [1, 2], handle: redirect },
+  { name: 'proxy_pass_header', contexts: LEVELS, args: [1], handle: headerList('passHeaders') },
 ];

@@ -2,7 +2,7 @@
  * The proxy module's rules for one location's requests to its servers, after inheritance:
  * `proxy_next_upstream` (when a request goes on to the next server), `proxy_next_upstream_tries`,
  * `proxy_next_upstream_timeout`, `proxy_pass_request_headers`, `proxy_pass_request_body`,
- * `proxy_intercept_errors` and `proxy_ignore_headers`.
+ * `proxy_intercept_errors`, `proxy_ignore_headers`, `proxy_hide_header` and `proxy_pass_header`.
  */
 
 /** `proxy_next_upstream`'s conditions (nginx's NGX_HTTP_UPSTREAM_FT_* bits, by their names); `off` wins. */
@@ -55,6 +55,13 @@ export interface ProxyRules {
   readonly interceptErrors: boolean;
   /** `proxy_ignore_headers`: the answer fields whose processing is off (none by default). */
   readonly ignoreHeaders: ReadonlySet<IgnorableUpstreamHeader>;
+  /**
+   * `proxy_hide_header` and `proxy_pass_header`, lower-cased: answer fields not relayed beyond nginx's
+   * defaults (Date, Server, X-Pad, X-Accel-*), and fields relayed that those would hide. Each list is
+   * inherited whole from the level above unless the level writes its own.
+   */
+  readonly hideHeaders: ReadonlySet<string>;
+  readonly passHeaders: ReadonlySet<string>;
 }
 
 /** nginx's defaults: `proxy_next_upstream error timeout`, no limits, headers and body passed, no interception, nothing ignored. */
@@ -66,6 +73,8 @@ export const DEFAULT_PROXY_RULES: ProxyRules = Object.freeze({
   passRequestBody: true,
   interceptErrors: false,
   ignoreHeaders: new Set<IgnorableUpstreamHeader>(),
+  hideHeaders: new Set<string>(),
+  passHeaders: new Set<string>(),
 });
 
 /** A level's own rules over the enclosing level's: each directive written at the level wins. */

@@ -15,7 +15,7 @@ import type { ClientResponse } from '../contract/client-response.ts';
 import type { RelayedAnswer } from '../contract/decision.ts';
 import { containFault } from '../contract/fault-boundary.ts';
 import { upstreamLimitRate } from '../upstream/accel-limit-rate.ts';
-import { clientResponseHeaders } from '../upstream/forward-headers.ts';
+import { clientResponseHeaders, withOwnServer } from '../upstream/forward-headers.ts';
 import type { AnswerSink } from '../upstream/forward-owner.ts';
 import { addAnswerHeaders } from '../wire/added-fields.ts';
 import { isPooledBodyChunk, releaseBodyChunk } from '../wire/body-buffers.ts';
@@ -175,10 +175,10 @@ export class Responder implements AnswerSink {
     this.#resume = resume;
     const ignoresRate = proxyRules?.ignoreHeaders.has('X-Accel-Limit-Rate') === true;
     this.#upstreamRate = ignoresRate ? null : upstreamLimitRate(rawHeaders);
-    const headers = clientResponseHeaders(rawHeaders);
+    const headers = clientResponseHeaders(rawHeaders, proxyRules);
     respellNginxFields(headers);
-    // nginx's own Server goes with a relayed answer too (the server's is not relayed)
-    headers.unshift('Server', serverValue(this.#rules.timers.serverTokens));
+    // nginx's own Server goes with a relayed answer too (the server's only with `proxy_pass_header Server`)
+    withOwnServer(headers, proxyRules, serverValue(this.#rules.timers.serverTokens));
     this.#headers = added === undefined || added.length === 0 ? headers : [...headers, ...added];
     this.addHeaders(this.#status, this.#headers);
   }

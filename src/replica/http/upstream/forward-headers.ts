@@ -14,6 +14,7 @@ import {
   DEFAULT_PROXY_HEADERS,
   writeProxyHeaders,
 } from '../../../engine/http/proxy-headers.ts';
+import { DEFAULT_PROXY_RULES, type ProxyRules } from '../../../engine/http/proxy-rules.ts';
 import { isUnixAddress, UNIX_HOST } from '../../../engine/net/address-text.ts';
 
 /** What the decision and the forwarder read of a request head (`readRequestFacts`, once a request). */
@@ -184,16 +185,55 @@ function latin1(raw: Buffer | string): string {
   return typeof raw === 'string' ? raw : raw.toString('latin1');
 }
 
-/** The upstream response headers to relay to the client, as a flat list of strings. */
-export function clientResponseHeaders(rawHeaders: readonly (Buffer | string)[]): string[] {
+/** What `proxy_hide_header` and `proxy_pass_header` change of what is relayed (proxy-rules.ts). */
+export type RelayedFieldRules = Pick<ProxyRules, 'hideHeaders' | 'passHeaders'>;
+
+/**
+ * The upstream response headers to relay to the client, as a flat list of strings; `rules`: the
+ * location's `proxy_hide_header` and `proxy_pass_header` (a passed field wins over a hidden one, as
+ * nginx takes it out of the list to hide; the hop-by-hop fields are never relayed).
+ */
+export function clientResponseHeaders(
+  rawHeaders: readonly (Buffer | string)[],
+  rules: RelayedFieldRules = DEFAULT_PROXY_RULES,
+): string[] {
   const out: string[] = [];
+  const custom = rules.hideHeaders.size !== 0 || rules.passHeaders.size !== 0;
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = latin1(rawHeaders[i]!);
     // a dropped header's value is not read (Date and Keep-Alive come with nearly every answer)
-    if (!responseDropped(name)) out.push(name, latin1(rawHeaders[i + 1]!));
+    const dropped = custom ? droppedUnder(name, rules) : responseDropped(name);
+    if (!dropped) out.push(name, latin1(rawHeaders[i + 1]!));
   }
   return out;
 }
+
+/**
+ * nginx's own `Server` first in a relayed answer's fields — unless `proxy_pass_header Server` relays
+ * the server's, as its header filter adds one only when the answer has none.
+ */
+export function withOwnServer(headers: string[], rules: RelayedFieldRules | undefined, server: string): void {
+  const relayed =
+    rules?.passHeaders.has('server') === true &&
+    headers.some((field, i) => i % 2 === 0 && field.toLowerCase() === 'server');
+  if (!relayed) headers.unshift('Server', server);
+}
+
+function droppedUnder(name: string, rules: RelayedFieldRules): boolean {
+  const lower = name.toLowerCase();
+  if (HOP_BY_HOP.has(lower)) return true;
+  if (rules.passHeaders.has(lower)) return false;
+  return rules.hideHeaders.has(lower) || responseDropped(name);
+}
+
+/** What is never relayed, whatever `proxy_pass_header` says (nginx does not copy them). */
+const HOP_BY_HOP: ReadonlySet<string> = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'te',
+  'trailer',
+]);
 
 /**
  * The headers relayed with a 101 (Switching Protocols): `Connection: upgrade`, as nginx's header
