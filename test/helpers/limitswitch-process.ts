@@ -70,10 +70,15 @@ export class LimitswitchProcess {
       this.#stderr += chunk;
     });
     this.exited = new Promise((resolve) => {
-      child.once('exit', (code, signal) => {
+      const gone = (exit: Exit) => {
         live.delete(child);
         running.delete(this);
-        resolve({ code, signal });
+        resolve(exit);
+      };
+      child.once('exit', (code, signal) => gone({ code, signal }));
+      // a process that could not be started never exits: it is gone all the same
+      child.once('error', () => {
+        if (child.pid === undefined) gone({ code: null, signal: null });
       });
     });
   }

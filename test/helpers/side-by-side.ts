@@ -30,7 +30,6 @@ export async function startSideBySide(
   options: SideBySideOptions = {},
 ): Promise<SideBySide> {
   const dir = new TempDir();
-  const port = await freePort();
   const replicaDir = dir.file('replica');
   mkdirSync(replicaDir);
   // a directory per port nginx tries: a start that failed may leave its sockets behind
@@ -40,21 +39,51 @@ export async function startSideBySide(
     mkdirSync(nginxDir, { recursive: true });
     return body(nginxPort, nginxDir);
   };
-  const config = dir.write('nginx.conf', `events {}\nhttp {\n${body(port, replicaDir)}\n}\n`);
-  const [nginx, replica] = await Promise.all([
+  const [nginx, replica] = await Promise.allSettled([
     startNginx({ http: nginxBody }),
-    startReplica(config, options.replicaArgs ?? [], { status: false }),
+    startReplicaOnFreePort(dir, (port) => body(port, replicaDir), options.replicaArgs ?? []),
   ]);
+  if (nginx.status === 'rejected' || replica.status === 'rejected') {
+    // the one that started is stopped: a server left running would keep the test's process alive
+    await Promise.all([
+      nginx.status === 'fulfilled' ? nginx.value.stop() : null,
+      replica.status === 'fulfilled' ? replica.value.run.process.stop() : null,
+    ]);
+    dir.remove();
+    throw nginx.status === 'rejected' ? nginx.reason : (replica as PromiseRejectedResult).reason;
+  }
+  const { run, port } = replica.value;
   return {
-    nginxPort: nginx.port,
-    replicaPort: replica.ports[String(port)]!,
+    nginxPort: nginx.value.port,
+    replicaPort: run.ports[String(port)]!,
     nginxDir,
     replicaDir,
-    nginx,
-    replica,
+    nginx: nginx.value,
+    replica: run,
     stop: async () => {
-      await Promise.all([nginx.stop(), replica.process.stop()]);
+      await Promise.all([nginx.value.stop(), run.process.stop()]);
       dir.remove();
     },
   };
+}
+
+/**
+ * The replica on a port found free — again on another one when something took it before the replica
+ * bound it (nginx, starting beside it, looks for a free port at the same moment).
+ */
+async function startReplicaOnFreePort(
+  dir: TempDir,
+  http: (port: number) => string,
+  args: readonly string[],
+): Promise<{ run: ReplicaRun; port: number }> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const config = dir.write('nginx.conf', `events {}\nhttp {\n${http(port)}\n}\n`);
+    try {
+      return { run: await startReplica(config, args, { status: false }), port };
+    } catch (err) {
+      const tookPort = err instanceof Error && err.message.includes(`:${port} failed`);
+      if (!tookPort || attempt === 3) throw err;
+    }
+  }
 }

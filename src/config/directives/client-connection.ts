@@ -6,8 +6,9 @@
  * (`client_body_buffer_size`, `proxy_request_buffering`) and kept (`client_body_in_file_only`,
  * `client_body_in_single_buffer`, `client_body_temp_path`), and what the `Server` field says
  * (`server_tokens`) and how a redirect's `Location` is made absolute (`absolute_redirect`,
- * `server_name_in_redirect`, `port_in_redirect`); the `http2_*` directives nginx 1.19.7 made obsolete, read with its warning. In an `upstream` block the `keepalive_*` names are the keepalive module's
- * (upstream.ts).
+ * `server_name_in_redirect`, `port_in_redirect`); the `http2_*` directives nginx 1.19.7 made
+ * obsolete, read with its warning. In an `upstream` block the `keepalive_*` names are the keepalive
+ * module's (upstream.ts).
  */
 import type { ClientTimers } from '../../engine/http/client-timers.ts';
 import { KEEPALIVE_DISABLE_VALUES } from '../../engine/http/keepalive-disable.ts';
